@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Sets up what is missing, builds weft, builds the ring example with weft's
+# compiler wrapper, records it and prints the report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_BUILD_TESTS=OFF > /dev/null
+cmake --build build -j"$(nproc)" --target weft weft_rt
+
+mkdir -p build/quickstart
+build/bin/weft-cc -O2 -pthread examples/ring_pthreads.c -o build/quickstart/ring
+build/bin/weft record -o build/quickstart/ring.db -- build/quickstart/ring
+build/bin/weft report build/quickstart/ring.db

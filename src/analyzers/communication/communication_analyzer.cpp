@@ -1,0 +1,198 @@
+#include "analyzers/communication/communication_analyzer.h"
+
+#include <bit>
+
+namespace weft {
+
+namespace {
+
+unsigned log2_of(unsigned v) { return static_cast<unsigned>(std::countr_zero(v)); }
+
+inline void cpu_relax() { __builtin_ia32_pause(); }
+
+}  // namespace
+
+ReaderSetPool::ReaderSetPool(unsigned max_threads, size_t capacity_bytes)
+    : words_per_set_((max_threads + 63) / 64),
+      capacity_sets_(capacity_bytes / (words_per_set_ * sizeof(uint64_t))),
+      bytes_(capacity_sets_ * words_per_set_ * sizeof(uint64_t)),
+      words_(static_cast<uint64_t*>(reserve_zeroed(bytes_))) {
+  if (!words_) capacity_sets_ = 0;
+}
+
+ReaderSetPool::~ReaderSetPool() { release(words_, bytes_); }
+
+uint64_t ReaderSetPool::allocate() {
+  const uint64_t index = next_.fetch_add(1, std::memory_order_relaxed);
+  return index < capacity_sets_ ? index : kNone;
+}
+
+CommunicationAnalyzer::CommunicationAnalyzer(const CommunicationConfig& config)
+    : config_(config),
+      granularity_log2_(log2_of(config.granularity)),
+      shadow_(granularity_log2_),
+      // Only granules read by threads with id >= 46 use a set: reserve
+      // generously, pages are committed on use.
+      reader_sets_(config.max_threads, size_t{16} << 30),
+      threads_(static_cast<std::atomic<ThreadState*>*>(
+          reserve_zeroed(config.max_threads * sizeof(std::atomic<ThreadState*>)))) {}
+
+CommunicationAnalyzer::~CommunicationAnalyzer() {
+  for (unsigned i = 0; i < config_.max_threads; ++i) {
+    ThreadState* t = threads_[i].load();
+    if (!t) continue;
+    t->~ThreadState();
+    release(t, sizeof(ThreadState));
+  }
+  release(threads_, config_.max_threads * sizeof(std::atomic<ThreadState*>));
+}
+
+CommunicationAnalyzer::ThreadState* CommunicationAnalyzer::attach(uint32_t tid) {
+  if (tid >= config_.max_threads || tid >= kMaxThreadsLimit) return nullptr;
+  if (ThreadState* t = threads_[tid].load(std::memory_order_acquire)) return t;
+  void* memory = reserve_zeroed(sizeof(ThreadState));
+  if (!memory) return nullptr;
+  auto* fresh = new (memory) ThreadState;
+  fresh->tid = tid;
+  fresh->writer_tag = uint64_t{tid} + 1;
+  fresh->reader_bit = tid < kInlineReaders ? uint64_t{1} << (kReaderShift + tid) : 0;
+  ThreadState* expected = nullptr;
+  if (threads_[tid].compare_exchange_strong(expected, fresh, std::memory_order_acq_rel))
+    return fresh;
+  fresh->~ThreadState();
+  release(memory, sizeof(ThreadState));
+  return expected;
+}
+
+std::vector<PcCommunication> CommunicationAnalyzer::collect() const {
+  std::vector<PcCommunication> out;
+  for_each_count([&](const PcCommunication& c) { out.push_back(c); });
+  return out;
+}
+
+uint64_t CommunicationAnalyzer::dropped() const {
+  uint64_t n = 0;
+  for (unsigned i = 0; i < config_.max_threads; ++i)
+    if (const ThreadState* t = threads_[i].load()) n += t->dropped;
+  return n;
+}
+
+bool CommunicationAnalyzer::any_thread_busy() const {
+  for (unsigned i = 0; i < config_.max_threads; ++i)
+    if (const ThreadState* t = threads_[i].load(); t && t->busy) return true;
+  return false;
+}
+
+void CommunicationAnalyzer::count_inline_invalidations(ThreadState& t, uint64_t pc,
+                                                       uint64_t old_word) {
+  uint64_t readers = (old_word & kReaderMask) >> kReaderShift;
+  readers &= ~(t.reader_bit >> kReaderShift);
+  const uint64_t old_writer_tag = old_word & kWriterMask;
+  if (old_writer_tag != 0 && old_writer_tag != t.writer_tag) {
+    const uint64_t old_writer = old_writer_tag - 1;
+    // The previous writer holds a copy too, unless it is already a reader.
+    if (old_writer >= kInlineReaders || !(readers & (uint64_t{1} << old_writer)))
+      add(t, pc, static_cast<uint32_t>(old_writer), Count::Inval, 1);
+  }
+  while (readers) {
+    const unsigned r = static_cast<unsigned>(std::countr_zero(readers));
+    readers &= readers - 1;
+    add(t, pc, r, Count::Inval, 1);
+  }
+}
+
+uint64_t CommunicationAnalyzer::lock(std::atomic<uint64_t>& word) {
+  uint64_t cur = word.load(std::memory_order_relaxed);
+  for (;;) {
+    if (cur & kLocked) {
+      cpu_relax();
+      cur = word.load(std::memory_order_relaxed);
+      continue;
+    }
+    if (word.compare_exchange_weak(cur, cur | kLocked, std::memory_order_acquire)) return cur;
+  }
+}
+
+void CommunicationAnalyzer::read_granule_extended(ThreadState& t, uint64_t pc,
+                                                  std::atomic<uint64_t>& word) {
+  // Lock-free re-read: a set bit of ours stays valid while the word is
+  // unchanged, because every change of a set goes through the lock and a
+  // writer's reset clears kHasReaders.
+  uint64_t seen = word.load(std::memory_order_acquire);
+  if ((seen & kExtended) && !(seen & kLocked)) {
+    const uint64_t writer_tag = seen & kWriterMask;
+    if (writer_tag == t.writer_tag || writer_tag == 0) return;
+    const uint64_t* set = reader_sets_.set((seen & kIndexMask) >> kReaderShift);
+    const uint64_t bits = __atomic_load_n(&set[t.tid / 64], __ATOMIC_ACQUIRE);
+    if ((bits >> (t.tid % 64)) & 1) {
+      if (word.load(std::memory_order_acquire) == seen) {
+        add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Reuse, 1);
+        return;
+      }
+    }
+  }
+
+  uint64_t cur = lock(word);
+  const uint64_t writer_tag = cur & kWriterMask;
+  if (writer_tag == t.writer_tag || writer_tag == 0) {
+    word.store(cur, std::memory_order_release);
+    return;
+  }
+  if (!(cur & kExtended)) {
+    const uint64_t index = reader_sets_.allocate();
+    if (index == ReaderSetPool::kNone) {
+      word.store(cur, std::memory_order_release);
+      ++t.dropped;
+      return;
+    }
+    uint64_t* set = reader_sets_.set(index);
+    const uint64_t inline_readers = (cur & kReaderMask) >> kReaderShift;
+    __atomic_store_n(&set[0], inline_readers, __ATOMIC_RELAXED);
+    cur = writer_tag | kExtended | (index << kReaderShift) | (inline_readers ? kHasReaders : 0);
+  }
+  uint64_t* set = reader_sets_.set((cur & kIndexMask) >> kReaderShift);
+  uint64_t& bits = set[t.tid / 64];
+  const uint64_t mine = uint64_t{1} << (t.tid % 64);
+  const bool first = !(bits & mine);
+  if (first) __atomic_store_n(&bits, bits | mine, __ATOMIC_RELAXED);
+  word.store(cur | kHasReaders, std::memory_order_release);  // unlocks
+  add(t, pc, static_cast<uint32_t>(writer_tag - 1), first ? Count::Comm : Count::Reuse, 1);
+}
+
+void CommunicationAnalyzer::write_granule_extended(ThreadState& t, uint64_t pc,
+                                                   std::atomic<uint64_t>& word) {
+  uint64_t cur = lock(word);
+  if (!(cur & kExtended)) {
+    // Locked while inline only transiently by a converting reader; it is
+    // extended or released by now, so this is a plain inline word again.
+    word.store(t.writer_tag, std::memory_order_release);
+    if (config_.count_invalidations) count_inline_invalidations(t, pc, cur);
+    return;
+  }
+  const uint64_t old_writer_tag = cur & kWriterMask;
+  uint64_t* set = reader_sets_.set((cur & kIndexMask) >> kReaderShift);
+  const unsigned words = reader_sets_.words_per_set();
+  // Collect the invalidated readers before unlocking, count after.
+  bool old_writer_is_reader = false;
+  if (cur & kHasReaders) {
+    for (unsigned w = 0; w < words; ++w) {
+      uint64_t bits = set[w];
+      if (!bits) continue;
+      __atomic_store_n(&set[w], 0, __ATOMIC_RELAXED);
+      if (!config_.count_invalidations) continue;
+      while (bits) {
+        const unsigned r = w * 64 + static_cast<unsigned>(std::countr_zero(bits));
+        bits &= bits - 1;
+        if (r + 1 == old_writer_tag) old_writer_is_reader = true;
+        if (r == t.tid) continue;
+        add(t, pc, r, Count::Inval, 1);
+      }
+    }
+  }
+  word.store(kExtended | (cur & kIndexMask) | t.writer_tag, std::memory_order_release);
+  if (config_.count_invalidations && old_writer_tag != 0 && old_writer_tag != t.writer_tag &&
+      !old_writer_is_reader)
+    add(t, pc, static_cast<uint32_t>(old_writer_tag - 1), Count::Inval, 1);
+}
+
+}  // namespace weft

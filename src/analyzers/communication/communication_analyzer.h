@@ -1,0 +1,218 @@
+// CommunicationAnalyzer: exact inter-thread communication (DESIGN.md,
+// "Communication (RaW)"): per granule the last writer W and the set R of
+// threads that read it since; a read by t != W counts raw[W][t] the first
+// time (t joins R) and rar[W][t] after. A write resets R and, optionally,
+// counts one invalidation per thread that held a copy.
+//
+// The state of a granule is one 64-bit shadow word, updated lock-free with
+// compare-and-swap, so concurrent threads are counted exactly (in the order
+// their updates reach the word):
+//
+//   bits  0..15  writer id + 1 (0: never written)
+//   bits 16..61  readers: a bitset of thread ids 0..45 ("inline"), or, with
+//                kExtended set: bits 16..60 the index of a reader set of
+//                max_threads bits and bit 61 (kHasReaders) set when that
+//                set is not empty
+//   bit  62      kLocked: the word's reader set is being changed
+//   bit  63      kExtended
+//
+// A granule switches to an extended ReaderSet the first time a thread with
+// id >= 46 reads it; only those granules pay for the lock bit. This keeps
+// COMPROF's single-word fast path without its ~58-thread limit.
+//
+// Counts are kept per reading (or, for invalidations, writing) thread in a
+// PcPeerCounters table keyed by (instruction, peer), so the per-region
+// matrices are built after the run from the instructions' regions.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "analyzers/communication/pc_peer_counters.h"
+#include "analyzers/communication/shadow_memory.h"
+#include "common/run_capture.h"
+
+namespace weft {
+
+struct CommunicationConfig {
+  unsigned granularity = 64;    // bytes, power of two in [1, 4096]
+  unsigned max_threads = 1024;  // ids beyond this are refused by attach()
+  bool count_invalidations = true;
+};
+
+// Bitsets of max_threads bits for granules read by threads with high ids.
+class ReaderSetPool {
+ public:
+  ReaderSetPool(unsigned max_threads, size_t capacity_bytes);
+  ~ReaderSetPool();
+  ReaderSetPool(const ReaderSetPool&) = delete;
+  ReaderSetPool& operator=(const ReaderSetPool&) = delete;
+
+  static constexpr uint64_t kNone = ~uint64_t{0};
+  uint64_t allocate();  // kNone when exhausted
+  uint64_t* set(uint64_t index) { return words_ + index * words_per_set_; }
+  unsigned words_per_set() const { return words_per_set_; }
+
+ private:
+  unsigned words_per_set_;
+  uint64_t capacity_sets_;
+  size_t bytes_;
+  uint64_t* words_;
+  std::atomic<uint64_t> next_{0};
+};
+
+class CommunicationAnalyzer {
+ public:
+  static constexpr unsigned kInlineReaders = 46;
+  static constexpr uint64_t kWriterMask = 0xffff;
+  static constexpr unsigned kReaderShift = 16;
+  static constexpr uint64_t kReaderMask = ((uint64_t{1} << kInlineReaders) - 1) << kReaderShift;
+  static constexpr uint64_t kHasReaders = uint64_t{1} << 61;
+  static constexpr uint64_t kIndexMask = ((uint64_t{1} << 45) - 1) << kReaderShift;
+  static constexpr uint64_t kLocked = uint64_t{1} << 62;
+  static constexpr uint64_t kExtended = uint64_t{1} << 63;
+  static constexpr unsigned kMaxThreadsLimit = 65534;
+
+  // Everything one thread owns: its counters and a reentrancy flag (a signal
+  // handler running instrumented code must not touch a table mid-update).
+  struct ThreadState {
+    uint32_t tid = 0;
+    uint64_t writer_tag = 0;  // tid + 1
+    uint64_t reader_bit = 0;  // inline reader bit, 0 if tid >= kInlineReaders
+    volatile int busy = 0;
+    uint64_t dropped = 0;
+    PcPeerCounters counts;
+  };
+
+  explicit CommunicationAnalyzer(const CommunicationConfig& config);
+  ~CommunicationAnalyzer();
+  CommunicationAnalyzer(const CommunicationAnalyzer&) = delete;
+  CommunicationAnalyzer& operator=(const CommunicationAnalyzer&) = delete;
+
+  const CommunicationConfig& config() const { return config_; }
+
+  // The state of thread `tid`, created on first call; nullptr when tid is
+  // beyond max_threads. Thread-safe.
+  ThreadState* attach(uint32_t tid);
+
+  void read(ThreadState& t, uint64_t pc, uintptr_t addr, size_t size) {
+    const unsigned g = granularity_log2_;
+    uintptr_t first = addr >> g;
+    const uintptr_t last = (addr + (size ? size : 1) - 1) >> g;
+    for (; first <= last; ++first) read_granule(t, pc, first << g);
+  }
+
+  void write(ThreadState& t, uint64_t pc, uintptr_t addr, size_t size) {
+    const unsigned g = granularity_log2_;
+    uintptr_t first = addr >> g;
+    const uintptr_t last = (addr + (size ? size : 1) - 1) >> g;
+    for (; first <= last; ++first) write_granule(t, pc, first << g);
+  }
+
+  // Visits every non-zero (pc, thread, peer) count. Call when no thread is
+  // updating (after the run, or after all threads left their hooks).
+  template <class Visitor>
+  void for_each_count(Visitor&& visit) const {
+    for (unsigned tid = 0; tid < config_.max_threads; ++tid) {
+      const ThreadState* t = threads_[tid].load(std::memory_order_acquire);
+      if (!t) continue;
+      t->counts.for_each([&](const PcPeerCounts& c) {
+        PcCommunication record;
+        record.pc = c.pc();
+        record.thread = tid;
+        record.peer = c.peer();
+        record.comm = c.comm;
+        record.reuse = c.reuse;
+        record.inval = c.inval;
+        visit(record);
+      });
+    }
+  }
+  std::vector<PcCommunication> collect() const;
+
+  // Accesses that could not be counted (reentrant signal handlers, memory).
+  uint64_t dropped() const;
+  // True while some thread is inside a counter update.
+  bool any_thread_busy() const;
+  const ShadowMemory& shadow() const { return shadow_; }
+
+ private:
+  enum class Count { Comm, Reuse, Inval };
+
+  void read_granule(ThreadState& t, uint64_t pc, uintptr_t addr) {
+    std::atomic<uint64_t>* word = shadow_.word(addr);
+    if (!word) return;
+    uint64_t cur = word->load(std::memory_order_relaxed);
+    for (;;) {
+      const uint64_t writer_tag = cur & kWriterMask;
+      if (writer_tag == t.writer_tag || writer_tag == 0) return;  // local, or never written
+      if ((cur & (kExtended | kLocked)) || t.reader_bit == 0) {
+        read_granule_extended(t, pc, *word);
+        return;
+      }
+      if (cur & t.reader_bit) {
+        add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Reuse, 1);
+        return;
+      }
+      if (word->compare_exchange_weak(cur, cur | t.reader_bit, std::memory_order_relaxed)) {
+        add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Comm, 1);
+        return;
+      }
+    }
+  }
+
+  void write_granule(ThreadState& t, uint64_t pc, uintptr_t addr) {
+    std::atomic<uint64_t>* word = shadow_.word(addr);
+    if (!word) return;
+    uint64_t cur = word->load(std::memory_order_relaxed);
+    for (;;) {
+      if (cur == t.writer_tag) return;  // already the writer, nobody read since
+      if ((cur & ~kIndexMask) == (kExtended | t.writer_tag)) return;  // same, extended form
+      if (cur & (kExtended | kLocked)) {
+        write_granule_extended(t, pc, *word);
+        return;
+      }
+      if (word->compare_exchange_weak(cur, t.writer_tag, std::memory_order_relaxed)) {
+        if (config_.count_invalidations) count_inline_invalidations(t, pc, cur);
+        return;
+      }
+    }
+  }
+
+  void add(ThreadState& t, uint64_t pc, uint32_t peer, Count what, uint64_t n) {
+    if (t.busy) {
+      ++t.dropped;
+      return;
+    }
+    t.busy = 1;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    PcPeerCounts* c = t.counts.find_or_insert(PcPeerCounters::make_key(pc, peer));
+    if (c) {
+      if (what == Count::Comm)
+        c->comm += n;
+      else if (what == Count::Reuse)
+        c->reuse += n;
+      else
+        c->inval += n;
+    } else {
+      ++t.dropped;
+    }
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t.busy = 0;
+  }
+
+  void count_inline_invalidations(ThreadState& t, uint64_t pc, uint64_t old_word);
+  void read_granule_extended(ThreadState& t, uint64_t pc, std::atomic<uint64_t>& word);
+  void write_granule_extended(ThreadState& t, uint64_t pc, std::atomic<uint64_t>& word);
+  uint64_t lock(std::atomic<uint64_t>& word);
+
+  CommunicationConfig config_;
+  unsigned granularity_log2_;
+  ShadowMemory shadow_;
+  ReaderSetPool reader_sets_;
+  std::atomic<ThreadState*>* threads_;
+};
+
+}  // namespace weft

@@ -1,0 +1,296 @@
+#include "profile/profile.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <set>
+
+#include "profile/region_naming.h"
+#include "profile/schema.h"
+#include "profile/sqlite_db.h"
+
+namespace weft {
+namespace {
+
+std::string describe(const std::string& path, const sqlite::Error& error) {
+  switch (error.code()) {
+    case SQLITE_NOTADB:
+      return path + " is not a weft profile";
+    case SQLITE_CORRUPT:
+      return path + " is a corrupt weft profile (" + error.what() + ")";
+    default:
+      return "cannot read profile " + path + ": " + error.what();
+  }
+}
+
+std::optional<int64_t> parse_integer(const std::string& text) {
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+RegionInfo read_region(const sqlite::Statement& row) {
+  // Columns: id, kind, name, function, file, first_line, last_line, parent_id.
+  RegionInfo region;
+  region.id = row.column_int(0);
+  region.kind = row.column_text(1);
+  region.name = row.column_text(2);
+  region.function = row.column_text(3);
+  region.file = row.column_text(4);
+  region.first_line = static_cast<uint32_t>(row.column_int(5));
+  region.last_line = static_cast<uint32_t>(row.column_int(6));
+  if (!row.is_null(7)) region.parent_id = row.column_int(7);
+  return region;
+}
+
+constexpr const char* kRegionColumns =
+    "SELECT id, kind, name, function, file, first_line, last_line, parent_id FROM regions";
+
+}  // namespace
+
+const char* matrix_kind_name(MatrixKind kind) {
+  switch (kind) {
+    case MatrixKind::Raw:
+      return "raw";
+    case MatrixKind::Rar:
+      return "rar";
+    case MatrixKind::Inval:
+      return "inval";
+  }
+  return "raw";
+}
+
+std::optional<MatrixKind> parse_matrix_kind(std::string_view name) {
+  for (MatrixKind kind : {MatrixKind::Raw, MatrixKind::Rar, MatrixKind::Inval}) {
+    if (name == matrix_kind_name(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
+struct Profile::Impl {
+  std::string path;
+  sqlite::Database db;
+  int schema_version = 0;
+  std::map<std::string, std::string> meta;
+  uint32_t thread_count = 0;
+
+  Impl(std::string profile_path, sqlite::Database database)
+      : path(std::move(profile_path)), db(std::move(database)) {}
+
+  // Runs `query`, turning SQLite failures into one-line ProfileErrors.
+  template <class Query>
+  auto guarded(Query query) const {
+    try {
+      return query();
+    } catch (const sqlite::Error& error) {
+      throw ProfileError(describe(path, error));
+    }
+  }
+};
+
+Profile::Profile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Profile::Profile(Profile&&) noexcept = default;
+Profile& Profile::operator=(Profile&&) noexcept = default;
+Profile::~Profile() = default;
+
+Profile Profile::open(const std::string& path) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0) {
+    if (errno == ENOENT) throw ProfileError("cannot open profile " + path + ": no such file");
+    throw ProfileError("cannot open profile " + path + ": " + std::strerror(errno));
+  }
+  if (S_ISDIR(status.st_mode)) {
+    throw ProfileError("cannot open profile " + path + ": is a directory");
+  }
+
+  std::unique_ptr<Impl> impl;
+  try {
+    impl = std::make_unique<Impl>(path, sqlite::Database(path, SQLITE_OPEN_READONLY));
+  } catch (const sqlite::Error& error) {
+    throw ProfileError("cannot open profile " + path + ": " + error.what());
+  }
+  const std::string not_a_profile = path + " is not a weft profile";
+
+  impl->guarded([&] {
+    std::set<std::string> tables;
+    sqlite::Statement list(impl->db, "SELECT name FROM sqlite_master WHERE type = 'table'");
+    while (list.step()) tables.insert(list.column_text(0));
+    if (!tables.contains("meta")) throw ProfileError(not_a_profile);
+
+    sqlite::Statement meta(impl->db, "SELECT key, value FROM meta");
+    while (meta.step()) impl->meta[meta.column_text(0)] = meta.column_text(1);
+    auto version = impl->meta.find("schema_version");
+    std::optional<int64_t> schema_version;
+    if (version != impl->meta.end()) schema_version = parse_integer(version->second);
+    if (!schema_version || *schema_version < 1) throw ProfileError(not_a_profile);
+    if (*schema_version > kProfileSchemaVersion) {
+      throw ProfileError(path + " has profile schema version " + std::to_string(*schema_version) +
+                         ", this weft reads up to " + std::to_string(kProfileSchemaVersion) +
+                         "; upgrade weft");
+    }
+    impl->schema_version = static_cast<int>(*schema_version);
+    for (std::string_view table : kProfileTables) {
+      if (!tables.contains(std::string(table))) {
+        throw ProfileError(path + " is a damaged weft profile: table '" + std::string(table) +
+                           "' is missing");
+      }
+    }
+
+    sqlite::Statement largest(impl->db,
+                              "SELECT MAX(COALESCE((SELECT MAX(id) FROM threads), -1),"
+                              " COALESCE((SELECT MAX(writer) FROM matrix_entries), -1),"
+                              " COALESCE((SELECT MAX(reader) FROM matrix_entries), -1))");
+    if (largest.step() && largest.column_int(0) >= 0) {
+      impl->thread_count = static_cast<uint32_t>(largest.column_int(0) + 1);
+    }
+  });
+  return Profile(std::move(impl));
+}
+
+const std::string& Profile::path() const { return impl_->path; }
+int Profile::schema_version() const { return impl_->schema_version; }
+const std::map<std::string, std::string>& Profile::meta() const { return impl_->meta; }
+
+std::string Profile::meta_value(const std::string& key) const {
+  auto it = impl_->meta.find(key);
+  return it == impl_->meta.end() ? std::string() : it->second;
+}
+
+bool Profile::complete() const { return meta_value("complete") == "1"; }
+
+uint32_t Profile::thread_count() const { return impl_->thread_count; }
+
+std::vector<ThreadInfo> Profile::threads() const {
+  return impl_->guarded([&] {
+    std::vector<ThreadInfo> threads;
+    sqlite::Statement query(impl_->db,
+                            "SELECT id, os_tid, parent, start_routine_pc, start_routine,"
+                            " creation_order, start_ns, end_ns, basic_blocks"
+                            " FROM threads ORDER BY id");
+    while (query.step()) {
+      ThreadInfo thread;
+      thread.id = static_cast<uint32_t>(query.column_int(0));
+      thread.os_tid = static_cast<int32_t>(query.column_int(1));
+      thread.parent = query.is_null(2) ? -1 : static_cast<int32_t>(query.column_int(2));
+      thread.start_routine_pc = query.column_u64(3);
+      thread.start_routine = query.column_text(4);
+      thread.creation_order = static_cast<uint32_t>(query.column_int(5));
+      thread.start_ns = query.column_u64(6);
+      thread.end_ns = query.column_u64(7);
+      thread.basic_blocks = query.column_u64(8);
+      threads.push_back(std::move(thread));
+    }
+    return threads;
+  });
+}
+
+std::vector<RegionInfo> Profile::regions() const {
+  return impl_->guarded([&] {
+    std::vector<RegionInfo> regions;
+    sqlite::Statement query(impl_->db, std::string(kRegionColumns) + " ORDER BY id");
+    while (query.step()) regions.push_back(read_region(query));
+    return regions;
+  });
+}
+
+std::optional<RegionInfo> Profile::region_by_id(int64_t id) const {
+  return impl_->guarded([&]() -> std::optional<RegionInfo> {
+    sqlite::Statement query(impl_->db, std::string(kRegionColumns) + " WHERE id = ?");
+    query.bind(1, id);
+    if (!query.step()) return std::nullopt;
+    return read_region(query);
+  });
+}
+
+std::vector<RegionInfo> Profile::select_regions(const std::string& name) const {
+  std::vector<RegionInfo> selected = impl_->guarded([&] {
+    std::vector<RegionInfo> matches;
+    sqlite::Statement exact(impl_->db, std::string(kRegionColumns) + " WHERE name = ?");
+    exact.bind(1, name);
+    while (exact.step()) matches.push_back(read_region(exact));
+    if (!matches.empty()) return matches;
+
+    sqlite::Statement nested(impl_->db,
+                             std::string(kRegionColumns) + " WHERE function = ? ORDER BY id");
+    nested.bind(1, name);
+    while (nested.step()) matches.push_back(read_region(nested));
+    return matches;
+  });
+  if (selected.empty()) {
+    // "foo" for "foo(int)": C++ names carry their parameter list.
+    for (RegionInfo& region : regions()) {
+      if (function_base_name(region.function) == name) selected.push_back(std::move(region));
+    }
+  }
+  if (selected.empty()) {
+    throw ProfileError("unknown region '" + name + "' (see `weft report " + impl_->path +
+                       "` for region names)");
+  }
+  return selected;
+}
+
+std::vector<RegionVolume> Profile::region_volumes() const {
+  return impl_->guarded([&] {
+    std::vector<RegionVolume> volumes;
+    std::map<int64_t, size_t> index_of;
+    sqlite::Statement all(impl_->db, std::string(kRegionColumns) + " ORDER BY id");
+    while (all.step()) {
+      volumes.push_back({read_region(all)});
+      index_of[volumes.back().region.id] = volumes.size() - 1;
+    }
+    sqlite::Statement totals(impl_->db,
+                             "SELECT region_id, kind, SUM(count) FROM matrix_entries"
+                             " GROUP BY region_id, kind");
+    while (totals.step()) {
+      auto it = index_of.find(totals.column_int(0));
+      std::optional<MatrixKind> kind = parse_matrix_kind(totals.column_text(1));
+      if (it == index_of.end() || !kind) continue;
+      RegionVolume& volume = volumes[it->second];
+      uint64_t count = totals.column_u64(2);
+      if (*kind == MatrixKind::Raw) volume.raw = count;
+      if (*kind == MatrixKind::Rar) volume.rar = count;
+      if (*kind == MatrixKind::Inval) volume.inval = count;
+    }
+    return volumes;
+  });
+}
+
+CommunicationMatrix Profile::matrix(const std::vector<int64_t>& region_ids,
+                                    MatrixKind kind) const {
+  const uint32_t threads = impl_->thread_count;
+  CommunicationMatrix matrix(threads, std::vector<uint64_t>(threads, 0));
+  auto accumulate = [&](sqlite::Statement& query) {
+    while (query.step()) {
+      int64_t writer = query.column_int(0);
+      int64_t reader = query.column_int(1);
+      if (writer < 0 || reader < 0 || writer >= threads || reader >= threads) continue;
+      matrix[writer][reader] += query.column_u64(2);
+    }
+    query.reset();
+  };
+  impl_->guarded([&] {
+    if (region_ids.empty()) {
+      sqlite::Statement query(impl_->db,
+                              "SELECT writer, reader, SUM(count) FROM matrix_entries"
+                              " WHERE kind = ? GROUP BY writer, reader");
+      query.bind(1, matrix_kind_name(kind));
+      accumulate(query);
+      return;
+    }
+    sqlite::Statement query(impl_->db,
+                            "SELECT writer, reader, count FROM matrix_entries"
+                            " WHERE region_id = ? AND kind = ?");
+    for (int64_t region_id : std::set<int64_t>(region_ids.begin(), region_ids.end())) {
+      query.bind(1, region_id);
+      query.bind(2, matrix_kind_name(kind));
+      accumulate(query);
+    }
+  });
+  return matrix;
+}
+
+}  // namespace weft

@@ -1,0 +1,104 @@
+// Profile: read access to a weft profile (one SQLite file per run, schema in
+// docs/profile-format.md). Every view reads through this class only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace weft {
+
+// Any failure to open, read or write a profile. what() is one line, fit to be
+// printed as the cause of a failed command.
+class ProfileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// matrix_entries.kind
+enum class MatrixKind { Raw, Rar, Inval };
+const char* matrix_kind_name(MatrixKind kind);  // "raw", "rar", "inval"
+std::optional<MatrixKind> parse_matrix_kind(std::string_view name);
+
+// Dense T x T counts, [writer][reader].
+using CommunicationMatrix = std::vector<std::vector<uint64_t>>;
+
+struct ThreadInfo {
+  uint32_t id = 0;
+  int32_t os_tid = 0;
+  int32_t parent = -1;
+  uint64_t start_routine_pc = 0;
+  std::string start_routine;  // symbolized; empty for the main thread
+  uint32_t creation_order = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t basic_blocks = 0;
+};
+
+struct RegionInfo {
+  int64_t id = 0;
+  std::string kind;  // function | omp_parallel | loop | section
+  std::string name;
+  std::string function;  // for an omp_parallel region, the function it was outlined from
+  std::string file;      // empty when unknown
+  uint32_t first_line = 0;  // 0 when unknown
+  uint32_t last_line = 0;
+  std::optional<int64_t> parent_id;
+};
+
+struct RegionVolume {
+  RegionInfo region;
+  uint64_t raw = 0;
+  uint64_t rar = 0;
+  uint64_t inval = 0;
+};
+
+class Profile {
+ public:
+  // Throws ProfileError for a missing file, a file that is not a weft
+  // profile, a schema newer than kProfileSchemaVersion, or a damaged file.
+  static Profile open(const std::string& path);
+
+  Profile(Profile&&) noexcept;
+  Profile& operator=(Profile&&) noexcept;
+  ~Profile();
+
+  const std::string& path() const;
+  int schema_version() const;
+
+  const std::map<std::string, std::string>& meta() const;
+  std::string meta_value(const std::string& key) const;  // "" when absent
+  bool complete() const;  // meta complete == 1
+
+  std::vector<ThreadInfo> threads() const;  // by id
+  // T of the matrices: covers every thread in `threads` and every thread
+  // that appears in a matrix entry, so ids are always valid indexes.
+  uint32_t thread_count() const;
+
+  std::vector<RegionInfo> regions() const;  // by id
+  std::optional<RegionInfo> region_by_id(int64_t id) const;
+
+  // The region named `name`; else the regions whose function is `name` (a
+  // function with everything nested in it); else the regions whose function
+  // without its parameter list is `name` ("foo" for "foo(int)"). Throws
+  // ProfileError when nothing matches.
+  std::vector<RegionInfo> select_regions(const std::string& name) const;
+
+  // Every region with its raw/rar/inval totals.
+  std::vector<RegionVolume> region_volumes() const;
+
+  // Sum over `region_ids` (empty = whole program) of the entries of `kind`.
+  CommunicationMatrix matrix(const std::vector<int64_t>& region_ids, MatrixKind kind) const;
+
+ private:
+  struct Impl;
+  explicit Profile(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace weft

@@ -1,0 +1,410 @@
+#include "profile/profile_writer.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "profile/region_naming.h"
+#include "profile/schema.h"
+#include "profile/sqlite_db.h"
+
+#ifndef WEFT_VERSION_STRING
+#define WEFT_VERSION_STRING "unknown"
+#endif
+
+namespace weft {
+namespace {
+
+using MetaEntries = std::vector<std::pair<std::string, std::string>>;
+
+std::string format_double(double value) {
+  char buffer[64];
+  auto [end, error] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return error == std::errc() ? std::string(buffer, end) : std::string("0");
+}
+
+// The meta rows every profile has; capture-derived ones are filled by the caller.
+MetaEntries run_meta(const RunInfo& info, const std::string& source, uint32_t granularity,
+                     bool complete, const std::string& incomplete_reason) {
+  return {
+      {"schema_version", std::to_string(kProfileSchemaVersion)},
+      {"weft_version", info.weft_version.empty() ? WEFT_VERSION_STRING : info.weft_version},
+      {"source", source},
+      {"command", info.command},
+      {"args", nlohmann::json(info.args).dump()},
+      {"cwd", info.cwd},
+      {"start_time", format_utc_iso8601(info.start_time)},
+      {"duration_s", format_double(info.duration_s)},
+      {"exit_status", info.exit_status ? std::to_string(*info.exit_status) : std::string()},
+      {"exit_signal", info.exit_signal.value_or("")},
+      {"complete", complete ? "1" : "0"},
+      {"incomplete_reason", complete ? std::string() : incomplete_reason},
+      {"granularity", std::to_string(granularity)},
+      {"topology", info.topology},
+      {"hostname", info.hostname},
+  };
+}
+
+// A region while its code locations are being gathered.
+struct RegionDraft {
+  std::string kind;
+  std::string function;
+  std::string file;
+  uint32_t first_line = 0;
+  uint32_t last_line = 0;
+  std::string parent_name;
+  int64_t id = 0;
+
+  void add_line(uint32_t line) {
+    if (line == 0) return;
+    first_line = first_line == 0 ? line : std::min(first_line, line);
+    last_line = std::max(last_line, line);
+  }
+};
+
+// Names the region of each code location and gathers each region's extent.
+class RegionBuilder {
+ public:
+  // Returns the name of the region `location` belongs to.
+  std::string add(const CodeLocation& location) {
+    if (!location.known()) {
+      std::string name = location.module.empty()
+                             ? std::string(kUnknownFunction)
+                             : std::string(kUnknownFunction) + " (" +
+                                   std::string(path_basename(location.module)) + ")";
+      RegionDraft& draft = drafts_[name];
+      draft.kind = kRegionFunction;
+      draft.function = kUnknownFunction;
+      return name;
+    }
+
+    const InlineFrame& outermost = location.frames.back();
+    const bool outlined = is_omp_outlined(location.function);
+    std::string name = location.function;
+    if (outlined && is_anonymous_omp_outlined(location.function)) {
+      // Every clang outlined body has the same name; its position tells them apart.
+      uint32_t line = location.function_decl_line != 0 ? location.function_decl_line
+                                                       : outermost.line;
+      if (!outermost.file.empty() && line != 0) {
+        name += "@" + std::string(path_basename(outermost.file)) + ":" + std::to_string(line);
+      }
+    }
+
+    RegionDraft& draft = drafts_[name];
+    draft.kind = outlined ? kRegionOmpParallel : kRegionFunction;
+    if (draft.function.empty()) {
+      draft.function = outlined ? omp_parent_function(location.function) : location.function;
+    }
+    if (draft.file.empty()) draft.file = outermost.file;
+    if (!draft.file.empty() && outermost.file == draft.file) {
+      draft.add_line(location.function_decl_line);
+    }
+    for (const InlineFrame& frame : location.frames) {
+      // Lines inside the physical function; clang inlines an outlined body's
+      // code from a "_debug__" copy, whose lines belong to the region too.
+      bool own = &frame == &outermost || is_omp_outlined(frame.function);
+      if (own && frame.file == draft.file) draft.add_line(frame.line);
+    }
+    return name;
+  }
+
+  // The function an outlined body came from, learnt from the call site of
+  // the parallel region (for names that do not tell, see omp_parent_function).
+  void suggest_parent_function(const std::string& region, const std::string& function) {
+    auto it = drafts_.find(region);
+    if (it != drafts_.end() && it->second.kind == kRegionOmpParallel &&
+        it->second.function.empty()) {
+      it->second.function = function;
+    }
+  }
+
+  // Links outlined bodies to their function's region (created when the
+  // function had no code location of its own) and numbers the regions.
+  void finish() {
+    std::vector<std::string> missing_parents;
+    for (auto& [name, draft] : drafts_) {
+      if (draft.kind != kRegionOmpParallel) continue;
+      if (draft.function.empty()) {
+        draft.function = name;
+        continue;
+      }
+      draft.parent_name = draft.function;
+      if (!drafts_.contains(draft.function)) missing_parents.push_back(draft.function);
+    }
+    for (const std::string& function : missing_parents) {
+      RegionDraft& parent = drafts_[function];
+      parent.kind = kRegionFunction;
+      parent.function = function;
+    }
+    int64_t next_id = 1;
+    for (auto& entry : drafts_) entry.second.id = next_id++;
+  }
+
+  int64_t id_of(const std::string& name) const { return drafts_.at(name).id; }
+  const std::map<std::string, RegionDraft>& drafts() const { return drafts_; }
+
+ private:
+  std::map<std::string, RegionDraft> drafts_;  // by name, so ids are stable across runs
+};
+
+template <class T>
+std::optional<T> unless_zero(T value) {
+  return value == 0 ? std::nullopt : std::optional<T>(value);
+}
+
+std::optional<std::string> unless_empty(const std::string& text) {
+  return text.empty() ? std::nullopt : std::optional<std::string>(text);
+}
+
+// Creates the database at a temporary path next to `path`; commit() renames
+// it into place, and the destructor removes it if commit() never happened.
+class ProfileFile {
+ public:
+  explicit ProfileFile(const std::string& path)
+      : path_(path), temporary_(path + ".tmp." + std::to_string(::getpid())) {
+    std::remove(temporary_.c_str());
+    try {
+      db_.emplace(temporary_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+      db_->exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;");
+      db_->exec(("PRAGMA application_id = " + std::to_string(kProfileApplicationId) +
+                 "; PRAGMA user_version = " + std::to_string(kProfileSchemaVersion) + ";")
+                    .c_str());
+      db_->exec("BEGIN");
+      db_->exec(kProfileSchemaSql);
+    } catch (const sqlite::Error& error) {
+      db_.reset();
+      std::remove(temporary_.c_str());
+      fail(error.what());
+    }
+  }
+
+  ~ProfileFile() {
+    if (!committed_) {
+      db_.reset();
+      std::remove(temporary_.c_str());
+    }
+  }
+
+  // Runs `write` with SQLite errors reported against the profile's path.
+  template <class Write>
+  void write(Write write) {
+    try {
+      write(*db_);
+    } catch (const sqlite::Error& error) {
+      fail(error.what());
+    }
+  }
+
+  void commit() {
+    write([](sqlite::Database& db) { db.exec("COMMIT"); });
+    db_.reset();
+    if (std::rename(temporary_.c_str(), path_.c_str()) != 0) fail(std::strerror(errno));
+    committed_ = true;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& cause) {
+    throw ProfileError("cannot write profile " + path_ + ": " + cause);
+  }
+
+  std::string path_;
+  std::string temporary_;
+  std::optional<sqlite::Database> db_;
+  bool committed_ = false;
+};
+
+void write_meta(const sqlite::Database& db, const MetaEntries& entries) {
+  sqlite::Statement insert(db, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
+  for (const auto& [key, value] : entries) insert.run(key, value);
+}
+
+// Every pc the profile will describe.
+std::set<uint64_t> referenced_pcs(const RunCapture& capture) {
+  std::set<uint64_t> pcs;
+  for (const PcCommunication& entry : capture.communication) pcs.insert(entry.pc);
+  for (const SyncRecord& event : capture.sync) {
+    if (event.pc != 0) pcs.insert(event.pc);
+    bool outlined_object = event.kind == SyncKind::OmpParallelBegin ||
+                           event.kind == SyncKind::OmpImplicitTaskBegin;
+    if (outlined_object && event.object != 0) pcs.insert(event.object);
+  }
+  for (const ThreadRecord& thread : capture.threads) {
+    if (thread.start_routine != 0) pcs.insert(thread.start_routine);
+  }
+  return pcs;
+}
+
+}  // namespace
+
+std::string format_utc_iso8601(std::chrono::system_clock::time_point time) {
+  std::time_t seconds = std::chrono::system_clock::to_time_t(time);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
+void build_profile(const RunCapture& capture, const RunInfo& info, const std::string& path,
+                   Symbolizer& symbolizer) {
+  // Symbolize and attribute every pc before touching the file.
+  std::set<uint64_t> pcs = referenced_pcs(capture);
+  RegionBuilder regions;
+  std::map<uint64_t, std::string> region_of_pc;
+  for (uint64_t pc : pcs) region_of_pc[pc] = regions.add(symbolizer.symbolize(pc));
+  for (const SyncRecord& event : capture.sync) {
+    if (event.kind != SyncKind::OmpParallelBegin || event.object == 0 || event.pc == 0) continue;
+    const CodeLocation& call_site = symbolizer.symbolize(event.pc);
+    if (call_site.known()) {
+      regions.suggest_parent_function(region_of_pc[event.object], call_site.function);
+    }
+  }
+  regions.finish();
+
+  ProfileFile file(path);
+  file.write([&](const sqlite::Database& db) {
+    std::map<std::string, int64_t> module_ids;
+    sqlite::Statement insert_module(db, "INSERT INTO modules(id, path, build_id) VALUES (?, ?, ?)");
+    for (uint64_t pc : pcs) {
+      const std::string& module = symbolizer.symbolize(pc).module;
+      if (module.empty() || module_ids.contains(module)) continue;
+      int64_t id = static_cast<int64_t>(module_ids.size()) + 1;
+      module_ids[module] = id;
+      insert_module.run(id, module, unless_empty(symbolizer.modules().build_id(module)));
+    }
+
+    sqlite::Statement insert_region(db,
+                                    "INSERT INTO regions(id, kind, name, function, file,"
+                                    " first_line, last_line, parent_id)"
+                                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const auto& [name, draft] : regions.drafts()) {
+      std::optional<int64_t> parent_id;
+      if (!draft.parent_name.empty()) parent_id = regions.id_of(draft.parent_name);
+      insert_region.run(draft.id, draft.kind, name, draft.function, unless_empty(draft.file),
+                        unless_zero(draft.first_line), unless_zero(draft.last_line), parent_id);
+    }
+
+    sqlite::Statement insert_location(db,
+                                      "INSERT INTO code_locations(pc, module_id, module_offset,"
+                                      " function, file, line, column, region_id)"
+                                      " VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    sqlite::Statement insert_frame(db,
+                                   "INSERT INTO inline_frames(pc, depth, function, file, line,"
+                                   " column) VALUES (?, ?, ?, ?, ?, ?)");
+    for (uint64_t pc : pcs) {
+      const CodeLocation& location = symbolizer.symbolize(pc);
+      std::optional<int64_t> module_id;
+      if (auto it = module_ids.find(location.module); it != module_ids.end()) {
+        module_id = it->second;
+      }
+      insert_location.run(pc, module_id, location.module_offset, location.function,
+                          unless_empty(location.file), unless_zero(location.line),
+                          unless_zero(location.column), regions.id_of(region_of_pc[pc]));
+      for (size_t depth = 0; depth < location.frames.size(); ++depth) {
+        const InlineFrame& frame = location.frames[depth];
+        insert_frame.run(pc, depth, frame.function, unless_empty(frame.file),
+                         unless_zero(frame.line), unless_zero(frame.column));
+      }
+    }
+
+    std::set<uint32_t> thread_ids;
+    for (const ThreadRecord& thread : capture.threads) thread_ids.insert(thread.id);
+    sqlite::Statement insert_thread(db,
+                                    "INSERT OR REPLACE INTO threads(id, os_tid, parent,"
+                                    " start_routine_pc, start_routine, creation_order, start_ns,"
+                                    " end_ns, basic_blocks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const ThreadRecord& thread : capture.threads) {
+      std::optional<int32_t> parent;
+      if (thread.parent >= 0) parent = thread.parent;
+      std::optional<std::string> start_routine;
+      if (thread.start_routine != 0) {
+        start_routine = symbolizer.symbolize(thread.start_routine).function;
+      }
+      // Thread ids are given in creation order; the rank survives gaps in the ids.
+      auto creation_order = std::distance(thread_ids.begin(), thread_ids.find(thread.id));
+      insert_thread.run(thread.id, thread.os_tid, parent, unless_zero(thread.start_routine),
+                        start_routine, creation_order, thread.start_ns, thread.end_ns,
+                        thread.basic_blocks);
+    }
+
+    // Sparse matrices per region: (region, kind, writer, reader) -> count.
+    std::map<std::tuple<int64_t, MatrixKind, uint32_t, uint32_t>, uint64_t> entries;
+    for (const PcCommunication& c : capture.communication) {
+      int64_t region = regions.id_of(region_of_pc[c.pc]);
+      if (c.comm != 0) entries[{region, MatrixKind::Raw, c.peer, c.thread}] += c.comm;
+      if (c.reuse != 0) entries[{region, MatrixKind::Rar, c.peer, c.thread}] += c.reuse;
+      if (c.inval != 0) entries[{region, MatrixKind::Inval, c.thread, c.peer}] += c.inval;
+    }
+    sqlite::Statement insert_entry(db,
+                                   "INSERT INTO matrix_entries(region_id, kind, writer, reader,"
+                                   " count) VALUES (?, ?, ?, ?, ?)");
+    for (const auto& [key, count] : entries) {
+      const auto& [region, kind, writer, reader] = key;
+      insert_entry.run(region, matrix_kind_name(kind), writer, reader, count);
+    }
+
+    sqlite::Statement insert_communication(db,
+                                           "INSERT INTO pc_communication(pc, thread, peer, comm,"
+                                           " reuse, inval) VALUES (?, ?, ?, ?, ?, ?)");
+    for (const PcCommunication& c : capture.communication) {
+      insert_communication.run(c.pc, c.thread, c.peer, c.comm, c.reuse, c.inval);
+    }
+
+    sqlite::Statement insert_sync(db,
+                                  "INSERT INTO sync_events(thread, kind, time_ns, pc, object,"
+                                  " arg0, arg1) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    for (const SyncRecord& event : capture.sync) {
+      insert_sync.run(event.thread, sync_kind_name(event.kind), event.time_ns,
+                      unless_zero(event.pc), event.object, event.arg0, event.arg1);
+    }
+
+    MetaEntries meta = run_meta(info, capture.source, capture.granularity, capture.complete,
+                                capture.incomplete_reason);
+    meta.emplace_back("max_threads", std::to_string(capture.max_threads));
+    meta.emplace_back("dropped_events", std::to_string(capture.dropped_events));
+    meta.emplace_back("dropped_sync_events", std::to_string(capture.dropped_sync_events));
+    write_meta(db, meta);
+  });
+  file.commit();
+}
+
+void build_profile(const RunCapture& capture, const RunInfo& info, const std::string& path) {
+  Symbolizer symbolizer(ModuleMap::parse(capture.process_maps));
+  build_profile(capture, info, path, symbolizer);
+}
+
+void write_placeholder_profile(const std::string& path, const RunInfo& info,
+                               const std::string& source, uint32_t granularity,
+                               const std::string& incomplete_reason) {
+  ProfileFile file(path);
+  file.write([&](const sqlite::Database& db) {
+    MetaEntries meta = run_meta(info, source, granularity, false, incomplete_reason);
+    meta.emplace_back("max_threads", "0");
+    meta.emplace_back("dropped_events", "0");
+    meta.emplace_back("dropped_sync_events", "0");
+    write_meta(db, meta);
+  });
+  file.commit();
+}
+
+void mark_incomplete(const std::string& path, const std::string& reason) {
+  Profile::open(path);  // refuses what is not a profile this weft can read
+  try {
+    sqlite::Database db(path, SQLITE_OPEN_READWRITE);
+    write_meta(db, {{"complete", "0"}, {"incomplete_reason", reason}});
+  } catch (const sqlite::Error& error) {
+    throw ProfileError("cannot write profile " + path + ": " + error.what());
+  }
+}
+
+}  // namespace weft

@@ -1,0 +1,54 @@
+// Writing profiles: a RunCapture becomes one SQLite file, with every pc
+// symbolized and attributed to a region. See docs/profile-format.md.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/run_capture.h"
+#include "profile/profile.h"
+#include "static/symbolizer.h"
+
+namespace weft {
+
+// Facts about the run that the capture itself does not hold; the launcher
+// (weft record) knows them.
+struct RunInfo {
+  std::string command;
+  std::vector<std::string> args;  // without the command
+  std::string cwd;
+  std::chrono::system_clock::time_point start_time{};
+  double duration_s = 0;
+  std::optional<int> exit_status;          // when the program exited normally
+  std::optional<std::string> exit_signal;  // "SIGSEGV" when a signal killed it
+  std::string topology;                    // one-line summary
+  std::string hostname;
+  std::string weft_version;  // empty: this build's version
+};
+
+// Writes the profile at `path` (replacing any file there) in one transaction,
+// through a temporary file renamed into place, so a reader never sees half a
+// profile. Throws ProfileError when the file cannot be written.
+void build_profile(const RunCapture& capture, const RunInfo& info, const std::string& path,
+                   Symbolizer& symbolizer);
+
+// The same, symbolizing against capture.process_maps.
+void build_profile(const RunCapture& capture, const RunInfo& info, const std::string& path);
+
+// A profile holding only meta (complete = 0, the reason given), for a program
+// that died before the runtime could save anything. Views still open it.
+void write_placeholder_profile(const std::string& path, const RunInfo& info,
+                               const std::string& source, uint32_t granularity,
+                               const std::string& incomplete_reason);
+
+// Marks an existing profile incomplete (complete = 0, incomplete_reason).
+// Throws ProfileError when `path` is not a weft profile.
+void mark_incomplete(const std::string& path, const std::string& reason);
+
+// "2024-05-01T12:34:56Z"
+std::string format_utc_iso8601(std::chrono::system_clock::time_point time);
+
+}  // namespace weft

@@ -1,0 +1,53 @@
+// The profile's SQLite schema. docs/profile-format.md documents every table
+// and column; change both together and bump kProfileSchemaVersion whenever a
+// reader of the previous version would misread a new file.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace weft {
+
+inline constexpr int kProfileSchemaVersion = 1;
+
+// PRAGMA application_id of every profile ("weft" in ASCII), so that `file`
+// and other tools can recognise one.
+inline constexpr int kProfileApplicationId = 0x77656674;
+
+inline constexpr std::array<std::string_view, 9> kProfileTables = {
+    "meta",    "threads",        "modules",        "code_locations", "inline_frames",
+    "regions", "matrix_entries", "pc_communication", "sync_events"};
+
+inline constexpr const char* kProfileSchemaSql = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE threads(
+  id INTEGER PRIMARY KEY, os_tid INTEGER, parent INTEGER, start_routine_pc INTEGER,
+  start_routine TEXT, creation_order INTEGER, start_ns INTEGER, end_ns INTEGER,
+  basic_blocks INTEGER);
+CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT NOT NULL, build_id TEXT);
+CREATE TABLE regions(
+  id INTEGER PRIMARY KEY, kind TEXT NOT NULL, name TEXT NOT NULL UNIQUE, function TEXT,
+  file TEXT, first_line INTEGER, last_line INTEGER, parent_id INTEGER REFERENCES regions(id));
+CREATE TABLE code_locations(
+  pc INTEGER PRIMARY KEY, module_id INTEGER REFERENCES modules(id), module_offset INTEGER,
+  function TEXT, file TEXT, line INTEGER, column INTEGER,
+  region_id INTEGER REFERENCES regions(id));
+CREATE TABLE inline_frames(
+  pc INTEGER NOT NULL, depth INTEGER NOT NULL, function TEXT, file TEXT, line INTEGER,
+  column INTEGER, PRIMARY KEY(pc, depth)) WITHOUT ROWID;
+CREATE TABLE matrix_entries(
+  region_id INTEGER NOT NULL REFERENCES regions(id), kind TEXT NOT NULL,
+  writer INTEGER NOT NULL, reader INTEGER NOT NULL, count INTEGER NOT NULL,
+  PRIMARY KEY(region_id, kind, writer, reader)) WITHOUT ROWID;
+CREATE INDEX matrix_entries_by_kind ON matrix_entries(kind, writer, reader);
+CREATE TABLE pc_communication(
+  pc INTEGER NOT NULL, thread INTEGER NOT NULL, peer INTEGER NOT NULL, comm INTEGER NOT NULL,
+  reuse INTEGER NOT NULL, inval INTEGER NOT NULL);
+CREATE INDEX pc_communication_by_pc ON pc_communication(pc);
+CREATE TABLE sync_events(
+  thread INTEGER NOT NULL, kind TEXT NOT NULL, time_ns INTEGER NOT NULL, pc INTEGER,
+  object INTEGER, arg0 INTEGER, arg1 INTEGER);
+CREATE INDEX sync_events_by_thread ON sync_events(thread, time_ns);
+)sql";
+
+}  // namespace weft

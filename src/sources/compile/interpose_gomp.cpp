@@ -1,0 +1,293 @@
+// GCC's libgomp has no OMPT, so weft wraps the GOMP_* entry points that gcc
+// emits: parallel regions (the outlined body runs inside a trampoline that
+// records its start in every team member and, when the body returns, the
+// region's closing barrier, which is internal to libgomp), explicit and
+// worksharing barriers, and every loop-scheduling entry, whose returned
+// chunk bounds are recorded as the executed schedule.
+#include <stdint.h>
+
+#include "sources/compile/runtime.h"
+
+using namespace weft::rt;
+using weft::SyncKind;
+
+namespace {
+
+template <class Fn>
+Fn real(const char* name) {
+  return reinterpret_cast<Fn>(next_symbol(name));
+}
+
+struct OutlinedBody {
+  void (*fn)(void*);
+  void* data;
+  unsigned team_size;
+};
+
+void body_trampoline(void* p) {
+  const OutlinedBody* body = static_cast<const OutlinedBody*>(p);
+  const uint64_t fn = reinterpret_cast<uint64_t>(body->fn);
+  record_sync(SyncKind::OmpImplicitTaskBegin, fn, fn, body->team_size);
+  body->fn(body->data);
+  record_sync(SyncKind::OmpImplicitBarrier, fn, fn, body->team_size);
+}
+
+// Runs `start` (the real GOMP_parallel* call) with the body wrapped.
+template <class Start>
+void run_parallel(uint64_t pc, void (*fn)(void*), void* data, unsigned num_threads, Start start) {
+  if (!g_runtime) {
+    start(fn, data);
+    return;
+  }
+  OutlinedBody body{fn, data, num_threads};
+  record_sync(SyncKind::OmpParallelBegin, pc, reinterpret_cast<uint64_t>(fn), num_threads);
+  start(body_trampoline, &body);
+  record_sync(SyncKind::OmpParallelEnd, pc, reinterpret_cast<uint64_t>(fn), num_threads);
+}
+
+template <class T>
+void note_chunk(bool more, uint64_t pc, const T* istart, const T* iend) {
+  if (more && g_runtime)
+    record_sync(SyncKind::OmpLoopChunk, pc, 0, static_cast<int64_t>(*istart),
+                static_cast<int64_t>(*iend));
+}
+
+}  // namespace
+
+// ---- parallel regions ------------------------------------------------------
+
+WEFT_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads,
+                               unsigned flags) {
+  using Fn = void (*)(void (*)(void*), void*, unsigned, unsigned);
+  static Fn next = real<Fn>("GOMP_parallel");
+  run_parallel(WEFT_CALLER_PC, fn, data, num_threads,
+               [&](void (*f)(void*), void* d) { next(f, d, num_threads, flags); });
+}
+
+WEFT_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void*), void* data, unsigned num_threads,
+                                              unsigned flags) {
+  using Fn = unsigned (*)(void (*)(void*), void*, unsigned, unsigned);
+  static Fn next = real<Fn>("GOMP_parallel_reductions");
+  unsigned result = 0;
+  run_parallel(WEFT_CALLER_PC, fn, data, num_threads,
+               [&](void (*f)(void*), void* d) { result = next(f, d, num_threads, flags); });
+  return result;
+}
+
+WEFT_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned num_threads,
+                                        unsigned count, unsigned flags) {
+  using Fn = void (*)(void (*)(void*), void*, unsigned, unsigned, unsigned);
+  static Fn next = real<Fn>("GOMP_parallel_sections");
+  run_parallel(WEFT_CALLER_PC, fn, data, num_threads,
+               [&](void (*f)(void*), void* d) { next(f, d, num_threads, count, flags); });
+}
+
+// Combined `parallel for`: the loop is set up by libgomp, the team then asks
+// for chunks with GOMP_loop_*_next.
+#define WEFT_PARALLEL_LOOP_CHUNKED(NAME)                                                      \
+  WEFT_EXPORT void GOMP_parallel_loop_##NAME(void (*fn)(void*), void* data, unsigned n,       \
+                                             long start, long end, long incr, long chunk,      \
+                                             unsigned flags) {                                 \
+    using Fn = void (*)(void (*)(void*), void*, unsigned, long, long, long, long, unsigned);   \
+    static Fn next = real<Fn>("GOMP_parallel_loop_" #NAME);                                   \
+    run_parallel(WEFT_CALLER_PC, fn, data, n, [&](void (*f)(void*), void* d) {                 \
+      next(f, d, n, start, end, incr, chunk, flags);                                           \
+    });                                                                                        \
+  }
+#define WEFT_PARALLEL_LOOP_RUNTIME(NAME)                                                      \
+  WEFT_EXPORT void GOMP_parallel_loop_##NAME(void (*fn)(void*), void* data, unsigned n,       \
+                                             long start, long end, long incr, unsigned flags) { \
+    using Fn = void (*)(void (*)(void*), void*, unsigned, long, long, long, unsigned);         \
+    static Fn next = real<Fn>("GOMP_parallel_loop_" #NAME);                                   \
+    run_parallel(WEFT_CALLER_PC, fn, data, n, [&](void (*f)(void*), void* d) {                 \
+      next(f, d, n, start, end, incr, flags);                                                  \
+    });                                                                                        \
+  }
+
+WEFT_PARALLEL_LOOP_CHUNKED(static)
+WEFT_PARALLEL_LOOP_CHUNKED(dynamic)
+WEFT_PARALLEL_LOOP_CHUNKED(guided)
+WEFT_PARALLEL_LOOP_CHUNKED(nonmonotonic_dynamic)
+WEFT_PARALLEL_LOOP_CHUNKED(nonmonotonic_guided)
+WEFT_PARALLEL_LOOP_RUNTIME(runtime)
+WEFT_PARALLEL_LOOP_RUNTIME(nonmonotonic_runtime)
+WEFT_PARALLEL_LOOP_RUNTIME(maybe_nonmonotonic_runtime)
+
+// ---- barriers --------------------------------------------------------------
+
+WEFT_EXPORT void GOMP_barrier() {
+  using Fn = void (*)();
+  static Fn next = real<Fn>("GOMP_barrier");
+  const uint64_t pc = WEFT_CALLER_PC;
+  if (g_runtime) record_sync(SyncKind::OmpBarrierEnter, pc, 0);
+  next();
+  if (g_runtime) record_sync(SyncKind::OmpBarrierLeave, pc, 0);
+}
+
+WEFT_EXPORT bool GOMP_barrier_cancel() {
+  using Fn = bool (*)();
+  static Fn next = real<Fn>("GOMP_barrier_cancel");
+  const uint64_t pc = WEFT_CALLER_PC;
+  if (g_runtime) record_sync(SyncKind::OmpBarrierEnter, pc, 0);
+  const bool cancelled = next();
+  if (g_runtime) record_sync(SyncKind::OmpBarrierLeave, pc, 0);
+  return cancelled;
+}
+
+// The end of a worksharing loop without nowait is a team barrier.
+WEFT_EXPORT void GOMP_loop_end() {
+  using Fn = void (*)();
+  static Fn next = real<Fn>("GOMP_loop_end");
+  const uint64_t pc = WEFT_CALLER_PC;
+  if (g_runtime) {
+    record_sync(SyncKind::OmpLoopEnd, pc, 0);
+    record_sync(SyncKind::OmpBarrierEnter, pc, 0);
+  }
+  next();
+  if (g_runtime) record_sync(SyncKind::OmpBarrierLeave, pc, 0);
+}
+
+WEFT_EXPORT bool GOMP_loop_end_cancel() {
+  using Fn = bool (*)();
+  static Fn next = real<Fn>("GOMP_loop_end_cancel");
+  const uint64_t pc = WEFT_CALLER_PC;
+  if (g_runtime) {
+    record_sync(SyncKind::OmpLoopEnd, pc, 0);
+    record_sync(SyncKind::OmpBarrierEnter, pc, 0);
+  }
+  const bool cancelled = next();
+  if (g_runtime) record_sync(SyncKind::OmpBarrierLeave, pc, 0);
+  return cancelled;
+}
+
+WEFT_EXPORT void GOMP_loop_end_nowait() {
+  using Fn = void (*)();
+  static Fn next = real<Fn>("GOMP_loop_end_nowait");
+  if (g_runtime) record_sync(SyncKind::OmpLoopEnd, WEFT_CALLER_PC, 0);
+  next();
+}
+
+// ---- loop scheduling: every start/next variant gcc 12 emits ---------------
+
+#define WEFT_LOOP_START_CHUNKED(NAME)                                                          \
+  WEFT_EXPORT bool GOMP_loop_##NAME##_start(long start, long end, long incr, long chunk,       \
+                                            long* istart, long* iend) {                        \
+    using Fn = bool (*)(long, long, long, long, long*, long*);                                 \
+    static Fn next = real<Fn>("GOMP_loop_" #NAME "_start");                                    \
+    const bool more = next(start, end, incr, chunk, istart, iend);                             \
+    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                            \
+    return more;                                                                               \
+  }
+#define WEFT_LOOP_START_RUNTIME(NAME)                                                          \
+  WEFT_EXPORT bool GOMP_loop_##NAME##_start(long start, long end, long incr, long* istart,     \
+                                            long* iend) {                                      \
+    using Fn = bool (*)(long, long, long, long*, long*);                                       \
+    static Fn next = real<Fn>("GOMP_loop_" #NAME "_start");                                    \
+    const bool more = next(start, end, incr, istart, iend);                                    \
+    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                            \
+    return more;                                                                               \
+  }
+#define WEFT_LOOP_NEXT(NAME)                                                                   \
+  WEFT_EXPORT bool GOMP_loop_##NAME##_next(long* istart, long* iend) {                         \
+    using Fn = bool (*)(long*, long*);                                                         \
+    static Fn next = real<Fn>("GOMP_loop_" #NAME "_next");                                     \
+    const bool more = next(istart, iend);                                                      \
+    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                            \
+    return more;                                                                               \
+  }
+#define WEFT_LOOP_ULL_START_CHUNKED(NAME)                                                      \
+  WEFT_EXPORT bool GOMP_loop_ull_##NAME##_start(bool up, unsigned long long start,             \
+                                                unsigned long long end, unsigned long long incr, \
+                                                unsigned long long chunk,                      \
+                                                unsigned long long* istart,                    \
+                                                unsigned long long* iend) {                    \
+    using U = unsigned long long;                                                              \
+    using Fn = bool (*)(bool, U, U, U, U, U*, U*);                                             \
+    static Fn next = real<Fn>("GOMP_loop_ull_" #NAME "_start");                                \
+    const bool more = next(up, start, end, incr, chunk, istart, iend);                         \
+    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                            \
+    return more;                                                                               \
+  }
+#define WEFT_LOOP_ULL_START_RUNTIME(NAME)                                                      \
+  WEFT_EXPORT bool GOMP_loop_ull_##NAME##_start(bool up, unsigned long long start,             \
+                                                unsigned long long end, unsigned long long incr, \
+                                                unsigned long long* istart,                    \
+                                                unsigned long long* iend) {                    \
+    using U = unsigned long long;                                                              \
+    using Fn = bool (*)(bool, U, U, U, U*, U*);                                                \
+    static Fn next = real<Fn>("GOMP_loop_ull_" #NAME "_start");                                \
+    const bool more = next(up, start, end, incr, istart, iend);                                \
+    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                            \
+    return more;                                                                               \
+  }
+#define WEFT_LOOP_ULL_NEXT(NAME)                                                               \
+  WEFT_EXPORT bool GOMP_loop_ull_##NAME##_next(unsigned long long* istart,                     \
+                                               unsigned long long* iend) {                     \
+    using U = unsigned long long;                                                              \
+    using Fn = bool (*)(U*, U*);                                                               \
+    static Fn next = real<Fn>("GOMP_loop_ull_" #NAME "_next");                                 \
+    const bool more = next(istart, iend);                                                      \
+    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                            \
+    return more;                                                                               \
+  }
+
+#define WEFT_LOOP_KINDS(CHUNKED, RUNTIME, NEXT)                                               \
+  CHUNKED(static)                                                                              \
+  CHUNKED(dynamic)                                                                             \
+  CHUNKED(guided)                                                                              \
+  CHUNKED(nonmonotonic_dynamic)                                                                \
+  CHUNKED(nonmonotonic_guided)                                                                 \
+  CHUNKED(ordered_static)                                                                      \
+  CHUNKED(ordered_dynamic)                                                                     \
+  CHUNKED(ordered_guided)                                                                      \
+  RUNTIME(runtime)                                                                             \
+  RUNTIME(nonmonotonic_runtime)                                                                \
+  RUNTIME(maybe_nonmonotonic_runtime)                                                          \
+  RUNTIME(ordered_runtime)                                                                     \
+  NEXT(static)                                                                                 \
+  NEXT(dynamic)                                                                                \
+  NEXT(guided)                                                                                 \
+  NEXT(runtime)                                                                                \
+  NEXT(nonmonotonic_dynamic)                                                                   \
+  NEXT(nonmonotonic_guided)                                                                    \
+  NEXT(nonmonotonic_runtime)                                                                   \
+  NEXT(maybe_nonmonotonic_runtime)                                                             \
+  NEXT(ordered_static)                                                                         \
+  NEXT(ordered_dynamic)                                                                        \
+  NEXT(ordered_guided)                                                                         \
+  NEXT(ordered_runtime)
+
+WEFT_LOOP_KINDS(WEFT_LOOP_START_CHUNKED, WEFT_LOOP_START_RUNTIME, WEFT_LOOP_NEXT)
+WEFT_LOOP_KINDS(WEFT_LOOP_ULL_START_CHUNKED, WEFT_LOOP_ULL_START_RUNTIME, WEFT_LOOP_ULL_NEXT)
+
+// OpenMP 5 generic entries: the schedule is an argument.
+WEFT_EXPORT bool GOMP_loop_start(long start, long end, long incr, long sched, long chunk,
+                                 long* istart, long* iend, uintptr_t* reductions, void** mem) {
+  using Fn = bool (*)(long, long, long, long, long, long*, long*, uintptr_t*, void**);
+  static Fn next = real<Fn>("GOMP_loop_start");
+  const bool more = next(start, end, incr, sched, chunk, istart, iend, reductions, mem);
+  if (istart && iend) note_chunk(more, WEFT_CALLER_PC, istart, iend);
+  return more;
+}
+
+WEFT_EXPORT bool GOMP_loop_ordered_start(long start, long end, long incr, long sched, long chunk,
+                                         long* istart, long* iend, uintptr_t* reductions,
+                                         void** mem) {
+  using Fn = bool (*)(long, long, long, long, long, long*, long*, uintptr_t*, void**);
+  static Fn next = real<Fn>("GOMP_loop_ordered_start");
+  const bool more = next(start, end, incr, sched, chunk, istart, iend, reductions, mem);
+  if (istart && iend) note_chunk(more, WEFT_CALLER_PC, istart, iend);
+  return more;
+}
+
+WEFT_EXPORT bool GOMP_loop_ull_start(bool up, unsigned long long start, unsigned long long end,
+                                     unsigned long long incr, long sched,
+                                     unsigned long long chunk, unsigned long long* istart,
+                                     unsigned long long* iend, uintptr_t* reductions, void** mem) {
+  using U = unsigned long long;
+  using Fn = bool (*)(bool, U, U, U, long, U, U*, U*, uintptr_t*, void**);
+  static Fn next = real<Fn>("GOMP_loop_ull_start");
+  const bool more = next(up, start, end, incr, sched, chunk, istart, iend, reductions, mem);
+  if (istart && iend) note_chunk(more, WEFT_CALLER_PC, istart, iend);
+  return more;
+}

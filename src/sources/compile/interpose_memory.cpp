@@ -1,0 +1,83 @@
+// memcpy, memmove and memset called by the program: compilers leave these
+// calls uninstrumented (ThreadSanitizer's own runtime intercepts them), so
+// weft reports them as a read of the source and a write of the destination
+// when the caller is instrumented code. Calls from libc, libstdc++ or the
+// runtime itself are passed through uncounted.
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sources/compile/runtime.h"
+
+namespace {
+
+using CopyFn = void* (*)(void*, const void*, size_t);
+using SetFn = void* (*)(void*, int, size_t);
+
+// Until dlsym has resolved the real functions (dlsym may itself copy),
+// byte loops do the work; volatile keeps the compiler from turning them back
+// into calls to memcpy/memset.
+void* bootstrap_copy(void* dst, const void* src, size_t n) {
+  volatile char* d = static_cast<volatile char*>(dst);
+  const volatile char* s = static_cast<const volatile char*>(src);
+  if (d < s) {
+    for (size_t i = 0; i < n; ++i) d[i] = s[i];
+  } else {
+    for (size_t i = n; i > 0; --i) d[i - 1] = s[i - 1];
+  }
+  return dst;
+}
+
+void* bootstrap_set(void* dst, int c, size_t n) {
+  volatile char* d = static_cast<volatile char*>(dst);
+  for (size_t i = 0; i < n; ++i) d[i] = static_cast<char>(c);
+  return dst;
+}
+
+std::atomic<int> g_resolving{0};
+std::atomic<CopyFn> g_memcpy{nullptr};
+std::atomic<CopyFn> g_memmove{nullptr};
+std::atomic<SetFn> g_memset{nullptr};
+
+template <class Fn>
+Fn resolve(std::atomic<Fn>& slot, const char* name) {
+  Fn f = slot.load(std::memory_order_acquire);
+  if (f) return f;
+  if (g_resolving.exchange(1)) return nullptr;  // re-entered from dlsym
+  f = reinterpret_cast<Fn>(weft::rt::next_symbol(name));
+  slot.store(f, std::memory_order_release);
+  g_resolving.store(0);
+  return f;
+}
+
+inline bool counted(uint64_t pc, size_t n) {
+  return n != 0 && weft::rt::g_runtime != nullptr && weft::rt::is_instrumented_pc(pc);
+}
+
+}  // namespace
+
+WEFT_EXPORT void* memcpy(void* dst, const void* src, size_t n) {
+  const uint64_t pc = WEFT_CALLER_PC;
+  if (counted(pc, n)) {
+    weft::rt::on_read(pc, src, n);
+    weft::rt::on_write(pc, dst, n);
+  }
+  CopyFn f = resolve(g_memcpy, "memcpy");
+  return f ? f(dst, src, n) : bootstrap_copy(dst, src, n);
+}
+
+WEFT_EXPORT void* memmove(void* dst, const void* src, size_t n) {
+  const uint64_t pc = WEFT_CALLER_PC;
+  if (counted(pc, n)) {
+    weft::rt::on_read(pc, src, n);
+    weft::rt::on_write(pc, dst, n);
+  }
+  CopyFn f = resolve(g_memmove, "memmove");
+  return f ? f(dst, src, n) : bootstrap_copy(dst, src, n);
+}
+
+WEFT_EXPORT void* memset(void* dst, int c, size_t n) {
+  const uint64_t pc = WEFT_CALLER_PC;
+  if (counted(pc, n)) weft::rt::on_write(pc, dst, n);
+  SetFn f = resolve(g_memset, "memset");
+  return f ? f(dst, c, n) : bootstrap_set(dst, c, n);
+}

@@ -1,0 +1,111 @@
+// pthread entry points the program calls, wrapped to give threads their weft
+// ids in creation order and to record the synchronization that delimits
+// parallel sections. libgomp and libomp create their workers through
+// pthread_create too, so OpenMP threads get ids the same way.
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "sources/compile/runtime.h"
+
+namespace weft::rt {
+namespace {
+
+template <class Fn>
+Fn real(const char* name) {
+  return reinterpret_cast<Fn>(next_symbol(name));
+}
+
+struct StartArgs {
+  void* (*routine)(void*);
+  void* arg;
+  uint32_t tid;
+  int32_t parent;
+};
+
+// pthread_t of each weft thread, to name the thread a join waits for.
+constexpr uint32_t kJoinTableSize = 65536;
+pthread_t g_pthread_of[kJoinTableSize];
+
+void* thread_trampoline(void* p) {
+  const StartArgs args = *static_cast<StartArgs*>(p);
+  free(p);
+  start_thread(args.tid, args.parent, reinterpret_cast<uint64_t>(args.routine));
+  return args.routine(args.arg);  // the exit is noted by a key destructor
+}
+
+int64_t weft_id_of(pthread_t thread) {
+  const uint32_t n = g_runtime->next_tid.load();
+  for (uint32_t i = 0; i < n && i < kJoinTableSize; ++i)
+    if (pthread_equal(g_pthread_of[i], thread)) return i;
+  return -1;
+}
+
+}  // namespace
+}  // namespace weft::rt
+
+using namespace weft::rt;
+using weft::SyncKind;
+
+WEFT_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                               void* (*routine)(void*), void* arg) {
+  using Fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  static Fn next = real<Fn>("pthread_create");
+  ThreadContext* parent = g_runtime ? current_thread() : nullptr;
+  if (!parent) return next(thread, attr, routine, arg);
+  auto* args = static_cast<StartArgs*>(malloc(sizeof(StartArgs)));
+  if (!args) return next(thread, attr, routine, arg);
+  const uint32_t tid = reserve_thread_id();
+  *args = {routine, arg, tid, static_cast<int32_t>(parent->tid)};
+  record_sync(SyncKind::ThreadCreate, WEFT_CALLER_PC, 0, tid);
+  const int rc = next(thread, attr, thread_trampoline, args);
+  if (rc != 0)
+    free(args);
+  else if (tid < kJoinTableSize)
+    g_pthread_of[tid] = *thread;
+  return rc;
+}
+
+WEFT_EXPORT int pthread_join(pthread_t thread, void** result) {
+  using Fn = int (*)(pthread_t, void**);
+  static Fn next = real<Fn>("pthread_join");
+  const int rc = next(thread, result);
+  if (rc == 0 && g_runtime) record_sync(SyncKind::ThreadJoin, WEFT_CALLER_PC, 0, weft_id_of(thread));
+  return rc;
+}
+
+WEFT_EXPORT int pthread_barrier_wait(pthread_barrier_t* barrier) {
+  using Fn = int (*)(pthread_barrier_t*);
+  static Fn next = real<Fn>("pthread_barrier_wait");
+  if (!g_runtime) return next(barrier);
+  const uint64_t pc = WEFT_CALLER_PC;
+  record_sync(SyncKind::BarrierEnter, pc, reinterpret_cast<uint64_t>(barrier));
+  const int rc = next(barrier);
+  record_sync(SyncKind::BarrierLeave, pc, reinterpret_cast<uint64_t>(barrier));
+  return rc;
+}
+
+WEFT_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex) {
+  using Fn = int (*)(pthread_mutex_t*);
+  static Fn next = real<Fn>("pthread_mutex_lock");
+  const int rc = next(mutex);
+  if (rc == 0 && g_runtime)
+    record_sync(SyncKind::MutexLock, WEFT_CALLER_PC, reinterpret_cast<uint64_t>(mutex));
+  return rc;
+}
+
+WEFT_EXPORT int pthread_mutex_trylock(pthread_mutex_t* mutex) {
+  using Fn = int (*)(pthread_mutex_t*);
+  static Fn next = real<Fn>("pthread_mutex_trylock");
+  const int rc = next(mutex);
+  if (rc == 0 && g_runtime)
+    record_sync(SyncKind::MutexLock, WEFT_CALLER_PC, reinterpret_cast<uint64_t>(mutex));
+  return rc;
+}
+
+WEFT_EXPORT int pthread_mutex_unlock(pthread_mutex_t* mutex) {
+  using Fn = int (*)(pthread_mutex_t*);
+  static Fn next = real<Fn>("pthread_mutex_unlock");
+  if (g_runtime)
+    record_sync(SyncKind::MutexUnlock, WEFT_CALLER_PC, reinterpret_cast<uint64_t>(mutex));
+  return next(mutex);
+}

@@ -1,0 +1,78 @@
+// Under LLVM's libomp, OpenMP events come from OMPT: libomp looks up
+// ompt_start_tool in the process at start-up and, if this runtime is
+// recording, gets callbacks for parallel regions, implicit tasks, barriers
+// (the region's closing barrier is ompt_sync_region_barrier_implicit_parallel)
+// and worksharing loops. libgomp (GCC 12) never calls ompt_start_tool; its
+// events come from interpose_gomp.cpp.
+#include <omp-tools.h>
+
+#include "sources/compile/runtime.h"
+
+using namespace weft::rt;
+using weft::SyncKind;
+
+namespace {
+
+uint64_t pc_of(const void* codeptr) { return reinterpret_cast<uint64_t>(codeptr); }
+
+void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t*, unsigned requested,
+                       int, const void* codeptr) {
+  record_sync(SyncKind::OmpParallelBegin, pc_of(codeptr), 0, requested);
+}
+
+void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void* codeptr) {
+  record_sync(SyncKind::OmpParallelEnd, pc_of(codeptr), 0);
+}
+
+void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*,
+                      unsigned team_size, unsigned index, int flags) {
+  if (endpoint == ompt_scope_begin && (flags & ompt_task_implicit))
+    record_sync(SyncKind::OmpImplicitTaskBegin, 0, 0, team_size, index);
+}
+
+void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
+                    ompt_data_t*, const void* codeptr) {
+  switch (kind) {
+    case ompt_sync_region_barrier_implicit_parallel:
+      if (endpoint == ompt_scope_begin) record_sync(SyncKind::OmpImplicitBarrier, pc_of(codeptr), 0);
+      break;
+    case ompt_sync_region_barrier:
+    case ompt_sync_region_barrier_implicit:
+    case ompt_sync_region_barrier_explicit:
+    case ompt_sync_region_barrier_implementation:
+    case ompt_sync_region_barrier_implicit_workshare:
+      record_sync(endpoint == ompt_scope_begin ? SyncKind::OmpBarrierEnter
+                                               : SyncKind::OmpBarrierLeave,
+                  pc_of(codeptr), 0, static_cast<int64_t>(kind));
+      break;
+    default: break;
+  }
+}
+
+void on_work(ompt_work_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*,
+             uint64_t count, const void* codeptr) {
+  if (kind == ompt_work_loop && endpoint == ompt_scope_end)
+    record_sync(SyncKind::OmpLoopEnd, pc_of(codeptr), 0, static_cast<int64_t>(count));
+}
+
+int initialize_tool(ompt_function_lookup_t lookup, int, ompt_data_t*) {
+  auto set_callback = reinterpret_cast<ompt_set_callback_t>(lookup("ompt_set_callback"));
+  if (!set_callback) return 0;
+  set_callback(ompt_callback_parallel_begin, reinterpret_cast<ompt_callback_t>(on_parallel_begin));
+  set_callback(ompt_callback_parallel_end, reinterpret_cast<ompt_callback_t>(on_parallel_end));
+  set_callback(ompt_callback_implicit_task, reinterpret_cast<ompt_callback_t>(on_implicit_task));
+  set_callback(ompt_callback_sync_region, reinterpret_cast<ompt_callback_t>(on_sync_region));
+  set_callback(ompt_callback_work, reinterpret_cast<ompt_callback_t>(on_work));
+  return 1;  // keep the tool active
+}
+
+void finalize_tool(ompt_data_t*) {}
+
+ompt_start_tool_result_t g_tool = {initialize_tool, finalize_tool, {0}};
+
+}  // namespace
+
+WEFT_EXPORT ompt_start_tool_result_t* ompt_start_tool(unsigned, const char*) {
+  initialize();
+  return g_runtime ? &g_tool : nullptr;  // dormant: no OMPT overhead
+}

@@ -1,0 +1,45 @@
+// The raw capture file: how the in-program runtime hands its results to the
+// `weft record` process. The runtime writes it once, at exit, on a fatal
+// signal or on SIGINT/SIGTERM, with plain write(2) calls and no allocation
+// (so it also works from a signal handler); `weft record` decodes it into a
+// RunCapture and builds the profile. Internal to weft; not a user format.
+//
+// Layout: 8-byte magic, then sections. Each section: u32 tag, u32 record
+// size, u64 record count, then count * size bytes. A file cut short keeps
+// every whole record before the cut.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/run_capture.h"
+
+namespace weft {
+
+inline constexpr char kRawCaptureMagic[8] = {'W', 'E', 'F', 'T', 'R', 'A', 'W', '1'};
+
+enum class RawSection : uint32_t {
+  Meta = 1,           // one RawMeta
+  Reason = 2,         // bytes: incomplete reason
+  Threads = 3,        // ThreadRecord[]
+  Communication = 4,  // PcCommunication[]
+  Sync = 5,           // SyncRecord[]
+  ProcessMaps = 6,    // bytes: /proc/self/maps
+  End = 7,            // no records: the file is whole
+};
+
+struct RawMeta {
+  uint32_t complete = 0;
+  uint32_t granularity = 0;
+  uint32_t max_threads = 0;
+  uint32_t thread_count = 0;  // ids handed out, may exceed max_threads
+  uint64_t dropped_events = 0;
+  uint64_t dropped_sync_events = 0;
+};
+
+// Decodes a raw capture; throws std::runtime_error with a one-line cause if
+// the file is missing or not a raw capture. A truncated file decodes to the
+// records it holds, with complete = false.
+RunCapture read_raw_capture(const std::string& path);
+
+}  // namespace weft

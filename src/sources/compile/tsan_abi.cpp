@@ -1,0 +1,172 @@
+// The ThreadSanitizer instrumentation ABI, as emitted by gcc and clang with
+// -fsanitize=thread, implemented as weft events: every plain, unaligned,
+// volatile, range and atomic access becomes a read and/or write for the
+// communication analyzer. Atomics perform the real operation (sequentially
+// consistent, which is at least as strong as requested) and then report it.
+#include <cstddef>
+#include <cstdint>
+
+#include "sources/compile/runtime.h"
+
+using weft::rt::ThreadContext;
+
+using weft::rt::on_read;
+using weft::rt::on_write;
+
+WEFT_EXPORT void __tsan_init() {
+  weft::rt::initialize();
+  // Each instrumented module's constructor calls this: remember the module.
+  weft::rt::register_instrumented_module(__builtin_return_address(0));
+}
+
+// Plain, unaligned, volatile and compound accesses.
+#define WEFT_ACCESS_HOOKS(N)                                                                     \
+  WEFT_EXPORT void __tsan_read##N(void* a) { on_read(WEFT_CALLER_PC, a, N); }                  \
+  WEFT_EXPORT void __tsan_write##N(void* a) { on_write(WEFT_CALLER_PC, a, N); }                \
+  WEFT_EXPORT void __tsan_read##N##_pc(void* a, void* pc) {                                    \
+    on_read(reinterpret_cast<uint64_t>(pc), a, N);                                             \
+  }                                                                                             \
+  WEFT_EXPORT void __tsan_write##N##_pc(void* a, void* pc) {                                   \
+    on_write(reinterpret_cast<uint64_t>(pc), a, N);                                            \
+  }                                                                                             \
+  WEFT_EXPORT void __tsan_unaligned_read##N(const void* a) { on_read(WEFT_CALLER_PC, a, N); }  \
+  WEFT_EXPORT void __tsan_unaligned_write##N(void* a) { on_write(WEFT_CALLER_PC, a, N); }      \
+  WEFT_EXPORT void __tsan_volatile_read##N(void* a) { on_read(WEFT_CALLER_PC, a, N); }         \
+  WEFT_EXPORT void __tsan_volatile_write##N(void* a) { on_write(WEFT_CALLER_PC, a, N); }       \
+  WEFT_EXPORT void __tsan_unaligned_volatile_read##N(void* a) { on_read(WEFT_CALLER_PC, a, N); } \
+  WEFT_EXPORT void __tsan_unaligned_volatile_write##N(void* a) {                               \
+    on_write(WEFT_CALLER_PC, a, N);                                                            \
+  }                                                                                             \
+  WEFT_EXPORT void __tsan_read_write##N(void* a) {                                             \
+    on_read(WEFT_CALLER_PC, a, N);                                                             \
+    on_write(WEFT_CALLER_PC, a, N);                                                            \
+  }                                                                                             \
+  WEFT_EXPORT void __tsan_unaligned_read_write##N(void* a) {                                   \
+    on_read(WEFT_CALLER_PC, a, N);                                                             \
+    on_write(WEFT_CALLER_PC, a, N);                                                            \
+  }
+
+WEFT_ACCESS_HOOKS(1)
+WEFT_ACCESS_HOOKS(2)
+WEFT_ACCESS_HOOKS(4)
+WEFT_ACCESS_HOOKS(8)
+WEFT_ACCESS_HOOKS(16)
+
+WEFT_EXPORT void __tsan_read_range(void* a, unsigned long size) {
+  if (size) on_read(WEFT_CALLER_PC, a, size);
+}
+WEFT_EXPORT void __tsan_write_range(void* a, unsigned long size) {
+  if (size) on_write(WEFT_CALLER_PC, a, size);
+}
+WEFT_EXPORT void __tsan_read_range_pc(void* a, unsigned long size, void* pc) {
+  if (size) on_read(reinterpret_cast<uint64_t>(pc), a, size);
+}
+WEFT_EXPORT void __tsan_write_range_pc(void* a, unsigned long size, void* pc) {
+  if (size) on_write(reinterpret_cast<uint64_t>(pc), a, size);
+}
+
+// C++ virtual table pointers: an update is a write of the object's vptr.
+WEFT_EXPORT void __tsan_vptr_update(void** vptr_p, void* new_val) {
+  if (*vptr_p != new_val) on_write(WEFT_CALLER_PC, vptr_p, sizeof(void*));
+}
+WEFT_EXPORT void __tsan_vptr_read(void** vptr_p) { on_read(WEFT_CALLER_PC, vptr_p, sizeof(void*)); }
+
+// Function entry/exit: no analyzer of this source needs a call stack yet
+// (regions come from the access's own pc), so these stay as cheap as possible.
+WEFT_EXPORT void __tsan_func_entry(void*) {}
+WEFT_EXPORT void __tsan_func_exit() {}
+
+// Control flow: one call per basic block (-fsanitize-coverage=trace-pc).
+WEFT_EXPORT void __sanitizer_cov_trace_pc() {
+  ThreadContext* t = weft::rt::t_context;
+  if (t && t->record) ++t->record->basic_blocks;
+}
+
+// Annotations some libraries emit; they carry no memory access.
+WEFT_EXPORT void __tsan_acquire(void*) {}
+WEFT_EXPORT void __tsan_release(void*) {}
+WEFT_EXPORT void __tsan_ignore_thread_begin() {}
+WEFT_EXPORT void __tsan_ignore_thread_end() {}
+WEFT_EXPORT void __tsan_mutex_create(void*, unsigned) {}
+WEFT_EXPORT void __tsan_mutex_destroy(void*, unsigned) {}
+WEFT_EXPORT void __tsan_mutex_pre_lock(void*, unsigned) {}
+WEFT_EXPORT void __tsan_mutex_post_lock(void*, unsigned, int) {}
+WEFT_EXPORT int __tsan_mutex_pre_unlock(void*, unsigned) { return 0; }
+WEFT_EXPORT void __tsan_mutex_post_unlock(void*, unsigned) {}
+WEFT_EXPORT void __tsan_mutex_pre_signal(void*, unsigned) {}
+WEFT_EXPORT void __tsan_mutex_post_signal(void*, unsigned) {}
+WEFT_EXPORT void __tsan_mutex_pre_divert(void*, unsigned) {}
+WEFT_EXPORT void __tsan_mutex_post_divert(void*, unsigned) {}
+
+// ---- atomics ---------------------------------------------------------------
+
+using a8 = uint8_t;
+using a16 = uint16_t;
+using a32 = uint32_t;
+using a64 = uint64_t;
+using a128 = unsigned __int128;
+using morder = int;
+
+#define WEFT_ATOMIC_RMW(T, N, NAME, BUILTIN)                                         \
+  WEFT_EXPORT T __tsan_atomic##N##_##NAME(volatile T* a, T v, morder) {              \
+    const uint64_t pc = WEFT_CALLER_PC;                                              \
+    T old = BUILTIN(a, v, __ATOMIC_SEQ_CST);                                         \
+    on_read(pc, a, sizeof(T));                                                       \
+    on_write(pc, a, sizeof(T));                                                      \
+    return old;                                                                      \
+  }
+
+#define WEFT_ATOMICS(T, N)                                                                      \
+  WEFT_EXPORT T __tsan_atomic##N##_load(const volatile T* a, morder) {                          \
+    T v = __atomic_load_n(a, __ATOMIC_SEQ_CST);                                                 \
+    on_read(WEFT_CALLER_PC, a, sizeof(T));                                                      \
+    return v;                                                                                   \
+  }                                                                                             \
+  WEFT_EXPORT void __tsan_atomic##N##_store(volatile T* a, T v, morder) {                       \
+    __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                   \
+    on_write(WEFT_CALLER_PC, a, sizeof(T));                                                     \
+  }                                                                                             \
+  WEFT_ATOMIC_RMW(T, N, exchange, __atomic_exchange_n)                                          \
+  WEFT_ATOMIC_RMW(T, N, fetch_add, __atomic_fetch_add)                                          \
+  WEFT_ATOMIC_RMW(T, N, fetch_sub, __atomic_fetch_sub)                                          \
+  WEFT_ATOMIC_RMW(T, N, fetch_and, __atomic_fetch_and)                                          \
+  WEFT_ATOMIC_RMW(T, N, fetch_or, __atomic_fetch_or)                                            \
+  WEFT_ATOMIC_RMW(T, N, fetch_xor, __atomic_fetch_xor)                                          \
+  WEFT_ATOMIC_RMW(T, N, fetch_nand, __atomic_fetch_nand)                                        \
+  WEFT_EXPORT int __tsan_atomic##N##_compare_exchange_strong(volatile T* a, T* c, T v, morder, \
+                                                             morder) {                          \
+    const uint64_t pc = WEFT_CALLER_PC;                                                         \
+    const bool ok = __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST,               \
+                                                __ATOMIC_SEQ_CST);                              \
+    on_read(pc, a, sizeof(T));                                                                  \
+    if (ok) on_write(pc, a, sizeof(T));                                                         \
+    return ok;                                                                                  \
+  }                                                                                             \
+  WEFT_EXPORT int __tsan_atomic##N##_compare_exchange_weak(volatile T* a, T* c, T v, morder,   \
+                                                           morder) {                            \
+    const uint64_t pc = WEFT_CALLER_PC;                                                         \
+    const bool ok = __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST,               \
+                                                __ATOMIC_SEQ_CST);                              \
+    on_read(pc, a, sizeof(T));                                                                  \
+    if (ok) on_write(pc, a, sizeof(T));                                                         \
+    return ok;                                                                                  \
+  }                                                                                             \
+  WEFT_EXPORT T __tsan_atomic##N##_compare_exchange_val(volatile T* a, T c, T v, morder,       \
+                                                        morder) {                               \
+    const uint64_t pc = WEFT_CALLER_PC;                                                         \
+    T expected = c;                                                                             \
+    const bool ok = __atomic_compare_exchange_n(a, &expected, v, false, __ATOMIC_SEQ_CST,       \
+                                                __ATOMIC_SEQ_CST);                              \
+    on_read(pc, a, sizeof(T));                                                                  \
+    if (ok) on_write(pc, a, sizeof(T));                                                         \
+    return expected;                                                                            \
+  }
+
+WEFT_ATOMICS(a8, 8)
+WEFT_ATOMICS(a16, 16)
+WEFT_ATOMICS(a32, 32)
+WEFT_ATOMICS(a64, 64)
+WEFT_ATOMICS(a128, 128)
+
+WEFT_EXPORT void __tsan_atomic_thread_fence(morder) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+WEFT_EXPORT void __tsan_atomic_signal_fence(morder) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }

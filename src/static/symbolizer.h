@@ -1,0 +1,64 @@
+// Symbolizer: runtime pc -> function, source line and inlining chain, using
+// LLVM's symbolizer on the DWARF and symbol tables of the mapped modules.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "static/module_map.h"
+
+namespace weft {
+
+struct InlineFrame {
+  std::string function;  // demangled; "??" when unknown
+  std::string file;      // empty when unknown
+  uint32_t line = 0;
+  uint32_t column = 0;
+};
+
+inline constexpr const char* kUnknownFunction = "??";
+
+struct CodeLocation {
+  uint64_t pc = 0;
+  std::string module;          // empty when the pc is in no file-backed mapping
+  uint64_t module_offset = 0;  // see ModuleAddress::module_offset
+  // The physical (outermost, non-inlined) function containing the pc,
+  // demangled; kUnknownFunction when unknown.
+  std::string function;
+  // Source position of the instruction itself (the innermost inlined frame).
+  std::string file;
+  uint32_t line = 0;
+  uint32_t column = 0;
+  std::vector<InlineFrame> frames;  // innermost first; the last one is in `function`
+  uint32_t function_decl_line = 0;  // DWARF decl line of `function`, 0 when unknown
+
+  bool known() const { return function != kUnknownFunction; }
+};
+
+// Not thread-safe. Results are cached per pc.
+class Symbolizer {
+ public:
+  explicit Symbolizer(ModuleMap modules);
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // The reference stays valid for the symbolizer's lifetime.
+  const CodeLocation& symbolize(uint64_t pc);
+
+  // For a file rather than a process: module_offset is an ELF virtual address.
+  CodeLocation symbolize_module_offset(const std::string& module, uint64_t module_offset);
+
+  const ModuleMap& modules() const { return modules_; }
+
+ private:
+  struct Backend;  // keeps LLVM's headers out of this one
+  ModuleMap modules_;
+  std::unique_ptr<Backend> backend_;
+  std::unordered_map<uint64_t, CodeLocation> cache_;
+};
+
+}  // namespace weft

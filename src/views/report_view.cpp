@@ -1,0 +1,294 @@
+#include "views/report_view.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "profile/region_naming.h"
+#include "views/text_table.h"
+
+namespace weft {
+namespace {
+
+struct ThreadPair {
+  uint32_t writer = 0;
+  uint32_t reader = 0;
+  uint64_t raw = 0;
+  uint64_t rar = 0;
+};
+
+// Everything the report shows, gathered once for both formats.
+struct ReportData {
+  std::vector<RegionVolume> top_regions;
+  std::vector<ThreadPair> top_pairs;
+  Heatmap heatmap;
+  uint32_t threads = 0;
+};
+
+ReportData gather(const Profile& profile, size_t top) {
+  ReportData data;
+  data.threads = profile.thread_count();
+
+  for (RegionVolume& volume : profile.region_volumes()) {
+    if (volume.raw + volume.rar > 0) data.top_regions.push_back(std::move(volume));
+  }
+  std::stable_sort(data.top_regions.begin(), data.top_regions.end(),
+                   [](const RegionVolume& a, const RegionVolume& b) {
+                     return a.raw + a.rar > b.raw + b.rar;
+                   });
+  if (data.top_regions.size() > top) data.top_regions.resize(top);
+
+  CommunicationMatrix raw = profile.matrix({}, MatrixKind::Raw);
+  CommunicationMatrix rar = profile.matrix({}, MatrixKind::Rar);
+  for (uint32_t writer = 0; writer < raw.size(); ++writer) {
+    for (uint32_t reader = 0; reader < raw.size(); ++reader) {
+      ThreadPair pair{writer, reader, raw[writer][reader], rar[writer][reader]};
+      if (pair.raw + pair.rar > 0) data.top_pairs.push_back(pair);
+    }
+  }
+  std::stable_sort(data.top_pairs.begin(), data.top_pairs.end(),
+                   [](const ThreadPair& a, const ThreadPair& b) {
+                     return a.raw + a.rar > b.raw + b.rar;
+                   });
+  if (data.top_pairs.size() > top) data.top_pairs.resize(top);
+
+  data.heatmap = make_heatmap(raw);
+  return data;
+}
+
+std::vector<std::string> parse_args(const std::string& json_text) {
+  auto json = nlohmann::json::parse(json_text, nullptr, false);
+  std::vector<std::string> args;
+  if (!json.is_array()) return args;
+  for (const auto& arg : json) {
+    if (arg.is_string()) args.push_back(arg.get<std::string>());
+  }
+  return args;
+}
+
+// Quotes for display only, so that arguments with spaces stay readable.
+std::string shell_quote(const std::string& word) {
+  if (!word.empty() && word.find_first_of(" \t\n'\"\\$`*?;&|<>()") == std::string::npos) {
+    return word;
+  }
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string location_of(const RegionInfo& region) {
+  if (region.file.empty()) return "-";
+  std::string location(path_basename(region.file));
+  if (region.first_line != 0) location += fmt::format(":{}", region.first_line);
+  return location;
+}
+
+std::string exit_description(const Profile& profile) {
+  std::string signal = profile.meta_value("exit_signal");
+  if (!signal.empty()) return "killed by " + signal;
+  std::string status = profile.meta_value("exit_status");
+  if (!status.empty()) return "status " + status;
+  return "unknown";
+}
+
+std::optional<int64_t> meta_integer(const Profile& profile, const std::string& key) {
+  std::string text = profile.meta_value(key);
+  try {
+    size_t used = 0;
+    int64_t value = std::stoll(text, &used);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+std::string render_table(const Profile& profile, const ReportData& data) {
+  std::string command = profile.meta_value("command");
+  for (const std::string& arg : parse_args(profile.meta_value("args"))) {
+    command += " " + shell_quote(arg);
+  }
+
+  TextTable facts({TextTable::Align::Left, TextTable::Align::Left});
+  facts.add_row({"command", command});
+  facts.add_row({"source", profile.meta_value("source")});
+  facts.add_row({"started", fmt::format("{} on {}", profile.meta_value("start_time"),
+                                        profile.meta_value("hostname"))});
+  facts.add_row({"duration", profile.meta_value("duration_s") + " s"});
+  facts.add_row({"exit", exit_description(profile)});
+  facts.add_row({"profile", profile.complete()
+                                ? std::string("complete")
+                                : "INCOMPLETE: " + profile.meta_value("incomplete_reason")});
+  facts.add_row({"granularity", profile.meta_value("granularity") + " bytes"});
+  facts.add_row({"threads", std::to_string(data.threads)});
+  facts.add_row({"topology", profile.meta_value("topology")});
+  int64_t dropped = meta_integer(profile, "dropped_events").value_or(0);
+  int64_t dropped_sync = meta_integer(profile, "dropped_sync_events").value_or(0);
+  if (dropped != 0 || dropped_sync != 0) {
+    facts.add_row({"dropped", fmt::format("{} accesses, {} sync events not accounted", dropped,
+                                          dropped_sync)});
+  }
+  std::string text = fmt::format("weft report: {}\n", profile.path()) + facts.render("  ");
+
+  text += fmt::format("\nTop regions by communication (raw + rar)\n");
+  if (data.top_regions.empty()) {
+    text += "  no communication recorded\n";
+  } else {
+    using A = TextTable::Align;
+    TextTable regions({A::Right, A::Left, A::Left, A::Left, A::Right, A::Right});
+    regions.add_row({"#", "region", "kind", "location", "raw", "rar"});
+    for (size_t i = 0; i < data.top_regions.size(); ++i) {
+      const RegionVolume& volume = data.top_regions[i];
+      regions.add_row({std::to_string(i + 1), volume.region.name, volume.region.kind,
+                       location_of(volume.region), std::to_string(volume.raw),
+                       std::to_string(volume.rar)});
+    }
+    text += regions.render("  ");
+  }
+
+  text += fmt::format("\nTop thread pairs (writer -> reader)\n");
+  if (data.top_pairs.empty()) {
+    text += "  no communication recorded\n";
+  } else {
+    using A = TextTable::Align;
+    TextTable pairs({A::Right, A::Left, A::Right, A::Right, A::Right});
+    pairs.add_row({"writer", "", "reader", "raw", "rar"});
+    for (const ThreadPair& pair : data.top_pairs) {
+      pairs.add_row({std::to_string(pair.writer), "->", std::to_string(pair.reader),
+                     std::to_string(pair.raw), std::to_string(pair.rar)});
+    }
+    text += pairs.render("  ");
+  }
+
+  const Heatmap& heatmap = data.heatmap;
+  if (heatmap.max == 0) return text;
+  text += fmt::format(
+      "\nWhole-program raw communication (rows = writers, columns = readers{}; '{}' up to {})\n",
+      heatmap.bucket > 1 ? fmt::format(", {} threads per cell", heatmap.bucket) : "",
+      kHeatmapRamp, heatmap.max);
+  const size_t label_width = std::to_string(data.threads).size();
+  // Column ruler: the last digit of each cell's first thread.
+  std::string ruler;
+  for (size_t column = 0; column < heatmap.cells.size(); ++column) {
+    ruler += static_cast<char>('0' + (column * heatmap.bucket) % 10);
+  }
+  text += fmt::format("  {:>{}}  {}\n", "", label_width, ruler);
+  for (size_t row = 0; row < heatmap.rows.size(); ++row) {
+    text += fmt::format("  {:>{}} |{}|\n", row * heatmap.bucket, label_width, heatmap.rows[row]);
+  }
+  return text;
+}
+
+std::string render_json(const Profile& profile, const ReportData& data) {
+  using nlohmann::json;
+  auto optional_integer = [&](const std::string& key) {
+    std::optional<int64_t> value = meta_integer(profile, key);
+    return value ? json(*value) : json(nullptr);
+  };
+  auto optional_text = [&](const std::string& key) {
+    std::string value = profile.meta_value(key);
+    return value.empty() ? json(nullptr) : json(value);
+  };
+  double duration = 0;
+  try {
+    duration = std::stod(profile.meta_value("duration_s"));
+  } catch (const std::exception&) {
+  }
+
+  json run = {
+      {"command", profile.meta_value("command")},
+      {"args", parse_args(profile.meta_value("args"))},
+      {"cwd", profile.meta_value("cwd")},
+      {"source", profile.meta_value("source")},
+      {"start_time", profile.meta_value("start_time")},
+      {"duration_s", duration},
+      {"exit_status", optional_integer("exit_status")},
+      {"exit_signal", optional_text("exit_signal")},
+      {"complete", profile.complete()},
+      {"incomplete_reason", optional_text("incomplete_reason")},
+      {"granularity", optional_integer("granularity")},
+      {"threads", data.threads},
+      {"topology", profile.meta_value("topology")},
+      {"hostname", profile.meta_value("hostname")},
+      {"weft_version", profile.meta_value("weft_version")},
+      {"dropped_events", optional_integer("dropped_events")},
+      {"dropped_sync_events", optional_integer("dropped_sync_events")},
+  };
+
+  json regions = json::array();
+  for (const RegionVolume& volume : data.top_regions) {
+    const RegionInfo& region = volume.region;
+    regions.push_back({{"name", region.name},
+                       {"kind", region.kind},
+                       {"function", region.function},
+                       {"file", region.file.empty() ? json(nullptr) : json(region.file)},
+                       {"line", region.first_line == 0 ? json(nullptr) : json(region.first_line)},
+                       {"raw", volume.raw},
+                       {"rar", volume.rar}});
+  }
+  json pairs = json::array();
+  for (const ThreadPair& pair : data.top_pairs) {
+    pairs.push_back(
+        {{"writer", pair.writer}, {"reader", pair.reader}, {"raw", pair.raw}, {"rar", pair.rar}});
+  }
+  json heatmap = {{"kind", "raw"},
+                  {"bucket", data.heatmap.bucket},
+                  {"max", data.heatmap.max},
+                  {"ramp", kHeatmapRamp},
+                  {"cells", data.heatmap.cells},
+                  {"rows", data.heatmap.rows}};
+
+  json report = {{"profile", profile.path()},
+                 {"run", std::move(run)},
+                 {"top_regions", std::move(regions)},
+                 {"top_pairs", std::move(pairs)},
+                 {"heatmap", std::move(heatmap)}};
+  return report.dump(2) + "\n";
+}
+
+}  // namespace
+
+Heatmap make_heatmap(const CommunicationMatrix& matrix, size_t max_columns) {
+  Heatmap heatmap;
+  const size_t threads = matrix.size();
+  max_columns = std::max<size_t>(max_columns, 1);
+  heatmap.bucket = threads <= max_columns ? 1 : (threads + max_columns - 1) / max_columns;
+  const size_t cells = (threads + heatmap.bucket - 1) / heatmap.bucket;
+  heatmap.cells.assign(cells, std::vector<uint64_t>(cells, 0));
+  for (size_t writer = 0; writer < threads; ++writer) {
+    for (size_t reader = 0; reader < threads; ++reader) {
+      heatmap.cells[writer / heatmap.bucket][reader / heatmap.bucket] += matrix[writer][reader];
+    }
+  }
+  for (const auto& row : heatmap.cells) {
+    for (uint64_t value : row) heatmap.max = std::max(heatmap.max, value);
+  }
+
+  const size_t top_level = std::char_traits<char>::length(kHeatmapRamp) - 1;
+  for (const auto& row : heatmap.cells) {
+    std::string line;
+    for (uint64_t value : row) {
+      size_t level = 0;
+      if (value > 0) {
+        double scaled = std::ceil(static_cast<double>(value) * static_cast<double>(top_level) /
+                                  static_cast<double>(heatmap.max));
+        level = std::clamp<size_t>(static_cast<size_t>(scaled), 1, top_level);
+      }
+      line += kHeatmapRamp[level];
+    }
+    heatmap.rows.push_back(std::move(line));
+  }
+  return heatmap;
+}
+
+std::string render_report(const Profile& profile, const ReportOptions& options) {
+  if (options.format == OutputFormat::Csv) {
+    throw ViewError("the report has no csv format; use --format table or json");
+  }
+  ReportData data = gather(profile, options.top);
+  if (options.format == OutputFormat::Json) return render_json(profile, data);
+  return render_table(profile, data);
+}
+
+}  // namespace weft

@@ -1,0 +1,22 @@
+// What every view shares: the output formats of `--format` and the error a
+// view raises for options it cannot honour.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+
+namespace weft {
+
+enum class OutputFormat { Table, Csv, Json };
+
+const char* output_format_name(OutputFormat format);  // "table", "csv", "json"
+std::optional<OutputFormat> parse_output_format(std::string_view name);
+
+// A request a view cannot serve (e.g. CSV for the report). what() is one line.
+class ViewError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace weft

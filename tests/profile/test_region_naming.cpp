@@ -1,0 +1,51 @@
+#include <gtest/gtest.h>
+
+#include "profile/region_naming.h"
+
+namespace weft {
+namespace {
+
+TEST(RegionNaming, RecognisesOutlinedOpenMpBodies) {
+  EXPECT_TRUE(is_omp_outlined("foo._omp_fn.0"));
+  EXPECT_TRUE(is_omp_outlined("foo(int) (._omp_fn.12)"));
+  EXPECT_TRUE(is_omp_outlined(".omp_outlined."));
+  EXPECT_TRUE(is_omp_outlined(".omp_outlined._debug__"));
+  EXPECT_TRUE(is_omp_outlined("foo.omp_outlined"));
+  EXPECT_TRUE(is_omp_outlined("__omp_outlined__3"));
+  EXPECT_FALSE(is_omp_outlined("main"));
+  EXPECT_FALSE(is_omp_outlined("omp_fn_user(int)"));
+
+  EXPECT_TRUE(is_anonymous_omp_outlined(".omp_outlined."));
+  EXPECT_FALSE(is_anonymous_omp_outlined("foo._omp_fn.0"));
+}
+
+TEST(RegionNaming, ParentOfOutlinedBody) {
+  EXPECT_EQ(omp_parent_function("foo._omp_fn.0"), "foo");
+  EXPECT_EQ(omp_parent_function("ns::foo(int) (._omp_fn.3)"), "ns::foo(int)");
+  EXPECT_EQ(omp_parent_function("foo(int) (.omp_outlined)"), "foo(int)");
+  EXPECT_EQ(omp_parent_function("foo.omp_outlined"), "foo");
+  EXPECT_EQ(omp_parent_function(".omp_outlined."), "");
+  EXPECT_EQ(omp_parent_function("main"), "");
+}
+
+TEST(RegionNaming, BaseNameDropsParametersAndReturnType) {
+  EXPECT_EQ(function_base_name("main"), "main");
+  EXPECT_EQ(function_base_name("foo(int)"), "foo");
+  EXPECT_EQ(function_base_name("ns::Grid<int>::step(int, double) const"), "ns::Grid<int>::step");
+  EXPECT_EQ(function_base_name("void ns::apply<void (*)(int)>(void (*)(int))"),
+            "ns::apply<void (*)(int)>");
+  EXPECT_EQ(function_base_name("(anonymous namespace)::worker(void*)"),
+            "(anonymous namespace)::worker");
+  EXPECT_EQ(function_base_name("foo(int) (._omp_fn.0)"), "foo");
+  EXPECT_EQ(function_base_name("foo(int) [clone .constprop.0]"), "foo");
+  EXPECT_EQ(function_base_name("operator new(unsigned long)"), "operator new");
+  EXPECT_EQ(function_base_name("??"), "??");
+}
+
+TEST(RegionNaming, Basename) {
+  EXPECT_EQ(path_basename("/a/b/c.cpp"), "c.cpp");
+  EXPECT_EQ(path_basename("c.cpp"), "c.cpp");
+}
+
+}  // namespace
+}  // namespace weft
