@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "profile/region_naming.h"
@@ -270,6 +271,8 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
     }
   }
   regions.finish();
+  std::unordered_map<uint64_t, int64_t> region_id_of_pc;
+  for (const auto& [pc, name] : region_of_pc) region_id_of_pc[pc] = regions.id_of(name);
 
   ProfileFile file(path);
   file.write([&](const sqlite::Database& db) {
@@ -309,7 +312,7 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
       }
       insert_location.run(pc, module_id, location.module_offset, location.function,
                           unless_empty(location.file), unless_zero(location.line),
-                          unless_zero(location.column), regions.id_of(region_of_pc[pc]));
+                          unless_zero(location.column), region_id_of_pc.at(pc));
       for (size_t depth = 0; depth < location.frames.size(); ++depth) {
         const InlineFrame& frame = location.frames[depth];
         insert_frame.run(pc, depth, frame.function, unless_empty(frame.file),
@@ -340,7 +343,7 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
     // Sparse matrices per region: (region, kind, writer, reader) -> count.
     std::map<std::tuple<int64_t, MatrixKind, uint32_t, uint32_t>, uint64_t> entries;
     for (const PcCommunication& c : capture.communication) {
-      int64_t region = regions.id_of(region_of_pc[c.pc]);
+      int64_t region = region_id_of_pc.at(c.pc);
       if (c.comm != 0) entries[{region, MatrixKind::Raw, c.peer, c.thread}] += c.comm;
       if (c.reuse != 0) entries[{region, MatrixKind::Rar, c.peer, c.thread}] += c.reuse;
       if (c.inval != 0) entries[{region, MatrixKind::Inval, c.thread, c.peer}] += c.inval;

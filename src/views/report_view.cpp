@@ -152,10 +152,10 @@ std::string render_table(const Profile& profile, const ReportData& data) {
     text += "  no communication recorded\n";
   } else {
     using A = TextTable::Align;
-    TextTable pairs({A::Right, A::Left, A::Right, A::Right, A::Right});
-    pairs.add_row({"writer", "", "reader", "raw", "rar"});
+    TextTable pairs({A::Left, A::Right, A::Right});
+    pairs.add_row({"writer -> reader", "raw", "rar"});
     for (const ThreadPair& pair : data.top_pairs) {
-      pairs.add_row({std::to_string(pair.writer), "->", std::to_string(pair.reader),
+      pairs.add_row({fmt::format("{:>6} -> {}", pair.writer, pair.reader),
                      std::to_string(pair.raw), std::to_string(pair.rar)});
     }
     text += pairs.render("  ");
@@ -244,7 +244,7 @@ std::string render_json(const Profile& profile, const ReportData& data) {
                  {"top_regions", std::move(regions)},
                  {"top_pairs", std::move(pairs)},
                  {"heatmap", std::move(heatmap)}};
-  return report.dump(2) + "\n";
+  return report.dump() + "\n";
 }
 
 }  // namespace

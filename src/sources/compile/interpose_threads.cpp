@@ -33,6 +33,10 @@ void* thread_trampoline(void* p) {
   return args.routine(args.arg);  // the exit is noted by a key destructor
 }
 
+// Locks and barriers taken inside libgomp, libomp or libc are not the
+// program's synchronization: only calls from instrumented code are logged.
+bool from_program(uint64_t pc) { return g_runtime && is_instrumented_pc(pc); }
+
 int64_t weft_id_of(pthread_t thread) {
   const uint32_t n = g_runtime->next_tid.load();
   for (uint32_t i = 0; i < n && i < kJoinTableSize; ++i)
@@ -76,8 +80,8 @@ WEFT_EXPORT int pthread_join(pthread_t thread, void** result) {
 WEFT_EXPORT int pthread_barrier_wait(pthread_barrier_t* barrier) {
   using Fn = int (*)(pthread_barrier_t*);
   static Fn next = real<Fn>("pthread_barrier_wait");
-  if (!g_runtime) return next(barrier);
   const uint64_t pc = WEFT_CALLER_PC;
+  if (!from_program(pc)) return next(barrier);
   record_sync(SyncKind::BarrierEnter, pc, reinterpret_cast<uint64_t>(barrier));
   const int rc = next(barrier);
   record_sync(SyncKind::BarrierLeave, pc, reinterpret_cast<uint64_t>(barrier));
@@ -88,7 +92,7 @@ WEFT_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex) {
   using Fn = int (*)(pthread_mutex_t*);
   static Fn next = real<Fn>("pthread_mutex_lock");
   const int rc = next(mutex);
-  if (rc == 0 && g_runtime)
+  if (rc == 0 && from_program(WEFT_CALLER_PC))
     record_sync(SyncKind::MutexLock, WEFT_CALLER_PC, reinterpret_cast<uint64_t>(mutex));
   return rc;
 }
@@ -97,7 +101,7 @@ WEFT_EXPORT int pthread_mutex_trylock(pthread_mutex_t* mutex) {
   using Fn = int (*)(pthread_mutex_t*);
   static Fn next = real<Fn>("pthread_mutex_trylock");
   const int rc = next(mutex);
-  if (rc == 0 && g_runtime)
+  if (rc == 0 && from_program(WEFT_CALLER_PC))
     record_sync(SyncKind::MutexLock, WEFT_CALLER_PC, reinterpret_cast<uint64_t>(mutex));
   return rc;
 }
@@ -105,7 +109,7 @@ WEFT_EXPORT int pthread_mutex_trylock(pthread_mutex_t* mutex) {
 WEFT_EXPORT int pthread_mutex_unlock(pthread_mutex_t* mutex) {
   using Fn = int (*)(pthread_mutex_t*);
   static Fn next = real<Fn>("pthread_mutex_unlock");
-  if (g_runtime)
+  if (from_program(WEFT_CALLER_PC))
     record_sync(SyncKind::MutexUnlock, WEFT_CALLER_PC, reinterpret_cast<uint64_t>(mutex));
   return next(mutex);
 }

@@ -24,20 +24,34 @@ void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void* codeptr) {
   record_sync(SyncKind::OmpParallelEnd, pc_of(codeptr), 0);
 }
 
+// libomp 14 reports the barrier closing a parallel region as the deprecated
+// generic "implicit barrier"; newer ones as barrier_implicit_parallel. The
+// closing barrier is therefore noted at the end of the implicit task unless
+// the specific kind was already seen for this task.
+thread_local bool t_closing_barrier_seen WEFT_INITIAL_EXEC = false;
+
 void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*,
                       unsigned team_size, unsigned index, int flags) {
-  if (endpoint == ompt_scope_begin && (flags & ompt_task_implicit))
+  if (!(flags & ompt_task_implicit)) return;
+  if (endpoint == ompt_scope_begin) {
+    t_closing_barrier_seen = false;
     record_sync(SyncKind::OmpImplicitTaskBegin, 0, 0, team_size, index);
+  } else if (endpoint == ompt_scope_end && !t_closing_barrier_seen) {
+    record_sync(SyncKind::OmpImplicitBarrier, 0, 0, team_size, index);
+  }
 }
 
 void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
                     ompt_data_t*, const void* codeptr) {
   switch (kind) {
+    case ompt_sync_region_barrier_implicit:  // libomp 14's join barrier
     case ompt_sync_region_barrier_implicit_parallel:
-      if (endpoint == ompt_scope_begin) record_sync(SyncKind::OmpImplicitBarrier, pc_of(codeptr), 0);
+      if (endpoint == ompt_scope_begin) {
+        t_closing_barrier_seen = true;
+        record_sync(SyncKind::OmpImplicitBarrier, pc_of(codeptr), 0);
+      }
       break;
     case ompt_sync_region_barrier:
-    case ompt_sync_region_barrier_implicit:
     case ompt_sync_region_barrier_explicit:
     case ompt_sync_region_barrier_implementation:
     case ompt_sync_region_barrier_implicit_workshare:
