@@ -259,8 +259,7 @@ std::vector<RegionVolume> Profile::region_volumes() const {
   });
 }
 
-CommunicationMatrix Profile::matrix(const std::vector<int64_t>& region_ids,
-                                    MatrixKind kind) const {
+CommunicationMatrix Profile::matrix(const std::vector<int64_t>& region_ids, MatrixKind kind) const {
   const uint32_t threads = impl_->thread_count;
   CommunicationMatrix matrix(threads, std::vector<uint64_t>(threads, 0));
   auto accumulate = [&](sqlite::Statement& query) {

@@ -44,8 +44,8 @@ struct RegionInfo {
   int64_t id = 0;
   std::string kind;  // function | omp_parallel | loop | section
   std::string name;
-  std::string function;  // for an omp_parallel region, the function it was outlined from
-  std::string file;      // empty when unknown
+  std::string function;     // for an omp_parallel region, the function it was outlined from
+  std::string file;         // empty when unknown
   uint32_t first_line = 0;  // 0 when unknown
   uint32_t last_line = 0;
   std::optional<int64_t> parent_id;
@@ -73,7 +73,7 @@ class Profile {
 
   const std::map<std::string, std::string>& meta() const;
   std::string meta_value(const std::string& key) const;  // "" when absent
-  bool complete() const;  // meta complete == 1
+  bool complete() const;                                 // meta complete == 1
 
   std::vector<ThreadInfo> threads() const;  // by id
   // T of the matrices: covers every thread in `threads` and every thread

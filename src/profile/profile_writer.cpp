@@ -94,8 +94,8 @@ class RegionBuilder {
     std::string name = location.function;
     if (outlined && is_anonymous_omp_outlined(location.function)) {
       // Every clang outlined body has the same name; its position tells them apart.
-      uint32_t line = location.function_decl_line != 0 ? location.function_decl_line
-                                                       : outermost.line;
+      uint32_t line =
+          location.function_decl_line != 0 ? location.function_decl_line : outermost.line;
       if (!outermost.file.empty() && line != 0) {
         name += "@" + std::string(path_basename(outermost.file)) + ":" + std::to_string(line);
       }
@@ -235,8 +235,8 @@ std::set<uint64_t> referenced_pcs(const RunCapture& capture) {
   for (const PcCommunication& entry : capture.communication) pcs.insert(entry.pc);
   for (const SyncRecord& event : capture.sync) {
     if (event.pc != 0) pcs.insert(event.pc);
-    bool outlined_object = event.kind == SyncKind::OmpParallelBegin ||
-                           event.kind == SyncKind::OmpImplicitTaskBegin;
+    bool outlined_object =
+        event.kind == SyncKind::OmpParallelBegin || event.kind == SyncKind::OmpImplicitTaskBegin;
     if (outlined_object && event.object != 0) pcs.insert(event.object);
   }
   for (const ThreadRecord& thread : capture.threads) {

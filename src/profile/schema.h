@@ -15,7 +15,7 @@ inline constexpr int kProfileSchemaVersion = 1;
 inline constexpr int kProfileApplicationId = 0x77656674;
 
 inline constexpr std::array<std::string_view, 9> kProfileTables = {
-    "meta",    "threads",        "modules",        "code_locations", "inline_frames",
+    "meta",    "threads",        "modules",          "code_locations", "inline_frames",
     "regions", "matrix_entries", "pc_communication", "sync_events"};
 
 inline constexpr const char* kProfileSchemaSql = R"sql(

@@ -135,8 +135,9 @@ const ElfLayout* ModuleMap::layout(const std::string& path) const {
 }
 
 std::optional<ModuleAddress> ModuleMap::resolve(uint64_t pc) const {
-  auto after = std::upper_bound(mappings_.begin(), mappings_.end(), pc,
-                                [](uint64_t value, const MemoryMapping& m) { return value < m.start; });
+  auto after =
+      std::upper_bound(mappings_.begin(), mappings_.end(), pc,
+                       [](uint64_t value, const MemoryMapping& m) { return value < m.start; });
   if (after == mappings_.begin()) return std::nullopt;
   const MemoryMapping& mapping = *std::prev(after);
   if (pc >= mapping.end || mapping.path.empty()) return std::nullopt;

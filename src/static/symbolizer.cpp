@@ -78,6 +78,11 @@ CodeLocation Symbolizer::symbolize_module_offset(const std::string& module,
     frame.column = info.Column;
     location.frames.push_back(std::move(frame));
   }
+  // LLVM answers with one empty frame when it knows nothing.
+  if (location.frames.size() == 1 && location.frames[0].function == kUnknownFunction &&
+      location.frames[0].file.empty()) {
+    location.frames.clear();
+  }
   if (location.frames.empty()) return location;
 
   const InlineFrame& innermost = location.frames.front();

@@ -115,13 +115,12 @@ const char* axes(CommKind kind) {
 
 std::string render_table(const Profile& profile, const CommOptions& options,
                          const SelectedMatrix& matrix) {
-  std::string text =
-      fmt::format("{}: {} in {}; {}\n", comm_kind_name(options.kind), describe(options.kind),
-                  options.region ? "region " + *options.region : "the whole program",
-                  axes(options.kind));
+  std::string text = fmt::format(
+      "{}: {} in {}; {}\n", comm_kind_name(options.kind), describe(options.kind),
+      options.region ? "region " + *options.region : "the whole program", axes(options.kind));
   if (!profile.complete()) {
-    text += fmt::format("warning: INCOMPLETE profile ({})\n",
-                        profile.meta_value("incomplete_reason"));
+    text +=
+        fmt::format("warning: INCOMPLETE profile ({})\n", profile.meta_value("incomplete_reason"));
   }
   const size_t threads = matrix.size();
   if (threads == 0) return text + "no threads recorded\n";
@@ -140,7 +139,8 @@ std::string render_table(const Profile& profile, const CommOptions& options,
     table.add_row(std::move(row));
   }
   std::vector<std::string> totals{"total"};
-  for (size_t reader = 0; reader < threads; ++reader) totals.push_back(matrix.format(matrix.column_sums(reader)));
+  for (size_t reader = 0; reader < threads; ++reader)
+    totals.push_back(matrix.format(matrix.column_sums(reader)));
   totals.push_back(matrix.format(matrix.all_sums()));
   table.add_row(std::move(totals));
   return text + table.render();

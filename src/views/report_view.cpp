@@ -34,10 +34,9 @@ ReportData gather(const Profile& profile, size_t top) {
   for (RegionVolume& volume : profile.region_volumes()) {
     if (volume.raw + volume.rar > 0) data.top_regions.push_back(std::move(volume));
   }
-  std::stable_sort(data.top_regions.begin(), data.top_regions.end(),
-                   [](const RegionVolume& a, const RegionVolume& b) {
-                     return a.raw + a.rar > b.raw + b.rar;
-                   });
+  std::stable_sort(
+      data.top_regions.begin(), data.top_regions.end(),
+      [](const RegionVolume& a, const RegionVolume& b) { return a.raw + a.rar > b.raw + b.rar; });
   if (data.top_regions.size() > top) data.top_regions.resize(top);
 
   CommunicationMatrix raw = profile.matrix({}, MatrixKind::Raw);
@@ -48,10 +47,9 @@ ReportData gather(const Profile& profile, size_t top) {
       if (pair.raw + pair.rar > 0) data.top_pairs.push_back(pair);
     }
   }
-  std::stable_sort(data.top_pairs.begin(), data.top_pairs.end(),
-                   [](const ThreadPair& a, const ThreadPair& b) {
-                     return a.raw + a.rar > b.raw + b.rar;
-                   });
+  std::stable_sort(
+      data.top_pairs.begin(), data.top_pairs.end(),
+      [](const ThreadPair& a, const ThreadPair& b) { return a.raw + a.rar > b.raw + b.rar; });
   if (data.top_pairs.size() > top) data.top_pairs.resize(top);
 
   data.heatmap = make_heatmap(raw);
@@ -155,8 +153,8 @@ std::string render_table(const Profile& profile, const ReportData& data) {
     TextTable pairs({A::Left, A::Right, A::Right});
     pairs.add_row({"writer -> reader", "raw", "rar"});
     for (const ThreadPair& pair : data.top_pairs) {
-      pairs.add_row({fmt::format("{:>6} -> {}", pair.writer, pair.reader),
-                     std::to_string(pair.raw), std::to_string(pair.rar)});
+      pairs.add_row({fmt::format("{:>6} -> {}", pair.writer, pair.reader), std::to_string(pair.raw),
+                     std::to_string(pair.rar)});
     }
     text += pairs.render("  ");
   }
@@ -165,8 +163,8 @@ std::string render_table(const Profile& profile, const ReportData& data) {
   if (heatmap.max == 0) return text;
   text += fmt::format(
       "\nWhole-program raw communication (rows = writers, columns = readers{}; '{}' up to {})\n",
-      heatmap.bucket > 1 ? fmt::format(", {} threads per cell", heatmap.bucket) : "",
-      kHeatmapRamp, heatmap.max);
+      heatmap.bucket > 1 ? fmt::format(", {} threads per cell", heatmap.bucket) : "", kHeatmapRamp,
+      heatmap.max);
   const size_t label_width = std::to_string(data.threads).size();
   // Column ruler: the last digit of each cell's first thread.
   std::string ruler;
@@ -232,12 +230,9 @@ std::string render_json(const Profile& profile, const ReportData& data) {
     pairs.push_back(
         {{"writer", pair.writer}, {"reader", pair.reader}, {"raw", pair.raw}, {"rar", pair.rar}});
   }
-  json heatmap = {{"kind", "raw"},
-                  {"bucket", data.heatmap.bucket},
-                  {"max", data.heatmap.max},
-                  {"ramp", kHeatmapRamp},
-                  {"cells", data.heatmap.cells},
-                  {"rows", data.heatmap.rows}};
+  json heatmap = {
+      {"kind", "raw"},        {"bucket", data.heatmap.bucket}, {"max", data.heatmap.max},
+      {"ramp", kHeatmapRamp}, {"cells", data.heatmap.cells},   {"rows", data.heatmap.rows}};
 
   json report = {{"profile", profile.path()},
                  {"run", std::move(run)},

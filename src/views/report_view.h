@@ -24,10 +24,10 @@ std::string render_report(const Profile& profile, const ReportOptions& options);
 // A matrix shrunk to at most max_columns x max_columns cells by summing
 // square blocks of `bucket` threads, drawn one character per cell.
 struct Heatmap {
-  size_t bucket = 1;                  // threads per cell along each axis
-  uint64_t max = 0;                   // largest cell
-  CommunicationMatrix cells;          // [writer bucket][reader bucket]
-  std::vector<std::string> rows;      // one string per writer bucket
+  size_t bucket = 1;              // threads per cell along each axis
+  uint64_t max = 0;               // largest cell
+  CommunicationMatrix cells;      // [writer bucket][reader bucket]
+  std::vector<std::string> rows;  // one string per writer bucket
 };
 
 // The ramp, from zero to the largest cell; any non-zero cell is at least '.'.

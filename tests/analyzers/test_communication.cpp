@@ -133,7 +133,11 @@ INSTANTIATE_TEST_SUITE_P(
                       RandomCase{64, 8, 20000, 3}, RandomCase{4096, 8, 5000, 4},
                       RandomCase{8, 46, 30000, 5}, RandomCase{8, 47, 30000, 6},
                       RandomCase{64, 100, 40000, 7}, RandomCase{8, 300, 40000, 8},
-                      RandomCase{16, 1024, 60000, 9}, RandomCase{64, 2, 20000, 10}));
+                      RandomCase{16, 1024, 60000, 9}, RandomCase{64, 2, 20000, 10}),
+    [](const ::testing::TestParamInfo<RandomCase>& info) {
+      return "g" + std::to_string(info.param.granularity) + "_t" +
+             std::to_string(info.param.threads) + "_seed" + std::to_string(info.param.seed);
+    });
 
 TEST(CommunicationAnalyzer, AttachRefusesThreadsBeyondTheLimit) {
   CommunicationConfig config;

@@ -283,6 +283,8 @@ struct Case {
   }
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
+
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const Example& ex : examples())

@@ -55,8 +55,8 @@ TEST(ModuleMap, ParsesEveryKindOfLine) {
   EXPECT_EQ(map.mappings()[3].path, "/tmp/dir with space/lib x.so");
   EXPECT_EQ(map.mappings()[3].file_offset, 0x2000u);
 
-  EXPECT_FALSE(map.resolve(0x1000));     // below every mapping
-  EXPECT_FALSE(map.resolve(0x452000));   // end is exclusive
+  EXPECT_FALSE(map.resolve(0x1000));      // below every mapping
+  EXPECT_FALSE(map.resolve(0x452000));    // end is exclusive
   EXPECT_FALSE(map.resolve(0x7ffe0010));  // anonymous memory
   auto vdso = map.resolve(0x7ffd1010);
   ASSERT_TRUE(vdso);
@@ -105,8 +105,8 @@ TEST(ModuleMap, ElfAddressDoesNotDependOnLoadAddress) {
                 static_cast<unsigned long>(fake_start + 0x10000000),
                 static_cast<unsigned long>(page_offset), address->module.c_str());
   ModuleMap moved = ModuleMap::parse(line);
-  uint64_t moved_pc = fake_start + (address->module_offset - text->vaddr) + text->offset -
-                      page_offset;
+  uint64_t moved_pc =
+      fake_start + (address->module_offset - text->vaddr) + text->offset - page_offset;
   auto moved_address = moved.resolve(moved_pc);
   ASSERT_TRUE(moved_address);
   EXPECT_TRUE(moved_address->in_elf);

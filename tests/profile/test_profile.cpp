@@ -71,12 +71,27 @@ RunCapture sample_capture() {
   capture.dropped_sync_events = 1;
   capture.process_maps = read_file("/proc/self/maps");
   capture.threads = {
-      {.id = 0, .os_tid = 100, .parent = -1, .start_routine = 0, .start_ns = 10, .end_ns = 90,
+      {.id = 0,
+       .os_tid = 100,
+       .parent = -1,
+       .start_routine = 0,
+       .start_ns = 10,
+       .end_ns = 90,
        .basic_blocks = 1000},
-      {.id = 1, .os_tid = 101, .parent = 0, .start_routine = kThreadBodyPc, .start_ns = 20,
-       .end_ns = 80, .basic_blocks = 500},
-      {.id = 2, .os_tid = 102, .parent = 0, .start_routine = kThreadBodyPc, .start_ns = 25,
-       .end_ns = 0, .basic_blocks = 7},
+      {.id = 1,
+       .os_tid = 101,
+       .parent = 0,
+       .start_routine = kThreadBodyPc,
+       .start_ns = 20,
+       .end_ns = 80,
+       .basic_blocks = 500},
+      {.id = 2,
+       .os_tid = 102,
+       .parent = 0,
+       .start_routine = kThreadBodyPc,
+       .start_ns = 25,
+       .end_ns = 0,
+       .basic_blocks = 7},
   };
   capture.communication = {
       {.pc = kReaderPc, .thread = 1, .peer = 0, .comm = 5, .reuse = 7, .inval = 0},
@@ -246,23 +261,25 @@ TEST_F(ProfileTest, RoundTripSymbolization) {
   EXPECT_EQ(sql_value(path, "SELECT function" + where), "weft_test::reader(int const volatile*)");
   EXPECT_EQ(sql_value(path, "SELECT line" + where), std::to_string(weft_test::kReaderLine));
   EXPECT_TRUE(sql_value(path, "SELECT file" + where).ends_with("/test_profile.cpp"));
-  EXPECT_EQ(sql_value(path, "SELECT r.name FROM code_locations c JOIN regions r"
-                            " ON r.id = c.region_id WHERE c.pc = " +
-                                std::to_string(kReaderPc)),
+  EXPECT_EQ(sql_value(path,
+                      "SELECT r.name FROM code_locations c JOIN regions r"
+                      " ON r.id = c.region_id WHERE c.pc = " +
+                          std::to_string(kReaderPc)),
             "weft_test::reader(int const volatile*)");
-  EXPECT_EQ(sql_value(path, "SELECT m.path FROM code_locations c JOIN modules m"
-                            " ON m.id = c.module_id WHERE c.pc = " +
-                                std::to_string(kReaderPc)),
+  EXPECT_EQ(sql_value(path,
+                      "SELECT m.path FROM code_locations c JOIN modules m"
+                      " ON m.id = c.module_id WHERE c.pc = " +
+                          std::to_string(kReaderPc)),
             self_path());
-  EXPECT_NE(sql_value(path, "SELECT build_id FROM modules WHERE path = '" + self_path() + "'"),
-            "");
+  EXPECT_NE(sql_value(path, "SELECT build_id FROM modules WHERE path = '" + self_path() + "'"), "");
   EXPECT_EQ(sql_value(path, "SELECT line FROM inline_frames WHERE depth = 0 AND pc = " +
                                 std::to_string(kWriterPc)),
             std::to_string(weft_test::kWriterLine));
   EXPECT_EQ(sql_value(path, "SELECT COUNT(*) FROM pc_communication"), "3");
   EXPECT_EQ(sql_value(path, "SELECT COUNT(*) FROM matrix_entries WHERE count = 0"), "0");
-  EXPECT_EQ(sql_value(path, "SELECT group_concat(kind) FROM (SELECT kind FROM sync_events"
-                            " ORDER BY time_ns)"),
+  EXPECT_EQ(sql_value(path,
+                      "SELECT group_concat(kind) FROM (SELECT kind FROM sync_events"
+                      " ORDER BY time_ns)"),
             "thread_create,thread_start,thread_join");
 }
 

@@ -97,14 +97,38 @@ class CommunicationAnalyzer {
   // beyond max_threads. Thread-safe.
   ThreadState* attach(uint32_t tid);
 
+  // The fast paths stay inline and frame-free: an access inside one granule
+  // whose shadow word says "this thread wrote it last" (a private re-read or
+  // re-write) returns after one directory load and one word load. Anything
+  // else goes to the out-of-line slow path.
   void read(ThreadState& t, uint64_t pc, uintptr_t addr, size_t size) {
+    if (__builtin_expect(((addr ^ (addr + size - 1)) >> granularity_log2_) == 0, 1)) {
+      if (const std::atomic<uint64_t>* word = shadow_.word_if_present(addr)) {
+        if ((word->load(std::memory_order_relaxed) & kWriterMask) == t.writer_tag) return;
+      }
+    }
+    read_slow(t, pc, addr, size);
+  }
+
+  void write(ThreadState& t, uint64_t pc, uintptr_t addr, size_t size) {
+    if (__builtin_expect(((addr ^ (addr + size - 1)) >> granularity_log2_) == 0, 1)) {
+      if (const std::atomic<uint64_t>* word = shadow_.word_if_present(addr)) {
+        if (word->load(std::memory_order_relaxed) == t.writer_tag) return;
+      }
+    }
+    write_slow(t, pc, addr, size);
+  }
+
+  __attribute__((noinline)) void read_slow(ThreadState& t, uint64_t pc, uintptr_t addr,
+                                           size_t size) {
     const unsigned g = granularity_log2_;
     uintptr_t first = addr >> g;
     const uintptr_t last = (addr + (size ? size : 1) - 1) >> g;
     for (; first <= last; ++first) read_granule(t, pc, first << g);
   }
 
-  void write(ThreadState& t, uint64_t pc, uintptr_t addr, size_t size) {
+  __attribute__((noinline)) void write_slow(ThreadState& t, uint64_t pc, uintptr_t addr,
+                                            size_t size) {
     const unsigned g = granularity_log2_;
     uintptr_t first = addr >> g;
     const uintptr_t last = (addr + (size ? size : 1) - 1) >> g;

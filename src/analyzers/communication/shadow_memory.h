@@ -36,6 +36,14 @@ class ShadowMemory {
     return base + ((addr & kChunkMask) >> granularity_log2_);
   }
 
+  // The word if its chunk exists (no allocation); nullptr otherwise.
+  const std::atomic<uint64_t>* word_if_present(uintptr_t addr) const {
+    const uintptr_t chunk = addr >> kChunkBits;
+    if (chunk >= kChunkCount) return nullptr;
+    const std::atomic<uint64_t>* base = directory_[chunk].load(std::memory_order_acquire);
+    return base ? base + ((addr & kChunkMask) >> granularity_log2_) : nullptr;
+  }
+
   size_t chunks_allocated() const { return chunks_allocated_.load(std::memory_order_relaxed); }
   size_t chunk_bytes() const { return chunk_bytes_; }
 

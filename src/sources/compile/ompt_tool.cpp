@@ -28,7 +28,7 @@ void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void* codeptr) {
 // generic "implicit barrier"; newer ones as barrier_implicit_parallel. The
 // closing barrier is therefore noted at the end of the implicit task unless
 // the specific kind was already seen for this task.
-thread_local bool t_closing_barrier_seen WEFT_INITIAL_EXEC = false;
+__thread bool t_closing_barrier_seen WEFT_INITIAL_EXEC = false;
 
 void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*,
                       unsigned team_size, unsigned index, int flags) {

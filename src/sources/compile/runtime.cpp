@@ -19,7 +19,8 @@
 namespace weft::rt {
 
 Runtime* g_runtime = nullptr;
-thread_local ThreadContext* t_context WEFT_INITIAL_EXEC = nullptr;
+CommunicationAnalyzer* g_communication = nullptr;
+__thread ThreadContext* t_context WEFT_INITIAL_EXEC = nullptr;
 
 namespace {
 
@@ -410,6 +411,7 @@ void initialize() {
   rt->contexts = static_cast<std::atomic<ThreadContext*>*>(
       reserve_zeroed(config.max_threads * sizeof(std::atomic<ThreadContext*>)));
   pthread_key_create(&g_thread_exit_key, on_thread_exit);
+  g_communication = rt->communication;
   g_runtime = rt;
 
   if (!t_context) start_thread(reserve_thread_id(), -1, 0);  // the main thread: id 0

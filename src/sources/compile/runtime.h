@@ -49,7 +49,10 @@ struct Runtime {
 
 // Null while the runtime is dormant (program not run under `weft record`).
 extern Runtime* g_runtime;
-extern thread_local ThreadContext* t_context WEFT_INITIAL_EXEC;
+// The analyzer, read once per access: kept apart from Runtime to save a load.
+extern CommunicationAnalyzer* g_communication;
+// __thread, not thread_local: no TLS wrapper call on the access path.
+extern __thread ThreadContext* t_context WEFT_INITIAL_EXEC;
 
 uint64_t now_ns();
 // One line on stderr, without allocation.
@@ -79,20 +82,20 @@ void register_instrumented_module(const void* address_inside);
 bool is_instrumented_pc(uint64_t pc);
 
 // The events of one access, fed to the analyzers.
-inline void on_read(uint64_t pc, const volatile void* addr, size_t size) {
+__attribute__((always_inline)) inline void on_read(uint64_t pc, const volatile void* addr, size_t size) {
   ThreadContext* t = current_thread();
   if (__builtin_expect(t == nullptr, 0)) return;
   auto* state = t->comm.load(std::memory_order_relaxed);
   if (__builtin_expect(state == nullptr, 0)) return;
-  g_runtime->communication->read(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
+  g_communication->read(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
 }
 
-inline void on_write(uint64_t pc, const volatile void* addr, size_t size) {
+__attribute__((always_inline)) inline void on_write(uint64_t pc, const volatile void* addr, size_t size) {
   ThreadContext* t = current_thread();
   if (__builtin_expect(t == nullptr, 0)) return;
   auto* state = t->comm.load(std::memory_order_relaxed);
   if (__builtin_expect(state == nullptr, 0)) return;
-  g_runtime->communication->write(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
+  g_communication->write(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
 }
 
 // Resolves the next definition of an interposed libc/libgomp function.
