@@ -33,7 +33,9 @@
 #define MAXT 16
 #define MAXN 8192
 
-typedef struct { _Alignas(64) double v; } slot_t;
+typedef struct {
+  _Alignas(64) double v;
+} slot_t;
 
 static _Alignas(64) double part[MAXT][MAXN];
 static _Alignas(64) double total[MAXN];
@@ -51,19 +53,16 @@ static void *worker(void *arg) {
   long C = N / T, lo = t * C, hi = lo + C;
   double check = 0.0;
   for (int r = 0; r < R; r++) {
-    for (long i = 0; i < N; i++)
-      part[t][i] = (double)((i * 7 + t * 3 + r) % 11);
+    for (long i = 0; i < N; i++) part[t][i] = (double)((i * 7 + t * 3 + r) % 11);
     pthread_barrier_wait(&barrier);
     for (long i = lo; i < hi; i++) {
       double s = 0.0;
-      for (int u = 0; u < T; u++)
-        s += part[u][i];
+      for (int u = 0; u < T; u++) s += part[u][i];
       total[i] = s;
     }
     pthread_barrier_wait(&barrier);
     double g = 0.0;
-    for (long i = 0; i < N; i++)
-      g += total[i];
+    for (long i = 0; i < N; i++) g += total[i];
     check += g;
     pthread_barrier_wait(&barrier);
   }
@@ -76,7 +75,8 @@ int main(int argc, char **argv) {
   long N = argc > 2 ? atol(argv[2]) : 1024;
   int R = argc > 3 ? atoi(argv[3]) : 4;
   if (T < 2 || T > MAXT || N < 8L * T || N > MAXN || N % (8L * T) != 0 || R < 1 || R > 65535) {
-    fprintf(stderr, "usage: %s [T 2..%d [N multiple of 8*T, <= %d [R 1..65535]]]\n", argv[0], MAXT, MAXN);
+    fprintf(stderr, "usage: %s [T 2..%d [N multiple of 8*T, <= %d [R 1..65535]]]\n", argv[0], MAXT,
+            MAXN);
     return 2;
   }
   pthread_barrier_init(&barrier, NULL, (unsigned)T);
@@ -88,11 +88,9 @@ int main(int argc, char **argv) {
     }
   }
   worker((void *)pack(0, T, R, N));
-  for (int i = 1; i < T; i++)
-    pthread_join(tid[i], NULL);
+  for (int i = 1; i < T; i++) pthread_join(tid[i], NULL);
   double sum = 0.0;
-  for (int i = 0; i < T; i++)
-    sum += result[i].v;
+  for (int i = 0; i < T; i++) sum += result[i].v;
   pthread_barrier_destroy(&barrier);
   printf("alltoall_pthreads T=%d N=%ld R=%d checksum=%.6f\n", T, N, R, sum);
   return 0;

@@ -41,14 +41,17 @@
 
 #define MAXT 8
 
-typedef struct { _Alignas(64) volatile long v; } padded_t;
+typedef struct {
+  _Alignas(64) volatile long v;
+} padded_t;
 
 static _Alignas(64) volatile long packed[MAXT]; /* exactly one 64-byte line */
 static padded_t padded[MAXT];
 static pthread_barrier_t barrier;
 
 static uintptr_t pack(int t, int T, int use_padded, int R, long K) {
-  return (uintptr_t)t | (uintptr_t)T << 8 | (uintptr_t)use_padded << 16 | (uintptr_t)R << 17 | (uintptr_t)K << 32;
+  return (uintptr_t)t | (uintptr_t)T << 8 | (uintptr_t)use_padded << 16 | (uintptr_t)R << 17 |
+         (uintptr_t)K << 32;
 }
 
 static void *worker(void *arg) {
@@ -61,8 +64,7 @@ static void *worker(void *arg) {
     for (int s = 0; s < T; s++) {
       pthread_barrier_wait(&barrier);
       if (s == t) {
-        for (long k = 0; k < K; k++)
-          *c = *c + 1;
+        for (long k = 0; k < K; k++) *c = *c + 1;
       }
     }
   }
@@ -75,8 +77,8 @@ int main(int argc, char **argv) {
   int R = argc > 3 ? atoi(argv[3]) : 100;
   long K = argc > 4 ? atol(argv[4]) : 1000;
   int use_padded = strcmp(mode, "padded") == 0;
-  if ((!use_padded && strcmp(mode, "packed") != 0) || T < 2 || T > MAXT || R < 1 || R > 32767 || K < 1 ||
-      K > 0x7fffffffL) {
+  if ((!use_padded && strcmp(mode, "packed") != 0) || T < 2 || T > MAXT || R < 1 || R > 32767 ||
+      K < 1 || K > 0x7fffffffL) {
     fprintf(stderr, "usage: %s [packed|padded [T 2..%d [R 1..32767 [K]]]]\n", argv[0], MAXT);
     return 2;
   }
@@ -89,13 +91,11 @@ int main(int argc, char **argv) {
     }
   }
   worker((void *)pack(0, T, use_padded, R, K));
-  for (int i = 1; i < T; i++)
-    pthread_join(tid[i], NULL);
+  for (int i = 1; i < T; i++) pthread_join(tid[i], NULL);
   long total = 0;
-  for (int i = 0; i < T; i++)
-    total += use_padded ? padded[i].v : packed[i];
+  for (int i = 0; i < T; i++) total += use_padded ? padded[i].v : packed[i];
   pthread_barrier_destroy(&barrier);
-  printf("false_sharing_pthreads %s T=%d R=%d K=%ld total=%ld\n", use_padded ? "padded" : "packed", T, R, K,
-         total);
+  printf("false_sharing_pthreads %s T=%d R=%d K=%ld total=%ld\n", use_padded ? "padded" : "packed",
+         T, R, K, total);
   return 0;
 }

@@ -37,7 +37,9 @@
 #error "IMB_N must be a multiple of 8"
 #endif
 
-typedef struct { _Alignas(64) double v; } slot_t;
+typedef struct {
+  _Alignas(64) double v;
+} slot_t;
 
 static _Alignas(64) double a[IMB_N];
 static _Alignas(64) double prefix[IMB_N];
@@ -54,16 +56,13 @@ int main(int argc, char **argv) {
   {
     const int t = omp_get_thread_num();
     double check = 0.0;
-    if (t == 0)
-      team_size = omp_get_num_threads();
+    if (t == 0) team_size = omp_get_num_threads();
 #pragma omp for schedule(static)
-    for (int i = 0; i < IMB_N; i++)
-      a[i] = (double)((i * 11) % 13) * 0.25;
+    for (int i = 0; i < IMB_N; i++) a[i] = (double)((i * 11) % 13) * 0.25;
 #pragma omp for schedule(static)
     for (int i = 0; i < IMB_N; i++) {
       double s = 0.0;
-      for (int j = 0; j <= i; j++)
-        s += a[j];
+      for (int j = 0; j <= i; j++) s += a[j];
       prefix[i] = s;
       check += s;
     }
@@ -74,8 +73,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   double sum = 0.0;
-  for (int i = 0; i < T; i++)
-    sum += result[i].v;
+  for (int i = 0; i < T; i++) sum += result[i].v;
   printf("imbalance_omp T=%d N=%d checksum=%.6f\n", T, IMB_N, sum);
   return 0;
 }

@@ -36,7 +36,9 @@
 #define MAXT 16
 #define MAXN 8192
 
-typedef struct { _Alignas(64) double v; } slot_t;
+typedef struct {
+  _Alignas(64) double v;
+} slot_t;
 
 static _Alignas(64) double out[MAXT][2][MAXN];
 static slot_t result[MAXT];
@@ -56,8 +58,7 @@ static void *stage(void *arg) {
     if (j >= 0 && j < K) {
       if (s == 0) {
         double *o = out[0][j & 1];
-        for (long i = 0; i < N; i++)
-          o[i] = (double)((i * 5 + j * 3) & 31);
+        for (long i = 0; i < N; i++) o[i] = (double)((i * 5 + j * 3) & 31);
         check += (double)j;
       } else if (s < T - 1) {
         const double *in = out[s - 1][j & 1];
@@ -71,8 +72,7 @@ static void *stage(void *arg) {
       } else {
         const double *in = out[s - 1][j & 1];
         double sum = 0.0;
-        for (long i = 0; i < N; i++)
-          sum += in[i];
+        for (long i = 0; i < N; i++) sum += in[i];
         check += sum;
       }
     }
@@ -87,7 +87,8 @@ int main(int argc, char **argv) {
   long N = argc > 2 ? atol(argv[2]) : 1024;
   int K = argc > 3 ? atoi(argv[3]) : 16;
   if (T < 2 || T > MAXT || N < 8 || N > MAXN || N % 8 != 0 || K < 1 || K > 65535) {
-    fprintf(stderr, "usage: %s [T 2..%d [N multiple of 8, <= %d [K 1..65535]]]\n", argv[0], MAXT, MAXN);
+    fprintf(stderr, "usage: %s [T 2..%d [N multiple of 8, <= %d [K 1..65535]]]\n", argv[0], MAXT,
+            MAXN);
     return 2;
   }
   pthread_barrier_init(&barrier, NULL, (unsigned)T);
@@ -99,11 +100,9 @@ int main(int argc, char **argv) {
     }
   }
   stage((void *)pack(0, T, K, N));
-  for (int i = 1; i < T; i++)
-    pthread_join(tid[i], NULL);
+  for (int i = 1; i < T; i++) pthread_join(tid[i], NULL);
   double total = 0.0;
-  for (int i = 0; i < T; i++)
-    total += result[i].v;
+  for (int i = 0; i < T; i++) total += result[i].v;
   pthread_barrier_destroy(&barrier);
   printf("pipeline_pthreads T=%d N=%ld K=%d checksum=%.6f\n", T, N, K, total);
   return 0;

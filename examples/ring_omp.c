@@ -43,7 +43,9 @@
 #error "RING_N must be a multiple of 8"
 #endif
 
-typedef struct { _Alignas(64) double v; } slot_t;
+typedef struct {
+  _Alignas(64) double v;
+} slot_t;
 
 static _Alignas(64) double block[MAXT][RING_N];
 static slot_t result[MAXT];
@@ -60,15 +62,12 @@ int main(int argc, char **argv) {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int u = (t + 1) % nt;
     double acc = 0.0;
-    if (t == 0)
-      team_size = nt;
+    if (t == 0) team_size = nt;
     for (int r = 0; r < RING_R; r++) {
-      for (long i = 0; i < RING_N; i++)
-        block[t][i] = (double)((i * 13 + t * 7 + r) & 15);
+      for (long i = 0; i < RING_N; i++) block[t][i] = (double)((i * 13 + t * 7 + r) & 15);
 #pragma omp barrier
       double s = 0.0;
-      for (long i = 0; i < RING_N; i++)
-        s += block[u][i];
+      for (long i = 0; i < RING_N; i++) s += block[u][i];
       double m = s / (double)RING_N, v = 0.0;
       for (long i = 0; i < RING_N; i++) {
         double d = block[u][i] - m;
@@ -84,8 +83,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   double total = 0.0;
-  for (int i = 0; i < T; i++)
-    total += result[i].v;
+  for (int i = 0; i < T; i++) total += result[i].v;
   printf("ring_omp T=%d N=%d R=%d checksum=%.6f\n", T, RING_N, RING_R, total);
   return 0;
 }

@@ -36,7 +36,9 @@
 #define MAXT 16
 #define MAXN 8192
 
-typedef struct { _Alignas(64) double v; } slot_t;
+typedef struct {
+  _Alignas(64) double v;
+} slot_t;
 
 static _Alignas(64) double block[MAXT][MAXN];
 static slot_t result[MAXT];
@@ -54,12 +56,10 @@ static void *worker(void *arg) {
   int u = (t + 1) % T;
   double acc = 0.0;
   for (int r = 0; r < R; r++) {
-    for (long i = 0; i < N; i++)
-      block[t][i] = (double)((i * 13 + t * 7 + r) & 15);
+    for (long i = 0; i < N; i++) block[t][i] = (double)((i * 13 + t * 7 + r) & 15);
     pthread_barrier_wait(&barrier);
     double s = 0.0;
-    for (long i = 0; i < N; i++)
-      s += block[u][i];
+    for (long i = 0; i < N; i++) s += block[u][i];
     double m = s / (double)N, v = 0.0;
     for (long i = 0; i < N; i++) {
       double d = block[u][i] - m;
@@ -77,7 +77,8 @@ int main(int argc, char **argv) {
   long N = argc > 2 ? atol(argv[2]) : 1024;
   int R = argc > 3 ? atoi(argv[3]) : 4;
   if (T < 2 || T > MAXT || N < 8 || N > MAXN || N % 8 != 0 || R < 1 || R > 65535) {
-    fprintf(stderr, "usage: %s [T 2..%d [N multiple of 8, <= %d [R 1..65535]]]\n", argv[0], MAXT, MAXN);
+    fprintf(stderr, "usage: %s [T 2..%d [N multiple of 8, <= %d [R 1..65535]]]\n", argv[0], MAXT,
+            MAXN);
     return 2;
   }
   pthread_barrier_init(&barrier, NULL, (unsigned)T);
@@ -89,11 +90,9 @@ int main(int argc, char **argv) {
     }
   }
   worker((void *)pack(0, T, R, N));
-  for (int i = 1; i < T; i++)
-    pthread_join(tid[i], NULL);
+  for (int i = 1; i < T; i++) pthread_join(tid[i], NULL);
   double total = 0.0;
-  for (int i = 0; i < T; i++)
-    total += result[i].v;
+  for (int i = 0; i < T; i++) total += result[i].v;
   pthread_barrier_destroy(&barrier);
   printf("ring_pthreads T=%d N=%ld R=%d checksum=%.6f\n", T, N, R, total);
   return 0;

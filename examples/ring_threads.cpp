@@ -66,7 +66,8 @@ struct alignas(64) Args {
 };
 
 Args pack(int t, int T, int R, long N) {
-  return Args{std::uint64_t(t) | std::uint64_t(T) << 8 | std::uint64_t(R) << 16 | std::uint64_t(N) << 32};
+  return Args{std::uint64_t(t) | std::uint64_t(T) << 8 | std::uint64_t(R) << 16 |
+              std::uint64_t(N) << 32};
 }
 
 void worker(std::uint64_t a) {
@@ -75,12 +76,10 @@ void worker(std::uint64_t a) {
   const int u = (t + 1) % T;
   double acc = 0.0;
   for (int r = 0; r < R; r++) {
-    for (long i = 0; i < N; i++)
-      block[t][i] = double((i * 13 + t * 7 + r) & 15);
+    for (long i = 0; i < N; i++) block[t][i] = double((i * 13 + t * 7 + r) & 15);
     pthread_barrier_wait(&barrier);
     double s = 0.0;
-    for (long i = 0; i < N; i++)
-      s += block[u][i];
+    for (long i = 0; i < N; i++) s += block[u][i];
     const double m = s / double(N);
     double v = 0.0;
     for (long i = 0; i < N; i++) {
@@ -100,8 +99,8 @@ int main(int argc, char** argv) {
   const long N = argc > 2 ? std::atol(argv[2]) : 1024;
   const int R = argc > 3 ? std::atoi(argv[3]) : 4;
   if (T < 2 || T > kMaxT || N < 8 || N > kMaxN || N % 8 != 0 || R < 1 || R > 65535) {
-    std::fprintf(stderr, "usage: %s [T 2..%d [N multiple of 8, <= %ld [R 1..65535]]]\n", argv[0], kMaxT,
-                 kMaxN);
+    std::fprintf(stderr, "usage: %s [T 2..%d [N multiple of 8, <= %ld [R 1..65535]]]\n", argv[0],
+                 kMaxT, kMaxN);
     return 2;
   }
   pthread_barrier_init(&barrier, nullptr, unsigned(T));
@@ -109,11 +108,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < T; i++)
     threads[i] = std::thread([](const Args& a) { worker(a.packed); }, pack(i, T, R, N));
   worker(pack(0, T, R, N).packed);
-  for (int i = 1; i < T; i++)
-    threads[i].join();
+  for (int i = 1; i < T; i++) threads[i].join();
   double total = 0.0;
-  for (int i = 0; i < T; i++)
-    total += result[i].v;
+  for (int i = 0; i < T; i++) total += result[i].v;
   pthread_barrier_destroy(&barrier);
   std::printf("ring_threads T=%d N=%ld R=%d checksum=%.6f\n", T, N, R, total);
   return 0;

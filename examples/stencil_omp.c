@@ -46,7 +46,9 @@
 #error "STENCIL_M must be a multiple of 8"
 #endif
 
-typedef struct { _Alignas(64) double v; } slot_t;
+typedef struct {
+  _Alignas(64) double v;
+} slot_t;
 
 static _Alignas(64) double A[STENCIL_H][STENCIL_M];
 static _Alignas(64) double B[STENCIL_H][STENCIL_M];
@@ -56,15 +58,15 @@ static int team_size; /* written and read by the main thread only */
 int main(int argc, char **argv) {
   int T = argc > 1 ? atoi(argv[1]) : 4;
   if (T < 2 || T > MAXT || STENCIL_H % T != 0 || STENCIL_H / T < 2) {
-    fprintf(stderr, "usage: %s [T 2..%d dividing %d into blocks of >= 2 rows]\n", argv[0], MAXT, STENCIL_H);
+    fprintf(stderr, "usage: %s [T 2..%d dividing %d into blocks of >= 2 rows]\n", argv[0], MAXT,
+            STENCIL_H);
     return 2;
   }
 #pragma omp parallel num_threads(T)
   {
     const int t = omp_get_thread_num();
     double check = 0.0;
-    if (t == 0)
-      team_size = omp_get_num_threads();
+    if (t == 0) team_size = omp_get_num_threads();
 #pragma omp for schedule(static)
     for (int r = 0; r < STENCIL_H; r++) {
       for (int c = 0; c < STENCIL_M; c++) {
@@ -74,12 +76,11 @@ int main(int argc, char **argv) {
       }
     }
     for (int s = 0; s < STENCIL_S; s++) {
-      double (*X)[STENCIL_M] = (s & 1) ? B : A;
-      double (*Y)[STENCIL_M] = (s & 1) ? A : B;
+      double(*X)[STENCIL_M] = (s & 1) ? B : A;
+      double(*Y)[STENCIL_M] = (s & 1) ? A : B;
 #pragma omp for schedule(static)
       for (int r = 0; r < STENCIL_H; r++) {
-        if (r == 0 || r == STENCIL_H - 1)
-          continue;
+        if (r == 0 || r == STENCIL_H - 1) continue;
         for (int c = 1; c < STENCIL_M - 1; c++) {
           double v = 0.25 * (X[r - 1][c] + X[r + 1][c] + X[r][c - 1] + X[r][c + 1]);
           Y[r][c] = v;
@@ -94,8 +95,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   double sum = 0.0;
-  for (int i = 0; i < T; i++)
-    sum += result[i].v;
-  printf("stencil_omp T=%d H=%d M=%d S=%d checksum=%.6f\n", T, STENCIL_H, STENCIL_M, STENCIL_S, sum);
+  for (int i = 0; i < T; i++) sum += result[i].v;
+  printf("stencil_omp T=%d H=%d M=%d S=%d checksum=%.6f\n", T, STENCIL_H, STENCIL_M, STENCIL_S,
+         sum);
   return 0;
 }

@@ -38,7 +38,9 @@
 #define MAXH 256
 #define MAXM 1024
 
-typedef struct { _Alignas(64) double v; } slot_t;
+typedef struct {
+  _Alignas(64) double v;
+} slot_t;
 
 static _Alignas(64) double A[MAXH][MAXM];
 static _Alignas(64) double B[MAXH][MAXM];
@@ -46,7 +48,8 @@ static slot_t result[MAXT];
 static pthread_barrier_t barrier;
 
 static uintptr_t pack(int t, int T, int S, int H, int M) {
-  return (uintptr_t)t | (uintptr_t)T << 8 | (uintptr_t)S << 16 | (uintptr_t)H << 32 | (uintptr_t)M << 48;
+  return (uintptr_t)t | (uintptr_t)T << 8 | (uintptr_t)S << 16 | (uintptr_t)H << 32 |
+         (uintptr_t)M << 48;
 }
 
 static void *worker(void *arg) {
@@ -65,8 +68,8 @@ static void *worker(void *arg) {
   pthread_barrier_wait(&barrier);
   double check = 0.0;
   for (int s = 0; s < S; s++) {
-    double (*X)[MAXM] = (s & 1) ? B : A;
-    double (*Y)[MAXM] = (s & 1) ? A : B;
+    double(*X)[MAXM] = (s & 1) ? B : A;
+    double(*Y)[MAXM] = (s & 1) ? A : B;
     for (int r = rlo; r < rhi; r++) {
       for (int c = 1; c < M - 1; c++) {
         double v = 0.25 * (X[r - 1][c] + X[r + 1][c] + X[r][c - 1] + X[r][c + 1]);
@@ -85,9 +88,10 @@ int main(int argc, char **argv) {
   int H = argc > 2 ? atoi(argv[2]) : 64;
   int M = argc > 3 ? atoi(argv[3]) : 256;
   int S = argc > 4 ? atoi(argv[4]) : 8;
-  if (T < 2 || T > MAXT || H > MAXH || H % T != 0 || H / T < 2 || M < 8 || M > MAXM || M % 8 != 0 || S < 1 ||
-      S > 65535) {
-    fprintf(stderr, "usage: %s [T 2..%d [H multiple of T, H/T >= 2, <= %d [M multiple of 8, <= %d [S]]]]\n",
+  if (T < 2 || T > MAXT || H > MAXH || H % T != 0 || H / T < 2 || M < 8 || M > MAXM || M % 8 != 0 ||
+      S < 1 || S > 65535) {
+    fprintf(stderr,
+            "usage: %s [T 2..%d [H multiple of T, H/T >= 2, <= %d [M multiple of 8, <= %d [S]]]]\n",
             argv[0], MAXT, MAXH, MAXM);
     return 2;
   }
@@ -100,11 +104,9 @@ int main(int argc, char **argv) {
     }
   }
   worker((void *)pack(0, T, S, H, M));
-  for (int i = 1; i < T; i++)
-    pthread_join(tid[i], NULL);
+  for (int i = 1; i < T; i++) pthread_join(tid[i], NULL);
   double sum = 0.0;
-  for (int i = 0; i < T; i++)
-    sum += result[i].v;
+  for (int i = 0; i < T; i++) sum += result[i].v;
   pthread_barrier_destroy(&barrier);
   printf("stencil_pthreads T=%d H=%d M=%d S=%d checksum=%.6f\n", T, H, M, S, sum);
   return 0;

@@ -102,6 +102,14 @@ std::optional<int64_t> meta_integer(const Profile& profile, const std::string& k
   return std::nullopt;
 }
 
+double meta_double(const Profile& profile, const std::string& key) {
+  try {
+    return std::stod(profile.meta_value(key));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 std::string render_table(const Profile& profile, const ReportData& data) {
   std::string command = profile.meta_value("command");
   for (const std::string& arg : parse_args(profile.meta_value("args"))) {
@@ -113,7 +121,7 @@ std::string render_table(const Profile& profile, const ReportData& data) {
   facts.add_row({"source", profile.meta_value("source")});
   facts.add_row({"started", fmt::format("{} on {}", profile.meta_value("start_time"),
                                         profile.meta_value("hostname"))});
-  facts.add_row({"duration", profile.meta_value("duration_s") + " s"});
+  facts.add_row({"duration", fmt::format("{:.3f} s", meta_double(profile, "duration_s"))});
   facts.add_row({"exit", exit_description(profile)});
   facts.add_row({"profile", profile.complete()
                                 ? std::string("complete")
@@ -188,11 +196,6 @@ std::string render_json(const Profile& profile, const ReportData& data) {
     std::string value = profile.meta_value(key);
     return value.empty() ? json(nullptr) : json(value);
   };
-  double duration = 0;
-  try {
-    duration = std::stod(profile.meta_value("duration_s"));
-  } catch (const std::exception&) {
-  }
 
   json run = {
       {"command", profile.meta_value("command")},
@@ -200,7 +203,7 @@ std::string render_json(const Profile& profile, const ReportData& data) {
       {"cwd", profile.meta_value("cwd")},
       {"source", profile.meta_value("source")},
       {"start_time", profile.meta_value("start_time")},
-      {"duration_s", duration},
+      {"duration_s", meta_double(profile, "duration_s")},
       {"exit_status", optional_integer("exit_status")},
       {"exit_signal", optional_text("exit_signal")},
       {"complete", profile.complete()},

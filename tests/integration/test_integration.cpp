@@ -238,8 +238,8 @@ constexpr long long kStencilOmpH = 48, kStencilOmpM = 256, kStencilOmpS = 8;
 constexpr long long kImbalanceOmpN = 1536;
 
 struct Example {
-  std::string label;     // test name part
-  std::string program;   // examples/<program>.<cc>.<opt>
+  std::string label;    // test name part
+  std::string program;  // examples/<program>.<cc>.<opt>
   std::vector<std::string> args;
   int threads;
   std::string output_prefix;  // what the program prints before its checksum
@@ -248,25 +248,65 @@ struct Example {
 
 const std::vector<Example>& examples() {
   static const std::vector<Example> list = {
-      {"ring_pthreads", "ring_pthreads", {"3", "256", "3"}, 3, "ring_pthreads T=3 N=256 R=3 ",
+      {"ring_pthreads",
+       "ring_pthreads",
+       {"3", "256", "3"},
+       3,
+       "ring_pthreads T=3 N=256 R=3 ",
        [](int g) { return ring(3, 256, 3, g, false); }},
-      {"ring_threads", "ring_threads", {"4", "128", "3"}, 4, "ring_threads T=4 N=128 R=3 ",
+      {"ring_threads",
+       "ring_threads",
+       {"4", "128", "3"},
+       4,
+       "ring_threads T=4 N=128 R=3 ",
        [](int g) { return ring(4, 128, 3, g, true); }},
-      {"ring_omp", "ring_omp", {"3"}, 3, "ring_omp T=3 N=1024 R=4 ",
+      {"ring_omp",
+       "ring_omp",
+       {"3"},
+       3,
+       "ring_omp T=3 N=1024 R=4 ",
        [](int g) { return ring(3, kRingOmpN, kRingOmpR, g, false); }},
-      {"pipeline_pthreads", "pipeline_pthreads", {"4", "128", "6"}, 4, "pipeline_pthreads T=4 N=128 K=6 ",
+      {"pipeline_pthreads",
+       "pipeline_pthreads",
+       {"4", "128", "6"},
+       4,
+       "pipeline_pthreads T=4 N=128 K=6 ",
        [](int g) { return pipeline(4, 128, 6, g); }},
-      {"alltoall_pthreads", "alltoall_pthreads", {"3", "240", "3"}, 3, "alltoall_pthreads T=3 N=240 R=3 ",
+      {"alltoall_pthreads",
+       "alltoall_pthreads",
+       {"3", "240", "3"},
+       3,
+       "alltoall_pthreads T=3 N=240 R=3 ",
        [](int g) { return alltoall(3, 240, 3, g); }},
-      {"stencil_pthreads", "stencil_pthreads", {"3", "12", "64", "4"}, 3, "stencil_pthreads T=3 H=12 M=64 S=4 ",
+      {"stencil_pthreads",
+       "stencil_pthreads",
+       {"3", "12", "64", "4"},
+       3,
+       "stencil_pthreads T=3 H=12 M=64 S=4 ",
        [](int g) { return stencil(3, 64, 4, g); }},
-      {"stencil_omp", "stencil_omp", {"4"}, 4, "stencil_omp T=4 H=48 M=256 S=8 ",
+      {"stencil_omp",
+       "stencil_omp",
+       {"4"},
+       4,
+       "stencil_omp T=4 H=48 M=256 S=8 ",
        [](int g) { return stencil(4, kStencilOmpM, kStencilOmpS, g); }},
-      {"false_sharing_packed", "false_sharing_pthreads", {"packed", "4", "5", "20"}, 4,
-       "false_sharing_pthreads packed T=4 R=5 K=20 ", [](int g) { return false_sharing(true, 4, 5, g); }},
-      {"false_sharing_padded", "false_sharing_pthreads", {"padded", "3", "4", "10"}, 3,
-       "false_sharing_pthreads padded T=3 R=4 K=10 ", [](int g) { return false_sharing(false, 3, 4, g); }},
-      {"imbalance_omp", "imbalance_omp", {"4"}, 4, "imbalance_omp T=4 N=1536 ",
+      {"false_sharing_packed",
+       "false_sharing_pthreads",
+       {"packed", "4", "5", "20"},
+       4,
+       "false_sharing_pthreads packed T=4 R=5 K=20 ",
+       [](int g) { return false_sharing(true, 4, 5, g); }},
+      {"false_sharing_padded",
+       "false_sharing_pthreads",
+       {"padded", "3", "4", "10"},
+       3,
+       "false_sharing_pthreads padded T=3 R=4 K=10 ",
+       [](int g) { return false_sharing(false, 3, 4, g); }},
+      {"imbalance_omp",
+       "imbalance_omp",
+       {"4"},
+       4,
+       "imbalance_omp T=4 N=1536 ",
        [](int g) { return imbalance(4, kImbalanceOmpN, g); }},
   };
   static_assert(kStencilOmpH % 4 == 0 && kImbalanceOmpN % (8 * 4) == 0);
@@ -324,8 +364,8 @@ void check_comm_json(const std::string& text, const std::string& kind, const Mat
   for (int w = 0; w < T; w++)
     for (int r = 0; r < T; r++)
       if (actual[w][r] != expected[w][r])
-        diff << "  " << kind << "[" << w << "][" << r << "]: expected " << expected[w][r] << ", got "
-             << actual[w][r] << "\n";
+        diff << "  " << kind << "[" << w << "][" << r << "]: expected " << expected[w][r]
+             << ", got " << actual[w][r] << "\n";
   EXPECT_TRUE(diff.str().empty()) << "mismatches (writer, reader):\n"
                                   << diff.str() << "expected:\n"
                                   << format_matrix(expected) << "actual:\n"
@@ -356,8 +396,14 @@ TEST_P(ExampleMatrices, ExactRawRarInval) {
       << nat.describe(native_cmd);
 
   const fs::path db = tmp.path / "out.db";
-  std::vector<std::string> record{weft_exe().string(), "record", "-o", db.string(), "--granularity",
-                                  std::to_string(c.granularity), "--", program.string()};
+  std::vector<std::string> record{weft_exe().string(),
+                                  "record",
+                                  "-o",
+                                  db.string(),
+                                  "--granularity",
+                                  std::to_string(c.granularity),
+                                  "--",
+                                  program.string()};
   record.insert(record.end(), ex.args.begin(), ex.args.end());
   const RunResult rec = run(record, tmp.path);
   ASSERT_EQ(rec.status, 0) << rec.describe(record);
@@ -367,9 +413,11 @@ TEST_P(ExampleMatrices, ExactRawRarInval) {
       << nat.out << rec.describe(record);
 
   const Expected x = ex.expected(c.granularity);
-  const std::pair<const char*, const Matrix*> kinds[] = {{"raw", &x.raw}, {"rar", &x.rar}, {"inval", &x.inval}};
+  const std::pair<const char*, const Matrix*> kinds[] = {
+      {"raw", &x.raw}, {"rar", &x.rar}, {"inval", &x.inval}};
   for (const auto& [kind, matrix] : kinds) {
-    std::vector<std::string> comm{weft_exe().string(), "comm", db.string(), "--kind", kind, "--format", "json"};
+    std::vector<std::string> comm{weft_exe().string(), "comm", db.string(), "--kind", kind,
+                                  "--format",          "json"};
     const RunResult q = run(comm, tmp.path);
     ASSERT_EQ(q.status, 0) << q.describe(comm);
     check_comm_json(q.out, kind, *matrix, c.name());
@@ -377,7 +425,9 @@ TEST_P(ExampleMatrices, ExactRawRarInval) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, ExampleMatrices, ::testing::ValuesIn(all_cases()),
-                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name(); });
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return info.param.name();
+                         });
 
 // ---- a Makefile project built with the wrappers --------------------------------
 
@@ -405,10 +455,12 @@ TEST_P(MakeProject, BuildsWithWrappersAndRunsOutsideRecord) {
   // The objects are instrumented and the programs link weft's runtime.
   for (const char* obj : {"main_omp.o", "work.o"}) {
     EXPECT_TRUE(file_contains(src / obj, "__tsan_func_entry")) << obj << " is not instrumented";
-    EXPECT_TRUE(file_contains(src / obj, "__sanitizer_cov_trace_pc")) << obj << " has no coverage hooks";
+    EXPECT_TRUE(file_contains(src / obj, "__sanitizer_cov_trace_pc"))
+        << obj << " has no coverage hooks";
   }
   for (const char* prog : {"hello_omp", "hello_mixed", "hello_cxx"})
-    EXPECT_TRUE(file_contains(src / prog, "libweft-rt.so")) << prog << " does not link weft's runtime";
+    EXPECT_TRUE(file_contains(src / prog, "libweft-rt.so"))
+        << prog << " does not link weft's runtime";
 
   // Run normally, not under weft record.
   const std::pair<const char*, const char*> programs[] = {
@@ -429,15 +481,17 @@ TEST_P(MakeProject, BuildsWithWrappersAndRunsOutsideRecord) {
   // the reverse, plus the main thread's read of thread 1's result slot.
   ASSERT_TRUE(fs::exists(weft_exe())) << weft_exe() << " is not built";
   const fs::path db = tmp.path / "hello.db";
-  const std::vector<std::string> record{weft_exe().string(), "record", "-o", db.string(), "--granularity", "8",
-                                        "--", (src / "hello_omp").string()};
+  const std::vector<std::string> record{
+      weft_exe().string(), "record", "-o", db.string(),
+      "--granularity",     "8",      "--", (src / "hello_omp").string()};
   const RunResult rec = run(record, tmp.path, {}, src);
   ASSERT_EQ(rec.status, 0) << rec.describe(record);
   EXPECT_NE(rec.out.find("hello_omp 8416.0 2016.0\n"), std::string::npos) << rec.describe(record);
   const std::pair<const char*, Matrix> kinds[] = {
       {"raw", Matrix{{0, 64}, {65, 0}}}, {"rar", zeros(2)}, {"inval", zeros(2)}};
   for (const auto& [kind, matrix] : kinds) {
-    const std::vector<std::string> comm{weft_exe().string(), "comm", db.string(), "--kind", kind, "--format", "json"};
+    const std::vector<std::string> comm{weft_exe().string(), "comm", db.string(), "--kind", kind,
+                                        "--format",          "json"};
     const RunResult q = run(comm, tmp.path);
     ASSERT_EQ(q.status, 0) << q.describe(comm);
     check_comm_json(q.out, kind, matrix, "hello_omp " + cc);
@@ -445,6 +499,8 @@ TEST_P(MakeProject, BuildsWithWrappersAndRunsOutsideRecord) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Compilers, MakeProject, ::testing::Values("gcc", "clang"),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 }  // namespace

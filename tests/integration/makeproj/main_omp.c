@@ -9,7 +9,9 @@
 
 #define N 64
 
-typedef struct { _Alignas(64) double v; } slot_t;
+typedef struct {
+  _Alignas(64) double v;
+} slot_t;
 
 static _Alignas(64) double block[2][N];
 static slot_t result[2];

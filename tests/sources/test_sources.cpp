@@ -1,0 +1,271 @@
+// The compile-time event source end to end: failure handling, thread counts,
+// memcpy/atomics, Fortran, and the command line's error paths. Each test
+// runs the real weft binary on programs built with the real wrappers.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class SourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("weft-sources-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result run(const std::string& command) {
+    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+    const std::string full = command + " >" + out.string() + " 2>" + err.string();
+    const int status = std::system(full.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+  std::string weft() const { return std::string(WEFT_BIN_DIR) + "/weft"; }
+  std::string program(const std::string& name, const std::string& cc = "gcc") const {
+    return std::string(PROGRAMS_DIR) + "/" + name + "." + cc;
+  }
+  std::string db(const std::string& name = "p.db") const { return (dir_ / name).string(); }
+
+  nlohmann::json matrix(const std::string& profile, const std::string& kind) {
+    const Result r = run(weft() + " comm " + profile + " --kind " + kind + " --format json");
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["matrix"];
+  }
+  std::string meta(const std::string& profile, const std::string& key) {
+    sqlite3* h = nullptr;
+    sqlite3_open_v2(profile.c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(h, "SELECT value FROM meta WHERE key = ?", -1, &s, nullptr);
+    sqlite3_bind_text(s, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+    std::string v = "<missing>";
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+      v = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    sqlite3_close(h);
+    return v;
+  }
+  fs::path dir_;
+};
+
+bool one_line(const std::string& s) {
+  return !s.empty() && s.find('\n') == s.size() - 1;
+}
+
+TEST_F(SourceTest, CrashKeepsDataGatheredSoFarFlaggedIncomplete) {
+  for (const char* cc : {"gcc", "clang"}) {
+    const Result r = run(weft() + " record --granularity 8 -o " + db() + " -- " +
+                         program("crash_after_exchange", cc));
+    EXPECT_EQ(r.code, 128 + SIGSEGV) << r.err;
+    EXPECT_TRUE(one_line(r.err)) << r.err;
+    EXPECT_NE(r.err.find("SIGSEGV"), std::string::npos) << r.err;
+    EXPECT_EQ(meta(db(), "complete"), "0");
+    EXPECT_EQ(meta(db(), "exit_signal"), "SIGSEGV");
+    EXPECT_NE(meta(db(), "incomplete_reason").find("crashed with SIGSEGV"), std::string::npos);
+    const auto raw = matrix(db(), "raw");
+    ASSERT_EQ(raw.size(), 3u);
+    EXPECT_EQ(raw[1][2], 512) << cc;
+    EXPECT_EQ(raw[2][1], 512) << cc;
+    EXPECT_EQ(raw[0][1], 0);
+    EXPECT_EQ(raw[1][0], 0);
+  }
+}
+
+TEST_F(SourceTest, SigtermToWeftStopsTheProgramAndKeepsItsData) {
+  const std::string cmd = weft() + " record --granularity 8 -o " + db() + " -- " +
+                          program("exchange_then_wait") + " >" + (dir_ / "o").string() +
+                          " 2>" + (dir_ / "e").string();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
+    _exit(127);
+  }
+  for (int i = 0; i < 200 && slurp(dir_ / "o").find("ready") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_NE(slurp(dir_ / "o").find("ready"), std::string::npos);
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  EXPECT_EQ(meta(db(), "complete"), "0");
+  EXPECT_EQ(meta(db(), "exit_signal"), "SIGTERM");
+  const auto raw = matrix(db(), "raw");
+  EXPECT_EQ(raw[1][2], 64);
+  EXPECT_EQ(raw[2][1], 64);
+}
+
+TEST_F(SourceTest, SigkillLeavesAnIncompleteProfileThatViewsStillOpen) {
+  const std::string cmd = weft() + " record -o " + db() + " -- " + program("exchange_then_wait") +
+                          " >" + (dir_ / "o").string() + " 2>" + (dir_ / "e").string();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
+    _exit(127);
+  }
+  for (int i = 0; i < 200 && slurp(dir_ / "o").find("ready") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  run("pkill -KILL -f '^" + program("exchange_then_wait") + "$'");
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 0);
+  EXPECT_EQ(meta(db(), "complete"), "0");
+  EXPECT_EQ(meta(db(), "exit_signal"), "SIGKILL");
+  const Result report = run(weft() + " report " + db());
+  EXPECT_EQ(report.code, 0) << report.err;
+  EXPECT_NE(report.out.find("INCOMPLETE"), std::string::npos);
+}
+
+TEST_F(SourceTest, MoreThreadsThanTheInlineReaderSetAreExact) {
+  constexpr int kTeam = 100;
+  const Result r = run(weft() + " record --granularity 64 -o " + db() + " -- " +
+                       program("many_threads") + " " + std::to_string(kTeam));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto raw = matrix(db(), "raw");
+  const auto rar = matrix(db(), "rar");
+  ASSERT_EQ(raw.size(), static_cast<size_t>(kTeam + 1));
+  uint64_t total_raw = 0, total_rar = 0;
+  for (const auto& row : raw)
+    for (const auto& v : row) total_raw += v.get<uint64_t>();
+  for (const auto& row : rar)
+    for (const auto& v : row) total_rar += v.get<uint64_t>();
+  EXPECT_EQ(total_raw, static_cast<uint64_t>(kTeam));
+  EXPECT_EQ(total_rar, 15u * kTeam);
+  for (int i = 0; i < kTeam; ++i) {
+    const int reader = i + 1, writer = (i + 1) % kTeam + 1;
+    EXPECT_EQ(raw[writer][reader], 1) << "reader " << reader;
+    EXPECT_EQ(rar[writer][reader], 15) << "reader " << reader;
+  }
+}
+
+TEST_F(SourceTest, ThreadsBeyondMaxThreadsAreReportedNotLost) {
+  const Result r = run(weft() + " record --max-threads 50 -o " + db() + " -- " +
+                       program("many_threads") + " 100");
+  EXPECT_NE(r.code, 0);
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("--max-threads"), std::string::npos) << r.err;
+  EXPECT_EQ(meta(db(), "complete"), "0");
+  // Threads 0..49 were analyzed: pairs among them are still exact.
+  const auto raw = matrix(db(), "raw");
+  ASSERT_EQ(raw.size(), 50u);
+  EXPECT_EQ(raw[2][1], 1);
+  EXPECT_EQ(raw[49][48], 1);
+}
+
+TEST_F(SourceTest, MemcpyAndAtomicsAreTheProgramsAccesses) {
+  for (const char* cc : {"gcc", "clang"}) {
+    const Result r = run(weft() + " record --granularity 64 -o " + db() + " -- " +
+                         program("copies_and_atomics", cc));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto raw = matrix(db(), "raw");
+    ASSERT_EQ(raw.size(), 3u);
+    EXPECT_EQ(raw[1][2], 17) << cc;
+    EXPECT_EQ(raw[2][1], 1) << cc;
+    EXPECT_EQ(raw[1][0], 1) << cc;
+    EXPECT_EQ(raw[0][1], 0) << cc;
+    EXPECT_EQ(raw[0][2], 0) << cc;
+    EXPECT_EQ(raw[2][0], 0) << cc;
+  }
+}
+
+TEST_F(SourceTest, FortranOpenMpThroughWeftFortran) {
+  if (std::system("command -v gfortran >/dev/null 2>&1") != 0) GTEST_SKIP() << "no gfortran";
+  const std::string exe = (dir_ / "ring_f").string();
+  const Result build = run(std::string(WEFT_BIN_DIR) + "/weft-fortran -O1 -fopenmp -o " + exe +
+                           " " + FORTRAN_SOURCE);
+  ASSERT_EQ(build.code, 0) << build.err;
+  const Result r = run(weft() + " record --granularity 8 -o " + db() + " -- " + exe);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto raw = matrix(db(), "raw");
+  ASSERT_EQ(raw.size(), 4u);
+  for (int t = 0; t < 4; ++t)
+    for (int w = 0; w < 4; ++w)
+      EXPECT_EQ(raw[w][t], (w == (t + 1) % 4 ? 256 : 0) + (t == 0 && w != 0 ? 1 : 0))
+          << w << "," << t;
+}
+
+TEST_F(SourceTest, ProgramWithoutTheRuntimeGetsAClearError) {
+  const Result r = run(weft() + " record -o " + db() + " -- /bin/true");
+  EXPECT_NE(r.code, 0);
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("weft-cc"), std::string::npos) << r.err;
+  EXPECT_EQ(meta(db(), "complete"), "0");
+}
+
+TEST_F(SourceTest, BadInputsGiveOneLineErrors) {
+  // Make a real profile to corrupt in various ways.
+  ASSERT_EQ(run(weft() + " record -o " + db() + " -- " + program("many_threads") + " 4").code, 0);
+  std::ofstream(dir_ / "text.db") << "not a database\n";
+  fs::copy_file(db(), dir_ / "future.db");
+  sqlite3* h = nullptr;
+  sqlite3_open((dir_ / "future.db").c_str(), &h);
+  sqlite3_exec(h, "UPDATE meta SET value = '99' WHERE key = 'schema_version'", nullptr, nullptr,
+               nullptr);
+  sqlite3_close(h);
+  fs::copy_file(db(), dir_ / "nometa.db");
+  sqlite3_open((dir_ / "nometa.db").c_str(), &h);
+  sqlite3_exec(h, "DROP TABLE meta", nullptr, nullptr, nullptr);
+  sqlite3_close(h);
+
+  const std::pair<std::string, std::string> cases[] = {
+      {" comm " + (dir_ / "missing.db").string(), "no such file"},
+      {" report " + (dir_ / "text.db").string(), "not a weft profile"},
+      {" comm " + (dir_ / "nometa.db").string(), "not a weft profile"},
+      {" report " + (dir_ / "future.db").string(), "schema version 99"},
+      {" comm " + db() + " --region no_such_function", "unknown region"},
+      {" record --granularity 3 -- " + program("many_threads"), "power of two"},
+      {" record --backend pin -- " + program("many_threads"), "unknown backend"},
+      {" record --analyses comm,nonsense -- " + program("many_threads"), "unknown analysis"},
+      {" record -- " + (dir_ / "no_such_program").string(), "no such executable"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const Result r = run(weft() + args);
+    EXPECT_NE(r.code, 0) << args;
+    EXPECT_TRUE(one_line(r.err)) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << args << ": " << r.err;
+  }
+}
+
+TEST_F(SourceTest, ProgramsRunNormallyOutsideRecord) {
+  const Result r = run(program("copies_and_atomics"));
+  EXPECT_EQ(r.code, 0);
+  const Result many = run(program("many_threads") + " 8");
+  EXPECT_EQ(many.code, 0);
+}
+
+}  // namespace
