@@ -1,8 +1,8 @@
 // weft's command line: one subcommand per view, plus `record` and `topo`.
 // Every failure ends in one line on stderr and a non-zero exit.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 #include <optional>
@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   rec->add_option("--max-threads", record.max_threads, "threads analyzed at most")
       ->capture_default_str();
-  rec->add_option("--analyses", analyses, "comma-separated analyses (default: all; available: comm)");
+  rec->add_option("--analyses", analyses,
+                  "comma-separated analyses (default: all; available: comm)");
   rec->add_option("command", record.command, "PROGRAM ARGS (after --)")->required();
 
   std::string profile_path;

@@ -72,12 +72,15 @@ std::string topology_summary() {
 }
 
 void validate(const RecordOptions& o) {
-  if (o.command.empty()) throw std::runtime_error("no program given (usage: weft record [options] -- PROGRAM ARGS)");
+  if (o.command.empty())
+    throw std::runtime_error("no program given (usage: weft record [options] -- PROGRAM ARGS)");
   if (o.backend == "valgrind")
-    throw std::runtime_error("the valgrind backend is not available in this build of weft yet; "
-                             "rebuild the program with weft-cc/weft-c++ and use --backend compile");
+    throw std::runtime_error(
+        "the valgrind backend is not available in this build of weft yet; "
+        "rebuild the program with weft-cc/weft-c++ and use --backend compile");
   if (o.backend != "compile")
-    throw std::runtime_error(fmt::format("unknown backend '{}' (expected compile or valgrind)", o.backend));
+    throw std::runtime_error(
+        fmt::format("unknown backend '{}' (expected compile or valgrind)", o.backend));
   if (o.granularity < 1 || o.granularity > 4096 || (o.granularity & (o.granularity - 1)))
     throw std::runtime_error(
         fmt::format("--granularity {} is not a power of two between 1 and 4096", o.granularity));
@@ -163,8 +166,9 @@ int run_record(const RecordOptions& options) {
     else if (exit_code == 127)
       reason = "the program could not be started";
     else
-      reason = "the program did not load weft's runtime: build it with weft-cc, weft-c++ or "
-               "weft-fortran";
+      reason =
+          "the program did not load weft's runtime: build it with weft-cc, weft-c++ or "
+          "weft-fortran";
     write_placeholder_profile(output, info, options.backend, options.granularity, reason);
     throw std::runtime_error(fmt::format("{}; profile {} is flagged incomplete", reason, output));
   }
@@ -176,9 +180,8 @@ int run_record(const RecordOptions& options) {
   build_profile(capture, info, output);
   std::filesystem::remove(capture_path);
 
-  const std::string ending =
-      info.exit_signal ? fmt::format("killed by {}", *info.exit_signal)
-                       : fmt::format("exit status {}", exit_code);
+  const std::string ending = info.exit_signal ? fmt::format("killed by {}", *info.exit_signal)
+                                              : fmt::format("exit status {}", exit_code);
   if (!capture.complete) {
     fmt::print(stderr, "weft: {} ({}); profile {} is flagged incomplete, data so far kept\n",
                capture.incomplete_reason, ending, output);

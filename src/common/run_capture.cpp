@@ -4,22 +4,38 @@ namespace weft {
 
 const char* sync_kind_name(SyncKind k) {
   switch (k) {
-    case SyncKind::ThreadStart: return "thread_start";
-    case SyncKind::ThreadExit: return "thread_exit";
-    case SyncKind::ThreadCreate: return "thread_create";
-    case SyncKind::ThreadJoin: return "thread_join";
-    case SyncKind::BarrierEnter: return "barrier_enter";
-    case SyncKind::BarrierLeave: return "barrier_leave";
-    case SyncKind::MutexLock: return "mutex_lock";
-    case SyncKind::MutexUnlock: return "mutex_unlock";
-    case SyncKind::OmpParallelBegin: return "omp_parallel_begin";
-    case SyncKind::OmpParallelEnd: return "omp_parallel_end";
-    case SyncKind::OmpImplicitTaskBegin: return "omp_implicit_task_begin";
-    case SyncKind::OmpImplicitBarrier: return "omp_implicit_barrier";
-    case SyncKind::OmpBarrierEnter: return "omp_barrier_enter";
-    case SyncKind::OmpBarrierLeave: return "omp_barrier_leave";
-    case SyncKind::OmpLoopChunk: return "omp_loop_chunk";
-    case SyncKind::OmpLoopEnd: return "omp_loop_end";
+    case SyncKind::ThreadStart:
+      return "thread_start";
+    case SyncKind::ThreadExit:
+      return "thread_exit";
+    case SyncKind::ThreadCreate:
+      return "thread_create";
+    case SyncKind::ThreadJoin:
+      return "thread_join";
+    case SyncKind::BarrierEnter:
+      return "barrier_enter";
+    case SyncKind::BarrierLeave:
+      return "barrier_leave";
+    case SyncKind::MutexLock:
+      return "mutex_lock";
+    case SyncKind::MutexUnlock:
+      return "mutex_unlock";
+    case SyncKind::OmpParallelBegin:
+      return "omp_parallel_begin";
+    case SyncKind::OmpParallelEnd:
+      return "omp_parallel_end";
+    case SyncKind::OmpImplicitTaskBegin:
+      return "omp_implicit_task_begin";
+    case SyncKind::OmpImplicitBarrier:
+      return "omp_implicit_barrier";
+    case SyncKind::OmpBarrierEnter:
+      return "omp_barrier_enter";
+    case SyncKind::OmpBarrierLeave:
+      return "omp_barrier_leave";
+    case SyncKind::OmpLoopChunk:
+      return "omp_loop_chunk";
+    case SyncKind::OmpLoopEnd:
+      return "omp_loop_end";
   }
   return "unknown";
 }

@@ -13,21 +13,22 @@ namespace weft {
 // Synchronization events recorded by the event sources. Values are stored in
 // the profile (sync_events.kind) by name, see sync_kind_name().
 enum class SyncKind : uint32_t {
-  ThreadStart = 1,     // arg0 = parent thread id
+  ThreadStart = 1,  // arg0 = parent thread id
   ThreadExit = 2,
-  ThreadCreate = 3,    // arg0 = created thread id
-  ThreadJoin = 4,      // arg0 = joined thread id (after the join returns)
-  BarrierEnter = 5,    // object = barrier address
+  ThreadCreate = 3,  // arg0 = created thread id
+  ThreadJoin = 4,    // arg0 = joined thread id (after the join returns)
+  BarrierEnter = 5,  // object = barrier address
   BarrierLeave = 6,
-  MutexLock = 7,       // after acquisition; object = mutex address
+  MutexLock = 7,  // after acquisition; object = mutex address
   MutexUnlock = 8,
-  OmpParallelBegin = 9,   // in the encountering thread; arg0 = team size requested, object = outlined fn
-  OmpParallelEnd = 10,    // in the encountering thread
+  OmpParallelBegin =
+      9,  // in the encountering thread; arg0 = team size requested, object = outlined fn
+  OmpParallelEnd = 10,        // in the encountering thread
   OmpImplicitTaskBegin = 11,  // in every team member; object = outlined fn, arg0 = team size
   OmpImplicitBarrier = 12,    // every team member reaches the region's closing barrier
   OmpBarrierEnter = 13,       // explicit `#pragma omp barrier` or worksharing end barrier
   OmpBarrierLeave = 14,
-  OmpLoopChunk = 15,          // arg0 = first iteration, arg1 = last iteration + incr (exclusive end)
+  OmpLoopChunk = 15,  // arg0 = first iteration, arg1 = last iteration + incr (exclusive end)
   OmpLoopEnd = 16,
 };
 
@@ -44,13 +45,13 @@ struct SyncRecord {
 };
 
 struct ThreadRecord {
-  uint32_t id = 0;       // weft thread id: 0 = main, then creation order
+  uint32_t id = 0;  // weft thread id: 0 = main, then creation order
   int32_t os_tid = 0;
-  int32_t parent = -1;   // weft id of the creating thread, -1 for main
+  int32_t parent = -1;         // weft id of the creating thread, -1 for main
   uint64_t start_routine = 0;  // pc of the start routine (0 for main)
   uint64_t start_ns = 0;
-  uint64_t end_ns = 0;         // 0 when still running at the end of the capture
-  uint64_t basic_blocks = 0;   // coverage callbacks seen (control-flow events)
+  uint64_t end_ns = 0;        // 0 when still running at the end of the capture
+  uint64_t basic_blocks = 0;  // coverage callbacks seen (control-flow events)
 };
 
 // Per static instruction and thread pair, the communication counted there.
@@ -68,12 +69,12 @@ struct PcCommunication {
 struct RunCapture {
   std::string source = "compile";  // "compile" or "valgrind"
   bool complete = false;
-  std::string incomplete_reason;   // empty when complete
+  std::string incomplete_reason;  // empty when complete
   uint32_t granularity = 64;
   uint32_t max_threads = 0;
-  uint64_t dropped_events = 0;     // accesses the runtime could not account (reentrancy, limits)
+  uint64_t dropped_events = 0;  // accesses the runtime could not account (reentrancy, limits)
   uint64_t dropped_sync_events = 0;
-  std::string process_maps;        // text of /proc/self/maps at the end of the run
+  std::string process_maps;  // text of /proc/self/maps at the end of the run
   std::vector<ThreadRecord> threads;
   std::vector<PcCommunication> communication;
   std::vector<SyncRecord> sync;

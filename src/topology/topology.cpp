@@ -1,8 +1,7 @@
 #include "topology/topology.h"
 
-#include <hwloc.h>
-
 #include <fmt/format.h>
+#include <hwloc.h>
 
 #include <stdexcept>
 
@@ -17,7 +16,8 @@ struct Topology::Impl {
 
 namespace {
 
-std::unique_ptr<Topology::Impl> load(const char* what, int (*configure)(hwloc_topology_t, const char*),
+std::unique_ptr<Topology::Impl> load(const char* what,
+                                     int (*configure)(hwloc_topology_t, const char*),
                                      const char* arg) {
   auto impl = std::make_unique<Topology::Impl>();
   if (hwloc_topology_init(&impl->topo) != 0) throw std::runtime_error("hwloc: cannot initialize");
@@ -65,14 +65,14 @@ unsigned Topology::processing_units() const {
 }
 
 CacheLevel Topology::cache(unsigned depth) const {
-  static const hwloc_obj_type_t kTypes[] = {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE,
-                                            HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE,
-                                            HWLOC_OBJ_L5CACHE};
+  static const hwloc_obj_type_t kTypes[] = {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE,
+                                            HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L5CACHE};
   CacheLevel level;
   if (depth < 1 || depth > 5) return level;
   const int n = hwloc_get_nbobjs_by_type(impl_->topo, kTypes[depth - 1]);
   for (int i = 0; i < n; ++i) {
-    hwloc_obj_t obj = hwloc_get_obj_by_type(impl_->topo, kTypes[depth - 1], static_cast<unsigned>(i));
+    hwloc_obj_t obj =
+        hwloc_get_obj_by_type(impl_->topo, kTypes[depth - 1], static_cast<unsigned>(i));
     if (!obj || !obj->attr || obj->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION) continue;
     level.depth = depth;
     level.size_bytes = obj->attr->cache.size;

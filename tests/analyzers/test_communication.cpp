@@ -178,7 +178,8 @@ TEST(CommunicationAnalyzer, ConcurrentRingIsExact) {
     for (unsigned i = 0; i < kThreads; ++i) {
       team.emplace_back([&, i] {
         auto* t = analyzer.attach(i);
-        for (unsigned w = 0; w < kWords; ++w) analyzer.write(*t, 0x100, base + (i * kWords + w) * 8, 8);
+        for (unsigned w = 0; w < kWords; ++w)
+          analyzer.write(*t, 0x100, base + (i * kWords + w) * 8, 8);
         sync.arrive_and_wait();
         const unsigned right = (i + 1) % kThreads;
         for (int pass = 0; pass < 2; ++pass)

@@ -80,9 +80,7 @@ class SourceTest : public ::testing::Test {
   fs::path dir_;
 };
 
-bool one_line(const std::string& s) {
-  return !s.empty() && s.find('\n') == s.size() - 1;
-}
+bool one_line(const std::string& s) { return !s.empty() && s.find('\n') == s.size() - 1; }
 
 TEST_F(SourceTest, CrashKeepsDataGatheredSoFarFlaggedIncomplete) {
   for (const char* cc : {"gcc", "clang"}) {
@@ -105,8 +103,8 @@ TEST_F(SourceTest, CrashKeepsDataGatheredSoFarFlaggedIncomplete) {
 
 TEST_F(SourceTest, SigtermToWeftStopsTheProgramAndKeepsItsData) {
   const std::string cmd = weft() + " record --granularity 8 -o " + db() + " -- " +
-                          program("exchange_then_wait") + " >" + (dir_ / "o").string() +
-                          " 2>" + (dir_ / "e").string();
+                          program("exchange_then_wait") + " >" + (dir_ / "o").string() + " 2>" +
+                          (dir_ / "e").string();
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {

@@ -84,24 +84,23 @@ WEFT_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned 
 
 // Combined `parallel for`: the loop is set up by libgomp, the team then asks
 // for chunks with GOMP_loop_*_next.
-#define WEFT_PARALLEL_LOOP_CHUNKED(NAME)                                                      \
-  WEFT_EXPORT void GOMP_parallel_loop_##NAME(void (*fn)(void*), void* data, unsigned n,       \
-                                             long start, long end, long incr, long chunk,      \
-                                             unsigned flags) {                                 \
-    using Fn = void (*)(void (*)(void*), void*, unsigned, long, long, long, long, unsigned);   \
-    static Fn next = real<Fn>("GOMP_parallel_loop_" #NAME);                                   \
-    run_parallel(WEFT_CALLER_PC, fn, data, n, [&](void (*f)(void*), void* d) {                 \
-      next(f, d, n, start, end, incr, chunk, flags);                                           \
-    });                                                                                        \
+#define WEFT_PARALLEL_LOOP_CHUNKED(NAME)                                                     \
+  WEFT_EXPORT void GOMP_parallel_loop_##NAME(void (*fn)(void*), void* data, unsigned n,      \
+                                             long start, long end, long incr, long chunk,    \
+                                             unsigned flags) {                               \
+    using Fn = void (*)(void (*)(void*), void*, unsigned, long, long, long, long, unsigned); \
+    static Fn next = real<Fn>("GOMP_parallel_loop_" #NAME);                                  \
+    run_parallel(WEFT_CALLER_PC, fn, data, n, [&](void (*f)(void*), void* d) {               \
+      next(f, d, n, start, end, incr, chunk, flags);                                         \
+    });                                                                                      \
   }
-#define WEFT_PARALLEL_LOOP_RUNTIME(NAME)                                                      \
-  WEFT_EXPORT void GOMP_parallel_loop_##NAME(void (*fn)(void*), void* data, unsigned n,       \
+#define WEFT_PARALLEL_LOOP_RUNTIME(NAME)                                                        \
+  WEFT_EXPORT void GOMP_parallel_loop_##NAME(void (*fn)(void*), void* data, unsigned n,         \
                                              long start, long end, long incr, unsigned flags) { \
-    using Fn = void (*)(void (*)(void*), void*, unsigned, long, long, long, unsigned);         \
-    static Fn next = real<Fn>("GOMP_parallel_loop_" #NAME);                                   \
-    run_parallel(WEFT_CALLER_PC, fn, data, n, [&](void (*f)(void*), void* d) {                 \
-      next(f, d, n, start, end, incr, flags);                                                  \
-    });                                                                                        \
+    using Fn = void (*)(void (*)(void*), void*, unsigned, long, long, long, unsigned);          \
+    static Fn next = real<Fn>("GOMP_parallel_loop_" #NAME);                                     \
+    run_parallel(WEFT_CALLER_PC, fn, data, n,                                                   \
+                 [&](void (*f)(void*), void* d) { next(f, d, n, start, end, incr, flags); });   \
   }
 
 WEFT_PARALLEL_LOOP_CHUNKED(static)
@@ -169,92 +168,89 @@ WEFT_EXPORT void GOMP_loop_end_nowait() {
 
 // ---- loop scheduling: every start/next variant gcc 12 emits ---------------
 
-#define WEFT_LOOP_START_CHUNKED(NAME)                                                          \
-  WEFT_EXPORT bool GOMP_loop_##NAME##_start(long start, long end, long incr, long chunk,       \
-                                            long* istart, long* iend) {                        \
-    using Fn = bool (*)(long, long, long, long, long*, long*);                                 \
-    static Fn next = real<Fn>("GOMP_loop_" #NAME "_start");                                    \
-    const bool more = next(start, end, incr, chunk, istart, iend);                             \
-    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                            \
-    return more;                                                                               \
+#define WEFT_LOOP_START_CHUNKED(NAME)                                                    \
+  WEFT_EXPORT bool GOMP_loop_##NAME##_start(long start, long end, long incr, long chunk, \
+                                            long* istart, long* iend) {                  \
+    using Fn = bool (*)(long, long, long, long, long*, long*);                           \
+    static Fn next = real<Fn>("GOMP_loop_" #NAME "_start");                              \
+    const bool more = next(start, end, incr, chunk, istart, iend);                       \
+    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                      \
+    return more;                                                                         \
   }
-#define WEFT_LOOP_START_RUNTIME(NAME)                                                          \
-  WEFT_EXPORT bool GOMP_loop_##NAME##_start(long start, long end, long incr, long* istart,     \
-                                            long* iend) {                                      \
-    using Fn = bool (*)(long, long, long, long*, long*);                                       \
-    static Fn next = real<Fn>("GOMP_loop_" #NAME "_start");                                    \
-    const bool more = next(start, end, incr, istart, iend);                                    \
-    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                            \
-    return more;                                                                               \
+#define WEFT_LOOP_START_RUNTIME(NAME)                                                      \
+  WEFT_EXPORT bool GOMP_loop_##NAME##_start(long start, long end, long incr, long* istart, \
+                                            long* iend) {                                  \
+    using Fn = bool (*)(long, long, long, long*, long*);                                   \
+    static Fn next = real<Fn>("GOMP_loop_" #NAME "_start");                                \
+    const bool more = next(start, end, incr, istart, iend);                                \
+    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                        \
+    return more;                                                                           \
   }
-#define WEFT_LOOP_NEXT(NAME)                                                                   \
-  WEFT_EXPORT bool GOMP_loop_##NAME##_next(long* istart, long* iend) {                         \
-    using Fn = bool (*)(long*, long*);                                                         \
-    static Fn next = real<Fn>("GOMP_loop_" #NAME "_next");                                     \
-    const bool more = next(istart, iend);                                                      \
-    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                            \
-    return more;                                                                               \
+#define WEFT_LOOP_NEXT(NAME)                                           \
+  WEFT_EXPORT bool GOMP_loop_##NAME##_next(long* istart, long* iend) { \
+    using Fn = bool (*)(long*, long*);                                 \
+    static Fn next = real<Fn>("GOMP_loop_" #NAME "_next");             \
+    const bool more = next(istart, iend);                              \
+    note_chunk(more, WEFT_CALLER_PC, istart, iend);                    \
+    return more;                                                       \
   }
-#define WEFT_LOOP_ULL_START_CHUNKED(NAME)                                                      \
-  WEFT_EXPORT bool GOMP_loop_ull_##NAME##_start(bool up, unsigned long long start,             \
-                                                unsigned long long end, unsigned long long incr, \
-                                                unsigned long long chunk,                      \
-                                                unsigned long long* istart,                    \
-                                                unsigned long long* iend) {                    \
-    using U = unsigned long long;                                                              \
-    using Fn = bool (*)(bool, U, U, U, U, U*, U*);                                             \
-    static Fn next = real<Fn>("GOMP_loop_ull_" #NAME "_start");                                \
-    const bool more = next(up, start, end, incr, chunk, istart, iend);                         \
-    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                            \
-    return more;                                                                               \
+#define WEFT_LOOP_ULL_START_CHUNKED(NAME)                                                 \
+  WEFT_EXPORT bool GOMP_loop_ull_##NAME##_start(                                          \
+      bool up, unsigned long long start, unsigned long long end, unsigned long long incr, \
+      unsigned long long chunk, unsigned long long* istart, unsigned long long* iend) {   \
+    using U = unsigned long long;                                                         \
+    using Fn = bool (*)(bool, U, U, U, U, U*, U*);                                        \
+    static Fn next = real<Fn>("GOMP_loop_ull_" #NAME "_start");                           \
+    const bool more = next(up, start, end, incr, chunk, istart, iend);                    \
+    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                       \
+    return more;                                                                          \
   }
-#define WEFT_LOOP_ULL_START_RUNTIME(NAME)                                                      \
-  WEFT_EXPORT bool GOMP_loop_ull_##NAME##_start(bool up, unsigned long long start,             \
-                                                unsigned long long end, unsigned long long incr, \
-                                                unsigned long long* istart,                    \
-                                                unsigned long long* iend) {                    \
-    using U = unsigned long long;                                                              \
-    using Fn = bool (*)(bool, U, U, U, U*, U*);                                                \
-    static Fn next = real<Fn>("GOMP_loop_ull_" #NAME "_start");                                \
-    const bool more = next(up, start, end, incr, istart, iend);                                \
-    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                            \
-    return more;                                                                               \
+#define WEFT_LOOP_ULL_START_RUNTIME(NAME)                                                 \
+  WEFT_EXPORT bool GOMP_loop_ull_##NAME##_start(                                          \
+      bool up, unsigned long long start, unsigned long long end, unsigned long long incr, \
+      unsigned long long* istart, unsigned long long* iend) {                             \
+    using U = unsigned long long;                                                         \
+    using Fn = bool (*)(bool, U, U, U, U*, U*);                                           \
+    static Fn next = real<Fn>("GOMP_loop_ull_" #NAME "_start");                           \
+    const bool more = next(up, start, end, incr, istart, iend);                           \
+    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                       \
+    return more;                                                                          \
   }
-#define WEFT_LOOP_ULL_NEXT(NAME)                                                               \
-  WEFT_EXPORT bool GOMP_loop_ull_##NAME##_next(unsigned long long* istart,                     \
-                                               unsigned long long* iend) {                     \
-    using U = unsigned long long;                                                              \
-    using Fn = bool (*)(U*, U*);                                                               \
-    static Fn next = real<Fn>("GOMP_loop_ull_" #NAME "_next");                                 \
-    const bool more = next(istart, iend);                                                      \
-    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                            \
-    return more;                                                                               \
+#define WEFT_LOOP_ULL_NEXT(NAME)                                           \
+  WEFT_EXPORT bool GOMP_loop_ull_##NAME##_next(unsigned long long* istart, \
+                                               unsigned long long* iend) { \
+    using U = unsigned long long;                                          \
+    using Fn = bool (*)(U*, U*);                                           \
+    static Fn next = real<Fn>("GOMP_loop_ull_" #NAME "_next");             \
+    const bool more = next(istart, iend);                                  \
+    note_chunk(more, WEFT_CALLER_PC, istart, iend);                        \
+    return more;                                                           \
   }
 
-#define WEFT_LOOP_KINDS(CHUNKED, RUNTIME, NEXT)                                               \
-  CHUNKED(static)                                                                              \
-  CHUNKED(dynamic)                                                                             \
-  CHUNKED(guided)                                                                              \
-  CHUNKED(nonmonotonic_dynamic)                                                                \
-  CHUNKED(nonmonotonic_guided)                                                                 \
-  CHUNKED(ordered_static)                                                                      \
-  CHUNKED(ordered_dynamic)                                                                     \
-  CHUNKED(ordered_guided)                                                                      \
-  RUNTIME(runtime)                                                                             \
-  RUNTIME(nonmonotonic_runtime)                                                                \
-  RUNTIME(maybe_nonmonotonic_runtime)                                                          \
-  RUNTIME(ordered_runtime)                                                                     \
-  NEXT(static)                                                                                 \
-  NEXT(dynamic)                                                                                \
-  NEXT(guided)                                                                                 \
-  NEXT(runtime)                                                                                \
-  NEXT(nonmonotonic_dynamic)                                                                   \
-  NEXT(nonmonotonic_guided)                                                                    \
-  NEXT(nonmonotonic_runtime)                                                                   \
-  NEXT(maybe_nonmonotonic_runtime)                                                             \
-  NEXT(ordered_static)                                                                         \
-  NEXT(ordered_dynamic)                                                                        \
-  NEXT(ordered_guided)                                                                         \
+#define WEFT_LOOP_KINDS(CHUNKED, RUNTIME, NEXT) \
+  CHUNKED(static)                               \
+  CHUNKED(dynamic)                              \
+  CHUNKED(guided)                               \
+  CHUNKED(nonmonotonic_dynamic)                 \
+  CHUNKED(nonmonotonic_guided)                  \
+  CHUNKED(ordered_static)                       \
+  CHUNKED(ordered_dynamic)                      \
+  CHUNKED(ordered_guided)                       \
+  RUNTIME(runtime)                              \
+  RUNTIME(nonmonotonic_runtime)                 \
+  RUNTIME(maybe_nonmonotonic_runtime)           \
+  RUNTIME(ordered_runtime)                      \
+  NEXT(static)                                  \
+  NEXT(dynamic)                                 \
+  NEXT(guided)                                  \
+  NEXT(runtime)                                 \
+  NEXT(nonmonotonic_dynamic)                    \
+  NEXT(nonmonotonic_guided)                     \
+  NEXT(nonmonotonic_runtime)                    \
+  NEXT(maybe_nonmonotonic_runtime)              \
+  NEXT(ordered_static)                          \
+  NEXT(ordered_dynamic)                         \
+  NEXT(ordered_guided)                          \
   NEXT(ordered_runtime)
 
 WEFT_LOOP_KINDS(WEFT_LOOP_START_CHUNKED, WEFT_LOOP_START_RUNTIME, WEFT_LOOP_NEXT)
@@ -281,9 +277,9 @@ WEFT_EXPORT bool GOMP_loop_ordered_start(long start, long end, long incr, long s
 }
 
 WEFT_EXPORT bool GOMP_loop_ull_start(bool up, unsigned long long start, unsigned long long end,
-                                     unsigned long long incr, long sched,
-                                     unsigned long long chunk, unsigned long long* istart,
-                                     unsigned long long* iend, uintptr_t* reductions, void** mem) {
+                                     unsigned long long incr, long sched, unsigned long long chunk,
+                                     unsigned long long* istart, unsigned long long* iend,
+                                     uintptr_t* reductions, void** mem) {
   using U = unsigned long long;
   using Fn = bool (*)(bool, U, U, U, long, U, U*, U*, uintptr_t*, void**);
   static Fn next = real<Fn>("GOMP_loop_ull_start");

@@ -73,7 +73,8 @@ WEFT_EXPORT int pthread_join(pthread_t thread, void** result) {
   using Fn = int (*)(pthread_t, void**);
   static Fn next = real<Fn>("pthread_join");
   const int rc = next(thread, result);
-  if (rc == 0 && g_runtime) record_sync(SyncKind::ThreadJoin, WEFT_CALLER_PC, 0, weft_id_of(thread));
+  if (rc == 0 && g_runtime)
+    record_sync(SyncKind::ThreadJoin, WEFT_CALLER_PC, 0, weft_id_of(thread));
   return rc;
 }
 

@@ -15,8 +15,8 @@ namespace {
 
 uint64_t pc_of(const void* codeptr) { return reinterpret_cast<uint64_t>(codeptr); }
 
-void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t*, unsigned requested,
-                       int, const void* codeptr) {
+void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t*, unsigned requested, int,
+                       const void* codeptr) {
   record_sync(SyncKind::OmpParallelBegin, pc_of(codeptr), 0, requested);
 }
 
@@ -55,11 +55,12 @@ void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, omp
     case ompt_sync_region_barrier_explicit:
     case ompt_sync_region_barrier_implementation:
     case ompt_sync_region_barrier_implicit_workshare:
-      record_sync(endpoint == ompt_scope_begin ? SyncKind::OmpBarrierEnter
-                                               : SyncKind::OmpBarrierLeave,
-                  pc_of(codeptr), 0, static_cast<int64_t>(kind));
+      record_sync(
+          endpoint == ompt_scope_begin ? SyncKind::OmpBarrierEnter : SyncKind::OmpBarrierLeave,
+          pc_of(codeptr), 0, static_cast<int64_t>(kind));
       break;
-    default: break;
+    default:
+      break;
   }
 }
 

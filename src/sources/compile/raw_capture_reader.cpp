@@ -25,7 +25,8 @@ void append_records(const char* data, uint64_t count, uint32_t size, std::vector
 RunCapture read_raw_capture(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open raw capture " + path);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
   if (bytes.size() < sizeof kRawCaptureMagic ||
       std::memcmp(bytes.data(), kRawCaptureMagic, sizeof kRawCaptureMagic) != 0)
     throw std::runtime_error(path + " is not a weft raw capture");
@@ -54,14 +55,24 @@ RunCapture read_raw_capture(const std::string& path) {
           saw_meta = true;
         }
         break;
-      case RawSection::Reason: capture.incomplete_reason.assign(data, count); break;
-      case RawSection::Threads: append_records(data, count, size, capture.threads); break;
+      case RawSection::Reason:
+        capture.incomplete_reason.assign(data, count);
+        break;
+      case RawSection::Threads:
+        append_records(data, count, size, capture.threads);
+        break;
       case RawSection::Communication:
         append_records(data, count, size, capture.communication);
         break;
-      case RawSection::Sync: append_records(data, count, size, capture.sync); break;
-      case RawSection::ProcessMaps: capture.process_maps.assign(data, count); break;
-      case RawSection::End: saw_end = true; break;
+      case RawSection::Sync:
+        append_records(data, count, size, capture.sync);
+        break;
+      case RawSection::ProcessMaps:
+        capture.process_maps.assign(data, count);
+        break;
+      case RawSection::End:
+        saw_end = true;
+        break;
     }
     pos += count * size;
     if (truncated) break;

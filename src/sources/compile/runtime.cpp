@@ -136,8 +136,8 @@ void write_process_maps(RawWriter& out) {
   if (fd >= 0) {
     ssize_t n;
     while (written < total && (n = read(fd, chunk, sizeof chunk)) > 0) {
-      const uint64_t k = written + static_cast<uint64_t>(n) > total ? total - written
-                                                                    : static_cast<uint64_t>(n);
+      const uint64_t k =
+          written + static_cast<uint64_t>(n) > total ? total - written : static_cast<uint64_t>(n);
       out.bytes(chunk, k);
       written += k;
     }
@@ -212,7 +212,8 @@ ThreadContext* make_context(uint32_t tid) {
   if (!mem) return nullptr;
   auto* c = new (mem) ThreadContext;
   c->tid = tid;
-  c->sync.records = static_cast<SyncRecord*>(reserve_zeroed(SyncLog::kCapacity * sizeof(SyncRecord)));
+  c->sync.records =
+      static_cast<SyncRecord*>(reserve_zeroed(SyncLog::kCapacity * sizeof(SyncRecord)));
   if (tid < rt->max_threads) {
     c->comm.store(rt->communication->attach(tid));
     c->record = &rt->threads[tid];
@@ -326,8 +327,9 @@ void save_capture(bool complete, const char* reason) {
   const uint32_t recorded = thread_count < rt->max_threads ? thread_count : rt->max_threads;
   char overflow_reason[160];
   if (thread_count > rt->max_threads) {
-    strcpy(overflow_reason, "the program created more threads than --max-threads allows; "
-                            "threads beyond the limit were not analyzed");
+    strcpy(overflow_reason,
+           "the program created more threads than --max-threads allows; "
+           "threads beyond the limit were not analyzed");
     reason = overflow_reason;
     complete = false;
   }
@@ -406,8 +408,10 @@ void initialize() {
   auto* rt = new (mem) Runtime;
   strncpy(rt->output_path, output, sizeof rt->output_path - 1);
   rt->max_threads = config.max_threads;
-  rt->communication = new (reserve_zeroed(sizeof(CommunicationAnalyzer))) CommunicationAnalyzer(config);
-  rt->threads = static_cast<ThreadRecord*>(reserve_zeroed(config.max_threads * sizeof(ThreadRecord)));
+  rt->communication =
+      new (reserve_zeroed(sizeof(CommunicationAnalyzer))) CommunicationAnalyzer(config);
+  rt->threads =
+      static_cast<ThreadRecord*>(reserve_zeroed(config.max_threads * sizeof(ThreadRecord)));
   rt->contexts = static_cast<std::atomic<ThreadContext*>*>(
       reserve_zeroed(config.max_threads * sizeof(std::atomic<ThreadContext*>)));
   pthread_key_create(&g_thread_exit_key, on_thread_exit);

@@ -40,10 +40,10 @@ struct Runtime {
   CommunicationAnalyzer* communication = nullptr;
   uint32_t max_threads = 0;
   std::atomic<uint32_t> next_tid{0};
-  ThreadRecord* threads = nullptr;                   // [max_threads]
+  ThreadRecord* threads = nullptr;                  // [max_threads]
   std::atomic<ThreadContext*>* contexts = nullptr;  // [max_threads]
-  std::atomic<bool> saved{false};     // the capture was started (once)
-  std::atomic<bool> finished{false};  // ... and is completely written
+  std::atomic<bool> saved{false};                   // the capture was started (once)
+  std::atomic<bool> finished{false};                // ... and is completely written
   char output_path[4096] = {};
 };
 
@@ -82,7 +82,8 @@ void register_instrumented_module(const void* address_inside);
 bool is_instrumented_pc(uint64_t pc);
 
 // The events of one access, fed to the analyzers.
-__attribute__((always_inline)) inline void on_read(uint64_t pc, const volatile void* addr, size_t size) {
+__attribute__((always_inline)) inline void on_read(uint64_t pc, const volatile void* addr,
+                                                   size_t size) {
   ThreadContext* t = current_thread();
   if (__builtin_expect(t == nullptr, 0)) return;
   auto* state = t->comm.load(std::memory_order_relaxed);
@@ -90,7 +91,8 @@ __attribute__((always_inline)) inline void on_read(uint64_t pc, const volatile v
   g_communication->read(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
 }
 
-__attribute__((always_inline)) inline void on_write(uint64_t pc, const volatile void* addr, size_t size) {
+__attribute__((always_inline)) inline void on_write(uint64_t pc, const volatile void* addr,
+                                                    size_t size) {
   ThreadContext* t = current_thread();
   if (__builtin_expect(t == nullptr, 0)) return;
   auto* state = t->comm.load(std::memory_order_relaxed);

@@ -20,30 +20,28 @@ WEFT_EXPORT void __tsan_init() {
 }
 
 // Plain, unaligned, volatile and compound accesses.
-#define WEFT_ACCESS_HOOKS(N)                                                                     \
-  WEFT_EXPORT void __tsan_read##N(void* a) { on_read(WEFT_CALLER_PC, a, N); }                  \
-  WEFT_EXPORT void __tsan_write##N(void* a) { on_write(WEFT_CALLER_PC, a, N); }                \
-  WEFT_EXPORT void __tsan_read##N##_pc(void* a, void* pc) {                                    \
-    on_read(reinterpret_cast<uint64_t>(pc), a, N);                                             \
-  }                                                                                             \
-  WEFT_EXPORT void __tsan_write##N##_pc(void* a, void* pc) {                                   \
-    on_write(reinterpret_cast<uint64_t>(pc), a, N);                                            \
-  }                                                                                             \
-  WEFT_EXPORT void __tsan_unaligned_read##N(const void* a) { on_read(WEFT_CALLER_PC, a, N); }  \
-  WEFT_EXPORT void __tsan_unaligned_write##N(void* a) { on_write(WEFT_CALLER_PC, a, N); }      \
-  WEFT_EXPORT void __tsan_volatile_read##N(void* a) { on_read(WEFT_CALLER_PC, a, N); }         \
-  WEFT_EXPORT void __tsan_volatile_write##N(void* a) { on_write(WEFT_CALLER_PC, a, N); }       \
-  WEFT_EXPORT void __tsan_unaligned_volatile_read##N(void* a) { on_read(WEFT_CALLER_PC, a, N); } \
-  WEFT_EXPORT void __tsan_unaligned_volatile_write##N(void* a) {                               \
-    on_write(WEFT_CALLER_PC, a, N);                                                            \
-  }                                                                                             \
-  WEFT_EXPORT void __tsan_read_write##N(void* a) {                                             \
-    on_read(WEFT_CALLER_PC, a, N);                                                             \
-    on_write(WEFT_CALLER_PC, a, N);                                                            \
-  }                                                                                             \
-  WEFT_EXPORT void __tsan_unaligned_read_write##N(void* a) {                                   \
-    on_read(WEFT_CALLER_PC, a, N);                                                             \
-    on_write(WEFT_CALLER_PC, a, N);                                                            \
+#define WEFT_ACCESS_HOOKS(N)                                                                       \
+  WEFT_EXPORT void __tsan_read##N(void* a) { on_read(WEFT_CALLER_PC, a, N); }                      \
+  WEFT_EXPORT void __tsan_write##N(void* a) { on_write(WEFT_CALLER_PC, a, N); }                    \
+  WEFT_EXPORT void __tsan_read##N##_pc(void* a, void* pc) {                                        \
+    on_read(reinterpret_cast<uint64_t>(pc), a, N);                                                 \
+  }                                                                                                \
+  WEFT_EXPORT void __tsan_write##N##_pc(void* a, void* pc) {                                       \
+    on_write(reinterpret_cast<uint64_t>(pc), a, N);                                                \
+  }                                                                                                \
+  WEFT_EXPORT void __tsan_unaligned_read##N(const void* a) { on_read(WEFT_CALLER_PC, a, N); }      \
+  WEFT_EXPORT void __tsan_unaligned_write##N(void* a) { on_write(WEFT_CALLER_PC, a, N); }          \
+  WEFT_EXPORT void __tsan_volatile_read##N(void* a) { on_read(WEFT_CALLER_PC, a, N); }             \
+  WEFT_EXPORT void __tsan_volatile_write##N(void* a) { on_write(WEFT_CALLER_PC, a, N); }           \
+  WEFT_EXPORT void __tsan_unaligned_volatile_read##N(void* a) { on_read(WEFT_CALLER_PC, a, N); }   \
+  WEFT_EXPORT void __tsan_unaligned_volatile_write##N(void* a) { on_write(WEFT_CALLER_PC, a, N); } \
+  WEFT_EXPORT void __tsan_read_write##N(void* a) {                                                 \
+    on_read(WEFT_CALLER_PC, a, N);                                                                 \
+    on_write(WEFT_CALLER_PC, a, N);                                                                \
+  }                                                                                                \
+  WEFT_EXPORT void __tsan_unaligned_read_write##N(void* a) {                                       \
+    on_read(WEFT_CALLER_PC, a, N);                                                                 \
+    on_write(WEFT_CALLER_PC, a, N);                                                                \
   }
 
 WEFT_ACCESS_HOOKS(1)
@@ -107,59 +105,58 @@ using a64 = uint64_t;
 using a128 = unsigned __int128;
 using morder = int;
 
-#define WEFT_ATOMIC_RMW(T, N, NAME, BUILTIN)                                         \
-  WEFT_EXPORT T __tsan_atomic##N##_##NAME(volatile T* a, T v, morder) {              \
-    const uint64_t pc = WEFT_CALLER_PC;                                              \
-    T old = BUILTIN(a, v, __ATOMIC_SEQ_CST);                                         \
-    on_read(pc, a, sizeof(T));                                                       \
-    on_write(pc, a, sizeof(T));                                                      \
-    return old;                                                                      \
+#define WEFT_ATOMIC_RMW(T, N, NAME, BUILTIN)                            \
+  WEFT_EXPORT T __tsan_atomic##N##_##NAME(volatile T* a, T v, morder) { \
+    const uint64_t pc = WEFT_CALLER_PC;                                 \
+    T old = BUILTIN(a, v, __ATOMIC_SEQ_CST);                            \
+    on_read(pc, a, sizeof(T));                                          \
+    on_write(pc, a, sizeof(T));                                         \
+    return old;                                                         \
   }
 
-#define WEFT_ATOMICS(T, N)                                                                      \
-  WEFT_EXPORT T __tsan_atomic##N##_load(const volatile T* a, morder) {                          \
-    T v = __atomic_load_n(a, __ATOMIC_SEQ_CST);                                                 \
-    on_read(WEFT_CALLER_PC, a, sizeof(T));                                                      \
-    return v;                                                                                   \
-  }                                                                                             \
-  WEFT_EXPORT void __tsan_atomic##N##_store(volatile T* a, T v, morder) {                       \
-    __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                   \
-    on_write(WEFT_CALLER_PC, a, sizeof(T));                                                     \
-  }                                                                                             \
-  WEFT_ATOMIC_RMW(T, N, exchange, __atomic_exchange_n)                                          \
-  WEFT_ATOMIC_RMW(T, N, fetch_add, __atomic_fetch_add)                                          \
-  WEFT_ATOMIC_RMW(T, N, fetch_sub, __atomic_fetch_sub)                                          \
-  WEFT_ATOMIC_RMW(T, N, fetch_and, __atomic_fetch_and)                                          \
-  WEFT_ATOMIC_RMW(T, N, fetch_or, __atomic_fetch_or)                                            \
-  WEFT_ATOMIC_RMW(T, N, fetch_xor, __atomic_fetch_xor)                                          \
-  WEFT_ATOMIC_RMW(T, N, fetch_nand, __atomic_fetch_nand)                                        \
-  WEFT_EXPORT int __tsan_atomic##N##_compare_exchange_strong(volatile T* a, T* c, T v, morder, \
-                                                             morder) {                          \
-    const uint64_t pc = WEFT_CALLER_PC;                                                         \
-    const bool ok = __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST,               \
-                                                __ATOMIC_SEQ_CST);                              \
-    on_read(pc, a, sizeof(T));                                                                  \
-    if (ok) on_write(pc, a, sizeof(T));                                                         \
-    return ok;                                                                                  \
-  }                                                                                             \
-  WEFT_EXPORT int __tsan_atomic##N##_compare_exchange_weak(volatile T* a, T* c, T v, morder,   \
-                                                           morder) {                            \
-    const uint64_t pc = WEFT_CALLER_PC;                                                         \
-    const bool ok = __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST,               \
-                                                __ATOMIC_SEQ_CST);                              \
-    on_read(pc, a, sizeof(T));                                                                  \
-    if (ok) on_write(pc, a, sizeof(T));                                                         \
-    return ok;                                                                                  \
-  }                                                                                             \
-  WEFT_EXPORT T __tsan_atomic##N##_compare_exchange_val(volatile T* a, T c, T v, morder,       \
-                                                        morder) {                               \
-    const uint64_t pc = WEFT_CALLER_PC;                                                         \
-    T expected = c;                                                                             \
-    const bool ok = __atomic_compare_exchange_n(a, &expected, v, false, __ATOMIC_SEQ_CST,       \
-                                                __ATOMIC_SEQ_CST);                              \
-    on_read(pc, a, sizeof(T));                                                                  \
-    if (ok) on_write(pc, a, sizeof(T));                                                         \
-    return expected;                                                                            \
+#define WEFT_ATOMICS(T, N)                                                                         \
+  WEFT_EXPORT T __tsan_atomic##N##_load(const volatile T* a, morder) {                             \
+    T v = __atomic_load_n(a, __ATOMIC_SEQ_CST);                                                    \
+    on_read(WEFT_CALLER_PC, a, sizeof(T));                                                         \
+    return v;                                                                                      \
+  }                                                                                                \
+  WEFT_EXPORT void __tsan_atomic##N##_store(volatile T* a, T v, morder) {                          \
+    __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                      \
+    on_write(WEFT_CALLER_PC, a, sizeof(T));                                                        \
+  }                                                                                                \
+  WEFT_ATOMIC_RMW(T, N, exchange, __atomic_exchange_n)                                             \
+  WEFT_ATOMIC_RMW(T, N, fetch_add, __atomic_fetch_add)                                             \
+  WEFT_ATOMIC_RMW(T, N, fetch_sub, __atomic_fetch_sub)                                             \
+  WEFT_ATOMIC_RMW(T, N, fetch_and, __atomic_fetch_and)                                             \
+  WEFT_ATOMIC_RMW(T, N, fetch_or, __atomic_fetch_or)                                               \
+  WEFT_ATOMIC_RMW(T, N, fetch_xor, __atomic_fetch_xor)                                             \
+  WEFT_ATOMIC_RMW(T, N, fetch_nand, __atomic_fetch_nand)                                           \
+  WEFT_EXPORT int __tsan_atomic##N##_compare_exchange_strong(volatile T* a, T* c, T v, morder,     \
+                                                             morder) {                             \
+    const uint64_t pc = WEFT_CALLER_PC;                                                            \
+    const bool ok =                                                                                \
+        __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
+    on_read(pc, a, sizeof(T));                                                                     \
+    if (ok) on_write(pc, a, sizeof(T));                                                            \
+    return ok;                                                                                     \
+  }                                                                                                \
+  WEFT_EXPORT int __tsan_atomic##N##_compare_exchange_weak(volatile T* a, T* c, T v, morder,       \
+                                                           morder) {                               \
+    const uint64_t pc = WEFT_CALLER_PC;                                                            \
+    const bool ok =                                                                                \
+        __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
+    on_read(pc, a, sizeof(T));                                                                     \
+    if (ok) on_write(pc, a, sizeof(T));                                                            \
+    return ok;                                                                                     \
+  }                                                                                                \
+  WEFT_EXPORT T __tsan_atomic##N##_compare_exchange_val(volatile T* a, T c, T v, morder, morder) { \
+    const uint64_t pc = WEFT_CALLER_PC;                                                            \
+    T expected = c;                                                                                \
+    const bool ok =                                                                                \
+        __atomic_compare_exchange_n(a, &expected, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);   \
+    on_read(pc, a, sizeof(T));                                                                     \
+    if (ok) on_write(pc, a, sizeof(T));                                                            \
+    return expected;                                                                               \
   }
 
 WEFT_ATOMICS(a8, 8)
