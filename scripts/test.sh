@@ -8,14 +8,14 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 JOBS=$(nproc)
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON -DWEFT_BUILD_TESTS=ON
 cmake --build build -j"$JOBS"
 ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 600
 
 # The sanitizer build covers weft's own code (analyzers, profile, views,
 # cli); the in-program runtime is never sanitized (it runs inside the
 # program, with its own constraints).
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_WERROR=ON -DWEFT_SANITIZE=ON
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_WERROR=ON -DWEFT_SANITIZE=ON -DWEFT_BUILD_TESTS=ON
 cmake --build build-asan -j"$JOBS"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$JOBS" --timeout 900 -L unit

@@ -28,7 +28,6 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(WEFT_VERSION));
 
   weft::RecordOptions record;
-  std::string analyses;
   auto* rec = app.add_subcommand("record", "run a program and write its profile");
   rec->add_option("-o,--output", record.output, "profile file")->capture_default_str();
   rec->add_option("--backend", record.backend, "event source: compile or valgrind")
@@ -37,8 +36,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   rec->add_option("--max-threads", record.max_threads, "threads analyzed at most")
       ->capture_default_str();
-  rec->add_option("--analyses", analyses,
-                  "comma-separated analyses (default: all; available: comm)");
+  rec->add_option("--analyses", record.analyses,
+                  "comma-separated analyses (default: all; available: comm)")
+      ->delimiter(',');
   rec->add_option("command", record.command, "PROGRAM ARGS (after --)")->required();
 
   std::string profile_path;
@@ -71,18 +71,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*rec) {
-      if (!analyses.empty()) {
-        size_t start = 0;
-        while (start <= analyses.size()) {
-          const size_t end = analyses.find(',', start);
-          record.analyses.push_back(analyses.substr(start, end - start));
-          if (end == std::string::npos) break;
-          start = end + 1;
-        }
-      }
-      return weft::run_record(record);
-    }
+    if (*rec) return weft::run_record(record);
     if (*comm_cmd) {
       weft::CommOptions comm;
       if (!region.empty()) comm.region = region;

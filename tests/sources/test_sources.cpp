@@ -77,6 +77,22 @@ class SourceTest : public ::testing::Test {
     sqlite3_close(h);
     return v;
   }
+  // Starts `weft record ARGS -- exchange_then_wait` in the background and
+  // returns its pid once the program has printed "ready".
+  pid_t start_recording_until_ready(const std::string& record_args) {
+    const std::string cmd = weft() + " record " + record_args + " -o " + db() + " -- " +
+                            program("exchange_then_wait") + " >" + (dir_ / "o").string() + " 2>" +
+                            (dir_ / "e").string();
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
+      _exit(127);
+    }
+    for (int i = 0; i < 200 && slurp(dir_ / "o").find("ready") == std::string::npos; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return pid;
+  }
+
   fs::path dir_;
 };
 
@@ -102,17 +118,8 @@ TEST_F(SourceTest, CrashKeepsDataGatheredSoFarFlaggedIncomplete) {
 }
 
 TEST_F(SourceTest, SigtermToWeftStopsTheProgramAndKeepsItsData) {
-  const std::string cmd = weft() + " record --granularity 8 -o " + db() + " -- " +
-                          program("exchange_then_wait") + " >" + (dir_ / "o").string() + " 2>" +
-                          (dir_ / "e").string();
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
-    _exit(127);
-  }
-  for (int i = 0; i < 200 && slurp(dir_ / "o").find("ready") == std::string::npos; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const pid_t pid = start_recording_until_ready("--granularity 8");
+  ASSERT_GT(pid, 0);
   ASSERT_NE(slurp(dir_ / "o").find("ready"), std::string::npos);
   kill(pid, SIGTERM);
   int status = 0;
@@ -127,21 +134,14 @@ TEST_F(SourceTest, SigtermToWeftStopsTheProgramAndKeepsItsData) {
 }
 
 TEST_F(SourceTest, SigkillLeavesAnIncompleteProfileThatViewsStillOpen) {
-  const std::string cmd = weft() + " record -o " + db() + " -- " + program("exchange_then_wait") +
-                          " >" + (dir_ / "o").string() + " 2>" + (dir_ / "e").string();
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
-    _exit(127);
-  }
-  for (int i = 0; i < 200 && slurp(dir_ / "o").find("ready") == std::string::npos; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const pid_t pid = start_recording_until_ready("");
+  ASSERT_GT(pid, 0);
+  ASSERT_NE(slurp(dir_ / "o").find("ready"), std::string::npos);
   run("pkill -KILL -f '^" + program("exchange_then_wait") + "$'");
   int status = 0;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_NE(WEXITSTATUS(status), 0);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
   EXPECT_EQ(meta(db(), "complete"), "0");
   EXPECT_EQ(meta(db(), "exit_signal"), "SIGKILL");
   const Result report = run(weft() + " report " + db());
@@ -174,7 +174,7 @@ TEST_F(SourceTest, MoreThreadsThanTheInlineReaderSetAreExact) {
 TEST_F(SourceTest, ThreadsBeyondMaxThreadsAreReportedNotLost) {
   const Result r = run(weft() + " record --max-threads 50 -o " + db() + " -- " +
                        program("many_threads") + " 100");
-  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(one_line(r.err)) << r.err;
   EXPECT_NE(r.err.find("--max-threads"), std::string::npos) << r.err;
   EXPECT_EQ(meta(db(), "complete"), "0");
@@ -219,7 +219,7 @@ TEST_F(SourceTest, FortranOpenMpThroughWeftFortran) {
 
 TEST_F(SourceTest, ProgramWithoutTheRuntimeGetsAClearError) {
   const Result r = run(weft() + " record -o " + db() + " -- /bin/true");
-  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(one_line(r.err)) << r.err;
   EXPECT_NE(r.err.find("weft-cc"), std::string::npos) << r.err;
   EXPECT_EQ(meta(db(), "complete"), "0");
@@ -253,7 +253,7 @@ TEST_F(SourceTest, BadInputsGiveOneLineErrors) {
   };
   for (const auto& [args, expected] : cases) {
     const Result r = run(weft() + args);
-    EXPECT_NE(r.code, 0) << args;
+    EXPECT_EQ(r.code, 1) << args;
     EXPECT_TRUE(one_line(r.err)) << args << ": " << r.err;
     EXPECT_NE(r.err.find(expected), std::string::npos) << args << ": " << r.err;
   }

@@ -64,12 +64,6 @@ CommunicationAnalyzer::ThreadState* CommunicationAnalyzer::attach(uint32_t tid) 
   return expected;
 }
 
-std::vector<PcCommunication> CommunicationAnalyzer::collect() const {
-  std::vector<PcCommunication> out;
-  for_each_count([&](const PcCommunication& c) { out.push_back(c); });
-  return out;
-}
-
 uint64_t CommunicationAnalyzer::dropped() const {
   uint64_t n = 0;
   for (unsigned i = 0; i < config_.max_threads; ++i)

@@ -28,7 +28,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "analyzers/communication/pc_peer_counters.h"
 #include "analyzers/communication/shadow_memory.h"
@@ -154,13 +153,11 @@ class CommunicationAnalyzer {
       });
     }
   }
-  std::vector<PcCommunication> collect() const;
 
   // Accesses that could not be counted (reentrant signal handlers, memory).
   uint64_t dropped() const;
   // True while some thread is inside a counter update.
   bool any_thread_busy() const;
-  const ShadowMemory& shadow() const { return shadow_; }
 
  private:
   enum class Count { Comm, Reuse, Inval };

@@ -45,7 +45,6 @@ class ShadowMemory {
   }
 
   size_t chunks_allocated() const { return chunks_allocated_.load(std::memory_order_relaxed); }
-  size_t chunk_bytes() const { return chunk_bytes_; }
 
  private:
   std::atomic<uint64_t>* allocate_chunk(uintptr_t chunk);

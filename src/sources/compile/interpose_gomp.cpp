@@ -13,11 +13,6 @@ using weft::SyncKind;
 
 namespace {
 
-template <class Fn>
-Fn real(const char* name) {
-  return reinterpret_cast<Fn>(next_symbol(name));
-}
-
 struct OutlinedBody {
   void (*fn)(void*);
   void* data;
@@ -45,6 +40,18 @@ void run_parallel(uint64_t pc, void (*fn)(void*), void* data, unsigned num_threa
   record_sync(SyncKind::OmpParallelEnd, pc, reinterpret_cast<uint64_t>(fn), num_threads);
 }
 
+// The end of a worksharing loop without nowait is a team barrier.
+template <class End>
+auto loop_end_barrier(uint64_t pc, End end) {
+  if (g_runtime) {
+    record_sync(SyncKind::OmpLoopEnd, pc, 0);
+    record_sync(SyncKind::OmpBarrierEnter, pc, 0);
+  }
+  const auto result = end();
+  if (g_runtime) record_sync(SyncKind::OmpBarrierLeave, pc, 0);
+  return result;
+}
+
 template <class T>
 void note_chunk(bool more, uint64_t pc, const T* istart, const T* iend) {
   if (more && g_runtime)
@@ -59,7 +66,7 @@ void note_chunk(bool more, uint64_t pc, const T* istart, const T* iend) {
 WEFT_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads,
                                unsigned flags) {
   using Fn = void (*)(void (*)(void*), void*, unsigned, unsigned);
-  static Fn next = real<Fn>("GOMP_parallel");
+  static Fn next = next_function<Fn>("GOMP_parallel");
   run_parallel(WEFT_CALLER_PC, fn, data, num_threads,
                [&](void (*f)(void*), void* d) { next(f, d, num_threads, flags); });
 }
@@ -67,7 +74,7 @@ WEFT_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threa
 WEFT_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void*), void* data, unsigned num_threads,
                                               unsigned flags) {
   using Fn = unsigned (*)(void (*)(void*), void*, unsigned, unsigned);
-  static Fn next = real<Fn>("GOMP_parallel_reductions");
+  static Fn next = next_function<Fn>("GOMP_parallel_reductions");
   unsigned result = 0;
   run_parallel(WEFT_CALLER_PC, fn, data, num_threads,
                [&](void (*f)(void*), void* d) { result = next(f, d, num_threads, flags); });
@@ -77,7 +84,7 @@ WEFT_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void*), void* data, uns
 WEFT_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned num_threads,
                                         unsigned count, unsigned flags) {
   using Fn = void (*)(void (*)(void*), void*, unsigned, unsigned, unsigned);
-  static Fn next = real<Fn>("GOMP_parallel_sections");
+  static Fn next = next_function<Fn>("GOMP_parallel_sections");
   run_parallel(WEFT_CALLER_PC, fn, data, num_threads,
                [&](void (*f)(void*), void* d) { next(f, d, num_threads, count, flags); });
 }
@@ -89,7 +96,7 @@ WEFT_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned 
                                              long start, long end, long incr, long chunk,    \
                                              unsigned flags) {                               \
     using Fn = void (*)(void (*)(void*), void*, unsigned, long, long, long, long, unsigned); \
-    static Fn next = real<Fn>("GOMP_parallel_loop_" #NAME);                                  \
+    static Fn next = next_function<Fn>("GOMP_parallel_loop_" #NAME);                         \
     run_parallel(WEFT_CALLER_PC, fn, data, n, [&](void (*f)(void*), void* d) {               \
       next(f, d, n, start, end, incr, chunk, flags);                                         \
     });                                                                                      \
@@ -98,7 +105,7 @@ WEFT_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned 
   WEFT_EXPORT void GOMP_parallel_loop_##NAME(void (*fn)(void*), void* data, unsigned n,         \
                                              long start, long end, long incr, unsigned flags) { \
     using Fn = void (*)(void (*)(void*), void*, unsigned, long, long, long, unsigned);          \
-    static Fn next = real<Fn>("GOMP_parallel_loop_" #NAME);                                     \
+    static Fn next = next_function<Fn>("GOMP_parallel_loop_" #NAME);                            \
     run_parallel(WEFT_CALLER_PC, fn, data, n,                                                   \
                  [&](void (*f)(void*), void* d) { next(f, d, n, start, end, incr, flags); });   \
   }
@@ -116,7 +123,7 @@ WEFT_PARALLEL_LOOP_RUNTIME(maybe_nonmonotonic_runtime)
 
 WEFT_EXPORT void GOMP_barrier() {
   using Fn = void (*)();
-  static Fn next = real<Fn>("GOMP_barrier");
+  static Fn next = next_function<Fn>("GOMP_barrier");
   const uint64_t pc = WEFT_CALLER_PC;
   if (g_runtime) record_sync(SyncKind::OmpBarrierEnter, pc, 0);
   next();
@@ -125,7 +132,7 @@ WEFT_EXPORT void GOMP_barrier() {
 
 WEFT_EXPORT bool GOMP_barrier_cancel() {
   using Fn = bool (*)();
-  static Fn next = real<Fn>("GOMP_barrier_cancel");
+  static Fn next = next_function<Fn>("GOMP_barrier_cancel");
   const uint64_t pc = WEFT_CALLER_PC;
   if (g_runtime) record_sync(SyncKind::OmpBarrierEnter, pc, 0);
   const bool cancelled = next();
@@ -133,35 +140,24 @@ WEFT_EXPORT bool GOMP_barrier_cancel() {
   return cancelled;
 }
 
-// The end of a worksharing loop without nowait is a team barrier.
 WEFT_EXPORT void GOMP_loop_end() {
   using Fn = void (*)();
-  static Fn next = real<Fn>("GOMP_loop_end");
-  const uint64_t pc = WEFT_CALLER_PC;
-  if (g_runtime) {
-    record_sync(SyncKind::OmpLoopEnd, pc, 0);
-    record_sync(SyncKind::OmpBarrierEnter, pc, 0);
-  }
-  next();
-  if (g_runtime) record_sync(SyncKind::OmpBarrierLeave, pc, 0);
+  static Fn next = next_function<Fn>("GOMP_loop_end");
+  loop_end_barrier(WEFT_CALLER_PC, [] {
+    next();
+    return 0;
+  });
 }
 
 WEFT_EXPORT bool GOMP_loop_end_cancel() {
   using Fn = bool (*)();
-  static Fn next = real<Fn>("GOMP_loop_end_cancel");
-  const uint64_t pc = WEFT_CALLER_PC;
-  if (g_runtime) {
-    record_sync(SyncKind::OmpLoopEnd, pc, 0);
-    record_sync(SyncKind::OmpBarrierEnter, pc, 0);
-  }
-  const bool cancelled = next();
-  if (g_runtime) record_sync(SyncKind::OmpBarrierLeave, pc, 0);
-  return cancelled;
+  static Fn next = next_function<Fn>("GOMP_loop_end_cancel");
+  return loop_end_barrier(WEFT_CALLER_PC, [] { return next(); });
 }
 
 WEFT_EXPORT void GOMP_loop_end_nowait() {
   using Fn = void (*)();
-  static Fn next = real<Fn>("GOMP_loop_end_nowait");
+  static Fn next = next_function<Fn>("GOMP_loop_end_nowait");
   if (g_runtime) record_sync(SyncKind::OmpLoopEnd, WEFT_CALLER_PC, 0);
   next();
 }
@@ -172,7 +168,7 @@ WEFT_EXPORT void GOMP_loop_end_nowait() {
   WEFT_EXPORT bool GOMP_loop_##NAME##_start(long start, long end, long incr, long chunk, \
                                             long* istart, long* iend) {                  \
     using Fn = bool (*)(long, long, long, long, long*, long*);                           \
-    static Fn next = real<Fn>("GOMP_loop_" #NAME "_start");                              \
+    static Fn next = next_function<Fn>("GOMP_loop_" #NAME "_start");                     \
     const bool more = next(start, end, incr, chunk, istart, iend);                       \
     note_chunk(more, WEFT_CALLER_PC, istart, iend);                                      \
     return more;                                                                         \
@@ -181,7 +177,7 @@ WEFT_EXPORT void GOMP_loop_end_nowait() {
   WEFT_EXPORT bool GOMP_loop_##NAME##_start(long start, long end, long incr, long* istart, \
                                             long* iend) {                                  \
     using Fn = bool (*)(long, long, long, long*, long*);                                   \
-    static Fn next = real<Fn>("GOMP_loop_" #NAME "_start");                                \
+    static Fn next = next_function<Fn>("GOMP_loop_" #NAME "_start");                       \
     const bool more = next(start, end, incr, istart, iend);                                \
     note_chunk(more, WEFT_CALLER_PC, istart, iend);                                        \
     return more;                                                                           \
@@ -189,7 +185,7 @@ WEFT_EXPORT void GOMP_loop_end_nowait() {
 #define WEFT_LOOP_NEXT(NAME)                                           \
   WEFT_EXPORT bool GOMP_loop_##NAME##_next(long* istart, long* iend) { \
     using Fn = bool (*)(long*, long*);                                 \
-    static Fn next = real<Fn>("GOMP_loop_" #NAME "_next");             \
+    static Fn next = next_function<Fn>("GOMP_loop_" #NAME "_next");    \
     const bool more = next(istart, iend);                              \
     note_chunk(more, WEFT_CALLER_PC, istart, iend);                    \
     return more;                                                       \
@@ -200,7 +196,7 @@ WEFT_EXPORT void GOMP_loop_end_nowait() {
       unsigned long long chunk, unsigned long long* istart, unsigned long long* iend) {   \
     using U = unsigned long long;                                                         \
     using Fn = bool (*)(bool, U, U, U, U, U*, U*);                                        \
-    static Fn next = real<Fn>("GOMP_loop_ull_" #NAME "_start");                           \
+    static Fn next = next_function<Fn>("GOMP_loop_ull_" #NAME "_start");                  \
     const bool more = next(up, start, end, incr, chunk, istart, iend);                    \
     note_chunk(more, WEFT_CALLER_PC, istart, iend);                                       \
     return more;                                                                          \
@@ -211,7 +207,7 @@ WEFT_EXPORT void GOMP_loop_end_nowait() {
       unsigned long long* istart, unsigned long long* iend) {                             \
     using U = unsigned long long;                                                         \
     using Fn = bool (*)(bool, U, U, U, U*, U*);                                           \
-    static Fn next = real<Fn>("GOMP_loop_ull_" #NAME "_start");                           \
+    static Fn next = next_function<Fn>("GOMP_loop_ull_" #NAME "_start");                  \
     const bool more = next(up, start, end, incr, istart, iend);                           \
     note_chunk(more, WEFT_CALLER_PC, istart, iend);                                       \
     return more;                                                                          \
@@ -221,7 +217,7 @@ WEFT_EXPORT void GOMP_loop_end_nowait() {
                                                unsigned long long* iend) { \
     using U = unsigned long long;                                          \
     using Fn = bool (*)(U*, U*);                                           \
-    static Fn next = real<Fn>("GOMP_loop_ull_" #NAME "_next");             \
+    static Fn next = next_function<Fn>("GOMP_loop_ull_" #NAME "_next");    \
     const bool more = next(istart, iend);                                  \
     note_chunk(more, WEFT_CALLER_PC, istart, iend);                        \
     return more;                                                           \
@@ -260,7 +256,7 @@ WEFT_LOOP_KINDS(WEFT_LOOP_ULL_START_CHUNKED, WEFT_LOOP_ULL_START_RUNTIME, WEFT_L
 WEFT_EXPORT bool GOMP_loop_start(long start, long end, long incr, long sched, long chunk,
                                  long* istart, long* iend, uintptr_t* reductions, void** mem) {
   using Fn = bool (*)(long, long, long, long, long, long*, long*, uintptr_t*, void**);
-  static Fn next = real<Fn>("GOMP_loop_start");
+  static Fn next = next_function<Fn>("GOMP_loop_start");
   const bool more = next(start, end, incr, sched, chunk, istart, iend, reductions, mem);
   if (istart && iend) note_chunk(more, WEFT_CALLER_PC, istart, iend);
   return more;
@@ -270,7 +266,7 @@ WEFT_EXPORT bool GOMP_loop_ordered_start(long start, long end, long incr, long s
                                          long* istart, long* iend, uintptr_t* reductions,
                                          void** mem) {
   using Fn = bool (*)(long, long, long, long, long, long*, long*, uintptr_t*, void**);
-  static Fn next = real<Fn>("GOMP_loop_ordered_start");
+  static Fn next = next_function<Fn>("GOMP_loop_ordered_start");
   const bool more = next(start, end, incr, sched, chunk, istart, iend, reductions, mem);
   if (istart && iend) note_chunk(more, WEFT_CALLER_PC, istart, iend);
   return more;
@@ -282,7 +278,7 @@ WEFT_EXPORT bool GOMP_loop_ull_start(bool up, unsigned long long start, unsigned
                                      uintptr_t* reductions, void** mem) {
   using U = unsigned long long;
   using Fn = bool (*)(bool, U, U, U, long, U, U*, U*, uintptr_t*, void**);
-  static Fn next = real<Fn>("GOMP_loop_ull_start");
+  static Fn next = next_function<Fn>("GOMP_loop_ull_start");
   const bool more = next(up, start, end, incr, sched, chunk, istart, iend, reductions, mem);
   if (istart && iend) note_chunk(more, WEFT_CALLER_PC, istart, iend);
   return more;

@@ -10,11 +10,6 @@
 namespace weft::rt {
 namespace {
 
-template <class Fn>
-Fn real(const char* name) {
-  return reinterpret_cast<Fn>(next_symbol(name));
-}
-
 struct StartArgs {
   void* (*routine)(void*);
   void* arg;
@@ -53,7 +48,7 @@ using weft::SyncKind;
 WEFT_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
                                void* (*routine)(void*), void* arg) {
   using Fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
-  static Fn next = real<Fn>("pthread_create");
+  static Fn next = next_function<Fn>("pthread_create");
   ThreadContext* parent = g_runtime ? current_thread() : nullptr;
   if (!parent) return next(thread, attr, routine, arg);
   auto* args = static_cast<StartArgs*>(malloc(sizeof(StartArgs)));
@@ -71,7 +66,7 @@ WEFT_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
 
 WEFT_EXPORT int pthread_join(pthread_t thread, void** result) {
   using Fn = int (*)(pthread_t, void**);
-  static Fn next = real<Fn>("pthread_join");
+  static Fn next = next_function<Fn>("pthread_join");
   const int rc = next(thread, result);
   if (rc == 0 && g_runtime)
     record_sync(SyncKind::ThreadJoin, WEFT_CALLER_PC, 0, weft_id_of(thread));
@@ -80,7 +75,7 @@ WEFT_EXPORT int pthread_join(pthread_t thread, void** result) {
 
 WEFT_EXPORT int pthread_barrier_wait(pthread_barrier_t* barrier) {
   using Fn = int (*)(pthread_barrier_t*);
-  static Fn next = real<Fn>("pthread_barrier_wait");
+  static Fn next = next_function<Fn>("pthread_barrier_wait");
   const uint64_t pc = WEFT_CALLER_PC;
   if (!from_program(pc)) return next(barrier);
   record_sync(SyncKind::BarrierEnter, pc, reinterpret_cast<uint64_t>(barrier));
@@ -91,7 +86,7 @@ WEFT_EXPORT int pthread_barrier_wait(pthread_barrier_t* barrier) {
 
 WEFT_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex) {
   using Fn = int (*)(pthread_mutex_t*);
-  static Fn next = real<Fn>("pthread_mutex_lock");
+  static Fn next = next_function<Fn>("pthread_mutex_lock");
   const int rc = next(mutex);
   if (rc == 0 && from_program(WEFT_CALLER_PC))
     record_sync(SyncKind::MutexLock, WEFT_CALLER_PC, reinterpret_cast<uint64_t>(mutex));
@@ -100,7 +95,7 @@ WEFT_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex) {
 
 WEFT_EXPORT int pthread_mutex_trylock(pthread_mutex_t* mutex) {
   using Fn = int (*)(pthread_mutex_t*);
-  static Fn next = real<Fn>("pthread_mutex_trylock");
+  static Fn next = next_function<Fn>("pthread_mutex_trylock");
   const int rc = next(mutex);
   if (rc == 0 && from_program(WEFT_CALLER_PC))
     record_sync(SyncKind::MutexLock, WEFT_CALLER_PC, reinterpret_cast<uint64_t>(mutex));
@@ -109,7 +104,7 @@ WEFT_EXPORT int pthread_mutex_trylock(pthread_mutex_t* mutex) {
 
 WEFT_EXPORT int pthread_mutex_unlock(pthread_mutex_t* mutex) {
   using Fn = int (*)(pthread_mutex_t*);
-  static Fn next = real<Fn>("pthread_mutex_unlock");
+  static Fn next = next_function<Fn>("pthread_mutex_unlock");
   if (from_program(WEFT_CALLER_PC))
     record_sync(SyncKind::MutexUnlock, WEFT_CALLER_PC, reinterpret_cast<uint64_t>(mutex));
   return next(mutex);

@@ -193,6 +193,12 @@ void install_signal_handlers() {
 
 void at_exit() { save_capture(true, ""); }
 
+// Detaches every thread from the analyzer: the hooks return at once after.
+void stop_counting(Runtime* rt) {
+  for (uint32_t i = 0; i < rt->max_threads; ++i)
+    if (ThreadContext* c = rt->contexts[i].load()) c->comm.store(nullptr);
+}
+
 void in_forked_child() {
   // Only the process started by `weft record` is profiled: a forked child
   // must neither count its accesses nor overwrite the parent's capture.
@@ -200,8 +206,7 @@ void in_forked_child() {
   if (!rt) return;
   rt->saved.store(true);
   rt->finished.store(true);
-  for (uint32_t i = 0; i < rt->max_threads; ++i)
-    if (ThreadContext* c = rt->contexts[i].load()) c->comm.store(nullptr);
+  stop_counting(rt);
 }
 
 void on_thread_exit(void*) { finish_thread(); }
@@ -309,8 +314,7 @@ void save_capture(bool complete, const char* reason) {
   if (!rt || rt->saved.exchange(true)) return;
 
   // Stop every thread's counting, then let updates in flight finish.
-  for (uint32_t i = 0; i < rt->max_threads; ++i)
-    if (ThreadContext* c = rt->contexts[i].load()) c->comm.store(nullptr);
+  stop_counting(rt);
   for (int spin = 0; spin < 1000 && rt->communication->any_thread_busy(); ++spin) usleep(50);
 
   const int fd = open(rt->output_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -341,10 +345,7 @@ void save_capture(bool complete, const char* reason) {
   meta.thread_count = thread_count;
   meta.dropped_events = rt->communication->dropped();
   for (uint32_t i = 0; i < recorded; ++i)
-    if (ThreadContext* c = rt->contexts[i].load()) {
-      meta.dropped_sync_events += c->sync.dropped;
-      meta.dropped_events += c->dropped;
-    }
+    if (ThreadContext* c = rt->contexts[i].load()) meta.dropped_sync_events += c->sync.dropped;
   out.section(RawSection::Meta, sizeof meta, 1);
   out.bytes(&meta, sizeof meta);
   out.section(RawSection::Reason, 1, strlen(reason));

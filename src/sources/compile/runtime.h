@@ -28,12 +28,12 @@ struct SyncLog {
 
 struct ThreadContext {
   uint32_t tid = 0;
-  // Null once the capture is saved (or for threads beyond max_threads): the
-  // hooks then ignore the thread's accesses.
+  // Null once the capture is saved (or for threads beyond max_threads, whose
+  // loss the capture reports as incomplete): the hooks then ignore the
+  // thread's accesses.
   std::atomic<CommunicationAnalyzer::ThreadState*> comm{nullptr};
   ThreadRecord* record = nullptr;
   SyncLog sync;
-  uint64_t dropped = 0;  // accesses of a thread beyond max_threads
 };
 
 struct Runtime {
@@ -102,6 +102,11 @@ __attribute__((always_inline)) inline void on_write(uint64_t pc, const volatile 
 
 // Resolves the next definition of an interposed libc/libgomp function.
 void* next_symbol(const char* name);
+
+template <class Fn>
+Fn next_function(const char* name) {
+  return reinterpret_cast<Fn>(next_symbol(name));
+}
 
 // Writes the raw capture once; later calls do nothing.
 void save_capture(bool complete, const char* reason);

@@ -114,6 +114,16 @@ using morder = int;
     return old;                                                         \
   }
 
+// A compare-and-swap reads the location, and writes it only when it succeeds.
+template <class T>
+bool compare_exchange(volatile T* a, T* expected, T desired, uint64_t pc) {
+  const bool ok =
+      __atomic_compare_exchange_n(a, expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  on_read(pc, a, sizeof(T));
+  if (ok) on_write(pc, a, sizeof(T));
+  return ok;
+}
+
 #define WEFT_ATOMICS(T, N)                                                                         \
   WEFT_EXPORT T __tsan_atomic##N##_load(const volatile T* a, morder) {                             \
     T v = __atomic_load_n(a, __ATOMIC_SEQ_CST);                                                    \
@@ -131,32 +141,18 @@ using morder = int;
   WEFT_ATOMIC_RMW(T, N, fetch_or, __atomic_fetch_or)                                               \
   WEFT_ATOMIC_RMW(T, N, fetch_xor, __atomic_fetch_xor)                                             \
   WEFT_ATOMIC_RMW(T, N, fetch_nand, __atomic_fetch_nand)                                           \
+  /* A weak CAS may fail spuriously; performing it strong is allowed. */                           \
   WEFT_EXPORT int __tsan_atomic##N##_compare_exchange_strong(volatile T* a, T* c, T v, morder,     \
                                                              morder) {                             \
-    const uint64_t pc = WEFT_CALLER_PC;                                                            \
-    const bool ok =                                                                                \
-        __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
-    on_read(pc, a, sizeof(T));                                                                     \
-    if (ok) on_write(pc, a, sizeof(T));                                                            \
-    return ok;                                                                                     \
+    return compare_exchange(a, c, v, WEFT_CALLER_PC);                                              \
   }                                                                                                \
   WEFT_EXPORT int __tsan_atomic##N##_compare_exchange_weak(volatile T* a, T* c, T v, morder,       \
                                                            morder) {                               \
-    const uint64_t pc = WEFT_CALLER_PC;                                                            \
-    const bool ok =                                                                                \
-        __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
-    on_read(pc, a, sizeof(T));                                                                     \
-    if (ok) on_write(pc, a, sizeof(T));                                                            \
-    return ok;                                                                                     \
+    return compare_exchange(a, c, v, WEFT_CALLER_PC);                                              \
   }                                                                                                \
   WEFT_EXPORT T __tsan_atomic##N##_compare_exchange_val(volatile T* a, T c, T v, morder, morder) { \
-    const uint64_t pc = WEFT_CALLER_PC;                                                            \
-    T expected = c;                                                                                \
-    const bool ok =                                                                                \
-        __atomic_compare_exchange_n(a, &expected, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);   \
-    on_read(pc, a, sizeof(T));                                                                     \
-    if (ok) on_write(pc, a, sizeof(T));                                                            \
-    return expected;                                                                               \
+    compare_exchange(a, &c, v, WEFT_CALLER_PC);                                                    \
+    return c; /* the value found, whether or not it was replaced */                                \
   }
 
 WEFT_ATOMICS(a8, 8)
