@@ -1,0 +1,208 @@
+#include "static/control_flow_graph.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+namespace weft {
+namespace {
+
+constexpr uint32_t kUnvisited = UINT32_MAX;
+
+// Successor lists without duplicates or out-of-range nodes.
+Successors clean(const Successors& successors) {
+  const uint32_t n = static_cast<uint32_t>(successors.size());
+  Successors result(n);
+  for (uint32_t node = 0; node < n; ++node) {
+    for (uint32_t next : successors[node]) {
+      if (next < n) result[node].push_back(next);
+    }
+    std::sort(result[node].begin(), result[node].end());
+    result[node].erase(std::unique(result[node].begin(), result[node].end()), result[node].end());
+  }
+  return result;
+}
+
+// Reverse post-order of the nodes reachable from entry (iterative DFS).
+std::vector<uint32_t> reverse_post_order(const Successors& successors, uint32_t entry) {
+  std::vector<uint32_t> post_order;
+  if (entry >= successors.size()) return post_order;
+  std::vector<bool> seen(successors.size(), false);
+  std::vector<std::pair<uint32_t, size_t>> stack;  // (node, next successor to visit)
+  stack.emplace_back(entry, 0);
+  seen[entry] = true;
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < successors[node].size()) {
+      uint32_t child = successors[node][next++];
+      if (!seen[child]) {
+        seen[child] = true;
+        stack.emplace_back(child, 0);
+      }
+    } else {
+      post_order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  std::reverse(post_order.begin(), post_order.end());
+  return post_order;
+}
+
+std::vector<int32_t> dominators_of_clean(const Successors& successors, uint32_t entry) {
+  const uint32_t n = static_cast<uint32_t>(successors.size());
+  std::vector<int32_t> idom(n, kNoDominator);
+  std::vector<uint32_t> order = reverse_post_order(successors, entry);
+  if (order.empty()) return idom;
+
+  std::vector<uint32_t> rpo_index(n, kUnvisited);
+  for (uint32_t i = 0; i < order.size(); ++i) rpo_index[order[i]] = i;
+  Successors predecessors(n);
+  for (uint32_t node : order) {
+    for (uint32_t next : successors[node]) predecessors[next].push_back(node);
+  }
+
+  auto intersect = [&](uint32_t a, uint32_t b) {
+    while (a != b) {
+      while (rpo_index[a] > rpo_index[b]) a = static_cast<uint32_t>(idom[a]);
+      while (rpo_index[b] > rpo_index[a]) b = static_cast<uint32_t>(idom[b]);
+    }
+    return a;
+  };
+
+  idom[entry] = static_cast<int32_t>(entry);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 1; i < order.size(); ++i) {
+      uint32_t node = order[i];
+      int32_t new_idom = kNoDominator;
+      for (uint32_t pred : predecessors[node]) {
+        if (idom[pred] == kNoDominator) continue;  // not processed yet
+        new_idom = new_idom == kNoDominator
+                       ? static_cast<int32_t>(pred)
+                       : static_cast<int32_t>(intersect(pred, static_cast<uint32_t>(new_idom)));
+      }
+      if (idom[node] != new_idom) {
+        idom[node] = new_idom;
+        changed = true;
+      }
+    }
+  }
+  return idom;
+}
+
+}  // namespace
+
+std::vector<int32_t> immediate_dominators(const Successors& successors, uint32_t entry) {
+  return dominators_of_clean(clean(successors), entry);
+}
+
+bool dominates(const std::vector<int32_t>& idom, uint32_t a, uint32_t b) {
+  if (a >= idom.size() || b >= idom.size() || idom[b] == kNoDominator) return false;
+  for (uint32_t node = b;;) {
+    if (node == a) return true;
+    uint32_t up = static_cast<uint32_t>(idom[node]);
+    if (up == node) return false;  // reached the entry
+    node = up;
+  }
+}
+
+LoopForest find_loops(const Successors& raw_successors, uint32_t entry) {
+  const Successors successors = clean(raw_successors);
+  const uint32_t n = static_cast<uint32_t>(successors.size());
+  LoopForest forest;
+  forest.idom = dominators_of_clean(successors, entry);
+  forest.innermost.assign(n, -1);
+  const std::vector<int32_t>& idom = forest.idom;
+
+  Successors predecessors(n);  // reachable predecessors only
+  for (uint32_t node = 0; node < n; ++node) {
+    if (idom[node] == kNoDominator) continue;
+    for (uint32_t next : successors[node]) predecessors[next].push_back(node);
+  }
+
+  // Back edges, grouped by header (a std::map keeps headers in node order).
+  std::map<uint32_t, std::vector<uint32_t>> latches_of;
+  for (uint32_t node = 0; node < n; ++node) {
+    if (idom[node] == kNoDominator) continue;
+    for (uint32_t next : successors[node]) {
+      if (dominates(idom, next, node)) {
+        forest.back_edges.emplace_back(node, next);
+        latches_of[next].push_back(node);
+      }
+    }
+  }
+  std::sort(forest.back_edges.begin(), forest.back_edges.end());
+
+  // One natural loop per header: walk backwards from the latches to the header.
+  std::vector<NaturalLoop> loops;
+  std::vector<bool> in_body(n, false);
+  for (auto& [header, latches] : latches_of) {
+    NaturalLoop loop;
+    loop.header = header;
+    std::sort(latches.begin(), latches.end());
+    loop.latches = latches;
+    std::fill(in_body.begin(), in_body.end(), false);
+    in_body[header] = true;
+    std::vector<uint32_t> work;
+    for (uint32_t latch : latches) {
+      if (!in_body[latch]) {
+        in_body[latch] = true;
+        work.push_back(latch);
+      }
+    }
+    while (!work.empty()) {
+      uint32_t node = work.back();
+      work.pop_back();
+      for (uint32_t pred : predecessors[node]) {
+        if (!in_body[pred]) {
+          in_body[pred] = true;
+          work.push_back(pred);
+        }
+      }
+    }
+    for (uint32_t node = 0; node < n; ++node) {
+      if (in_body[node]) loop.body.push_back(node);
+    }
+    loops.push_back(std::move(loop));
+  }
+
+  // Nesting: the parent is the smallest other loop containing the header.
+  auto contains = [](const NaturalLoop& loop, uint32_t node) {
+    return std::binary_search(loop.body.begin(), loop.body.end(), node);
+  };
+  std::vector<int32_t> parent(loops.size(), -1);
+  for (size_t i = 0; i < loops.size(); ++i) {
+    for (size_t j = 0; j < loops.size(); ++j) {
+      if (i == j || !contains(loops[j], loops[i].header)) continue;
+      if (parent[i] < 0 ||
+          loops[j].body.size() < loops[static_cast<size_t>(parent[i])].body.size()) {
+        parent[i] = static_cast<int32_t>(j);
+      }
+    }
+  }
+
+  // Pre-order of the forest; loops (and thus children) are in header order.
+  std::vector<std::vector<size_t>> children(loops.size());
+  std::vector<size_t> roots;
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (parent[i] < 0) {
+      roots.push_back(i);
+    } else {
+      children[static_cast<size_t>(parent[i])].push_back(i);
+    }
+  }
+  std::function<void(size_t, int32_t, uint32_t)> visit = [&](size_t old_index, int32_t new_parent,
+                                                             uint32_t depth) {
+    NaturalLoop loop = std::move(loops[old_index]);
+    loop.parent = new_parent;
+    loop.depth = depth;
+    int32_t new_index = static_cast<int32_t>(forest.loops.size());
+    for (uint32_t node : loop.body) forest.innermost[node] = new_index;
+    forest.loops.push_back(std::move(loop));
+    for (size_t child : children[old_index]) visit(child, new_index, depth + 1);
+  };
+  for (size_t root : roots) visit(root, -1, 1);
+  return forest;
+}
+
+}  // namespace weft
