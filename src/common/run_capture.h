@@ -66,6 +66,35 @@ struct PcCommunication {
   uint64_t inval = 0;
 };
 
+// CRD results: `count` communication events of pair (writer, reader), read
+// at `pc`, had communication reuse distance `distance` (kUnmeasuredDistance:
+// the pair had reached its --crd-max-granules cap).
+struct PcDistanceCount {
+  uint64_t pc = 0;
+  uint32_t reader = 0;
+  uint32_t writer = 0;
+  uint64_t distance = 0;
+  uint64_t count = 0;
+};
+inline constexpr uint64_t kUnmeasuredDistance = ~uint64_t{0} - 1;
+
+// Sharing footprint: granules first touched at `pc` by `thread`, split into
+// those no other thread touched (private) and the others (shared).
+struct PcFootprint {
+  uint64_t pc = 0;
+  uint32_t thread = 0;
+  uint32_t reserved = 0;
+  uint64_t private_granules = 0;
+  uint64_t shared_granules = 0;
+};
+
+inline constexpr uint64_t kThreadExitSectionSite = 1;
+inline constexpr uint64_t kUnknownSectionSite = 2;
+
+// Analyses an event source can run (RunCapture::analyses, --analyses).
+inline constexpr const char* kAnalysisCommunication = "comm";
+inline constexpr const char* kAnalysisCrd = "crd";  // CRD and sharing footprint; needs comm
+
 struct RunCapture {
   std::string source = "compile";  // "compile" or "valgrind"
   bool complete = false;
@@ -78,6 +107,16 @@ struct RunCapture {
   std::vector<ThreadRecord> threads;
   std::vector<PcCommunication> communication;
   std::vector<SyncRecord> sync;
+  std::vector<std::string> analyses = {kAnalysisCommunication};
+  uint64_t crd_max_granules = 0;  // per-pair cap, 0 = none
+  uint64_t crd_capped_pairs = 0;
+  std::vector<PcDistanceCount> distances;
+  std::vector<PcFootprint> footprints;
+  // Per parallel section: the same records with `pc` = the site that closed
+  // the section (kThreadExitSectionSite: the thread's exit, resolved to the
+  // join that waited for it; kUnknownSectionSite: a site without a pc).
+  std::vector<PcCommunication> section_communication;
+  std::vector<PcDistanceCount> section_distances;
 };
 
 }  // namespace weft

@@ -4,6 +4,7 @@
 // counts are fixed by barriers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <barrier>
 #include <map>
 #include <random>
@@ -13,12 +14,15 @@
 #include <vector>
 
 #include "analyzers/communication/communication_analyzer.h"
+#include "analyzers/crd/communication_reuse_distance.h"
 
 namespace weft {
 namespace {
 
 // (pc, thread, peer) -> {comm, reuse, inval}
 using Counts = std::map<std::tuple<uint64_t, uint32_t, uint32_t>, std::array<uint64_t, 3>>;
+// (pc, reader, writer, distance) -> events
+using Distances = std::map<std::tuple<uint64_t, uint32_t, uint32_t, uint64_t>, uint64_t>;
 
 struct Access {
   uint32_t tid;
@@ -39,6 +43,7 @@ class CommunicationOracle {
     for (uintptr_t g = first; g <= last; ++g) a.write ? write(a, g) : read(a, g);
   }
   const Counts& counts() const { return counts_; }
+  const Distances& distances() const { return distances_; }
 
  private:
   struct Granule {
@@ -53,6 +58,16 @@ class CommunicationOracle {
       c[0] += 1;
     else
       c[1] += 1;
+    // CRD by an LRU stack (a different algorithm than the analyzer's): the
+    // distance is the number of distinct granules above g in the pair's stack.
+    std::vector<uintptr_t>& stack = pair_stacks_[{static_cast<uint32_t>(s.writer), a.tid}];
+    auto it = std::find(stack.begin(), stack.end(), g);
+    if (it != stack.end()) {
+      const auto above = static_cast<uint64_t>(stack.end() - it - 1);
+      distances_[{a.pc, a.tid, static_cast<uint32_t>(s.writer), above}] += 1;
+      stack.erase(it);
+    }
+    stack.push_back(g);
   }
   void write(const Access& a, uintptr_t g) {
     Granule& s = granules_[g];
@@ -66,6 +81,8 @@ class CommunicationOracle {
   unsigned granularity_;
   std::map<uintptr_t, Granule> granules_;
   Counts counts_;
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<uintptr_t>> pair_stacks_;
+  Distances distances_;
 };
 
 Counts analyzer_counts(const CommunicationAnalyzer& analyzer) {
@@ -116,6 +133,8 @@ TEST_P(RandomDifferential, MatchesSerialOracle) {
   config.granularity = p.granularity;
   config.max_threads = std::max(128u, p.threads);
   CommunicationAnalyzer analyzer(config);
+  CommunicationReuseDistance crd({config.max_threads, 0});
+  analyzer.connect(&crd, nullptr);
   CommunicationOracle oracle(p.granularity);
   for (const Access& a : accesses) {
     auto* t = analyzer.attach(a.tid);
@@ -125,6 +144,12 @@ TEST_P(RandomDifferential, MatchesSerialOracle) {
   }
   EXPECT_EQ(without_zeros(analyzer_counts(analyzer)), without_zeros(oracle.counts()));
   EXPECT_EQ(analyzer.dropped(), 0u);
+  Distances distances;
+  crd.for_each_distance([&](const CommunicationReuseDistance::Record& r) {
+    distances[{r.pc, r.reader, r.writer, r.distance}] += r.count;
+  });
+  EXPECT_EQ(distances, oracle.distances());
+  EXPECT_EQ(crd.dropped(), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(

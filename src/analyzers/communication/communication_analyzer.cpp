@@ -56,6 +56,9 @@ CommunicationAnalyzer::ThreadState* CommunicationAnalyzer::attach(uint32_t tid) 
   fresh->tid = tid;
   fresh->writer_tag = uint64_t{tid} + 1;
   fresh->reader_bit = tid < kInlineReaders ? uint64_t{1} << (kReaderShift + tid) : 0;
+  fresh->footprint_tag = SharingFootprint::owner_tag(tid);
+  if (distances_) fresh->distances = distances_->attach(tid);
+  if (sections_) fresh->sections = sections_->attach(tid);
   ThreadState* expected = nullptr;
   if (threads_[tid].compare_exchange_strong(expected, fresh, std::memory_order_acq_rel))
     return fresh;
@@ -86,12 +89,12 @@ void CommunicationAnalyzer::count_inline_invalidations(ThreadState& t, uint64_t 
     const uint64_t old_writer = old_writer_tag - 1;
     // The previous writer holds a copy too, unless it is already a reader.
     if (old_writer >= kInlineReaders || !(readers & (uint64_t{1} << old_writer)))
-      add(t, pc, static_cast<uint32_t>(old_writer), Count::Inval, 1);
+      add(t, pc, static_cast<uint32_t>(old_writer), Count::Inval, 0);
   }
   while (readers) {
     const unsigned r = static_cast<unsigned>(std::countr_zero(readers));
     readers &= readers - 1;
-    add(t, pc, r, Count::Inval, 1);
+    add(t, pc, r, Count::Inval, 0);
   }
 }
 
@@ -107,7 +110,7 @@ uint64_t CommunicationAnalyzer::lock(std::atomic<uint64_t>& word) {
   }
 }
 
-void CommunicationAnalyzer::read_granule_extended(ThreadState& t, uint64_t pc,
+void CommunicationAnalyzer::read_granule_extended(ThreadState& t, uint64_t pc, uintptr_t addr,
                                                   std::atomic<uint64_t>& word) {
   // Lock-free re-read: a set bit of ours stays valid while the word is
   // unchanged, because every change of a set goes through the lock and a
@@ -120,7 +123,7 @@ void CommunicationAnalyzer::read_granule_extended(ThreadState& t, uint64_t pc,
     const uint64_t bits = __atomic_load_n(&set[t.tid / 64], __ATOMIC_ACQUIRE);
     if ((bits >> (t.tid % 64)) & 1) {
       if (word.load(std::memory_order_acquire) == seen) {
-        add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Reuse, 1);
+        add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Reuse, addr);
         return;
       }
     }
@@ -150,7 +153,7 @@ void CommunicationAnalyzer::read_granule_extended(ThreadState& t, uint64_t pc,
   const bool first = !(bits & mine);
   if (first) __atomic_store_n(&bits, bits | mine, __ATOMIC_RELAXED);
   word.store(cur | kHasReaders, std::memory_order_release);  // unlocks
-  add(t, pc, static_cast<uint32_t>(writer_tag - 1), first ? Count::Comm : Count::Reuse, 1);
+  add(t, pc, static_cast<uint32_t>(writer_tag - 1), first ? Count::Comm : Count::Reuse, addr);
 }
 
 void CommunicationAnalyzer::write_granule_extended(ThreadState& t, uint64_t pc,
@@ -179,14 +182,14 @@ void CommunicationAnalyzer::write_granule_extended(ThreadState& t, uint64_t pc,
         bits &= bits - 1;
         if (r + 1 == old_writer_tag) old_writer_is_reader = true;
         if (r == t.tid) continue;
-        add(t, pc, r, Count::Inval, 1);
+        add(t, pc, r, Count::Inval, 0);
       }
     }
   }
   word.store(kExtended | (cur & kIndexMask) | t.writer_tag, std::memory_order_release);
   if (config_.count_invalidations && old_writer_tag != 0 && old_writer_tag != t.writer_tag &&
       !old_writer_is_reader)
-    add(t, pc, static_cast<uint32_t>(old_writer_tag - 1), Count::Inval, 1);
+    add(t, pc, static_cast<uint32_t>(old_writer_tag - 1), Count::Inval, 0);
 }
 
 }  // namespace weft

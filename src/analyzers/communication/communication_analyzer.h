@@ -23,6 +23,11 @@
 // Counts are kept per reading (or, for invalidations, writing) thread in a
 // PcPeerCounters table keyed by (instruction, peer), so the per-region
 // matrices are built after the run from the instructions' regions.
+//
+// The analyzer is also the producer of the events two other analyzers
+// consume, when connected: every communication event (true or reuse) goes to
+// CommunicationReuseDistance, every count (with its distance) to
+// SectionAttribution, and every slow-path access to SharingFootprint.
 #pragma once
 
 #include <atomic>
@@ -30,7 +35,10 @@
 #include <cstdint>
 
 #include "analyzers/communication/pc_peer_counters.h"
-#include "analyzers/communication/shadow_memory.h"
+#include "analyzers/crd/communication_reuse_distance.h"
+#include "analyzers/footprint/sharing_footprint.h"
+#include "analyzers/sections/section_attribution.h"
+#include "analyzers/state/shadow_memory.h"
 #include "common/run_capture.h"
 
 namespace weft {
@@ -83,6 +91,9 @@ class CommunicationAnalyzer {
     volatile int busy = 0;
     uint64_t dropped = 0;
     PcPeerCounters counts;
+    CommunicationReuseDistance::ReaderState* distances = nullptr;  // when connected
+    SectionAttribution::ThreadState* sections = nullptr;           // when connected
+    uint64_t footprint_tag = 0;
   };
 
   explicit CommunicationAnalyzer(const CommunicationConfig& config);
@@ -91,6 +102,26 @@ class CommunicationAnalyzer {
   CommunicationAnalyzer& operator=(const CommunicationAnalyzer&) = delete;
 
   const CommunicationConfig& config() const { return config_; }
+
+  // Feeds the consumers of communication events (any may be null). Call
+  // before the first attach().
+  void connect(CommunicationReuseDistance* distances, SharingFootprint* footprint,
+               SectionAttribution* sections = nullptr) {
+    distances_ = distances;
+    footprint_ = footprint;
+    sections_ = sections;
+  }
+
+  // Thread `t` reached a synchronization point that closes its current
+  // parallel section (see SectionAttribution).
+  void close_section(ThreadState& t, uint64_t site) {
+    if (!t.sections || t.busy) return;
+    t.busy = 1;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    sections_->close(*t.sections, site);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t.busy = 0;
+  }
 
   // The state of thread `tid`, created on first call; nullptr when tid is
   // beyond max_threads. Thread-safe.
@@ -160,25 +191,26 @@ class CommunicationAnalyzer {
   bool any_thread_busy() const;
 
  private:
-  enum class Count { Comm, Reuse, Inval };
+  enum class Count { Comm, Reuse, Inval };  // same order as SectionAttribution::Event
 
   void read_granule(ThreadState& t, uint64_t pc, uintptr_t addr) {
     std::atomic<uint64_t>* word = shadow_.word(addr);
     if (!word) return;
+    if (footprint_) footprint_->touch(t.footprint_tag, pc, addr);
     uint64_t cur = word->load(std::memory_order_relaxed);
     for (;;) {
       const uint64_t writer_tag = cur & kWriterMask;
       if (writer_tag == t.writer_tag || writer_tag == 0) return;  // local, or never written
       if ((cur & (kExtended | kLocked)) || t.reader_bit == 0) {
-        read_granule_extended(t, pc, *word);
+        read_granule_extended(t, pc, addr, *word);
         return;
       }
       if (cur & t.reader_bit) {
-        add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Reuse, 1);
+        add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Reuse, addr);
         return;
       }
       if (word->compare_exchange_weak(cur, cur | t.reader_bit, std::memory_order_relaxed)) {
-        add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Comm, 1);
+        add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Comm, addr);
         return;
       }
     }
@@ -187,6 +219,7 @@ class CommunicationAnalyzer {
   void write_granule(ThreadState& t, uint64_t pc, uintptr_t addr) {
     std::atomic<uint64_t>* word = shadow_.word(addr);
     if (!word) return;
+    if (footprint_) footprint_->touch(t.footprint_tag, pc, addr);
     uint64_t cur = word->load(std::memory_order_relaxed);
     for (;;) {
       if (cur == t.writer_tag) return;  // already the writer, nobody read since
@@ -202,21 +235,29 @@ class CommunicationAnalyzer {
     }
   }
 
-  void add(ThreadState& t, uint64_t pc, uint32_t peer, Count what, uint64_t n) {
+  // One count; for communication events (Comm, Reuse) `addr` is the granule's
+  // address and the event also goes to the distance analyzer.
+  void add(ThreadState& t, uint64_t pc, uint32_t peer, Count what, uintptr_t addr) {
     if (t.busy) {
       ++t.dropped;
       return;
     }
     t.busy = 1;
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    PcPeerCounts* c = t.counts.find_or_insert(PcPeerCounters::make_key(pc, peer));
+    PcPeerCounts* c = t.counts.find_or_insert(PcPeerCounts::make_key(pc, peer));
     if (c) {
       if (what == Count::Comm)
-        c->comm += n;
+        ++c->comm;
       else if (what == Count::Reuse)
-        c->reuse += n;
+        ++c->reuse;
       else
-        c->inval += n;
+        ++c->inval;
+      uint64_t distance = PairReuseTrace::kFirstEvent;
+      if (t.distances && what != Count::Inval)
+        distance = distances_->on_event(*t.distances, pc, peer, addr >> granularity_log2_);
+      if (t.sections)
+        sections_->on_event(*t.sections, peer, static_cast<SectionAttribution::Event>(what),
+                            distance);
     } else {
       ++t.dropped;
     }
@@ -225,7 +266,8 @@ class CommunicationAnalyzer {
   }
 
   void count_inline_invalidations(ThreadState& t, uint64_t pc, uint64_t old_word);
-  void read_granule_extended(ThreadState& t, uint64_t pc, std::atomic<uint64_t>& word);
+  void read_granule_extended(ThreadState& t, uint64_t pc, uintptr_t addr,
+                             std::atomic<uint64_t>& word);
   void write_granule_extended(ThreadState& t, uint64_t pc, std::atomic<uint64_t>& word);
   uint64_t lock(std::atomic<uint64_t>& word);
 
@@ -234,6 +276,9 @@ class CommunicationAnalyzer {
   ShadowMemory shadow_;
   ReaderSetPool reader_sets_;
   std::atomic<ThreadState*>* threads_;
+  CommunicationReuseDistance* distances_ = nullptr;
+  SharingFootprint* footprint_ = nullptr;
+  SectionAttribution* sections_ = nullptr;
 };
 
 }  // namespace weft

@@ -1,6 +1,6 @@
-#include "analyzers/communication/shadow_memory.h"
+#include "analyzers/state/shadow_memory.h"
 
-#include "analyzers/communication/page_memory.h"
+#include "analyzers/state/page_memory.h"
 
 namespace weft {
 

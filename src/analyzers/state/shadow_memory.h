@@ -44,6 +44,21 @@ class ShadowMemory {
     return base ? base + ((addr & kChunkMask) >> granularity_log2_) : nullptr;
   }
 
+  // Visits every allocated chunk: visit(first address it shadows, its
+  // words, word count). Call when no thread is allocating chunks.
+  template <class Visitor>
+  void for_each_chunk(Visitor&& visit) const {
+    if (!directory_) return;
+    const size_t words = chunk_bytes_ / sizeof(uint64_t);
+    size_t left = chunks_allocated();
+    for (uintptr_t i = 0; i < kChunkCount && left > 0; ++i) {
+      if (const auto* base = directory_[i].load(std::memory_order_acquire)) {
+        visit(i << kChunkBits, base, words);
+        --left;
+      }
+    }
+  }
+
   size_t chunks_allocated() const { return chunks_allocated_.load(std::memory_order_relaxed); }
 
  private:

@@ -17,6 +17,7 @@ struct OutlinedBody {
   void (*fn)(void*);
   void* data;
   unsigned team_size;
+  uint64_t site;  // the GOMP_parallel call: where the region's closing barrier is
 };
 
 void body_trampoline(void* p) {
@@ -24,7 +25,7 @@ void body_trampoline(void* p) {
   const uint64_t fn = reinterpret_cast<uint64_t>(body->fn);
   record_sync(SyncKind::OmpImplicitTaskBegin, fn, fn, body->team_size);
   body->fn(body->data);
-  record_sync(SyncKind::OmpImplicitBarrier, fn, fn, body->team_size);
+  record_sync(SyncKind::OmpImplicitBarrier, body->site, fn, body->team_size);
 }
 
 // Runs `start` (the real GOMP_parallel* call) with the body wrapped.
@@ -34,7 +35,7 @@ void run_parallel(uint64_t pc, void (*fn)(void*), void* data, unsigned num_threa
     start(fn, data);
     return;
   }
-  OutlinedBody body{fn, data, num_threads};
+  OutlinedBody body{fn, data, num_threads, pc};
   record_sync(SyncKind::OmpParallelBegin, pc, reinterpret_cast<uint64_t>(fn), num_threads);
   start(body_trampoline, &body);
   record_sync(SyncKind::OmpParallelEnd, pc, reinterpret_cast<uint64_t>(fn), num_threads);

@@ -19,14 +19,21 @@ namespace weft {
 inline constexpr char kRawCaptureMagic[8] = {'W', 'E', 'F', 'T', 'R', 'A', 'W', '1'};
 
 enum class RawSection : uint32_t {
-  Meta = 1,           // one RawMeta
-  Reason = 2,         // bytes: incomplete reason
-  Threads = 3,        // ThreadRecord[]
-  Communication = 4,  // PcCommunication[]
-  Sync = 5,           // SyncRecord[]
-  ProcessMaps = 6,    // bytes: /proc/self/maps
-  End = 7,            // no records: the file is whole
+  Meta = 1,                   // one RawMeta
+  Reason = 2,                 // bytes: incomplete reason
+  Threads = 3,                // ThreadRecord[]
+  Communication = 4,          // PcCommunication[]
+  Sync = 5,                   // SyncRecord[]
+  ProcessMaps = 6,            // bytes: /proc/self/maps
+  End = 7,                    // no records: the file is whole
+  Distances = 8,              // PcDistanceCount[]
+  Footprints = 9,             // PcFootprint[]
+  SectionCommunication = 10,  // PcCommunication[], pc = the section's closing site
+  SectionDistances = 11,      // PcDistanceCount[], pc = the section's closing site
 };
+
+// RawMeta::analyses bits.
+inline constexpr uint32_t kRawAnalysisCrd = 1;
 
 struct RawMeta {
   uint32_t complete = 0;
@@ -35,6 +42,10 @@ struct RawMeta {
   uint32_t thread_count = 0;  // ids handed out, may exceed max_threads
   uint64_t dropped_events = 0;
   uint64_t dropped_sync_events = 0;
+  uint32_t analyses = 0;  // kRawAnalysis* bits beyond communication
+  uint32_t reserved = 0;
+  uint64_t crd_max_granules = 0;
+  uint64_t crd_capped_pairs = 0;
 };
 
 // Decodes a raw capture; throws std::runtime_error with a one-line cause if

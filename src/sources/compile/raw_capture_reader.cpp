@@ -70,6 +70,18 @@ RunCapture read_raw_capture(const std::string& path) {
       case RawSection::ProcessMaps:
         capture.process_maps.assign(data, count);
         break;
+      case RawSection::Distances:
+        append_records(data, count, size, capture.distances);
+        break;
+      case RawSection::Footprints:
+        append_records(data, count, size, capture.footprints);
+        break;
+      case RawSection::SectionCommunication:
+        append_records(data, count, size, capture.section_communication);
+        break;
+      case RawSection::SectionDistances:
+        append_records(data, count, size, capture.section_distances);
+        break;
       case RawSection::End:
         saw_end = true;
         break;
@@ -83,6 +95,9 @@ RunCapture read_raw_capture(const std::string& path) {
     capture.max_threads = meta.max_threads;
     capture.dropped_events = meta.dropped_events;
     capture.dropped_sync_events = meta.dropped_sync_events;
+    if (meta.analyses & kRawAnalysisCrd) capture.analyses.push_back(kAnalysisCrd);
+    capture.crd_max_granules = meta.crd_max_granules;
+    capture.crd_capped_pairs = meta.crd_capped_pairs;
   }
   if (!saw_end || !saw_meta) {
     capture.complete = false;

@@ -13,7 +13,7 @@
 
 #include <new>
 
-#include "analyzers/communication/page_memory.h"
+#include "analyzers/state/page_memory.h"
 #include "sources/compile/raw_capture_format.h"
 
 namespace weft::rt {
@@ -36,6 +36,19 @@ uint64_t parse_u64(const char* s, uint64_t fallback) {
     v = v * 10 + static_cast<uint64_t>(*s - '0');
   }
   return v;
+}
+
+// True when the comma-separated `list` holds `item`.
+bool has_item(const char* list, const char* item) {
+  const size_t n = strlen(item);
+  for (const char* p = list; *p;) {
+    const char* end = strchr(p, ',');
+    const size_t len = end ? static_cast<size_t>(end - p) : strlen(p);
+    if (len == n && strncmp(p, item, n) == 0) return true;
+    if (!end) break;
+    p = end + 1;
+  }
+  return false;
 }
 
 }  // namespace
@@ -146,6 +159,25 @@ void write_process_maps(RawWriter& out) {
   while (written < total) {  // the maps shrank between passes: pad with newlines
     out.bytes("\n", 1);
     ++written;
+  }
+}
+
+// Writes one section of records produced by `produce(emit)`, which is run
+// twice (count, then write): no allocation, so it works in a signal handler.
+// If the second pass yields a different number (an update raced with the
+// save), the section is padded or cut to the announced count.
+template <class Record, class Produce>
+void write_records(RawWriter& out, RawSection tag, Produce produce) {
+  uint64_t count = 0;
+  produce([&](const Record&) { ++count; });
+  out.section(tag, sizeof(Record), count);
+  uint64_t written = 0;
+  produce([&](const Record& r) {
+    if (written++ < count) out.bytes(&r, sizeof r);
+  });
+  for (; written < count; ++written) {
+    const Record empty{};
+    out.bytes(&empty, sizeof empty);
   }
 }
 
@@ -270,6 +302,32 @@ ThreadContext* attach_unknown_thread() {
   return start_thread(reserve_thread_id(), -1, 0);
 }
 
+namespace {
+
+// The synchronization points that end a thread's parallel section
+// (DESIGN.md, "Parallel section"), and the site that identifies it.
+void close_section_at(ThreadContext* c, SyncKind kind, uint64_t pc) {
+  switch (kind) {
+    case SyncKind::BarrierEnter:
+    case SyncKind::OmpBarrierEnter:
+    case SyncKind::OmpImplicitBarrier:
+    case SyncKind::ThreadCreate:
+    case SyncKind::ThreadJoin:
+    case SyncKind::OmpParallelBegin:
+    case SyncKind::ThreadExit:
+      break;
+    default:
+      return;
+  }
+  CommunicationAnalyzer::ThreadState* state = c->comm.load(std::memory_order_relaxed);
+  if (!state) return;
+  uint64_t site = pc != 0 ? pc : kUnknownSectionSite;
+  if (kind == SyncKind::ThreadExit) site = SectionAttribution::kThreadExitSite;
+  g_communication->close_section(*state, site);
+}
+
+}  // namespace
+
 void record_sync(SyncKind kind, uint64_t pc, uint64_t object, int64_t arg0, int64_t arg1) {
   ThreadContext* c = current_thread();
   if (!c || !c->sync.records) return;
@@ -288,6 +346,7 @@ void record_sync(SyncKind kind, uint64_t pc, uint64_t object, int64_t arg0, int6
   r.arg1 = arg1;
   std::atomic_signal_fence(std::memory_order_release);
   ++log.size;
+  close_section_at(c, kind, pc);
 }
 
 void register_instrumented_module(const void* address_inside) {
@@ -317,6 +376,13 @@ void save_capture(bool complete, const char* reason) {
   stop_counting(rt);
   for (int spin = 0; spin < 1000 && rt->communication->any_thread_busy(); ++spin) usleep(50);
 
+  // Sections still open end with the program (or with their thread, which
+  // the profile resolves to its join when there was one).
+  for (uint32_t i = 0; i < rt->max_threads; ++i)
+    if (rt->contexts[i].load())
+      if (CommunicationAnalyzer::ThreadState* state = rt->communication->attach(i))
+        rt->communication->close_section(*state, SectionAttribution::kThreadExitSite);
+
   const int fd = open(rt->output_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     write_stderr("weft: cannot write the capture to ", rt->output_path);
@@ -343,7 +409,13 @@ void save_capture(bool complete, const char* reason) {
   meta.granularity = rt->communication->config().granularity;
   meta.max_threads = rt->max_threads;
   meta.thread_count = thread_count;
-  meta.dropped_events = rt->communication->dropped();
+  meta.dropped_events = rt->communication->dropped() +
+                        (rt->distances ? rt->distances->dropped() : 0) + rt->sections->dropped();
+  if (rt->distances) {
+    meta.analyses |= kRawAnalysisCrd;
+    meta.crd_max_granules = rt->distances->config().max_granules_per_pair;
+    meta.crd_capped_pairs = rt->distances->capped_pairs();
+  }
   for (uint32_t i = 0; i < recorded; ++i)
     if (ThreadContext* c = rt->contexts[i].load()) meta.dropped_sync_events += c->sync.dropped;
   out.section(RawSection::Meta, sizeof meta, 1);
@@ -359,16 +431,33 @@ void save_capture(bool complete, const char* reason) {
   for (uint32_t i = 0; i < recorded; ++i)
     if (rt->contexts[i].load()) out.bytes(&rt->threads[i], sizeof(ThreadRecord));
 
-  uint64_t counts = 0;
-  rt->communication->for_each_count([&](const PcCommunication&) { ++counts; });
-  out.section(RawSection::Communication, sizeof(PcCommunication), counts);
-  uint64_t written = 0;
-  rt->communication->for_each_count([&](const PcCommunication& c) {
-    if (written++ < counts) out.bytes(&c, sizeof c);
+  write_records<PcCommunication>(out, RawSection::Communication,
+                                 [&](auto&& emit) { rt->communication->for_each_count(emit); });
+  if (rt->distances) {
+    write_records<PcDistanceCount>(out, RawSection::Distances, [&](auto&& emit) {
+      rt->distances->for_each_distance([&](const CommunicationReuseDistance::Record& r) {
+        emit(PcDistanceCount{r.pc, r.reader, r.writer, r.distance, r.count});
+      });
+    });
+  }
+  write_records<PcCommunication>(out, RawSection::SectionCommunication, [&](auto&& emit) {
+    rt->sections->for_each_count([&](uint32_t tid, const PcPeerCounts& c) {
+      emit(PcCommunication{c.pc(), tid, c.peer(), c.comm, c.reuse, c.inval});
+    });
   });
-  for (; written < counts; ++written) {  // a racing update added entries: keep the count honest
-    PcCommunication empty;
-    out.bytes(&empty, sizeof empty);
+  write_records<PcDistanceCount>(out, RawSection::SectionDistances, [&](auto&& emit) {
+    rt->sections->for_each_distance([&](uint32_t tid, const DistanceCount& d) {
+      emit(PcDistanceCount{d.key.pc_writer >> 16, tid,
+                           static_cast<uint32_t>(d.key.pc_writer & 0xffff), d.key.distance,
+                           d.count});
+    });
+  });
+  if (rt->footprint) {
+    write_records<PcFootprint>(out, RawSection::Footprints, [&](auto&& emit) {
+      rt->footprint->for_each_first_touch([&](const SharingFootprint::Record& r) {
+        emit(PcFootprint{r.pc, r.thread, 0, r.private_granules, r.shared_granules});
+      });
+    });
   }
 
   uint64_t sync_total = 0;
@@ -411,6 +500,22 @@ void initialize() {
   rt->max_threads = config.max_threads;
   rt->communication =
       new (reserve_zeroed(sizeof(CommunicationAnalyzer))) CommunicationAnalyzer(config);
+  // WEFT_ANALYSES: comma-separated, unset = all. The crd analysis consumes
+  // the communication analyzer's events, so comm always runs.
+  rt->sections =
+      new (reserve_zeroed(sizeof(SectionAttribution))) SectionAttribution(config.max_threads);
+  const char* analyses = getenv("WEFT_ANALYSES");
+  if (!analyses || has_item(analyses, "crd")) {
+    CrdConfig crd;
+    crd.max_threads = config.max_threads;
+    crd.max_granules_per_pair =
+        parse_u64(getenv("WEFT_CRD_MAX_GRANULES"), crd.max_granules_per_pair);
+    rt->distances =
+        new (reserve_zeroed(sizeof(CommunicationReuseDistance))) CommunicationReuseDistance(crd);
+    rt->footprint = new (reserve_zeroed(sizeof(SharingFootprint)))
+        SharingFootprint(static_cast<unsigned>(__builtin_ctz(config.granularity)));
+  }
+  rt->communication->connect(rt->distances, rt->footprint, rt->sections);
   rt->threads =
       static_cast<ThreadRecord*>(reserve_zeroed(config.max_threads * sizeof(ThreadRecord)));
   rt->contexts = static_cast<std::atomic<ThreadContext*>*>(

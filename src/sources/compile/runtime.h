@@ -38,6 +38,9 @@ struct ThreadContext {
 
 struct Runtime {
   CommunicationAnalyzer* communication = nullptr;
+  CommunicationReuseDistance* distances = nullptr;  // null unless the crd analysis runs
+  SharingFootprint* footprint = nullptr;            // ditto
+  SectionAttribution* sections = nullptr;
   uint32_t max_threads = 0;
   std::atomic<uint32_t> next_tid{0};
   ThreadRecord* threads = nullptr;                  // [max_threads]

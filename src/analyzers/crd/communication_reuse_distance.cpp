@@ -1,0 +1,176 @@
+#include "analyzers/crd/communication_reuse_distance.h"
+
+#include <bit>
+#include <new>
+
+#include "analyzers/state/page_memory.h"
+
+namespace weft {
+
+PairReuseTrace::~PairReuseTrace() { release_slots(); }
+
+void PairReuseTrace::release_slots() {
+  release(tree_, (slots_ + 1) * sizeof(uint32_t));
+  release(granule_at_, slots_ * sizeof(uint64_t));
+  tree_ = nullptr;
+  granule_at_ = nullptr;
+}
+
+size_t PairReuseTrace::memory_bytes() const {
+  return (tree_ ? (slots_ + 1) * sizeof(uint32_t) + slots_ * sizeof(uint64_t) : 0) +
+         last_time_.memory_bytes();
+}
+
+uint64_t PairReuseTrace::marks_through(uint64_t time) const {
+  uint64_t sum = 0;
+  for (uint64_t i = time + 1; i > 0; i &= i - 1) sum += tree_[i];
+  return sum;
+}
+
+void PairReuseTrace::add_mark(uint64_t time, int32_t delta) {
+  for (uint64_t i = time + 1; i <= slots_; i += i & (~i + 1))
+    tree_[i] = static_cast<uint32_t>(static_cast<int64_t>(tree_[i]) + delta);
+}
+
+bool PairReuseTrace::compact() {
+  const uint64_t new_slots = std::max(kInitialSlots, std::bit_ceil(2 * (distinct_ + 1)));
+  auto* tree = static_cast<uint32_t*>(reserve_zeroed((new_slots + 1) * sizeof(uint32_t)));
+  auto* granule_at = static_cast<uint64_t*>(reserve_zeroed(new_slots * sizeof(uint64_t)));
+  if (!tree || !granule_at) {
+    release(tree, (new_slots + 1) * sizeof(uint32_t));
+    release(granule_at, new_slots * sizeof(uint64_t));
+    return false;
+  }
+  // Live marks keep their order; the distance of an event only depends on
+  // the order of the marks, so renumbering changes no result.
+  uint64_t next = 0;
+  for (uint64_t time = 0; time < now_; ++time) {
+    const uint64_t key = granule_at_[time];
+    if (key == 0) continue;
+    last_time_.find(key)->time = next;
+    granule_at[next++] = key;
+  }
+  // Linear-time build: node i covers times (i - lowbit(i), i], all marked below `next`.
+  for (uint64_t i = 1; i <= new_slots; ++i) {
+    const uint64_t low = i - (i & (~i + 1));
+    tree[i] = static_cast<uint32_t>(std::min(i, next) - std::min(low, next));
+  }
+  release_slots();
+  tree_ = tree;
+  granule_at_ = granule_at;
+  slots_ = new_slots;
+  now_ = next;
+  return true;
+}
+
+uint64_t PairReuseTrace::record(uint64_t granule) {
+  if (capped_) return kUnmeasured;
+  if (now_ == slots_ && !compact()) return kOutOfMemory;
+  const uint64_t key = granule + 1;
+  GranuleTime* entry = last_time_.find(key);
+  uint64_t distance = kFirstEvent;
+  if (entry) {
+    distance = distinct_ - marks_through(entry->time);
+    granule_at_[entry->time] = 0;
+    add_mark(entry->time, -1);
+  } else {
+    if (max_granules_ != 0 && distinct_ >= max_granules_) {
+      // The pair's state stops here: later distances could not be exact.
+      capped_ = true;
+      release_slots();
+      last_time_.clear();
+      return kUnmeasured;
+    }
+    entry = last_time_.find_or_insert(key);
+    if (!entry) return kOutOfMemory;
+    ++distinct_;
+  }
+  entry->time = now_;
+  granule_at_[now_] = key;
+  add_mark(now_, +1);
+  ++now_;
+  return distance;
+}
+
+CommunicationReuseDistance::CommunicationReuseDistance(const CrdConfig& config)
+    : config_(config),
+      readers_(static_cast<std::atomic<ReaderState*>*>(
+          reserve_zeroed(config.max_threads * sizeof(std::atomic<ReaderState*>)))) {}
+
+CommunicationReuseDistance::~CommunicationReuseDistance() {
+  for (unsigned i = 0; i < config_.max_threads; ++i) {
+    ReaderState* r = readers_[i].load();
+    if (!r) continue;
+    for (unsigned w = 0; w < config_.max_threads; ++w) {
+      if (PairReuseTrace* pair = r->pairs[w]) {
+        pair->~PairReuseTrace();
+        release(pair, sizeof(PairReuseTrace));
+      }
+    }
+    release(r->pairs, config_.max_threads * sizeof(PairReuseTrace*));
+    r->~ReaderState();
+    release(r, sizeof(ReaderState));
+  }
+  release(readers_, config_.max_threads * sizeof(std::atomic<ReaderState*>));
+}
+
+CommunicationReuseDistance::ReaderState* CommunicationReuseDistance::attach(uint32_t tid) {
+  if (tid >= config_.max_threads || !readers_) return nullptr;
+  if (ReaderState* r = readers_[tid].load(std::memory_order_acquire)) return r;
+  void* memory = reserve_zeroed(sizeof(ReaderState));
+  void* pairs = reserve_zeroed(config_.max_threads * sizeof(PairReuseTrace*));
+  if (!memory || !pairs) {
+    release(memory, sizeof(ReaderState));
+    release(pairs, config_.max_threads * sizeof(PairReuseTrace*));
+    return nullptr;
+  }
+  auto* fresh = new (memory) ReaderState;
+  fresh->tid = tid;
+  fresh->pairs = static_cast<PairReuseTrace**>(pairs);
+  ReaderState* expected = nullptr;
+  if (readers_[tid].compare_exchange_strong(expected, fresh, std::memory_order_acq_rel))
+    return fresh;
+  fresh->~ReaderState();
+  release(memory, sizeof(ReaderState));
+  release(pairs, config_.max_threads * sizeof(PairReuseTrace*));
+  return expected;
+}
+
+PairReuseTrace* CommunicationReuseDistance::create_pair(ReaderState& reader, uint32_t writer) {
+  void* memory = reserve_zeroed(sizeof(PairReuseTrace));
+  if (!memory) return nullptr;
+  return reader.pairs[writer] = new (memory) PairReuseTrace(config_.max_granules_per_pair);
+}
+
+template <class Visit>
+static void for_each_pair(const std::atomic<CommunicationReuseDistance::ReaderState*>* readers,
+                          unsigned max_threads, Visit visit) {
+  for (unsigned i = 0; i < max_threads; ++i) {
+    const auto* r = readers[i].load(std::memory_order_acquire);
+    if (!r) continue;
+    for (unsigned w = 0; w < max_threads; ++w)
+      if (const PairReuseTrace* pair = r->pairs[w]) visit(*pair);
+  }
+}
+
+uint64_t CommunicationReuseDistance::dropped() const {
+  uint64_t n = 0;
+  for (unsigned i = 0; i < config_.max_threads; ++i)
+    if (const ReaderState* r = readers_[i].load()) n += r->dropped;
+  return n;
+}
+
+uint64_t CommunicationReuseDistance::capped_pairs() const {
+  uint64_t n = 0;
+  for_each_pair(readers_, config_.max_threads, [&](const PairReuseTrace& p) { n += p.capped(); });
+  return n;
+}
+
+size_t CommunicationReuseDistance::memory_bytes() const {
+  size_t n = 0;
+  for_each_pair(readers_, config_.max_threads,
+                [&](const PairReuseTrace& p) { n += p.memory_bytes(); });
+  return n;
+}
+
+}  // namespace weft

@@ -1,0 +1,68 @@
+#include "analyzers/sections/section_attribution.h"
+
+#include <new>
+
+#include "analyzers/state/page_memory.h"
+
+namespace weft {
+
+SectionAttribution::SectionAttribution(unsigned max_threads)
+    : max_threads_(max_threads),
+      threads_(static_cast<std::atomic<ThreadState*>*>(
+          reserve_zeroed(max_threads * sizeof(std::atomic<ThreadState*>)))) {}
+
+SectionAttribution::~SectionAttribution() {
+  for (unsigned i = 0; i < max_threads_; ++i) {
+    if (ThreadState* t = threads_[i].load()) {
+      t->~ThreadState();
+      release(t, sizeof(ThreadState));
+    }
+  }
+  release(threads_, max_threads_ * sizeof(std::atomic<ThreadState*>));
+}
+
+SectionAttribution::ThreadState* SectionAttribution::attach(uint32_t tid) {
+  if (tid >= max_threads_ || !threads_) return nullptr;
+  if (ThreadState* t = threads_[tid].load(std::memory_order_acquire)) return t;
+  void* memory = reserve_zeroed(sizeof(ThreadState));
+  if (!memory) return nullptr;
+  auto* fresh = new (memory) ThreadState;
+  fresh->tid = tid;
+  ThreadState* expected = nullptr;
+  if (threads_[tid].compare_exchange_strong(expected, fresh, std::memory_order_acq_rel))
+    return fresh;
+  fresh->~ThreadState();
+  release(memory, sizeof(ThreadState));
+  return expected;
+}
+
+void SectionAttribution::close(ThreadState& t, uint64_t site) {
+  t.open_counts.for_each([&](const PcPeerCounts& open) {
+    PcPeerCounts* total = t.counts.find_or_insert(PcPeerCounts::make_key(site, open.peer()));
+    if (!total) {
+      ++t.dropped;
+      return;
+    }
+    total->comm += open.comm;
+    total->reuse += open.reuse;
+    total->inval += open.inval;
+  });
+  t.open_distances.for_each([&](const DistanceCount& open) {
+    DistanceCount* total = t.distances.find_or_insert(
+        {(site << 16) | (open.key.pc_writer & 0xffff), open.key.distance});
+    if (total)
+      total->count += open.count;
+    else
+      ++t.dropped;
+  });
+  t.open_counts.zero();
+  t.open_distances.zero();
+}
+
+uint64_t SectionAttribution::dropped() const {
+  uint64_t n = 0;
+  for_each_thread([&](const ThreadState& t) { n += t.dropped; });
+  return n;
+}
+
+}  // namespace weft

@@ -1,0 +1,101 @@
+// SectionAttribution: communication counts and CRD distances per parallel
+// section (DESIGN.md, "Parallel section"): the code a thread runs between two
+// consecutive synchronization points (barrier, create, join, the end of an
+// OpenMP region, its own exit). A section is identified by the site that
+// closes it, which is only known at its end, so each thread accumulates the
+// current section's events in small per-peer tables and merges them into
+// totals keyed by the closing site when the section closes.
+//
+// The totals reuse the per-instruction record types with the closing site in
+// place of the instruction: (site, peer) -> comm/reuse/inval, and
+// (site, writer, distance) -> events. Sections are a second, time-based
+// partition of the same events as the code regions.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "analyzers/communication/pc_peer_counters.h"
+#include "analyzers/crd/communication_reuse_distance.h"
+#include "common/run_capture.h"
+
+namespace weft {
+
+class SectionAttribution {
+ public:
+  // Site of a section closed by its thread's exit: resolved after the run to
+  // the join that waited for the thread, when there is one.
+  static constexpr uint64_t kThreadExitSite = kThreadExitSectionSite;
+  static constexpr uint64_t kOpen = 1;
+
+  struct ThreadState {
+    uint32_t tid = 0;
+    // The open section's events, keyed with pc = kOpen (keys must not be 0).
+    PcPeerCounters open_counts;
+    PagedHashTable<DistanceCount> open_distances;
+    PcPeerCounters counts;                    // by closing site
+    PagedHashTable<DistanceCount> distances;  // by closing site
+    uint64_t dropped = 0;
+  };
+
+  enum class Event { Comm, Reuse, Inval };
+
+  explicit SectionAttribution(unsigned max_threads);
+  ~SectionAttribution();
+  SectionAttribution(const SectionAttribution&) = delete;
+  SectionAttribution& operator=(const SectionAttribution&) = delete;
+
+  ThreadState* attach(uint32_t tid);
+
+  // One counted event of the open section; `distance` is the event's CRD, or
+  // PairReuseTrace::kFirstEvent when it has none (or CRD is off).
+  void on_event(ThreadState& t, uint32_t peer, Event what, uint64_t distance) {
+    PcPeerCounts* c = t.open_counts.find_or_insert(PcPeerCounts::make_key(kOpen, peer));
+    if (!c) {
+      ++t.dropped;
+      return;
+    }
+    if (what == Event::Comm)
+      ++c->comm;
+    else if (what == Event::Reuse)
+      ++c->reuse;
+    else
+      ++c->inval;
+    if (distance == PairReuseTrace::kFirstEvent || distance == PairReuseTrace::kOutOfMemory) return;
+    if (DistanceCount* d = t.open_distances.find_or_insert({(kOpen << 16) | peer, distance}))
+      ++d->count;
+    else
+      ++t.dropped;
+  }
+
+  // Closes the open section at `site` (a pc, or kThreadExitSite).
+  void close(ThreadState& t, uint64_t site);
+
+  // Visits totals: `pc` is the closing site. Call when no thread updates.
+  template <class Visitor>
+  void for_each_count(Visitor&& visit) const {
+    for_each_thread([&](const ThreadState& t) {
+      t.counts.for_each([&](const PcPeerCounts& c) { visit(t.tid, c); });
+    });
+  }
+  template <class Visitor>
+  void for_each_distance(Visitor&& visit) const {
+    for_each_thread([&](const ThreadState& t) {
+      t.distances.for_each([&](const DistanceCount& d) { visit(t.tid, d); });
+    });
+  }
+
+  uint64_t dropped() const;
+
+ private:
+  template <class Visitor>
+  void for_each_thread(Visitor&& visit) const {
+    for (unsigned i = 0; i < max_threads_; ++i)
+      if (const ThreadState* t = threads_[i].load(std::memory_order_acquire)) visit(*t);
+  }
+
+  unsigned max_threads_;
+  std::atomic<ThreadState*>* threads_;
+};
+
+}  // namespace weft

@@ -1,0 +1,180 @@
+// Communication reuse distance and sharing footprint: exact values on traces
+// counted by hand, a differential test against the definition (distinct
+// granules between two events, computed with a std::set) across many
+// renumberings, the per-pair cap, and the wiring from the communication
+// analyzer.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "analyzers/communication/communication_analyzer.h"
+#include "analyzers/crd/communication_reuse_distance.h"
+#include "analyzers/footprint/sharing_footprint.h"
+
+namespace weft {
+namespace {
+
+constexpr uint64_t kFirst = PairReuseTrace::kFirstEvent;
+constexpr uint64_t kUnmeasured = PairReuseTrace::kUnmeasured;
+
+// The definition: distinct granules strictly between the previous event on
+// the same granule and this one.
+std::vector<uint64_t> oracle_distances(const std::vector<uint64_t>& trace) {
+  std::vector<uint64_t> out;
+  std::map<uint64_t, size_t> last;
+  for (size_t i = 0; i < trace.size(); ++i) {
+    auto it = last.find(trace[i]);
+    if (it == last.end()) {
+      out.push_back(kFirst);
+    } else {
+      std::set<uint64_t> between(trace.begin() + static_cast<long>(it->second) + 1,
+                                 trace.begin() + static_cast<long>(i));
+      out.push_back(between.size());
+    }
+    last[trace[i]] = i;
+  }
+  return out;
+}
+
+TEST(PairReuseTrace, WriterFillsReaderReadsTwice) {
+  // N crosses several renumberings (the first room is 256 times).
+  for (uint64_t n : {1u, 2u, 7u, 300u, 1000u}) {
+    PairReuseTrace trace(0);
+    for (uint64_t g = 0; g < n; ++g) EXPECT_EQ(trace.record(100 + g), kFirst);
+    for (uint64_t g = 0; g < n; ++g) EXPECT_EQ(trace.record(100 + g), n - 1) << "n=" << n;
+    EXPECT_EQ(trace.distinct_granules(), n);
+  }
+}
+
+TEST(PairReuseTrace, HandCountedTrace) {
+  // a b a c b b a  ->  -, -, 1, -, 2, 0, 2
+  PairReuseTrace trace(0);
+  const std::vector<uint64_t> got = {trace.record(1), trace.record(2), trace.record(1),
+                                     trace.record(3), trace.record(2), trace.record(2),
+                                     trace.record(1)};
+  EXPECT_EQ(got, (std::vector<uint64_t>{kFirst, kFirst, 1, kFirst, 2, 0, 2}));
+}
+
+TEST(PairReuseTrace, MatchesDefinitionOnRandomTraces) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    const uint64_t granules = 1 + rng() % (round < 10 ? 16 : 600);
+    std::vector<uint64_t> trace(3000);
+    for (uint64_t& g : trace) g = (rng() % granules) * 64;  // sparse granule numbers
+    const std::vector<uint64_t> expected = oracle_distances(trace);
+    PairReuseTrace pair(0);
+    for (size_t i = 0; i < trace.size(); ++i)
+      ASSERT_EQ(pair.record(trace[i]), expected[i]) << "round " << round << " event " << i;
+  }
+}
+
+TEST(PairReuseTrace, CapStopsThePairAndCountsTheRest) {
+  PairReuseTrace trace(3);
+  EXPECT_EQ(trace.record(1), kFirst);
+  EXPECT_EQ(trace.record(2), kFirst);
+  EXPECT_EQ(trace.record(3), kFirst);
+  EXPECT_EQ(trace.record(1), 2u);  // exact up to the cap
+  EXPECT_EQ(trace.record(4), kUnmeasured);
+  EXPECT_TRUE(trace.capped());
+  EXPECT_EQ(trace.record(1), kUnmeasured);  // no longer exact: not measured
+  EXPECT_EQ(trace.memory_bytes(), 0u);
+}
+
+TEST(PairReuseTrace, MemoryFollowsDistinctGranulesNotRunLength) {
+  PairReuseTrace trace(0);
+  for (int repeat = 0; repeat < 2000; ++repeat)
+    for (uint64_t g = 0; g < 100; ++g) trace.record(g);
+  EXPECT_EQ(trace.distinct_granules(), 100u);
+  EXPECT_LE(trace.memory_bytes(), 100 * PairReuseTrace::kBytesPerGranuleBound + 64 * 1024);
+}
+
+using DistanceKey = std::tuple<uint64_t, uint32_t, uint32_t, uint64_t>;  // pc, reader, writer, d
+
+std::map<DistanceKey, uint64_t> collect(const CommunicationReuseDistance& crd) {
+  std::map<DistanceKey, uint64_t> out;
+  crd.for_each_distance([&](const CommunicationReuseDistance::Record& r) {
+    out[{r.pc, r.reader, r.writer, r.distance}] += r.count;
+  });
+  return out;
+}
+
+TEST(CommunicationReuseDistance, FedByTheCommunicationAnalyzer) {
+  // Thread 0 writes N granules; thread 1 reads them twice; thread 2 reads
+  // them once. Pair (0,1): N first events then N distances of N-1. Pair
+  // (0,2): N first events, nothing else.
+  constexpr uint64_t kN = 40;
+  CommunicationConfig config;
+  config.granularity = 64;
+  config.max_threads = 4;
+  CommunicationAnalyzer comm(config);
+  CommunicationReuseDistance crd({4, 0});
+  SharingFootprint footprint(6);
+  comm.connect(&crd, &footprint);
+  auto* t0 = comm.attach(0);
+  auto* t1 = comm.attach(1);
+  auto* t2 = comm.attach(2);
+  alignas(64) static char data[kN * 64];
+  const auto base = reinterpret_cast<uintptr_t>(data);
+  for (uint64_t g = 0; g < kN; ++g) comm.write(*t0, 0x1000, base + g * 64, 8);
+  for (int pass = 0; pass < 2; ++pass)
+    for (uint64_t g = 0; g < kN; ++g) comm.read(*t1, 0x2000, base + g * 64 + 8, 4);
+  for (uint64_t g = 0; g < kN; ++g) comm.read(*t2, 0x3000, base + g * 64, 8);
+
+  const std::map<DistanceKey, uint64_t> expected = {{{0x2000, 1, 0, kN - 1}, kN}};
+  EXPECT_EQ(collect(crd), expected);
+
+  // Every granule is shared; its first toucher is the writer's instruction.
+  uint64_t shared = 0, privately = 0;
+  footprint.for_each_first_touch([&](const SharingFootprint::Record& r) {
+    EXPECT_EQ(r.pc, 0x1000u);
+    EXPECT_EQ(r.thread, 0u);
+    shared += r.shared_granules;
+    privately += r.private_granules;
+  });
+  EXPECT_EQ(shared, kN);
+  EXPECT_EQ(privately, 0u);
+}
+
+TEST(CommunicationReuseDistance, CappedPairReportsUnmeasuredEvents) {
+  CommunicationConfig config;
+  config.max_threads = 2;
+  CommunicationAnalyzer comm(config);
+  CommunicationReuseDistance crd({2, 2});
+  comm.connect(&crd, nullptr);
+  auto* t0 = comm.attach(0);
+  auto* t1 = comm.attach(1);
+  alignas(64) static char data[4 * 64];
+  const auto base = reinterpret_cast<uintptr_t>(data);
+  for (int g = 0; g < 4; ++g) comm.write(*t0, 0x10, base + g * 64, 1);
+  // Reader: g0 g1 g0 (distance 1) g2 (cap: unmeasured) g3 g0 (unmeasured).
+  for (int g : {0, 1, 0, 2, 3, 0}) comm.read(*t1, 0x20, base + g * 64, 1);
+  const std::map<DistanceKey, uint64_t> expected = {{{0x20, 1, 0, 1}, 1},
+                                                    {{0x20, 1, 0, kUnmeasured}, 3}};
+  EXPECT_EQ(collect(crd), expected);
+  EXPECT_EQ(crd.capped_pairs(), 1u);
+}
+
+TEST(SharingFootprint, PrivateAndSharedGranulesByFirstToucher) {
+  SharingFootprint footprint(6);
+  alignas(64) static char data[3 * 64];
+  const auto a = reinterpret_cast<uintptr_t>(data);
+  const uint64_t tag0 = SharingFootprint::owner_tag(0), tag1 = SharingFootprint::owner_tag(1);
+  footprint.touch(tag0, 0x100, a);            // A: thread 0 only
+  footprint.touch(tag0, 0x100, a + 64);       // B: thread 0 first ...
+  footprint.touch(tag1, 0x200, a + 64 + 8);   // ... then thread 1: shared
+  footprint.touch(tag1, 0x200, a + 128);      // C: thread 1 only
+  footprint.touch(tag1, 0x300, a + 128 + 1);  // again by its owner: still private
+  std::map<std::pair<uint64_t, uint32_t>, std::pair<uint64_t, uint64_t>> got;
+  footprint.for_each_first_touch([&](const SharingFootprint::Record& r) {
+    got[{r.pc, r.thread}] = {r.private_granules, r.shared_granules};
+  });
+  const decltype(got) expected = {{{0x100, 0}, {1, 1}}, {{0x200, 1}, {1, 0}}};
+  EXPECT_EQ(got, expected);
+}
+
+}  // namespace
+}  // namespace weft
