@@ -21,7 +21,7 @@ namespace weft {
 
 namespace {
 
-const char* const kKnownAnalyses[] = {"comm"};
+const char* const kKnownAnalyses[] = {"comm", "crd"};
 
 pid_t g_child = 0;
 
@@ -89,7 +89,8 @@ void validate(const RecordOptions& o) {
   for (const std::string& a : o.analyses) {
     bool known = false;
     for (const char* k : kKnownAnalyses) known = known || a == k;
-    if (!known) throw std::runtime_error(fmt::format("unknown analysis '{}' (available: comm)", a));
+    if (!known)
+      throw std::runtime_error(fmt::format("unknown analysis '{}' (available: comm, crd)", a));
   }
 }
 
@@ -108,6 +109,11 @@ int run_record(const RecordOptions& options) {
   info.start_time = std::chrono::system_clock::now();
   info.hostname = this_hostname();
   info.topology = topology_summary();
+  try {
+    info.llc_bytes = Topology::this_machine().last_level_cache().size_bytes;
+  } catch (const std::exception&) {
+    info.llc_bytes = 0;  // the views then need --cache-size
+  }
 
   // A profile exists from the start: if weft itself is killed, the file
   // still says what was being recorded.
@@ -122,6 +128,14 @@ int run_record(const RecordOptions& options) {
     setenv("WEFT_CAPTURE", capture_path.c_str(), 1);
     setenv("WEFT_GRANULARITY", std::to_string(options.granularity).c_str(), 1);
     setenv("WEFT_MAX_THREADS", std::to_string(options.max_threads).c_str(), 1);
+    setenv("WEFT_CRD_MAX_GRANULES", std::to_string(options.crd_max_granules).c_str(), 1);
+    if (options.analyses.empty()) {
+      unsetenv("WEFT_ANALYSES");
+    } else {
+      std::string list;
+      for (const std::string& a : options.analyses) list += (list.empty() ? "" : ",") + a;
+      setenv("WEFT_ANALYSES", list.c_str(), 1);
+    }
     std::vector<char*> argv;
     for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

@@ -1,6 +1,7 @@
 // `weft record`: runs a program under an event source and writes its profile.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,9 @@ struct RecordOptions {
   unsigned granularity = 64;
   unsigned max_threads = 1024;
   std::vector<std::string> analyses;  // empty: every analysis of the backend
-  std::vector<std::string> command;   // program and its arguments
+  // Distinct granules a thread pair's CRD state may hold (0: no cap).
+  uint64_t crd_max_granules = uint64_t{1} << 20;
+  std::vector<std::string> command;  // program and its arguments
 };
 
 // Returns the process exit code for weft: 0 when the program ran to its end

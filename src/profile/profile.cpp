@@ -132,6 +132,11 @@ Profile Profile::open(const std::string& path) {
                          ", this weft reads up to " + std::to_string(kProfileSchemaVersion) +
                          "; upgrade weft");
     }
+    if (*schema_version < kOldestReadableSchemaVersion) {
+      throw ProfileError(path + " has profile schema version " + std::to_string(*schema_version) +
+                         ", older than this weft reads (" +
+                         std::to_string(kOldestReadableSchemaVersion) + "); record it again");
+    }
     impl->schema_version = static_cast<int>(*schema_version);
     for (std::string_view table : kProfileTables) {
       if (!tables.contains(std::string(table))) {
@@ -209,8 +214,15 @@ std::optional<RegionInfo> Profile::region_by_id(int64_t id) const {
 std::vector<RegionInfo> Profile::select_regions(const std::string& name) const {
   std::vector<RegionInfo> selected = impl_->guarded([&] {
     std::vector<RegionInfo> matches;
-    sqlite::Statement exact(impl_->db, std::string(kRegionColumns) + " WHERE name = ?");
+    // The named region and everything nested in it (its loops, recursively).
+    sqlite::Statement exact(impl_->db,
+                            "WITH RECURSIVE nested(id) AS (SELECT id FROM regions WHERE name = ?"
+                            " UNION SELECT r.id FROM regions r JOIN nested ON r.parent_id ="
+                            " nested.id) " +
+                                std::string(kRegionColumns) +
+                                " WHERE id IN nested ORDER BY name <> ?, id");
     exact.bind(1, name);
+    exact.bind(2, name);
     while (exact.step()) matches.push_back(read_region(exact));
     if (!matches.empty()) return matches;
 
@@ -259,6 +271,76 @@ std::vector<RegionVolume> Profile::region_volumes() const {
   });
 }
 
+bool Profile::has_crd() const {
+  const std::string analyses = "," + meta_value("analyses") + ",";
+  return analyses.find(",crd,") != std::string::npos;
+}
+
+namespace {
+
+// Sections partition the same events as the code regions a second time.
+constexpr const char* kCodeRegionsOnly =
+    "region_id NOT IN (SELECT id FROM regions WHERE kind = 'section')";
+
+// "region_id IN (1,2,3)", or every code region for an empty selection.
+std::string region_filter(const std::vector<int64_t>& region_ids) {
+  if (region_ids.empty()) return kCodeRegionsOnly;
+  std::string filter = "region_id IN (";
+  for (int64_t id : std::set<int64_t>(region_ids.begin(), region_ids.end()))
+    filter += std::to_string(id) + ",";
+  filter.back() = ')';
+  return filter;
+}
+
+}  // namespace
+
+std::vector<DistanceCount> Profile::crd_distances(const std::vector<int64_t>& region_ids) const {
+  return impl_->guarded([&] {
+    std::vector<DistanceCount> out;
+    sqlite::Statement query(
+        impl_->db, "SELECT writer, reader, distance, SUM(count) FROM crd_distances WHERE " +
+                       region_filter(region_ids) +
+                       " GROUP BY writer, reader, distance ORDER BY writer, reader,"
+                       " distance");
+    while (query.step()) {
+      out.push_back({static_cast<uint32_t>(query.column_int(0)),
+                     static_cast<uint32_t>(query.column_int(1)), query.column_u64(2),
+                     query.column_u64(3)});
+    }
+    return out;
+  });
+}
+
+std::vector<PairCount> Profile::crd_unmeasured(const std::vector<int64_t>& region_ids) const {
+  return impl_->guarded([&] {
+    std::vector<PairCount> out;
+    sqlite::Statement query(impl_->db,
+                            "SELECT writer, reader, SUM(count) FROM crd_unmeasured WHERE " +
+                                region_filter(region_ids) +
+                                " GROUP BY writer, reader ORDER BY writer, reader");
+    while (query.step()) {
+      out.push_back({static_cast<uint32_t>(query.column_int(0)),
+                     static_cast<uint32_t>(query.column_int(1)), query.column_u64(2)});
+    }
+    return out;
+  });
+}
+
+Footprint Profile::footprint(const std::vector<int64_t>& region_ids) const {
+  return impl_->guarded([&] {
+    Footprint out;
+    sqlite::Statement query(impl_->db,
+                            "SELECT SUM(private_granules), SUM(shared_granules) FROM"
+                            " region_footprints WHERE " +
+                                region_filter(region_ids));
+    if (query.step() && !query.is_null(0)) {
+      out.private_granules = query.column_u64(0);
+      out.shared_granules = query.column_u64(1);
+    }
+    return out;
+  });
+}
+
 CommunicationMatrix Profile::matrix(const std::vector<int64_t>& region_ids, MatrixKind kind) const {
   const uint32_t threads = impl_->thread_count;
   CommunicationMatrix matrix(threads, std::vector<uint64_t>(threads, 0));
@@ -274,8 +356,9 @@ CommunicationMatrix Profile::matrix(const std::vector<int64_t>& region_ids, Matr
   impl_->guarded([&] {
     if (region_ids.empty()) {
       sqlite::Statement query(impl_->db,
-                              "SELECT writer, reader, SUM(count) FROM matrix_entries"
-                              " WHERE kind = ? GROUP BY writer, reader");
+                              std::string("SELECT writer, reader, SUM(count) FROM matrix_entries"
+                                          " WHERE kind = ? AND ") +
+                                  kCodeRegionsOnly + " GROUP BY writer, reader");
       query.bind(1, matrix_kind_name(kind));
       accumulate(query);
       return;

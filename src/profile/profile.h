@@ -58,6 +58,27 @@ struct RegionVolume {
   uint64_t inval = 0;
 };
 
+// crd_distances rows pooled over a selection: `count` events of pair
+// (writer, reader) had communication reuse distance `distance`.
+struct DistanceCount {
+  uint32_t writer = 0;
+  uint32_t reader = 0;
+  uint64_t distance = 0;
+  uint64_t count = 0;
+};
+
+struct PairCount {
+  uint32_t writer = 0;
+  uint32_t reader = 0;
+  uint64_t count = 0;
+};
+
+// Granules first touched in a selection: by one thread only, or by several.
+struct Footprint {
+  uint64_t private_granules = 0;
+  uint64_t shared_granules = 0;
+};
+
 class Profile {
  public:
   // Throws ProfileError for a missing file, a file that is not a weft
@@ -83,10 +104,9 @@ class Profile {
   std::vector<RegionInfo> regions() const;  // by id
   std::optional<RegionInfo> region_by_id(int64_t id) const;
 
-  // The region named `name`; else the regions whose function is `name` (a
-  // function with everything nested in it); else the regions whose function
-  // without its parameter list is `name` ("foo" for "foo(int)"). Throws
-  // ProfileError when nothing matches.
+  // The region named `name` with the regions nested in it (first); else the regions whose function
+  // is `name` (a function with everything nested in it); else the regions whose function without
+  // its parameter list is `name` ("foo" for "foo(int)"). Throws ProfileError when nothing matches.
   std::vector<RegionInfo> select_regions(const std::string& name) const;
 
   // Every region with its raw/rar/inval totals.
@@ -94,6 +114,16 @@ class Profile {
 
   // Sum over `region_ids` (empty = whole program) of the entries of `kind`.
   CommunicationMatrix matrix(const std::vector<int64_t>& region_ids, MatrixKind kind) const;
+
+  // True when the run measured CRD (meta analyses holds "crd").
+  bool has_crd() const;
+  // CRD distance counts pooled over `region_ids` (empty = whole program),
+  // ordered by writer, reader, distance.
+  std::vector<DistanceCount> crd_distances(const std::vector<int64_t>& region_ids) const;
+  // Events of pairs that had reached the --crd-max-granules cap, per pair.
+  std::vector<PairCount> crd_unmeasured(const std::vector<int64_t>& region_ids) const;
+  // Granules first touched by the regions' instructions.
+  Footprint footprint(const std::vector<int64_t>& region_ids) const;
 
  private:
   struct Impl;

@@ -18,6 +18,7 @@
 #include "profile/region_naming.h"
 #include "profile/schema.h"
 #include "profile/sqlite_db.h"
+#include "static/binary_structure.h"
 
 #ifndef WEFT_VERSION_STRING
 #define WEFT_VERSION_STRING "unknown"
@@ -52,6 +53,7 @@ MetaEntries run_meta(const RunInfo& info, const std::string& source, uint32_t gr
       {"incomplete_reason", complete ? std::string() : incomplete_reason},
       {"granularity", std::to_string(granularity)},
       {"topology", info.topology},
+      {"llc_bytes", std::to_string(info.llc_bytes)},
       {"hostname", info.hostname},
   };
 }
@@ -64,6 +66,7 @@ struct RegionDraft {
   uint32_t first_line = 0;
   uint32_t last_line = 0;
   std::string parent_name;
+  std::string function_region;  // loops: the function or outlined body they are in
   int64_t id = 0;
 
   void add_line(uint32_t line) {
@@ -91,7 +94,8 @@ class RegionBuilder {
 
     const InlineFrame& outermost = location.frames.back();
     const bool outlined = is_omp_outlined(location.function);
-    std::string name = location.function;
+    const std::string function = without_clone_suffix(location.function);
+    std::string name = function;
     if (outlined && is_anonymous_omp_outlined(location.function)) {
       // Every clang outlined body has the same name; its position tells them apart.
       uint32_t line =
@@ -104,7 +108,7 @@ class RegionBuilder {
     RegionDraft& draft = drafts_[name];
     draft.kind = outlined ? kRegionOmpParallel : kRegionFunction;
     if (draft.function.empty()) {
-      draft.function = outlined ? omp_parent_function(location.function) : location.function;
+      draft.function = outlined ? omp_parent_function(function) : function;
     }
     if (draft.file.empty()) draft.file = outermost.file;
     if (!draft.file.empty() && outermost.file == draft.file) {
@@ -116,6 +120,46 @@ class RegionBuilder {
       bool own = &frame == &outermost || is_omp_outlined(frame.function);
       if (own && frame.file == draft.file) draft.add_line(frame.line);
     }
+    return name;
+  }
+
+  // The region of a pc inside `loop` of `function` (whose region is
+  // `function_region`): the loop, registered with its enclosing loops.
+  std::string add_loop(const std::string& function_region, const FunctionStructure& function,
+                       const Loop& loop) {
+    const auto key = std::make_pair(function_region, loop.header);
+    if (auto it = loop_names_.find(key); it != loop_names_.end()) return it->second;
+    std::string name = function_region + ":loop@";
+    if (!loop.file.empty() && loop.first_line != 0)
+      name += std::string(path_basename(loop.file)) + ":" + std::to_string(loop.first_line);
+    else
+      name += fmt_hex(loop.header);
+    // Two loops starting on one line (`for (..) for (..)`): outer keeps the name.
+    const std::string base = name;
+    for (int n = 2; drafts_.contains(name); ++n) name = base + "#" + std::to_string(n);
+    loop_names_[key] = name;
+    RegionDraft& draft = drafts_[name];
+    draft.kind = kRegionLoop;
+    draft.file = loop.file;
+    draft.first_line = loop.first_line;
+    draft.last_line = loop.last_line;
+    draft.function_region = function_region;
+    draft.parent_name =
+        loop.parent >= 0
+            ? add_loop(function_region, function, function.loops[static_cast<size_t>(loop.parent)])
+            : function_region;
+    return name;
+  }
+
+  // A parallel section, named after the site that closes it. Sections are a
+  // second partition of the events: their `function` is their own name, so
+  // selecting a function never pools them with its code regions.
+  std::string add_section(const std::string& name, const std::string& file, uint32_t line) {
+    RegionDraft& draft = drafts_[name];
+    draft.kind = kRegionSection;
+    draft.function = name;
+    draft.file = file;
+    draft.first_line = draft.last_line = line;
     return name;
   }
 
@@ -147,6 +191,9 @@ class RegionBuilder {
       parent.kind = kRegionFunction;
       parent.function = function;
     }
+    // A loop belongs to the function its enclosing function region names.
+    for (auto& [name, draft] : drafts_)
+      if (draft.kind == kRegionLoop) draft.function = drafts_.at(draft.function_region).function;
     int64_t next_id = 1;
     for (auto& entry : drafts_) entry.second.id = next_id++;
   }
@@ -155,7 +202,14 @@ class RegionBuilder {
   const std::map<std::string, RegionDraft>& drafts() const { return drafts_; }
 
  private:
+  static std::string fmt_hex(uint64_t value) {
+    char buffer[24];
+    std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
+    return buffer;
+  }
+
   std::map<std::string, RegionDraft> drafts_;  // by name, so ids are stable across runs
+  std::map<std::pair<std::string, uint64_t>, std::string> loop_names_;  // (function, header)
 };
 
 template <class T>
@@ -242,6 +296,8 @@ std::set<uint64_t> referenced_pcs(const RunCapture& capture) {
   for (const ThreadRecord& thread : capture.threads) {
     if (thread.start_routine != 0) pcs.insert(thread.start_routine);
   }
+  for (const PcDistanceCount& d : capture.distances) pcs.insert(d.pc);
+  for (const PcFootprint& f : capture.footprints) pcs.insert(f.pc);
   return pcs;
 }
 
@@ -261,8 +317,21 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
   // Symbolize and attribute every pc before touching the file.
   std::set<uint64_t> pcs = referenced_pcs(capture);
   RegionBuilder regions;
+  BinaryStructureCache structures;
   std::map<uint64_t, std::string> region_of_pc;
-  for (uint64_t pc : pcs) region_of_pc[pc] = regions.add(symbolizer.symbolize(pc));
+  for (uint64_t pc : pcs) {
+    // Innermost loop containing the pc, else its function (DESIGN.md, "Region").
+    const CodeLocation& location = symbolizer.symbolize(pc);
+    std::string region = regions.add(location);
+    if (location.known() && !location.module.empty()) {
+      if (const FunctionStructure* f =
+              structures.function_at(location.module, location.module_offset)) {
+        if (const Loop* loop = f->innermost_loop(location.module_offset))
+          region = regions.add_loop(region, *f, *loop);
+      }
+    }
+    region_of_pc[pc] = std::move(region);
+  }
   for (const SyncRecord& event : capture.sync) {
     if (event.kind != SyncKind::OmpParallelBegin || event.object == 0 || event.pc == 0) continue;
     const CodeLocation& call_site = symbolizer.symbolize(event.pc);
@@ -270,6 +339,44 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
       regions.suggest_parent_function(region_of_pc[event.object], call_site.function);
     }
   }
+  // Sections: (owner thread, closing site) -> region name.
+  std::map<uint32_t, uint64_t> join_site_of;  // thread -> pc of the join that waited for it
+  for (const SyncRecord& event : capture.sync)
+    if (event.kind == SyncKind::ThreadJoin && event.arg0 >= 0 && event.pc != 0)
+      join_site_of[static_cast<uint32_t>(event.arg0)] = event.pc;
+  std::map<std::pair<uint32_t, uint64_t>, std::string> section_name;
+  auto name_section = [&](uint32_t thread, uint64_t site) {
+    auto [it, fresh] = section_name.try_emplace({thread, site});
+    if (!fresh) return;
+    if (site == kThreadExitSectionSite) {
+      auto join = join_site_of.find(thread);
+      if (join == join_site_of.end()) {
+        it->second = regions.add_section(
+            thread == 0 ? "section@program-exit" : "section@thread-exit", "", 0);
+        return;
+      }
+      site = join->second;
+    }
+    if (site == kUnknownSectionSite) {
+      it->second = regions.add_section("section@unknown", "", 0);
+      return;
+    }
+    const CodeLocation& at = symbolizer.symbolize(site);
+    // The line in the physical function (outermost frame) is where the user wrote the barrier.
+    const InlineFrame* frame = at.frames.empty() ? nullptr : &at.frames.back();
+    if (frame && !frame->file.empty() && frame->line != 0) {
+      it->second = regions.add_section(
+          "section@" + std::string(path_basename(frame->file)) + ":" + std::to_string(frame->line),
+          frame->file, frame->line);
+    } else {
+      char hex[24];
+      std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(site));
+      it->second = regions.add_section("section@" + at.function + "+" + hex, "", 0);
+    }
+  };
+  for (const PcCommunication& c : capture.section_communication) name_section(c.thread, c.pc);
+  for (const PcDistanceCount& d : capture.section_distances) name_section(d.reader, d.pc);
+
   regions.finish();
   std::unordered_map<uint64_t, int64_t> region_id_of_pc;
   for (const auto& [pc, name] : region_of_pc) region_id_of_pc[pc] = regions.id_of(name);
@@ -348,6 +455,12 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
       if (c.reuse != 0) entries[{region, MatrixKind::Rar, c.peer, c.thread}] += c.reuse;
       if (c.inval != 0) entries[{region, MatrixKind::Inval, c.thread, c.peer}] += c.inval;
     }
+    for (const PcCommunication& c : capture.section_communication) {
+      const int64_t region = regions.id_of(section_name.at({c.thread, c.pc}));
+      if (c.comm != 0) entries[{region, MatrixKind::Raw, c.peer, c.thread}] += c.comm;
+      if (c.reuse != 0) entries[{region, MatrixKind::Rar, c.peer, c.thread}] += c.reuse;
+      if (c.inval != 0) entries[{region, MatrixKind::Inval, c.thread, c.peer}] += c.inval;
+    }
     sqlite::Statement insert_entry(db,
                                    "INSERT INTO matrix_entries(region_id, kind, writer, reader,"
                                    " count) VALUES (?, ?, ?, ?, ?)");
@@ -355,6 +468,51 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
       const auto& [region, kind, writer, reader] = key;
       insert_entry.run(region, matrix_kind_name(kind), writer, reader, count);
     }
+
+    // CRD distances per region and pair, pooled over the region's pcs.
+    std::map<std::tuple<int64_t, uint32_t, uint32_t, uint64_t>, uint64_t> distances;
+    std::map<std::tuple<int64_t, uint32_t, uint32_t>, uint64_t> unmeasured;
+    for (const PcDistanceCount& d : capture.distances) {
+      const int64_t region = region_id_of_pc.at(d.pc);
+      if (d.distance == kUnmeasuredDistance)
+        unmeasured[{region, d.writer, d.reader}] += d.count;
+      else
+        distances[{region, d.writer, d.reader, d.distance}] += d.count;
+    }
+    for (const PcDistanceCount& d : capture.section_distances) {
+      const int64_t region = regions.id_of(section_name.at({d.reader, d.pc}));
+      if (d.distance == kUnmeasuredDistance)
+        unmeasured[{region, d.writer, d.reader}] += d.count;
+      else
+        distances[{region, d.writer, d.reader, d.distance}] += d.count;
+    }
+    sqlite::Statement insert_distance(db,
+                                      "INSERT INTO crd_distances(region_id, writer, reader,"
+                                      " distance, count) VALUES (?, ?, ?, ?, ?)");
+    for (const auto& [key, count] : distances) {
+      const auto& [region, writer, reader, distance] = key;
+      insert_distance.run(region, writer, reader, static_cast<int64_t>(distance), count);
+    }
+    sqlite::Statement insert_unmeasured(db,
+                                        "INSERT INTO crd_unmeasured(region_id, writer, reader,"
+                                        " count) VALUES (?, ?, ?, ?)");
+    for (const auto& [key, count] : unmeasured) {
+      const auto& [region, writer, reader] = key;
+      insert_unmeasured.run(region, writer, reader, count);
+    }
+
+    // Footprints by the region of each granule's first access.
+    std::map<int64_t, std::pair<uint64_t, uint64_t>> footprints;
+    for (const PcFootprint& f : capture.footprints) {
+      auto& [private_granules, shared_granules] = footprints[region_id_of_pc.at(f.pc)];
+      private_granules += f.private_granules;
+      shared_granules += f.shared_granules;
+    }
+    sqlite::Statement insert_footprint(db,
+                                       "INSERT INTO region_footprints(region_id, private_granules,"
+                                       " shared_granules) VALUES (?, ?, ?)");
+    for (const auto& [region, counts] : footprints)
+      insert_footprint.run(region, counts.first, counts.second);
 
     sqlite::Statement insert_communication(db,
                                            "INSERT INTO pc_communication(pc, thread, peer, comm,"
@@ -376,6 +534,11 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
     meta.emplace_back("max_threads", std::to_string(capture.max_threads));
     meta.emplace_back("dropped_events", std::to_string(capture.dropped_events));
     meta.emplace_back("dropped_sync_events", std::to_string(capture.dropped_sync_events));
+    std::string analyses;
+    for (const std::string& a : capture.analyses) analyses += (analyses.empty() ? "" : ",") + a;
+    meta.emplace_back("analyses", analyses);
+    meta.emplace_back("crd_max_granules", std::to_string(capture.crd_max_granules));
+    meta.emplace_back("crd_capped_pairs", std::to_string(capture.crd_capped_pairs));
     write_meta(db, meta);
   });
   file.commit();

@@ -25,6 +25,7 @@ struct RunInfo {
   std::optional<int> exit_status;          // when the program exited normally
   std::optional<std::string> exit_signal;  // "SIGSEGV" when a signal killed it
   std::string topology;                    // one-line summary
+  uint64_t llc_bytes = 0;  // last-level cache of the recording machine, 0 if unknown
   std::string hostname;
   std::string weft_version;  // empty: this build's version
 };

@@ -71,6 +71,37 @@ std::string omp_parent_function(std::string_view function) {
   return {};
 }
 
+std::string without_clone_suffix(std::string_view function) {
+  std::string name(function);
+  for (bool changed = true; changed;) {
+    changed = false;
+    // " [clone .constprop.0]" (demangled C++)
+    if (name.size() > 9 && name.back() == ']') {
+      const size_t open = name.rfind(" [clone .");
+      if (open != std::string::npos) {
+        name.erase(open);
+        changed = true;
+        continue;
+      }
+    }
+    // ".constprop.0", ".isra.0", ".part.0", ".lto_priv.0", ".cold" (C and mangled)
+    size_t end = name.size();
+    while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9') --end;
+    for (std::string_view suffix : {".constprop.", ".isra.", ".part.", ".lto_priv.", ".cold"}) {
+      const bool numbered = suffix.back() == '.';
+      const size_t stop = numbered ? end : name.size();
+      if (numbered && end == name.size()) continue;  // needs its number
+      if (stop >= suffix.size() && name.compare(stop - suffix.size(), suffix.size(), suffix) == 0 &&
+          stop - suffix.size() > 0) {
+        name.erase(stop - suffix.size());
+        changed = true;
+        break;
+      }
+    }
+  }
+  return name;
+}
+
 std::string function_base_name(std::string_view function) {
   std::string_view name = strip_trailing_qualifiers(strip_clone_suffixes(function));
   if (!name.ends_with(")")) return std::string(function);

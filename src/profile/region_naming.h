@@ -27,6 +27,12 @@ bool is_anonymous_omp_outlined(std::string_view function);
 // "foo(int) (.omp_outlined)" -> "foo(int)". Empty otherwise.
 std::string omp_parent_function(std::string_view function);
 
+// The source function a compiler clone was made from: gcc's `.constprop.N`,
+// `.isra.N`, `.part.N`, `.cold`, `.lto_priv.N` suffixes and the demangled
+// ` [clone .constprop.0]` forms are removed ("moments.constprop.0" ->
+// "moments"), so a function keeps one region however it was optimized.
+std::string without_clone_suffix(std::string_view function);
+
 // A demangled name without its parameter list and qualifiers:
 // "ns::Grid<int>::step(int, double) const" -> "ns::Grid<int>::step". Names
 // without a parameter list are returned unchanged.

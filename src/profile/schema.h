@@ -8,15 +8,19 @@
 
 namespace weft {
 
-inline constexpr int kProfileSchemaVersion = 1;
+inline constexpr int kProfileSchemaVersion = 2;
+// The oldest schema this weft reads: v1 (before CRD and loop regions) is
+// refused with a request to record again.
+inline constexpr int kOldestReadableSchemaVersion = 2;
 
 // PRAGMA application_id of every profile ("weft" in ASCII), so that `file`
 // and other tools can recognise one.
 inline constexpr int kProfileApplicationId = 0x77656674;
 
-inline constexpr std::array<std::string_view, 9> kProfileTables = {
-    "meta",    "threads",        "modules",          "code_locations", "inline_frames",
-    "regions", "matrix_entries", "pc_communication", "sync_events"};
+inline constexpr std::array<std::string_view, 12> kProfileTables = {
+    "meta",          "threads",       "modules",        "code_locations",
+    "inline_frames", "regions",       "matrix_entries", "pc_communication",
+    "sync_events",   "crd_distances", "crd_unmeasured", "region_footprints"};
 
 inline constexpr const char* kProfileSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
@@ -48,6 +52,17 @@ CREATE TABLE sync_events(
   thread INTEGER NOT NULL, kind TEXT NOT NULL, time_ns INTEGER NOT NULL, pc INTEGER,
   object INTEGER, arg0 INTEGER, arg1 INTEGER);
 CREATE INDEX sync_events_by_thread ON sync_events(thread, time_ns);
+CREATE TABLE crd_distances(
+  region_id INTEGER NOT NULL REFERENCES regions(id), writer INTEGER NOT NULL,
+  reader INTEGER NOT NULL, distance INTEGER NOT NULL, count INTEGER NOT NULL,
+  PRIMARY KEY(region_id, writer, reader, distance)) WITHOUT ROWID;
+CREATE TABLE crd_unmeasured(
+  region_id INTEGER NOT NULL REFERENCES regions(id), writer INTEGER NOT NULL,
+  reader INTEGER NOT NULL, count INTEGER NOT NULL,
+  PRIMARY KEY(region_id, writer, reader)) WITHOUT ROWID;
+CREATE TABLE region_footprints(
+  region_id INTEGER PRIMARY KEY REFERENCES regions(id), private_granules INTEGER NOT NULL,
+  shared_granules INTEGER NOT NULL);
 )sql";
 
 }  // namespace weft

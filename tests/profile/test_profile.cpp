@@ -178,9 +178,9 @@ TEST_F(ProfileTest, RoundTripMetaAndThreads) {
   build_profile(sample_capture(), sample_info(), path);
   Profile profile = Profile::open(path);
 
-  EXPECT_EQ(profile.schema_version(), 1);
+  EXPECT_EQ(profile.schema_version(), 2);
   EXPECT_TRUE(profile.complete());
-  EXPECT_EQ(profile.meta_value("schema_version"), "1");
+  EXPECT_EQ(profile.meta_value("schema_version"), "2");
   EXPECT_EQ(profile.meta_value("weft_version"), "0.1.0-test");
   EXPECT_EQ(profile.meta_value("source"), "compile");
   EXPECT_EQ(profile.meta_value("command"), "/bin/app");
@@ -385,7 +385,68 @@ TEST_F(ProfileTest, NewerSchemaIsRefused) {
   write_placeholder_profile(path, sample_info(), "compile", 64, "test");
   sql(path, "UPDATE meta SET value = '99' WHERE key = 'schema_version'");
   EXPECT_EQ(expect_open_error(path),
-            path + " has profile schema version 99, this weft reads up to 1; upgrade weft");
+            path + " has profile schema version 99, this weft reads up to 2; upgrade weft");
+}
+
+TEST_F(ProfileTest, OlderSchemaAsksToRecordAgain) {
+  const std::string path = file("past.weft");
+  write_placeholder_profile(path, sample_info(), "compile", 64, "test");
+  sql(path, "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+  EXPECT_EQ(expect_open_error(path), path +
+                                         " has profile schema version 1, older than this weft "
+                                         "reads (2); record it again");
+}
+
+// CRD distances, footprints and sections: pooled per region, and the
+// whole-program queries count each event once (sections excluded).
+TEST_F(ProfileTest, RoundTripCrdFootprintAndSections) {
+  RunCapture capture = sample_capture();
+  capture.analyses = {kAnalysisCommunication, kAnalysisCrd};
+  capture.crd_max_granules = 1000;
+  capture.distances = {{kReaderPc, 1, 0, 4, 6},
+                       {kReaderPc, 1, 0, 9, 1},
+                       {kReaderPc, 2, 1, 4, 2},
+                       {kReaderPc, 1, 0, kUnmeasuredDistance, 3}};
+  capture.footprints = {{kReaderPc, 1, 0, 10, 2}, {kWriterPc, 0, 0, 5, 7}};
+  // Thread 1's section closed at its exit, which thread 0 joined at kWriterPc.
+  capture.section_communication = {
+      {.pc = kThreadExitSectionSite, .thread = 1, .peer = 0, .comm = 5, .reuse = 7, .inval = 0}};
+  capture.section_distances = {{kThreadExitSectionSite, 1, 0, 4, 6}};
+  const std::string path = file("crd.weft");
+  build_profile(capture, sample_info(), path);
+  Profile profile = Profile::open(path);
+  ASSERT_TRUE(profile.has_crd());
+  EXPECT_EQ(profile.meta_value("crd_max_granules"), "1000");
+
+  const std::vector<int64_t> reader_region = {profile.select_regions("weft_test::reader")[0].id};
+  const std::vector<DistanceCount> distances = profile.crd_distances(reader_region);
+  ASSERT_EQ(distances.size(), 3u);
+  EXPECT_EQ(distances[0].writer, 0u);
+  EXPECT_EQ(distances[0].reader, 1u);
+  EXPECT_EQ(distances[0].distance, 4u);
+  EXPECT_EQ(distances[0].count, 6u);
+  EXPECT_EQ(distances[1].distance, 9u);
+  EXPECT_EQ(distances[2].writer, 1u);
+  const std::vector<PairCount> unmeasured = profile.crd_unmeasured(reader_region);
+  ASSERT_EQ(unmeasured.size(), 1u);
+  EXPECT_EQ(unmeasured[0].count, 3u);
+  const Footprint footprint = profile.footprint(reader_region);
+  EXPECT_EQ(footprint.private_granules, 10u);
+  EXPECT_EQ(footprint.shared_granules, 2u);
+  EXPECT_EQ(profile.footprint({}).private_granules, 15u);
+
+  // The section is named after the join site's line, and is a region of its own.
+  const std::string section = "section@test_profile.cpp:" + std::to_string(weft_test::kWriterLine);
+  const std::vector<RegionInfo> selected = profile.select_regions(section);
+  ASSERT_EQ(selected.size(), 1u);
+  EXPECT_EQ(selected[0].kind, "section");
+  EXPECT_EQ(profile.matrix({selected[0].id}, MatrixKind::Rar)[0][1], 7u);
+  EXPECT_EQ(profile.crd_distances({selected[0].id}).at(0).count, 6u);
+  // Whole program: the code regions only.
+  EXPECT_EQ(profile.matrix({}, MatrixKind::Rar)[0][1], 7u);
+  uint64_t events = 0;
+  for (const DistanceCount& d : profile.crd_distances({})) events += d.count;
+  EXPECT_EQ(events, 9u);
 }
 
 TEST_F(ProfileTest, MissingTableIsReported) {

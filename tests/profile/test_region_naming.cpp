@@ -49,3 +49,20 @@ TEST(RegionNaming, Basename) {
 
 }  // namespace
 }  // namespace weft
+
+namespace weft {
+namespace {
+
+TEST(RegionNaming, CompilerClonesKeepTheirFunctionName) {
+  EXPECT_EQ(without_clone_suffix("moments.constprop.0"), "moments");
+  EXPECT_EQ(without_clone_suffix("solve.isra.12"), "solve");
+  EXPECT_EQ(without_clone_suffix("solve.part.0.cold"), "solve");
+  EXPECT_EQ(without_clone_suffix("ns::f(int) [clone .constprop.0]"), "ns::f(int)");
+  EXPECT_EQ(without_clone_suffix("main._omp_fn.0"), "main._omp_fn.0");
+  EXPECT_EQ(without_clone_suffix("version.2"), "version.2");
+  EXPECT_EQ(without_clone_suffix(".constprop.0"), ".constprop.0");
+  EXPECT_EQ(without_clone_suffix("plain"), "plain");
+}
+
+}  // namespace
+}  // namespace weft
