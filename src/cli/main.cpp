@@ -11,6 +11,8 @@
 #include "profile/profile.h"
 #include "topology/topology.h"
 #include "views/comm_view.h"
+#include "views/crd_view.h"
+#include "views/diff_view.h"
 #include "views/report_view.h"
 
 namespace {
@@ -18,6 +20,36 @@ namespace {
 void print(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (!text.empty() && text.back() != '\n') std::fputc('\n', stdout);
+}
+
+// The cache options of the locality views (crd, diff, report).
+struct CacheArguments {
+  std::string cache_size;
+  std::string topology;
+  CLI::Option* cache_size_option = nullptr;
+  CLI::Option* topology_option = nullptr;
+
+  void add_to(CLI::App* command) {
+    cache_size_option = command->add_option(
+        "--cache-size", cache_size, "cache size for the CRD cutoffs, in bytes (or 512K, 32M, 1G)");
+    topology_option = command->add_option(
+        "--topology", topology, "hwloc XML file whose last-level cache sets the CRD cutoffs");
+  }
+  // Given options only, even empty ones (which the view then refuses).
+  weft::CacheOptions options() const {
+    weft::CacheOptions cache;
+    if (cache_size_option->count() > 0) cache.cache_size = cache_size;
+    if (topology_option->count() > 0) cache.topology = topology;
+    return cache;
+  }
+};
+
+// Table output carries its own warning; CSV and JSON stay parseable, so the
+// warning goes to stderr.
+void warn_if_incomplete(const weft::Profile& profile, const std::string& format) {
+  if (format == "table" || profile.complete()) return;
+  fmt::print(stderr, "weft: warning: {} is an INCOMPLETE profile ({})\n", profile.path(),
+             profile.meta_value("incomplete_reason"));
 }
 
 }  // namespace
@@ -37,8 +69,11 @@ int main(int argc, char** argv) {
   rec->add_option("--max-threads", record.max_threads, "threads analyzed at most")
       ->capture_default_str();
   rec->add_option("--analyses", record.analyses,
-                  "comma-separated analyses (default: all; available: comm)")
+                  "comma-separated analyses (default: all; available: comm, crd)")
       ->delimiter(',');
+  rec->add_option("--crd-max-granules", record.crd_max_granules,
+                  "distinct granules per thread pair whose CRD is measured (0: no cap)")
+      ->capture_default_str();
   rec->add_option("command", record.command, "PROGRAM ARGS (after --)")->required();
 
   std::string profile_path;
@@ -53,11 +88,38 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
 
+  size_t top = 10;
+  CacheArguments report_cache;
   auto* report_cmd = app.add_subcommand("report", "summary of a profile with ranked findings");
   report_cmd->add_option("profile", profile_path, "profile file")->required();
   report_cmd->add_option("--format", format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
+  report_cmd->add_option("--top", top, "regions, pairs and suggestions' regions listed")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  report_cache.add_to(report_cmd);
+
+  CacheArguments crd_cache;
+  auto* crd_cmd = app.add_subcommand("crd", "communication reuse distance histograms per region");
+  crd_cmd->add_option("profile", profile_path, "profile file")->required();
+  crd_cmd->add_option("--region", region,
+                      "region name, or a function with its loops (pooled first, then each)");
+  crd_cmd->add_option("--format", format, "table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+  crd_cache.add_to(crd_cmd);
+
+  std::string profile_b_path;
+  CacheArguments diff_cache;
+  auto* diff_cmd =
+      app.add_subcommand("diff", "region-by-region change of communication locality (A -> B)");
+  diff_cmd->add_option("A", profile_path, "first profile (e.g. the smaller input)")->required();
+  diff_cmd->add_option("B", profile_b_path, "second profile")->required();
+  diff_cmd->add_option("--format", format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  diff_cache.add_to(diff_cmd);
 
   std::string xml, synthetic;
   auto* topo_cmd = app.add_subcommand("topo", "the machine's topology as weft sees it");
@@ -83,7 +145,32 @@ int main(int argc, char** argv) {
     if (*report_cmd) {
       weft::ReportOptions report;
       report.format = *weft::parse_output_format(format);
+      report.top = top;
+      report.cache = report_cache.options();
       print(weft::render_report(weft::Profile::open(profile_path), report));
+      return 0;
+    }
+    if (*crd_cmd) {
+      weft::CrdOptions crd;
+      if (!region.empty()) crd.region = region;
+      crd.format = *weft::parse_output_format(format);
+      crd.cache = crd_cache.options();
+      const weft::Profile profile = weft::Profile::open(profile_path);
+      std::string text = weft::render_crd(profile, crd);
+      warn_if_incomplete(profile, format);
+      print(text);
+      return 0;
+    }
+    if (*diff_cmd) {
+      weft::DiffOptions diff;
+      diff.format = *weft::parse_output_format(format);
+      diff.cache = diff_cache.options();
+      const weft::Profile a = weft::Profile::open(profile_path);
+      const weft::Profile b = weft::Profile::open(profile_b_path);
+      std::string text = weft::render_diff(a, b, diff);
+      warn_if_incomplete(a, format);
+      warn_if_incomplete(b, format);
+      print(text);
       return 0;
     }
     if (*topo_cmd) {

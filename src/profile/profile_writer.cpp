@@ -362,8 +362,14 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
       return;
     }
     const CodeLocation& at = symbolizer.symbolize(site);
-    // The line in the physical function (outermost frame) is where the user wrote the barrier.
-    const InlineFrame* frame = at.frames.empty() ? nullptr : &at.frames.back();
+    // The line in the physical function (outermost frame, or clang's inlined
+    // `.omp_outlined._debug__` copy of a parallel body) is where the user
+    // wrote the barrier.
+    const InlineFrame* frame = nullptr;
+    for (auto it = at.frames.rbegin(); it != at.frames.rend(); ++it) {
+      if (frame && it->function.find("omp_outlined._debug__") == std::string::npos) break;
+      frame = &*it;
+    }
     if (frame && !frame->file.empty() && frame->line != 0) {
       it->second = regions.add_section(
           "section@" + std::string(path_basename(frame->file)) + ":" + std::to_string(frame->line),

@@ -35,7 +35,8 @@ namespace weft {
 namespace {
 
 // Bump when the analysis or the file layout changes: older files are ignored.
-constexpr int kCacheFormatVersion = 1;
+// 2: clang's `.omp_outlined._debug__` copies count as the outlined body's own lines.
+constexpr int kCacheFormatVersion = 2;
 constexpr const char* kTriple = "x86_64-unknown-linux-gnu";
 
 // ---------------------------------------------------------------- symbols --
@@ -477,7 +478,7 @@ struct BinaryStructure::Backend {
   SourceLine outermost_line(const std::string& path, uint64_t vaddr) {
     if (!symbolizer) {
       llvm::symbolize::LLVMSymbolizer::Options options;
-      options.PrintFunctions = llvm::symbolize::FunctionNameKind::None;
+      options.PrintFunctions = llvm::symbolize::FunctionNameKind::LinkageName;
       options.PathStyle = llvm::symbolize::FileLineInfoKind::AbsoluteFilePath;
       options.UseSymbolTable = false;
       options.Demangle = false;
@@ -491,7 +492,14 @@ struct BinaryStructure::Backend {
       return result;
     }
     if (inlining->getNumberOfFrames() == 0) return result;
-    const llvm::DILineInfo& frame = inlining->getFrame(inlining->getNumberOfFrames() - 1);
+    // clang outlines a parallel region as `.omp_outlined.`, which calls an
+    // inlined `.omp_outlined._debug__` copy holding the user's code: that
+    // copy's lines are the body's own, not a call site.
+    uint32_t index = inlining->getNumberOfFrames() - 1;
+    while (index > 0 && inlining->getFrame(index - 1).FunctionName.find("omp_outlined._debug__") !=
+                            std::string::npos)
+      --index;
+    const llvm::DILineInfo& frame = inlining->getFrame(index);
     if (frame.FileName != llvm::DILineInfo::BadString &&
         frame.FileName != llvm::DILineInfo::Addr2LineBadString) {
       result.file = frame.FileName;

@@ -5,26 +5,24 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "views/locality_metrics.h"
 #include "views/text_table.h"
 
 namespace weft {
 namespace {
 
 // The selected matrix; for crr also the two matrices it is made of, since
-// totals of a ratio are ratios of totals.
+// totals of a ratio are ratios of totals. CRR comes from locality_metrics.
 struct SelectedMatrix {
   CommKind kind;
   CommunicationMatrix counts;  // raw, rar or inval; raw for crr
   CommunicationMatrix reuse;   // rar, for crr only
+  CrrMatrix crr;               // crr_matrix(counts, reuse), for crr only
 
   size_t size() const { return counts.size(); }
 
-  static double ratio(uint64_t reuse, uint64_t comm) {
-    return comm == 0 ? 0.0 : static_cast<double>(reuse) / static_cast<double>(comm);
-  }
-
   double value(size_t writer, size_t reader) const {
-    if (kind == CommKind::Crr) return ratio(reuse[writer][reader], counts[writer][reader]);
+    if (kind == CommKind::Crr) return crr[writer][reader];
     return static_cast<double>(counts[writer][reader]);
   }
 
@@ -62,7 +60,7 @@ struct SelectedMatrix {
   }
 
   std::string format(const Sums& sums) const {
-    if (kind == CommKind::Crr) return fmt::format("{:.2f}", ratio(sums.reuse, sums.counts));
+    if (kind == CommKind::Crr) return fmt::format("{:.2f}", crr_ratio(sums.reuse, sums.counts));
     return std::to_string(sums.counts);
   }
 };
@@ -74,7 +72,7 @@ SelectedMatrix select_matrix(const Profile& profile, const CommOptions& options)
       region_ids.push_back(region.id);
     }
   }
-  SelectedMatrix selected{options.kind, {}, {}};
+  SelectedMatrix selected{options.kind, {}, {}, {}};
   switch (options.kind) {
     case CommKind::Raw:
       selected.counts = profile.matrix(region_ids, MatrixKind::Raw);
@@ -88,6 +86,7 @@ SelectedMatrix select_matrix(const Profile& profile, const CommOptions& options)
     case CommKind::Crr:
       selected.counts = profile.matrix(region_ids, MatrixKind::Raw);
       selected.reuse = profile.matrix(region_ids, MatrixKind::Rar);
+      selected.crr = crr_matrix(selected.counts, selected.reuse);
       break;
   }
   return selected;
@@ -182,7 +181,7 @@ std::string render_json(const CommOptions& options, const SelectedMatrix& matrix
   json["matrix"] = std::move(rows);
   SelectedMatrix::Sums total = matrix.all_sums();
   if (options.kind == CommKind::Crr) {
-    json["total"] = SelectedMatrix::ratio(total.reuse, total.counts);
+    json["total"] = crr_ratio(total.reuse, total.counts);
   } else {
     json["total"] = total.counts;
   }

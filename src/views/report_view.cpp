@@ -19,15 +19,26 @@ struct ThreadPair {
   uint64_t rar = 0;
 };
 
+// A top region with its locality metrics.
+struct RegionLocality {
+  RegionVolume volume;
+  LocalityMetrics metrics;
+};
+
 // Everything the report shows, gathered once for both formats.
 struct ReportData {
   std::vector<RegionVolume> top_regions;
+  bool crd = false;  // the profile measured CRD
+  CacheModel cache;
+  std::vector<RegionLocality> locality;  // the top regions, same order
+  std::vector<Suggestion> suggestions;
   std::vector<ThreadPair> top_pairs;
   Heatmap heatmap;
   uint32_t threads = 0;
 };
 
-ReportData gather(const Profile& profile, size_t top) {
+ReportData gather(const Profile& profile, const ReportOptions& options) {
+  const size_t top = options.top;
   ReportData data;
   data.threads = profile.thread_count();
 
@@ -38,6 +49,16 @@ ReportData gather(const Profile& profile, size_t top) {
       data.top_regions.begin(), data.top_regions.end(),
       [](const RegionVolume& a, const RegionVolume& b) { return a.raw + a.rar > b.raw + b.rar; });
   if (data.top_regions.size() > top) data.top_regions.resize(top);
+
+  data.crd = profile.has_crd();
+  if (data.crd) data.cache = resolve_cache(profile, options.cache);
+  const std::vector<RegionInfo> regions = profile.regions();
+  for (const RegionVolume& volume : data.top_regions) {
+    LocalityMetrics metrics = compute_locality(profile, {volume.region.id}, data.cache);
+    for (Suggestion& suggestion : suggest(volume.region, metrics, regions))
+      data.suggestions.push_back(std::move(suggestion));
+    data.locality.push_back({volume, std::move(metrics)});
+  }
 
   CommunicationMatrix raw = profile.matrix({}, MatrixKind::Raw);
   CommunicationMatrix rar = profile.matrix({}, MatrixKind::Rar);
@@ -110,6 +131,50 @@ double meta_double(const Profile& profile, const std::string& key) {
   }
 }
 
+std::string render_locality(const ReportData& data) {
+  if (data.locality.empty()) return "";
+  std::string text = data.crd
+                         ? fmt::format(
+                               "\nLocality of the top regions (CRD in granules; cache {} from {}; "
+                               "beyond min = probable + certain capacity misses)\n",
+                               human_bytes(data.cache.bytes), cache_source_name(data.cache.source))
+                         : std::string(
+                               "\nLocality of the top regions (CRD not recorded: record with "
+                               "--analyses comm,crd)\n");
+  using A = TextTable::Align;
+  TextTable table({A::Right, A::Left, A::Right, A::Right, A::Right, A::Right, A::Right, A::Right});
+  table.add_row({"#", "region", "raw+rar", "crd events", "median crd", "beyond min", "H", "B"});
+  for (size_t i = 0; i < data.locality.size(); ++i) {
+    const RegionLocality& entry = data.locality[i];
+    const LocalityMetrics& m = entry.metrics;
+    const bool measured = data.crd && m.crd.events > 0;
+    table.add_row({std::to_string(i + 1), entry.volume.region.name,
+                   std::to_string(entry.volume.raw + entry.volume.rar),
+                   data.crd ? std::to_string(m.crd.events) : "-",
+                   measured ? std::to_string(*m.crd.median) : "-",
+                   measured ? fmt::format("{:.1f}%", m.crd.fraction_beyond_min() * 100) : "-",
+                   fmt::format("{:.3g}", m.homogeneity), fmt::format("{:.1f}%", m.balance)});
+  }
+  return text + table.render("  ");
+}
+
+std::string render_suggestions(const ReportData& data) {
+  std::string text = "\nSuggestions (top regions; thresholds in docs/metrics.md)\n";
+  if (data.suggestions.empty()) return text + "  none: no top region crosses a threshold\n";
+  for (const Suggestion& suggestion : data.suggestions) {
+    std::string paragraph = format_suggestion(suggestion);
+    // Indent every line by two spaces.
+    size_t start = 0;
+    while (start < paragraph.size()) {
+      size_t end = paragraph.find('\n', start);
+      if (end == std::string::npos) end = paragraph.size();
+      text += "  " + paragraph.substr(start, end - start) + "\n";
+      start = end + 1;
+    }
+  }
+  return text;
+}
+
 std::string render_table(const Profile& profile, const ReportData& data) {
   std::string command = profile.meta_value("command");
   for (const std::string& arg : parse_args(profile.meta_value("args"))) {
@@ -153,6 +218,8 @@ std::string render_table(const Profile& profile, const ReportData& data) {
     text += regions.render("  ");
   }
 
+  text += render_locality(data);
+
   text += fmt::format("\nTop thread pairs (writer -> reader)\n");
   if (data.top_pairs.empty()) {
     text += "  no communication recorded\n";
@@ -166,6 +233,8 @@ std::string render_table(const Profile& profile, const ReportData& data) {
     }
     text += pairs.render("  ");
   }
+
+  text += render_suggestions(data);
 
   const Heatmap& heatmap = data.heatmap;
   if (heatmap.max == 0) return text;
@@ -237,11 +306,57 @@ std::string render_json(const Profile& profile, const ReportData& data) {
       {"kind", "raw"},        {"bucket", data.heatmap.bucket}, {"max", data.heatmap.max},
       {"ramp", kHeatmapRamp}, {"cells", data.heatmap.cells},   {"rows", data.heatmap.rows}};
 
+  auto optional_line = [](uint32_t line) { return line == 0 ? json(nullptr) : json(line); };
+  json locality = json::array();
+  for (const RegionLocality& entry : data.locality) {
+    const RegionInfo& region = entry.volume.region;
+    const LocalityMetrics& m = entry.metrics;
+    const bool measured = data.crd && m.crd.events > 0;
+    locality.push_back(
+        {{"name", region.name},
+         {"kind", region.kind},
+         {"file", region.file.empty() ? json(nullptr) : json(region.file)},
+         {"first_line", optional_line(region.first_line)},
+         {"last_line", optional_line(region.last_line)},
+         {"raw", entry.volume.raw},
+         {"rar", entry.volume.rar},
+         {"events", m.crd.events},
+         {"unmeasured", m.unmeasured},
+         {"median", measured ? json(*m.crd.median) : json(nullptr)},
+         {"min_cutoff", data.crd ? json(m.cutoffs.min) : json(nullptr)},
+         {"max_cutoff", data.crd ? json(m.cutoffs.max) : json(nullptr)},
+         {"fraction_beyond_min", measured ? json(m.crd.fraction_beyond_min()) : json(nullptr)},
+         {"homogeneity", m.homogeneity},
+         {"balance", m.balance}});
+  }
+  json suggestions = json::array();
+  for (const Suggestion& suggestion : data.suggestions) {
+    json suggested_pairs = json::array();
+    for (const ThreadPairVolume& pair : suggestion.pairs)
+      suggested_pairs.push_back({{"threads", {pair.first, pair.second}}, {"events", pair.events}});
+    suggestions.push_back(
+        {{"kind", suggestion_kind_name(suggestion.kind)},
+         {"region", suggestion.region},
+         {"file", suggestion.file.empty() ? json(nullptr) : json(suggestion.file)},
+         {"first_line", optional_line(suggestion.first_line)},
+         {"last_line", optional_line(suggestion.last_line)},
+         {"location", suggestion.location},
+         {"evidence", suggestion.evidence},
+         {"actions", suggestion.actions},
+         {"pairs", std::move(suggested_pairs)}});
+  }
+  json cache =
+      data.crd ? json{{"bytes", data.cache.bytes}, {"source", cache_source_name(data.cache.source)}}
+               : json(nullptr);
+
   json report = {{"profile", profile.path()},
                  {"run", std::move(run)},
                  {"top_regions", std::move(regions)},
                  {"top_pairs", std::move(pairs)},
-                 {"heatmap", std::move(heatmap)}};
+                 {"heatmap", std::move(heatmap)},
+                 {"cache", std::move(cache)},
+                 {"regions_locality", std::move(locality)},
+                 {"suggestions", std::move(suggestions)}};
   return report.dump() + "\n";
 }
 
@@ -284,7 +399,7 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
   if (options.format == OutputFormat::Csv) {
     throw ViewError("the report has no csv format; use --format table or json");
   }
-  ReportData data = gather(profile, options.top);
+  ReportData data = gather(profile, options);
   if (options.format == OutputFormat::Json) return render_json(profile, data);
   return render_table(profile, data);
 }

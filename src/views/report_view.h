@@ -9,16 +9,19 @@
 #include <vector>
 
 #include "profile/profile.h"
+#include "views/locality_metrics.h"
 #include "views/view_format.h"
 
 namespace weft {
 
 struct ReportOptions {
   OutputFormat format = OutputFormat::Table;  // table or json
-  size_t top = 10;                            // regions and thread pairs listed
+  size_t top = 10;                            // regions, thread pairs and suggestions' regions
+  CacheOptions cache = {};                    // the cache of the CRD cutoffs
 };
 
-// Throws ViewError for --format csv, ProfileError for an unreadable profile.
+// Throws ViewError for --format csv or a bad cache option (asked for only
+// when the profile has CRD), ProfileError for an unreadable profile.
 std::string render_report(const Profile& profile, const ReportOptions& options);
 
 // A matrix shrunk to at most max_columns x max_columns cells by summing

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 namespace weft {
@@ -12,6 +13,10 @@ enum class OutputFormat { Table, Csv, Json };
 
 const char* output_format_name(OutputFormat format);  // "table", "csv", "json"
 std::optional<OutputFormat> parse_output_format(std::string_view name);
+
+// One CSV field: quoted (with doubled quotes) when it holds a comma, a quote
+// or a line break, as C++ region names often do ("f(int, int)").
+std::string csv_field(std::string_view text);
 
 // A request a view cannot serve (e.g. CSV for the report). what() is one line.
 class ViewError : public std::runtime_error {

@@ -136,4 +136,97 @@ INSTANTIATE_TEST_SUITE_P(Builds, LoopAttribution,
                            return name;
                          });
 
+// --- exact CRD on the examples ---------------------------------------------
+
+class ExampleCrd : public RegionTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  std::string example(const std::string& name) const {
+    return std::string(WEFT_EXAMPLES_DIR) + "/" + name + "." + GetParam();
+  }
+  // The pooled object of `weft crd --region R`.
+  nlohmann::json pooled_crd(const std::string& profile, const std::string& region,
+                            const std::string& options = "") {
+    const nlohmann::json list =
+        json(weft() + " crd " + profile + " --region '" + region + "' --format json " + options);
+    EXPECT_TRUE(list.is_array() && !list.empty());
+    return list.is_array() && !list.empty() ? list[0] : nlohmann::json();
+  }
+};
+
+// A writer fills N granules and its reader reads them twice: N distances,
+// all N - 1. ring_pthreads with one round, at granularity 8 (one double per
+// granule): each of the 4 pairs u -> t has N = 1024 first events and 1024
+// events at distance 1023.
+TEST_P(ExampleCrd, WriterFillsReaderReadsTwice) {
+  record(example("ring_pthreads") + " 4 1024 1", "--granularity 8", db());
+  const nlohmann::json crd = pooled_crd(db(), "worker");
+  EXPECT_EQ(crd["region"], "worker");
+  EXPECT_EQ(crd["events"], 4 * 1024);
+  EXPECT_EQ(crd["median"], 1023);
+  EXPECT_EQ(crd["unmeasured"], 0);
+  EXPECT_EQ(crd["histogram"], nlohmann::json::parse(R"([{"lo": 512, "hi": 1023, "count": 4096}])"));
+  ASSERT_EQ(crd["pairs"].size(), 4u);
+  for (const nlohmann::json& pair : crd["pairs"]) {
+    EXPECT_EQ((pair["writer"].get<int>() + 3) % 4, pair["reader"].get<int>()) << pair;
+    EXPECT_EQ(pair["events"], 1024);
+    EXPECT_EQ(pair["median"], 1023);
+  }
+}
+
+// The blocked kernel has the lower CRD, by the counts derived in the
+// examples' headers, and `weft diff` says so in both directions.
+TEST_P(ExampleCrd, BlockedMomentsHaveTheLowerCrdAndDiffSaysSo) {
+  const std::string unblocked = db("unblocked.db"), blocked = db("blocked.db");
+  record(example("moments_unblocked_pthreads"), "", unblocked);
+  record(example("moments_blocked_pthreads"), "", blocked);
+  // 4 pairs x (R*K - 1) * N = 4 x 15 x 4096 events.
+  const nlohmann::json u = pooled_crd(unblocked, "moments");
+  EXPECT_EQ(u["events"], 245760);
+  EXPECT_EQ(u["median"], 4095);
+  EXPECT_EQ(u["histogram"],
+            nlohmann::json::parse(R"([{"lo": 2048, "hi": 4095, "count": 245760}])"));
+  // 4 pairs x (R*(K-1)*N at B-1 = 63, (R-1)*N at N-1 = 4095).
+  const nlohmann::json b = pooled_crd(blocked, "moments");
+  EXPECT_EQ(b["events"], 245760);
+  EXPECT_EQ(b["median"], 63);
+  EXPECT_EQ(b["histogram"], nlohmann::json::parse(R"([{"lo": 32, "hi": 63, "count": 229376},
+                                                       {"lo": 2048, "hi": 4095, "count": 16384}])"));
+
+  auto moments_of = [](const nlohmann::json& diff) {
+    for (const nlohmann::json& region : diff["regions"])
+      if (region["region"] == "moments") return region;
+    return nlohmann::json();
+  };
+  const nlohmann::json better =
+      moments_of(json(weft() + " diff " + unblocked + " " + blocked + " --format json"));
+  EXPECT_EQ(better["a"]["median"], 4095);
+  EXPECT_EQ(better["b"]["median"], 63);
+  EXPECT_EQ(better["scales_badly"], false);
+  const nlohmann::json worse =
+      moments_of(json(weft() + " diff " + blocked + " " + unblocked + " --format json"));
+  EXPECT_EQ(worse["scales_badly"], true);
+
+  // With a 64 KiB cache (1024 lines) the unblocked loop gets the blocking
+  // advice at its source line, the blocked one none.
+  auto data_affinity = [&](const std::string& profile) {
+    std::vector<std::string> where;
+    const nlohmann::json report =
+        json(weft() + " report " + profile + " --cache-size 64K --format json");
+    for (const nlohmann::json& s : report["suggestions"])
+      if (s["kind"] == "data-affinity" && s["region"].get<std::string>().starts_with("moments:"))
+        where.push_back(s["location"]);
+    return where;
+  };
+  EXPECT_EQ(data_affinity(unblocked), std::vector<std::string>{"moments_unblocked_pthreads.c:21"});
+  EXPECT_EQ(data_affinity(blocked), std::vector<std::string>{});
+}
+
+INSTANTIATE_TEST_SUITE_P(Builds, ExampleCrd,
+                         ::testing::Values("gcc.O1", "gcc.O2", "clang.O1", "clang.O2"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           name[name.find('.')] = '_';
+                           return name;
+                         });
+
 }  // namespace

@@ -13,7 +13,11 @@ using weft::SyncKind;
 
 namespace {
 
-uint64_t pc_of(const void* codeptr) { return reinterpret_cast<uint64_t>(codeptr); }
+// OMPT's codeptr_ra is a return address: one byte back lands inside the call
+// instruction, which symbolizes to the line that made it (as WEFT_CALLER_PC).
+uint64_t pc_of(const void* codeptr) {
+  return codeptr ? reinterpret_cast<uint64_t>(codeptr) - 1 : 0;
+}
 
 void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t*, unsigned requested, int,
                        const void* codeptr) {

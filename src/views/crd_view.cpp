@@ -1,0 +1,278 @@
+#include "views/crd_view.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace weft {
+namespace {
+
+struct CrdEntry {
+  RegionInfo region;
+  bool pooled = false;
+  LocalityMetrics metrics;
+};
+
+bool has_crd_events(const LocalityMetrics& metrics) {
+  return metrics.crd.events > 0 || metrics.unmeasured > 0;
+}
+
+void sort_by_events(std::vector<CrdEntry>& entries) {
+  std::stable_sort(entries.begin(), entries.end(), [](const CrdEntry& a, const CrdEntry& b) {
+    if (a.metrics.crd.events != b.metrics.crd.events)
+      return a.metrics.crd.events > b.metrics.crd.events;
+    return a.metrics.unmeasured > b.metrics.unmeasured;
+  });
+}
+
+std::vector<CrdEntry> gather(const Profile& profile, const CrdOptions& options,
+                             const CacheModel& cache) {
+  std::vector<CrdEntry> entries;
+  std::vector<RegionInfo> regions;
+  if (options.region) {
+    RegionSelection selection = select_named(profile, *options.region);
+    entries.push_back({selection.head, true, compute_locality(profile, selection.ids(), cache)});
+    regions = std::move(selection.regions);
+  } else {
+    regions = profile.regions();
+  }
+  // CRD events are communication events: regions without any are skipped
+  // without querying their distances.
+  std::set<int64_t> communicating;
+  for (const RegionVolume& volume : profile.region_volumes()) {
+    if (volume.raw + volume.rar > 0) communicating.insert(volume.region.id);
+  }
+  std::vector<CrdEntry> single;
+  for (RegionInfo& region : regions) {
+    if (!communicating.contains(region.id)) continue;
+    LocalityMetrics metrics = compute_locality(profile, {region.id}, cache);
+    if (has_crd_events(metrics)) single.push_back({std::move(region), false, std::move(metrics)});
+  }
+  sort_by_events(single);
+  for (CrdEntry& entry : single) entries.push_back(std::move(entry));
+  return entries;
+}
+
+nlohmann::json optional_text(const std::string& text) {
+  return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
+}
+
+nlohmann::json optional_line(uint32_t line) {
+  return line == 0 ? nlohmann::json(nullptr) : nlohmann::json(line);
+}
+
+nlohmann::json entry_json(const CrdEntry& entry) {
+  using nlohmann::json;
+  const LocalityMetrics& m = entry.metrics;
+  json histogram = json::array();
+  for (const CrdBin& bin : m.crd.histogram)
+    histogram.push_back({{"lo", bin.lo}, {"hi", bin.hi}, {"count", bin.count}});
+  json pairs = json::array();
+  for (const CrdPairSummary& pair : m.crd.pairs) {
+    pairs.push_back({{"writer", pair.writer},
+                     {"reader", pair.reader},
+                     {"events", pair.events},
+                     {"median", pair.median}});
+  }
+  json object = {
+      {"region", entry.region.name},
+      {"kind", entry.region.kind},
+      {"pooled", entry.pooled},
+      {"file", optional_text(entry.region.file)},
+      {"first_line", optional_line(entry.region.first_line)},
+      {"last_line", optional_line(entry.region.last_line)},
+      {"median", m.crd.median ? json(*m.crd.median) : json(nullptr)},
+      {"events", m.crd.events},
+      {"unmeasured", m.unmeasured},
+      {"histogram", std::move(histogram)},
+      {"min_cutoff", m.cutoffs.min},
+      {"max_cutoff", m.cutoffs.max},
+      {"fraction_below_min", m.crd.fraction_below_min},
+      {"fraction_between", m.crd.fraction_between},
+      {"fraction_above_max", m.crd.fraction_above_max},
+      {"homogeneity", m.homogeneity},
+      {"balance", m.balance},
+      {"pairs", std::move(pairs)},
+      {"private_granules", m.footprint.private_granules},
+      {"shared_granules", m.footprint.shared_granules},
+      {"granularity", m.granularity},
+      {"cache_bytes", m.cache.bytes},
+      {"cache_source", cache_source_name(m.cache.source)},
+  };
+  if (entry.pooled) {
+    object["raw"] = m.raw;
+    object["rar"] = m.rar;
+    object["crr"] = m.crr;
+  }
+  return object;
+}
+
+std::string render_json(const std::vector<CrdEntry>& entries) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const CrdEntry& entry : entries) list.push_back(entry_json(entry));
+  return list.dump() + "\n";
+}
+
+std::string render_csv(const std::vector<CrdEntry>& entries) {
+  std::string text = "region,lo,hi,count\n";
+  for (const CrdEntry& entry : entries) {
+    for (const CrdBin& bin : entry.metrics.crd.histogram) {
+      text += fmt::format("{},{},{},{}\n", csv_field(entry.region.name), bin.lo, bin.hi, bin.count);
+    }
+  }
+  return text;
+}
+
+// The histogram from its first to its last non-empty bin, one bar per bin,
+// with a line for each cutoff before the first bin that reaches it.
+std::string render_histogram(const LocalityMetrics& m) {
+  constexpr size_t kBarWidth = 40;
+  const std::vector<CrdBin>& bins = m.crd.histogram;
+  if (bins.empty()) return "    no distances measured\n";
+  std::vector<CrdBin> rows;
+  uint64_t largest = 0;
+  for (unsigned bin = bins.front().index; bin <= bins.back().index; ++bin) {
+    auto it =
+        std::find_if(bins.begin(), bins.end(), [bin](const CrdBin& b) { return b.index == bin; });
+    rows.push_back(it != bins.end() ? *it : CrdBin{bin, crd_bin_lo(bin), crd_bin_hi(bin), 0});
+    largest = std::max(largest, rows.back().count);
+  }
+  std::vector<std::string> labels;
+  size_t label_width = std::string("distance").size(), count_width = std::string("events").size();
+  for (const CrdBin& row : rows) {
+    labels.push_back(fmt::format("[{},{}]", row.lo, row.hi));
+    label_width = std::max(label_width, labels.back().size());
+    count_width = std::max(count_width, std::to_string(row.count).size());
+  }
+  struct Marker {
+    const char* name;
+    uint64_t value;
+    bool shown = false;
+  };
+  std::array<Marker, 2> markers = {Marker{"min cutoff", m.cutoffs.min},
+                                   Marker{"max cutoff", m.cutoffs.max}};
+  auto marker_line = [&](Marker& marker, const CrdBin* row) {
+    marker.shown = true;
+    std::string where = row && row->lo < marker.value
+                            ? fmt::format(" (inside [{},{}])", row->lo, row->hi)
+                            : std::string();
+    return fmt::format("    {:-<{}} {} {} granules{}\n", "", label_width, marker.name, marker.value,
+                       where);
+  };
+
+  std::string text =
+      fmt::format("    {:<{}}  {:>{}}\n", "distance", label_width, "events", count_width);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    for (Marker& marker : markers) {
+      if (!marker.shown && rows[i].hi >= marker.value) text += marker_line(marker, &rows[i]);
+    }
+    size_t bar = 0;
+    if (rows[i].count > 0) {
+      bar = std::max<size_t>(1, static_cast<size_t>(static_cast<double>(rows[i].count) * kBarWidth /
+                                                        static_cast<double>(largest) +
+                                                    0.5));
+    }
+    text += fmt::format("    {:<{}}  {:>{}}{}\n", labels[i], label_width, rows[i].count,
+                        count_width, bar == 0 ? std::string() : " " + std::string(bar, '#'));
+  }
+  for (Marker& marker : markers) {
+    if (!marker.shown) text += marker_line(marker, nullptr);
+  }
+  return text;
+}
+
+std::string render_crr(const CrrMatrix& crr) {
+  std::string text = "  CRR (rar / raw; rows = writers, columns = readers)\n";
+  size_t width = 4;
+  for (const auto& row : crr) {
+    for (double value : row) width = std::max(width, fmt::format("{:.2f}", value).size());
+  }
+  text += fmt::format("    {:>4}", "w\\r");
+  for (size_t reader = 0; reader < crr.size(); ++reader)
+    text += fmt::format(" {:>{}}", reader, width);
+  text += "\n";
+  for (size_t writer = 0; writer < crr.size(); ++writer) {
+    text += fmt::format("    {:>4}", writer);
+    for (double value : crr[writer]) text += fmt::format(" {:>{}.2f}", value, width);
+    text += "\n";
+  }
+  return text;
+}
+
+std::string render_block(const CrdEntry& entry) {
+  constexpr size_t kPairsShown = 8;
+  constexpr size_t kCrrMaxThreads = 32;
+  const LocalityMetrics& m = entry.metrics;
+  const CrdSummary& crd = m.crd;
+  std::string text =
+      fmt::format("{}{} ({}, {})\n", entry.pooled ? "pooled selection " : "", entry.region.name,
+                  entry.region.kind, region_location(entry.region));
+  text += fmt::format("  events {}, unmeasured {}, median CRD {}\n", crd.events, m.unmeasured,
+                      crd.median ? std::to_string(*crd.median) : std::string("-"));
+  text += fmt::format(
+      "  cutoffs: min {} granules, max {} granules (footprint: {} private, {} shared granules)\n",
+      m.cutoffs.min, m.cutoffs.max, m.footprint.private_granules, m.footprint.shared_granules);
+  text += fmt::format("  CRR homogeneity {:.4g}, balance {:.1f}%\n", m.homogeneity, m.balance);
+  text += render_histogram(m);
+  text += fmt::format(
+      "  no capacity miss (below min) {}, probable capacity miss (between) {}, certain capacity "
+      "miss (above max) {}\n",
+      fmt::format("{:.1f}%", crd.fraction_below_min * 100),
+      fmt::format("{:.1f}%", crd.fraction_between * 100),
+      fmt::format("{:.1f}%", crd.fraction_above_max * 100));
+  if (!crd.pairs.empty()) {
+    text += "  pairs (writer -> reader: events, median):";
+    for (size_t i = 0; i < crd.pairs.size() && i < kPairsShown; ++i) {
+      const CrdPairSummary& pair = crd.pairs[i];
+      text += fmt::format("{} {} -> {}: {}, {}", i == 0 ? "" : ";", pair.writer, pair.reader,
+                          pair.events, pair.median);
+    }
+    if (crd.pairs.size() > kPairsShown)
+      text += fmt::format("; and {} more", crd.pairs.size() - kPairsShown);
+    text += "\n";
+  }
+  if (entry.pooled && !m.crr.empty()) {
+    text += m.crr.size() <= kCrrMaxThreads
+                ? render_crr(m.crr)
+                : "  CRR: see `weft comm --kind crr` (too many threads to show here)\n";
+  }
+  return text;
+}
+
+std::string render_table(const Profile& profile, const CrdOptions& options, const CacheModel& cache,
+                         const std::vector<CrdEntry>& entries) {
+  std::string text = fmt::format(
+      "crd: communication reuse distance (granules) in {}; cache {} ({}), granularity {} "
+      "bytes\n",
+      options.region ? "region " + *options.region : profile.path(), human_bytes(cache.bytes),
+      cache_source_name(cache.source), profile.meta_value("granularity"));
+  if (!profile.complete()) {
+    text +=
+        fmt::format("warning: INCOMPLETE profile ({})\n", profile.meta_value("incomplete_reason"));
+  }
+  if (entries.empty()) return text + "no CRD events recorded\n";
+  for (const CrdEntry& entry : entries) text += "\n" + render_block(entry);
+  return text;
+}
+
+}  // namespace
+
+std::string render_crd(const Profile& profile, const CrdOptions& options) {
+  require_crd(profile);
+  const CacheModel cache = resolve_cache(profile, options.cache);
+  const std::vector<CrdEntry> entries = gather(profile, options, cache);
+  switch (options.format) {
+    case OutputFormat::Csv:
+      return render_csv(entries);
+    case OutputFormat::Json:
+      return render_json(entries);
+    case OutputFormat::Table:
+      break;
+  }
+  return render_table(profile, options, cache, entries);
+}
+
+}  // namespace weft

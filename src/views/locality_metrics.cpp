@@ -1,0 +1,503 @@
+#include "views/locality_metrics.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "profile/region_naming.h"
+#include "topology/topology.h"
+#include "views/view_format.h"
+
+namespace weft {
+namespace {
+
+std::optional<uint64_t> parse_unsigned(std::string_view text) {
+  uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, error] = std::from_chars(text.data(), end, value);
+  if (error != std::errc() || ptr != end || text.empty()) return std::nullopt;
+  return value;
+}
+
+std::string percent(double fraction) { return fmt::format("{:.1f}%", fraction * 100.0); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Cache model
+
+const char* cache_source_name(CacheSource source) {
+  switch (source) {
+    case CacheSource::None:
+      return "none";
+    case CacheSource::CacheSize:
+      return "cache-size";
+    case CacheSource::Topology:
+      return "topology";
+    case CacheSource::Profile:
+      return "profile";
+    case CacheSource::ThisMachine:
+      return "machine";
+  }
+  return "none";
+}
+
+std::optional<uint64_t> parse_byte_size(std::string_view text) {
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  std::optional<uint64_t> number = parse_unsigned(text.substr(0, digits));
+  if (!number) return std::nullopt;
+  const std::string_view suffix = text.substr(digits);
+  unsigned shift = 0;
+  if (suffix.empty() || suffix == "B") {
+    shift = 0;
+  } else if (suffix == "K" || suffix == "k" || suffix == "KiB") {
+    shift = 10;
+  } else if (suffix == "M" || suffix == "MiB") {
+    shift = 20;
+  } else if (suffix == "G" || suffix == "GiB") {
+    shift = 30;
+  } else {
+    return std::nullopt;
+  }
+  if (*number > (std::numeric_limits<uint64_t>::max() >> shift)) return std::nullopt;
+  return *number << shift;
+}
+
+CacheModel resolve_cache(const Profile& profile, const CacheOptions& options) {
+  if (options.cache_size) {
+    std::optional<uint64_t> bytes = parse_byte_size(*options.cache_size);
+    if (!bytes || *bytes == 0) {
+      throw ViewError(fmt::format(
+          "bad --cache-size '{}': expected a positive number of bytes (e.g. 33554432, 32M, 512KiB)",
+          *options.cache_size));
+    }
+    return {*bytes, CacheSource::CacheSize};
+  }
+  if (options.topology) {
+    uint64_t bytes = 0;
+    try {
+      bytes = Topology::from_xml(*options.topology).last_level_cache().size_bytes;
+    } catch (const std::exception& error) {
+      throw ViewError(fmt::format("--topology {}: {}", *options.topology, error.what()));
+    }
+    if (bytes == 0) {
+      throw ViewError(fmt::format("--topology {} describes no cache; pass --cache-size BYTES",
+                                  *options.topology));
+    }
+    return {bytes, CacheSource::Topology};
+  }
+  if (std::optional<uint64_t> bytes = parse_unsigned(profile.meta_value("llc_bytes"));
+      bytes && *bytes > 0) {
+    return {*bytes, CacheSource::Profile};
+  }
+  uint64_t bytes = 0;
+  try {
+    bytes = Topology::this_machine().last_level_cache().size_bytes;
+  } catch (const std::exception&) {
+    bytes = 0;
+  }
+  if (bytes == 0) {
+    throw ViewError(
+        "the cache size is unknown (the profile has no llc_bytes and this machine reports no "
+        "cache); pass --cache-size BYTES or --topology XML");
+  }
+  return {bytes, CacheSource::ThisMachine};
+}
+
+// ---------------------------------------------------------------------------
+// CRR, homogeneity, balance
+
+double crr_ratio(uint64_t rar, uint64_t raw) {
+  return raw == 0 ? 0.0 : static_cast<double>(rar) / static_cast<double>(raw);
+}
+
+CrrMatrix crr_matrix(const CommunicationMatrix& raw, const CommunicationMatrix& rar) {
+  CrrMatrix crr(raw.size(), std::vector<double>(raw.size(), 0.0));
+  for (size_t writer = 0; writer < raw.size(); ++writer) {
+    for (size_t reader = 0; reader < raw.size(); ++reader) {
+      const uint64_t reuse =
+          writer < rar.size() && reader < rar[writer].size() ? rar[writer][reader] : 0;
+      crr[writer][reader] = crr_ratio(reuse, raw[writer][reader]);
+    }
+  }
+  return crr;
+}
+
+double homogeneity(const CrrMatrix& crr) {
+  const size_t threads = crr.size();
+  if (threads == 0) return 0.0;
+  double sum_of_variances = 0.0;
+  for (const std::vector<double>& row : crr) {
+    double mean = 0.0;
+    for (double value : row) mean += value;
+    mean /= static_cast<double>(threads);
+    double variance = 0.0;
+    for (double value : row) variance += (value - mean) * (value - mean);
+    sum_of_variances += variance / static_cast<double>(threads);
+  }
+  return sum_of_variances / static_cast<double>(threads);
+}
+
+double balance(const CrrMatrix& crr) {
+  if (crr.empty()) return 0.0;
+  double largest = 0.0, total = 0.0;
+  for (const std::vector<double>& row : crr) {
+    double sum = 0.0;
+    for (double value : row) sum += value;
+    largest = std::max(largest, sum);
+    total += sum;
+  }
+  if (total == 0.0) return 0.0;
+  const double mean = total / static_cast<double>(crr.size());
+  return (largest / mean - 1.0) * 100.0;
+}
+
+// ---------------------------------------------------------------------------
+// CRD histogram
+
+unsigned crd_bin(uint64_t distance) { return static_cast<unsigned>(std::bit_width(distance)); }
+
+uint64_t crd_bin_lo(unsigned bin) { return bin == 0 ? 0 : uint64_t{1} << (bin - 1); }
+
+uint64_t crd_bin_hi(unsigned bin) {
+  if (bin == 0) return 0;
+  if (bin >= 64) return std::numeric_limits<uint64_t>::max();
+  return (uint64_t{1} << bin) - 1;
+}
+
+std::optional<uint64_t> lower_median(const std::map<uint64_t, uint64_t>& count_by_distance) {
+  uint64_t events = 0;
+  for (const auto& [distance, count] : count_by_distance) events += count;
+  if (events == 0) return std::nullopt;
+  // Smallest d with 2 * cumulative(d) >= events (no rounding, no overflow
+  // below 2^63 events).
+  uint64_t cumulative = 0;
+  for (const auto& [distance, count] : count_by_distance) {
+    cumulative += count;
+    if (cumulative >= events - cumulative) return distance;
+  }
+  return count_by_distance.rbegin()->first;
+}
+
+CrdCutoffs crd_cutoffs(uint64_t cache_bytes, uint64_t granularity, uint64_t private_granules) {
+  CrdCutoffs cutoffs;
+  cutoffs.max = granularity == 0 ? 0 : cache_bytes / granularity;
+  cutoffs.min = cutoffs.max > private_granules ? cutoffs.max - private_granules : 0;
+  return cutoffs;
+}
+
+CrdSummary summarize_crd(const std::vector<DistanceCount>& distances, const CrdCutoffs& cutoffs) {
+  CrdSummary summary;
+  std::map<uint64_t, uint64_t> all;
+  std::map<std::pair<uint32_t, uint32_t>, std::map<uint64_t, uint64_t>> by_pair;
+  std::map<unsigned, uint64_t> bins;
+  uint64_t below = 0, between = 0, above = 0;
+  double bin_sum = 0.0;
+  for (const DistanceCount& d : distances) {
+    if (d.count == 0) continue;
+    all[d.distance] += d.count;
+    by_pair[{d.writer, d.reader}][d.distance] += d.count;
+    const unsigned bin = crd_bin(d.distance);
+    bins[bin] += d.count;
+    bin_sum += static_cast<double>(bin) * static_cast<double>(d.count);
+    summary.events += d.count;
+    if (d.distance < cutoffs.min) {
+      below += d.count;
+    } else if (d.distance <= cutoffs.max) {
+      between += d.count;
+    } else {
+      above += d.count;
+    }
+  }
+  for (const auto& [bin, count] : bins)
+    summary.histogram.push_back({bin, crd_bin_lo(bin), crd_bin_hi(bin), count});
+  summary.median = lower_median(all);
+  for (const auto& [pair, counts] : by_pair) {
+    uint64_t events = 0;
+    for (const auto& entry : counts) events += entry.second;
+    summary.pairs.push_back({pair.first, pair.second, events, lower_median(counts).value_or(0)});
+  }
+  std::stable_sort(
+      summary.pairs.begin(), summary.pairs.end(),
+      [](const CrdPairSummary& a, const CrdPairSummary& b) { return a.events > b.events; });
+  if (summary.events > 0) {
+    const double events = static_cast<double>(summary.events);
+    summary.fraction_below_min = static_cast<double>(below) / events;
+    summary.fraction_between = static_cast<double>(between) / events;
+    summary.fraction_above_max = static_cast<double>(above) / events;
+    summary.mean_log2_bin = bin_sum / events;
+  }
+  return summary;
+}
+
+// ---------------------------------------------------------------------------
+// One selection
+
+LocalityMetrics compute_locality(const LocalityInputs& inputs, const CacheModel& cache) {
+  LocalityMetrics metrics;
+  metrics.raw = inputs.raw;
+  metrics.rar = inputs.rar;
+  metrics.crr = crr_matrix(inputs.raw, inputs.rar);
+  metrics.homogeneity = homogeneity(metrics.crr);
+  metrics.balance = balance(metrics.crr);
+  for (size_t writer = 0; writer < inputs.raw.size(); ++writer) {
+    for (size_t reader = 0; reader < inputs.raw.size(); ++reader) {
+      const uint64_t raw = inputs.raw[writer][reader];
+      const uint64_t rar = reader < inputs.rar[writer].size() ? inputs.rar[writer][reader] : 0;
+      metrics.raw_total += raw;
+      metrics.rar_total += rar;
+      if (raw + rar > 0) ++metrics.communicating_pairs;
+    }
+  }
+  metrics.crd_recorded = inputs.crd_recorded;
+  metrics.footprint = inputs.footprint;
+  metrics.granularity = inputs.granularity;
+  metrics.cache = cache;
+  metrics.cutoffs = crd_cutoffs(cache.bytes, inputs.granularity, inputs.footprint.private_granules);
+  metrics.crd = summarize_crd(inputs.distances, metrics.cutoffs);
+  for (const PairCount& pair : inputs.unmeasured) metrics.unmeasured += pair.count;
+  return metrics;
+}
+
+LocalityMetrics compute_locality(const Profile& profile, const std::vector<int64_t>& region_ids,
+                                 const CacheModel& cache) {
+  LocalityInputs inputs;
+  inputs.raw = profile.matrix(region_ids, MatrixKind::Raw);
+  inputs.rar = profile.matrix(region_ids, MatrixKind::Rar);
+  inputs.granularity = parse_unsigned(profile.meta_value("granularity")).value_or(0);
+  inputs.crd_recorded = profile.has_crd();
+  if (inputs.crd_recorded) {
+    inputs.distances = profile.crd_distances(region_ids);
+    inputs.unmeasured = profile.crd_unmeasured(region_ids);
+    inputs.footprint = profile.footprint(region_ids);
+  }
+  return compute_locality(inputs, cache);
+}
+
+// ---------------------------------------------------------------------------
+// Suggestions
+
+const char* suggestion_kind_name(SuggestionKind kind) {
+  return kind == SuggestionKind::DataAffinity ? "data-affinity" : "thread-affinity";
+}
+
+std::string region_location(const RegionInfo& region) {
+  if (region.file.empty()) return "-";
+  std::string location(path_basename(region.file));
+  if (region.first_line == 0) return location;
+  if (region.last_line > region.first_line)
+    return fmt::format("{}:{}-{}", location, region.first_line, region.last_line);
+  return fmt::format("{}:{}", location, region.first_line);
+}
+
+bool inside_omp_parallel(const RegionInfo& region, const std::vector<RegionInfo>& regions) {
+  std::map<int64_t, const RegionInfo*> by_id;
+  for (const RegionInfo& r : regions) by_id[r.id] = &r;
+  const RegionInfo* current = &region;
+  for (size_t steps = 0; current && steps <= regions.size(); ++steps) {
+    if (current->kind == kRegionOmpParallel) return true;
+    if (!current->parent_id) break;
+    auto it = by_id.find(*current->parent_id);
+    current = it == by_id.end() ? nullptr : it->second;
+  }
+  // A section has no parent: it is OpenMP when it starts inside the lines of
+  // an OpenMP parallel region of its file.
+  if (region.kind != kRegionSection || region.file.empty() || region.first_line == 0) return false;
+  return std::any_of(regions.begin(), regions.end(), [&](const RegionInfo& r) {
+    return r.kind == kRegionOmpParallel && r.file == region.file &&
+           r.first_line <= region.first_line && region.first_line <= r.last_line;
+  });
+}
+
+namespace {
+
+std::vector<ThreadPairVolume> top_thread_pairs(const LocalityMetrics& metrics, size_t limit) {
+  std::vector<ThreadPairVolume> pairs;
+  const size_t threads = metrics.raw.size();
+  for (size_t i = 0; i < threads; ++i) {
+    for (size_t j = i + 1; j < threads; ++j) {
+      const uint64_t events =
+          metrics.raw[i][j] + metrics.rar[i][j] + metrics.raw[j][i] + metrics.rar[j][i];
+      if (events > 0) pairs.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(j), events});
+    }
+  }
+  std::stable_sort(
+      pairs.begin(), pairs.end(),
+      [](const ThreadPairVolume& a, const ThreadPairVolume& b) { return a.events > b.events; });
+  if (pairs.size() > limit) pairs.resize(limit);
+  return pairs;
+}
+
+// Mean of the non-zero CRR entries; 0 when there is none.
+double mean_nonzero_crr(const CrrMatrix& crr) {
+  double sum = 0.0;
+  size_t count = 0;
+  for (const auto& row : crr) {
+    for (double value : row) {
+      if (value != 0.0) {
+        sum += value;
+        ++count;
+      }
+    }
+  }
+  return count == 0 ? 0.0 : sum / static_cast<double>(count);
+}
+
+Suggestion base_suggestion(SuggestionKind kind, const RegionInfo& region) {
+  Suggestion suggestion;
+  suggestion.kind = kind;
+  suggestion.region = region.name;
+  suggestion.file = region.file;
+  suggestion.first_line = region.first_line;
+  suggestion.last_line = region.last_line;
+  suggestion.location = region_location(region);
+  return suggestion;
+}
+
+}  // namespace
+
+std::vector<Suggestion> suggest(const RegionInfo& region, const LocalityMetrics& metrics,
+                                const std::vector<RegionInfo>& regions) {
+  std::vector<Suggestion> suggestions;
+  const bool openmp = inside_omp_parallel(region, regions);
+
+  const CrdSummary& crd = metrics.crd;
+  const bool many_beyond = crd.events >= kDataAffinityMinEvents &&
+                           crd.fraction_beyond_min() >= kDataAffinityMinFractionBeyondMin;
+  const bool median_beyond =
+      crd.events >= kDataAffinityMinEvents && crd.median && *crd.median >= metrics.cutoffs.min;
+  if (metrics.crd_recorded && (many_beyond || median_beyond)) {
+    Suggestion s = base_suggestion(SuggestionKind::DataAffinity, region);
+    s.evidence = fmt::format(
+        "{} of {} CRD events are beyond the min cutoff of {} granules ({} between the cutoffs, "
+        "{} above the max cutoff of {}); median CRD {} {} the min cutoff",
+        percent(crd.fraction_beyond_min()), crd.events, metrics.cutoffs.min,
+        percent(crd.fraction_between), percent(crd.fraction_above_max), metrics.cutoffs.max,
+        *crd.median, median_beyond ? ">=" : "<");
+    s.actions = {
+        "code: array blocking - tile the arrays so that the data a thread receives is read again "
+        "while it is still in the cache",
+        "code: loop interchange / reordering - traverse communicated data so that each element "
+        "is reused soon after it is first read",
+        "code: loop fusion - merge the loops that read the same communicated data",
+    };
+    if (openmp) {
+      s.actions.push_back(
+          "runtime: OpenMP schedule - pick schedule(static, CHUNK) so that each thread works on "
+          "the iterations whose data it wrote itself (data-affinity scheduling)");
+    }
+    suggestions.push_back(std::move(s));
+  }
+
+  const double spread = std::sqrt(metrics.homogeneity);
+  const double mean_crr = mean_nonzero_crr(metrics.crr);
+  const double variation = mean_crr > 0.0 ? spread / mean_crr : 0.0;
+  const bool unbalanced = metrics.balance > kThreadAffinityMinBalance;
+  const bool heterogeneous = mean_crr > 0.0 && variation >= kThreadAffinityMinVariation;
+  if (metrics.communicating_pairs >= kThreadAffinityMinPairs && (unbalanced || heterogeneous)) {
+    Suggestion s = base_suggestion(SuggestionKind::ThreadAffinity, region);
+    std::vector<std::string> reasons;
+    if (unbalanced) {
+      reasons.push_back(
+          fmt::format("CRR balance {:.1f}% > {:.0f}%", metrics.balance, kThreadAffinityMinBalance));
+    }
+    if (heterogeneous) {
+      reasons.push_back(fmt::format(
+          "CRR homogeneity {:.3g}: sqrt(H) = {:.3g} is {:.2f} x the mean non-zero "
+          "CRR {:.3g} (>= {:.0f})",
+          metrics.homogeneity, spread, variation, mean_crr, kThreadAffinityMinVariation));
+    }
+    s.evidence = fmt::format("{}; {} communicating thread pairs", fmt::join(reasons, "; "),
+                             metrics.communicating_pairs);
+    s.pairs = top_thread_pairs(metrics, kSuggestedPairs);
+    std::vector<std::string> named;
+    for (const ThreadPairVolume& pair : s.pairs)
+      named.push_back(fmt::format("{} and {} ({} events)", pair.first, pair.second, pair.events));
+    s.actions = {fmt::format(
+        "runtime: thread mapping - place threads {} on cores that share a cache{}",
+        fmt::join(named, ", "),
+        openmp ? " (e.g. OMP_PLACES=cores OMP_PROC_BIND=close)" : " (pthread_setaffinity_np)")};
+    suggestions.push_back(std::move(s));
+  }
+  return suggestions;
+}
+
+std::string format_suggestion(const Suggestion& suggestion) {
+  std::string text = fmt::format("{} {} ({}): {}\n", suggestion_kind_name(suggestion.kind),
+                                 suggestion.region, suggestion.location, suggestion.evidence);
+  for (const std::string& action : suggestion.actions) text += "  - " + action + "\n";
+  return text;
+}
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+void require_crd(const Profile& profile) {
+  if (profile.has_crd()) return;
+  std::string analyses = profile.meta_value("analyses");
+  throw ViewError(
+      fmt::format("{} was recorded without the crd analysis (analyses: {}); record again with "
+                  "--analyses comm,crd",
+                  profile.path(), analyses.empty() ? "none" : analyses));
+}
+
+std::vector<int64_t> RegionSelection::ids() const {
+  std::vector<int64_t> ids;
+  for (const RegionInfo& region : regions) ids.push_back(region.id);
+  return ids;
+}
+
+RegionSelection select_named(const Profile& profile, const std::string& name) {
+  RegionSelection selection;
+  selection.regions = profile.select_regions(name);
+  const RegionInfo* head = nullptr;
+  for (const RegionInfo& region : selection.regions) {
+    if (region.name == name) head = &region;
+  }
+  for (const RegionInfo& region : selection.regions) {
+    if (head) break;
+    if (region.kind == kRegionFunction &&
+        (region.function == name || function_base_name(region.function) == name)) {
+      head = &region;
+    }
+  }
+  if (head) {
+    selection.head = *head;
+  } else {
+    RegionInfo& synthetic = selection.head;
+    synthetic.kind = "selection";
+    synthetic.function = name;
+    synthetic.file = selection.regions.front().file;
+    for (const RegionInfo& region : selection.regions) {
+      if (region.file != synthetic.file || region.first_line == 0) continue;
+      synthetic.first_line = synthetic.first_line == 0
+                                 ? region.first_line
+                                 : std::min(synthetic.first_line, region.first_line);
+      synthetic.last_line = std::max({synthetic.last_line, region.last_line, region.first_line});
+    }
+  }
+  selection.head.name = name;
+  return selection;
+}
+
+std::string human_bytes(uint64_t bytes) {
+  constexpr std::array<const char*, 4> units = {"B", "KiB", "MiB", "GiB"};
+  size_t unit = 0;
+  double value = static_cast<double>(bytes);
+  while (unit + 1 < units.size() && value >= 1024.0) {
+    value /= 1024.0;
+    ++unit;
+  }
+  if (value == std::floor(value)) return fmt::format("{:.0f} {}", value, units[unit]);
+  return fmt::format("{:.2f} {}", value, units[unit]);
+}
+
+}  // namespace weft

@@ -1,0 +1,590 @@
+// Locality metrics (CRR, homogeneity, balance, CRD histogram, cutoffs,
+// suggestions) and the crd, report and diff views built on them.
+#include <gtest/gtest.h>
+#include <hwloc.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "profile/profile_writer.h"
+#include "views/comm_view.h"
+#include "views/crd_view.h"
+#include "views/diff_view.h"
+#include "views/locality_metrics.h"
+#include "views/report_view.h"
+
+namespace weft_crd_test {
+
+// Returns the address of an instruction inside its loop, so that a capture
+// can attribute events to a loop region nested in this function.
+__attribute__((noinline)) uint64_t stage(int rounds) {
+  uint64_t where = 0;
+  for (int i = 0; i < rounds; ++i) {
+    asm volatile("lea 0(%%rip), %0" : "=r"(where));
+  }
+  return where;
+}
+__attribute__((noinline)) int gather(const volatile int* cell) { return *cell + 2; }
+__attribute__((noinline)) int extra(const volatile int* cell) { return *cell + 3; }
+
+}  // namespace weft_crd_test
+
+namespace weft {
+namespace {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------
+// Pure metrics
+
+TEST(Locality, CrrHomogeneityBalanceOnThreeThreads) {
+  const CommunicationMatrix raw = {{0, 1, 2}, {4, 0, 4}, {0, 0, 0}};
+  const CommunicationMatrix rar = {{0, 2, 8}, {4, 0, 0}, {5, 0, 0}};
+  const CrrMatrix crr = crr_matrix(raw, rar);
+  // rar[2][0] = 5 but raw[2][0] = 0: the ratio is 0.
+  EXPECT_EQ(crr, (CrrMatrix{{0, 2, 4}, {1, 0, 0}, {0, 0, 0}}));
+  // Row variances (population, 3 entries): row 0 mean 2 -> (4 + 0 + 4) / 3 = 8/3;
+  // row 1 mean 1/3 -> (4/9 + 1/9 + 1/9) / 3 = 2/9; row 2: 0. Mean: 26/27.
+  EXPECT_DOUBLE_EQ(homogeneity(crr), 26.0 / 27.0);
+  // Row sums 6, 1, 0: mean 7/3, max / mean = 18/7.
+  EXPECT_DOUBLE_EQ(balance(crr), (18.0 / 7.0 - 1.0) * 100.0);
+
+  EXPECT_DOUBLE_EQ(homogeneity({}), 0.0);
+  EXPECT_DOUBLE_EQ(balance({{0, 0}, {0, 0}}), 0.0);
+  EXPECT_DOUBLE_EQ(balance({{0, 1}, {1, 0}}), 0.0);
+  EXPECT_DOUBLE_EQ(homogeneity({{0, 1}, {1, 0}}), 0.25);
+  EXPECT_DOUBLE_EQ(crr_ratio(3, 0), 0.0);
+  EXPECT_DOUBLE_EQ(crr_ratio(3, 4), 0.75);
+}
+
+TEST(Locality, PowerOfTwoBins) {
+  EXPECT_EQ(crd_bin(0), 0u);
+  EXPECT_EQ(crd_bin(1), 1u);
+  EXPECT_EQ(crd_bin(2), 2u);
+  EXPECT_EQ(crd_bin(3), 2u);
+  EXPECT_EQ(crd_bin(4), 3u);
+  EXPECT_EQ(crd_bin(7), 3u);
+  EXPECT_EQ(crd_bin(8), 4u);
+  EXPECT_EQ(crd_bin(1023), 10u);
+  EXPECT_EQ(crd_bin(1024), 11u);
+  EXPECT_EQ(crd_bin(std::numeric_limits<uint64_t>::max()), 64u);
+  EXPECT_EQ(crd_bin_lo(0), 0u);
+  EXPECT_EQ(crd_bin_hi(0), 0u);
+  EXPECT_EQ(crd_bin_lo(1), 1u);
+  EXPECT_EQ(crd_bin_hi(1), 1u);
+  EXPECT_EQ(crd_bin_lo(3), 4u);
+  EXPECT_EQ(crd_bin_hi(3), 7u);
+  EXPECT_EQ(crd_bin_hi(64), std::numeric_limits<uint64_t>::max());
+}
+
+TEST(Locality, LowerMedian) {
+  EXPECT_EQ(lower_median({}), std::nullopt);
+  EXPECT_EQ(lower_median({{5, 1}}), 5u);
+  EXPECT_EQ(lower_median({{1, 1}, {2, 1}, {3, 1}, {4, 1}}), 2u);  // even: the lower one
+  EXPECT_EQ(lower_median({{1, 1}, {2, 1}, {3, 1}}), 2u);
+  EXPECT_EQ(lower_median({{0, 1}, {9, 1}}), 0u);
+  EXPECT_EQ(lower_median({{7, 3}, {8, 1}}), 7u);
+  EXPECT_EQ(lower_median({{1, 1}, {100, 2}}), 100u);
+  EXPECT_EQ(lower_median({{2, 0}, {3, 1}}), 3u);  // empty counts do not count
+}
+
+TEST(Locality, CutoffsAndFractions) {
+  // 8 KiB cache of 8-byte granules: 1024 granules; 1000 private granules.
+  EXPECT_EQ(crd_cutoffs(8192, 8, 1000).max, 1024u);
+  EXPECT_EQ(crd_cutoffs(8192, 8, 1000).min, 24u);
+  EXPECT_EQ(crd_cutoffs(8192, 8, 5000).min, 0u);  // clamped at 0
+  EXPECT_EQ(crd_cutoffs(100, 64, 0).max, 1u);
+  EXPECT_EQ(crd_cutoffs(100, 64, 0).min, 1u);
+
+  // Pair 0->1: 0 x1, 1 x2, 3 x1, 24 x1, 100 x3, 1024 x1, 2000 x2 (11 events); pair 2->1: 5 x3.
+  const std::vector<DistanceCount> distances = {
+      {0, 1, 0, 1},   {0, 1, 1, 2},    {0, 1, 3, 1},    {0, 1, 24, 1},
+      {0, 1, 100, 3}, {0, 1, 1024, 1}, {0, 1, 2000, 2}, {2, 1, 5, 3},
+  };
+  CrdSummary crd = summarize_crd(distances, {24, 1024});
+  EXPECT_EQ(crd.events, 14u);
+  // Sorted: 0, 1, 1, 3, 5, 5, 5, 24, 100, ...: 7 of 14 are <= 5.
+  EXPECT_EQ(crd.median, 5u);
+  ASSERT_EQ(crd.histogram.size(), 7u);
+  const std::vector<std::array<uint64_t, 3>> expected = {
+      {0, 0, 1}, {1, 1, 2}, {2, 3, 1}, {4, 7, 3}, {16, 31, 1}, {64, 127, 3}, {1024, 2047, 3}};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(crd.histogram[i].lo, expected[i][0]) << i;
+    EXPECT_EQ(crd.histogram[i].hi, expected[i][1]) << i;
+    EXPECT_EQ(crd.histogram[i].count, expected[i][2]) << i;
+  }
+  // d < 24: 0, 1, 1, 3, 5, 5, 5 (7); 24 <= d <= 1024: 24, 100 x3, 1024 (5); above: 2000 x2.
+  EXPECT_DOUBLE_EQ(crd.fraction_below_min, 7.0 / 14.0);
+  EXPECT_DOUBLE_EQ(crd.fraction_between, 5.0 / 14.0);
+  EXPECT_DOUBLE_EQ(crd.fraction_above_max, 2.0 / 14.0);
+  EXPECT_DOUBLE_EQ(crd.fraction_beyond_min(), 7.0 / 14.0);
+  // Bins 0,1,1,2,3,3,3,5,7,7,7,11,11,11: sum 72.
+  EXPECT_DOUBLE_EQ(crd.mean_log2_bin, 72.0 / 14.0);
+  ASSERT_EQ(crd.pairs.size(), 2u);
+  EXPECT_EQ(crd.pairs[0].writer, 0u);
+  EXPECT_EQ(crd.pairs[0].events, 11u);
+  EXPECT_EQ(crd.pairs[0].median, 100u);  // 0 1 1 3 24 [100] 100 100 1024 2000 2000
+  EXPECT_EQ(crd.pairs[1].writer, 2u);
+  EXPECT_EQ(crd.pairs[1].median, 5u);
+
+  CrdSummary none = summarize_crd({}, {24, 1024});
+  EXPECT_EQ(none.events, 0u);
+  EXPECT_FALSE(none.median);
+  EXPECT_DOUBLE_EQ(none.fraction_below_min, 0.0);
+  EXPECT_DOUBLE_EQ(none.fraction_between, 0.0);
+  EXPECT_DOUBLE_EQ(none.fraction_above_max, 0.0);
+}
+
+TEST(Locality, ByteSizes) {
+  EXPECT_EQ(parse_byte_size("4096"), 4096u);
+  EXPECT_EQ(parse_byte_size("64K"), 65536u);
+  EXPECT_EQ(parse_byte_size("64KiB"), 65536u);
+  EXPECT_EQ(parse_byte_size("32M"), 32u << 20);
+  EXPECT_EQ(parse_byte_size("1G"), 1u << 30);
+  EXPECT_FALSE(parse_byte_size(""));
+  EXPECT_FALSE(parse_byte_size("M"));
+  EXPECT_FALSE(parse_byte_size("12abc"));
+  EXPECT_FALSE(parse_byte_size("-5"));
+  EXPECT_FALSE(parse_byte_size("99999999999999999999"));
+  EXPECT_FALSE(parse_byte_size("17179869184G"));  // overflows 64 bits
+}
+
+RegionInfo region_named(int64_t id, const std::string& kind, std::optional<int64_t> parent) {
+  RegionInfo region;
+  region.id = id;
+  region.kind = kind;
+  region.name = "r" + std::to_string(id);
+  region.file = "/src/app.c";
+  region.first_line = 10;
+  region.last_line = 20;
+  region.parent_id = parent;
+  return region;
+}
+
+TEST(Locality, SuggestionsFollowThresholds) {
+  LocalityInputs inputs;
+  inputs.granularity = 64;
+  inputs.crd_recorded = true;
+  inputs.raw = {{0, 2, 0}, {0, 0, 1}, {1, 0, 0}};
+  inputs.rar = {{0, 2, 0}, {0, 0, 1}, {1, 0, 0}};      // CRR 1 everywhere it is defined
+  inputs.distances = {{0, 1, 10, 9}, {0, 1, 200, 1}};  // 10% beyond a min cutoff of 100
+  inputs.footprint.private_granules = 28;
+  const CacheModel cache{128 * 64, CacheSource::CacheSize};  // 128 granules, min cutoff 100
+  LocalityMetrics metrics = compute_locality(inputs, cache);
+  EXPECT_EQ(metrics.cutoffs.min, 100u);
+  EXPECT_EQ(metrics.communicating_pairs, 3u);
+  EXPECT_DOUBLE_EQ(metrics.balance, 0.0);
+
+  const RegionInfo loop = region_named(2, "loop", 1);
+  std::vector<RegionInfo> regions = {region_named(1, "function", std::nullopt), loop};
+  std::vector<Suggestion> suggestions = suggest(loop, metrics, regions);
+  ASSERT_EQ(suggestions.size(), 1u);  // balanced, homogeneous CRR: no thread affinity
+  EXPECT_EQ(suggestions[0].kind, SuggestionKind::DataAffinity);
+  EXPECT_EQ(suggestions[0].location, "app.c:10-20");
+  EXPECT_NE(suggestions[0].evidence.find("10.0% of 10 CRD events"), std::string::npos)
+      << suggestions[0].evidence;
+  std::string text = format_suggestion(suggestions[0]);
+  EXPECT_NE(text.find("array blocking"), std::string::npos) << text;
+  EXPECT_EQ(text.find("schedule"), std::string::npos) << text;  // not OpenMP
+
+  // The same loop inside an OpenMP parallel region: the schedule is suggested too.
+  regions[0].kind = "omp_parallel";
+  EXPECT_TRUE(inside_omp_parallel(loop, regions));
+  text = format_suggestion(suggest(loop, metrics, regions).at(0));
+  EXPECT_NE(text.find("schedule(static, CHUNK)"), std::string::npos) << text;
+
+  // A section (no parent) is OpenMP when it starts inside an omp_parallel region's lines.
+  RegionInfo section = region_named(3, "section", std::nullopt);
+  section.first_line = section.last_line = 15;
+  EXPECT_TRUE(inside_omp_parallel(section, regions));
+  section.first_line = section.last_line = 25;
+  EXPECT_FALSE(inside_omp_parallel(section, regions));
+  section.first_line = 15;
+  section.file = "/src/other.c";
+  EXPECT_FALSE(inside_omp_parallel(section, regions));
+
+  // Below 10% beyond the min cutoff, with the median below it: nothing.
+  inputs.distances = {{0, 1, 10, 10}, {0, 1, 200, 1}};
+  EXPECT_TRUE(suggest(loop, compute_locality(inputs, cache), regions).empty());
+
+  // Unbalanced CRR: thread 1 reuses 10x, thread 0 once; two communicating pairs.
+  inputs.distances.clear();
+  inputs.raw = {{0, 4, 0}, {0, 0, 2}, {0, 0, 0}};
+  inputs.rar = {{0, 4, 0}, {0, 0, 20}, {0, 0, 0}};
+  metrics = compute_locality(inputs, cache);
+  EXPECT_DOUBLE_EQ(metrics.balance, (10.0 / (11.0 / 3.0) - 1.0) * 100.0);
+  suggestions = suggest(loop, metrics, regions);
+  ASSERT_EQ(suggestions.size(), 1u);
+  EXPECT_EQ(suggestions[0].kind, SuggestionKind::ThreadAffinity);
+  ASSERT_EQ(suggestions[0].pairs.size(), 2u);
+  EXPECT_EQ(suggestions[0].pairs[0].first, 1u);  // 1 <-> 2: 22 events
+  EXPECT_EQ(suggestions[0].pairs[0].second, 2u);
+  EXPECT_EQ(suggestions[0].pairs[0].events, 22u);
+  EXPECT_NE(format_suggestion(suggestions[0]).find("place threads 1 and 2 (22 events)"),
+            std::string::npos);
+
+  // One communicating pair only: balance is high by construction, no suggestion.
+  inputs.raw = {{0, 4, 0}, {0, 0, 0}, {0, 0, 0}};
+  inputs.rar = {{0, 4, 0}, {0, 0, 0}, {0, 0, 0}};
+  EXPECT_TRUE(suggest(loop, compute_locality(inputs, cache), regions).empty());
+}
+
+// ---------------------------------------------------------------------------
+// Views on hand-made profiles
+
+const uint64_t kLoopPc = weft_crd_test::stage(2);
+const uint64_t kStagePc = reinterpret_cast<uint64_t>(&weft_crd_test::stage);
+const uint64_t kGatherPc = reinterpret_cast<uint64_t>(&weft_crd_test::gather);
+const uint64_t kExtraPc = reinterpret_cast<uint64_t>(&weft_crd_test::extra);
+constexpr const char* kStage = "weft_crd_test::stage(int)";
+constexpr const char* kGather = "weft_crd_test::gather(int const volatile*)";
+constexpr const char* kExtra = "weft_crd_test::extra(int const volatile*)";
+
+// Three threads, granularity 8, an 8 KiB last-level cache (1024 granules).
+//   loop of stage:  pair 0->1 distances 0, 1 x2, 3, 100 x4, 2000 x2 (10), 3 unmeasured;
+//                   raw[0][1] = 10, rar[0][1] = 3; 1000 private granules (min cutoff 24)
+//   stage itself:   pair 2->1 distance 5 x3; raw[2][1] = 3; 24 private, 10 shared
+//   gather:         pair 1->2 distance 50 x6; raw/rar [1][2] = 2/20, [0][2] = 4/4, [2][0] = 5/0
+RunCapture crd_capture(uint64_t far_distance = 100) {
+  std::ifstream maps("/proc/self/maps");
+  std::stringstream text;
+  text << maps.rdbuf();
+  RunCapture capture;
+  capture.complete = true;
+  capture.granularity = 8;
+  capture.max_threads = 3;
+  capture.process_maps = text.str();
+  capture.analyses = {kAnalysisCommunication, kAnalysisCrd};
+  capture.threads = {{.id = 0}, {.id = 1, .parent = 0}, {.id = 2, .parent = 0}};
+  capture.communication = {
+      {.pc = kLoopPc, .thread = 1, .peer = 0, .comm = 10, .reuse = 3},
+      {.pc = kStagePc, .thread = 1, .peer = 2, .comm = 3, .reuse = 0},
+      {.pc = kGatherPc, .thread = 2, .peer = 1, .comm = 2, .reuse = 20},
+      {.pc = kGatherPc, .thread = 2, .peer = 0, .comm = 4, .reuse = 4},
+      {.pc = kGatherPc, .thread = 0, .peer = 2, .comm = 5, .reuse = 0},
+  };
+  capture.distances = {
+      {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = 0, .count = 1},
+      {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = 1, .count = 2},
+      {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = 3, .count = 1},
+      {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = far_distance, .count = 4},
+      {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = 2000, .count = 2},
+      {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = kUnmeasuredDistance, .count = 3},
+      {.pc = kStagePc, .reader = 1, .writer = 2, .distance = 5, .count = 3},
+      {.pc = kGatherPc, .reader = 2, .writer = 1, .distance = 50, .count = 6},
+  };
+  capture.footprints = {
+      {.pc = kLoopPc, .thread = 0, .private_granules = 1000, .shared_granules = 0},
+      {.pc = kStagePc, .thread = 2, .private_granules = 24, .shared_granules = 10},
+  };
+  return capture;
+}
+
+RunInfo crd_info() {
+  RunInfo info;
+  info.command = "./app";
+  info.start_time = std::chrono::system_clock::from_time_t(1700000000);
+  info.exit_status = 0;
+  info.llc_bytes = 8192;
+  return info;
+}
+
+class LocalityViewsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/weft-test-locality-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    path_ = dir_ + "/crd.weft";
+    build_profile(crd_capture(), crd_info(), path_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string loop_name() {
+    Profile profile = Profile::open(path_);
+    for (const RegionInfo& region : profile.regions()) {
+      if (region.kind == "loop") return region.name;
+    }
+    return "";
+  }
+
+  RegionInfo region(const std::string& path, const std::string& name) {
+    for (const RegionInfo& r : Profile::open(path).regions()) {
+      if (r.name == name) return r;
+    }
+    ADD_FAILURE() << "no region " << name;
+    return {};
+  }
+
+  std::string dir_;
+  std::string path_;
+};
+
+TEST_F(LocalityViewsTest, RegionsOfTheCapture) {
+  const std::string loop = loop_name();
+  ASSERT_EQ(loop.rfind(std::string(kStage) + ":loop@test_locality.cpp:", 0), 0u) << loop;
+  EXPECT_EQ(*region(path_, loop).parent_id, region(path_, kStage).id);
+}
+
+TEST_F(LocalityViewsTest, CrdJsonPerRegion) {
+  Profile profile = Profile::open(path_);
+  json list = json::parse(render_crd(profile, {.format = OutputFormat::Json}));
+  ASSERT_EQ(list.size(), 3u);  // by events: the loop (10), gather (6), stage (3)
+  const json& loop = list[0];
+  EXPECT_EQ(loop["region"], loop_name());
+  EXPECT_EQ(loop["kind"], "loop");
+  EXPECT_EQ(loop["pooled"], false);
+  EXPECT_EQ(loop["events"], 10);
+  EXPECT_EQ(loop["unmeasured"], 3);
+  EXPECT_EQ(loop["median"], 100);  // 0 1 1 3 100 | 100 100 100 2000 2000
+  EXPECT_EQ(loop["histogram"], json::parse(R"([{"lo":0,"hi":0,"count":1},
+      {"lo":1,"hi":1,"count":2}, {"lo":2,"hi":3,"count":1}, {"lo":64,"hi":127,"count":4},
+      {"lo":1024,"hi":2047,"count":2}])"));
+  EXPECT_EQ(loop["max_cutoff"], 1024);
+  EXPECT_EQ(loop["min_cutoff"], 24);
+  EXPECT_DOUBLE_EQ(loop["fraction_below_min"].get<double>(), 0.4);
+  EXPECT_DOUBLE_EQ(loop["fraction_between"].get<double>(), 0.4);
+  EXPECT_DOUBLE_EQ(loop["fraction_above_max"].get<double>(), 0.2);
+  EXPECT_EQ(loop["pairs"], json::parse(R"([{"writer":0,"reader":1,"events":10,"median":100}])"));
+  EXPECT_EQ(loop["cache_bytes"], 8192);
+  EXPECT_EQ(loop["cache_source"], "profile");
+  EXPECT_EQ(loop["granularity"], 8);
+  EXPECT_FALSE(loop.contains("crr"));
+  EXPECT_TRUE(loop["file"].get<std::string>().ends_with("test_locality.cpp"));
+  EXPECT_GT(loop["first_line"].get<int>(), 0);
+
+  EXPECT_EQ(list[1]["region"], kGather);
+  EXPECT_EQ(list[1]["median"], 50);
+  EXPECT_EQ(list[1]["min_cutoff"], 1024);  // no private footprint
+  EXPECT_DOUBLE_EQ(list[1]["fraction_below_min"].get<double>(), 1.0);
+  // CRR rows [0,0,1], [0,0,10], [0,0,0].
+  EXPECT_DOUBLE_EQ(list[1]["balance"].get<double>(), (10.0 / (11.0 / 3.0) - 1.0) * 100.0);
+  EXPECT_DOUBLE_EQ(list[1]["homogeneity"].get<double>(), (2.0 / 9.0 + 200.0 / 9.0) / 3.0);
+  EXPECT_EQ(list[2]["region"], kStage);
+  EXPECT_EQ(list[2]["events"], 3);
+
+  // --cache-size wins over the profile's cache.
+  json small = json::parse(render_crd(
+      profile, {.format = OutputFormat::Json, .cache = {.cache_size = std::string("1K")}}));
+  EXPECT_EQ(small[0]["max_cutoff"], 128);
+  EXPECT_EQ(small[0]["min_cutoff"], 0);
+  EXPECT_EQ(small[0]["cache_source"], "cache-size");
+  EXPECT_DOUBLE_EQ(small[0]["fraction_below_min"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(small[0]["fraction_between"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(small[0]["fraction_above_max"].get<double>(), 0.2);  // 2000 x2 > 128
+}
+
+TEST_F(LocalityViewsTest, CrdRegionPoolsFirstThenEachNested) {
+  Profile profile = Profile::open(path_);
+  json list = json::parse(
+      render_crd(profile, {.region = std::string(kStage), .format = OutputFormat::Json}));
+  ASSERT_EQ(list.size(), 3u);
+  const json& pooled = list[0];
+  EXPECT_EQ(pooled["region"], kStage);
+  EXPECT_EQ(pooled["pooled"], true);
+  EXPECT_EQ(pooled["kind"], "function");
+  EXPECT_EQ(pooled["events"], 13);
+  EXPECT_EQ(pooled["unmeasured"], 3);
+  EXPECT_EQ(pooled["median"], 5);      // 0 1 1 3 5 5 | 5 100 x4 2000 x2
+  EXPECT_EQ(pooled["min_cutoff"], 0);  // 1024 private granules fill the cache
+  EXPECT_EQ(pooled["max_cutoff"], 1024);
+  EXPECT_DOUBLE_EQ(pooled["fraction_below_min"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(pooled["fraction_between"].get<double>(), 11.0 / 13.0);
+  EXPECT_DOUBLE_EQ(pooled["fraction_above_max"].get<double>(), 2.0 / 13.0);
+  EXPECT_EQ(pooled["raw"], json::parse("[[0,10,0],[0,0,0],[0,3,0]]"));
+  EXPECT_EQ(pooled["rar"], json::parse("[[0,3,0],[0,0,0],[0,0,0]]"));
+  EXPECT_DOUBLE_EQ(pooled["crr"][0][1].get<double>(), 0.3);
+  EXPECT_DOUBLE_EQ(pooled["crr"][2][1].get<double>(), 0.0);
+  EXPECT_EQ(pooled["pairs"].size(), 2u);
+  EXPECT_EQ(list[1]["region"], loop_name());
+  EXPECT_EQ(list[1]["pooled"], false);
+  EXPECT_EQ(list[2]["region"], kStage);
+  EXPECT_EQ(list[2]["pooled"], false);
+  EXPECT_EQ(list[2]["events"], 3);
+
+  std::string csv =
+      render_crd(profile, {.region = std::string(kStage), .format = OutputFormat::Csv});
+  EXPECT_EQ(csv.substr(0, csv.find('\n', csv.find('\n') + 1) + 1),
+            "region,lo,hi,count\nweft_crd_test::stage(int),0,0,1\n")
+      << csv;
+
+  std::string table = render_crd(profile, {.region = std::string(kStage)});
+  EXPECT_NE(table.find("pooled selection weft_crd_test::stage(int) (function"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("[1024,2047]"), std::string::npos) << table;
+  EXPECT_NE(table.find("min cutoff 24 granules"), std::string::npos) << table;
+  EXPECT_NE(table.find("probable capacity miss (between) 40.0%"), std::string::npos) << table;
+  EXPECT_NE(table.find("CRR (rar / raw"), std::string::npos) << table;
+}
+
+TEST_F(LocalityViewsTest, CommCrrUsesTheSameRatios) {
+  Profile profile = Profile::open(path_);
+  json crr =
+      json::parse(render_comm(profile, {.kind = CommKind::Crr, .format = OutputFormat::Json}));
+  LocalityMetrics metrics = compute_locality(profile, {}, {});
+  EXPECT_EQ(crr["matrix"], json(metrics.crr));
+  EXPECT_DOUBLE_EQ(crr["matrix"][1][2].get<double>(), 10.0);
+}
+
+TEST_F(LocalityViewsTest, ReportShowsLocalityAndSuggestions) {
+  Profile profile = Profile::open(path_);
+  // 256 bytes = 32 granules: the loop's distances of 100 and 2000 are beyond it.
+  const ReportOptions options{.cache = {.cache_size = std::string("256")}};
+  std::string table = render_report(profile, options);
+  const RegionInfo loop = region(path_, loop_name());
+  ASSERT_GT(loop.last_line, loop.first_line);  // the loop spans two lines
+  const std::string lines =
+      "test_locality.cpp:" + std::to_string(loop.first_line) + "-" + std::to_string(loop.last_line);
+  EXPECT_NE(table.find("Locality of the top regions"), std::string::npos) << table;
+  EXPECT_NE(table.find("data-affinity " + loop.name + " (" + lines + ")"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("thread-affinity " + std::string(kGather)), std::string::npos) << table;
+  EXPECT_NE(table.find("place threads 1 and 2 (22 events)"), std::string::npos) << table;
+
+  json report = json::parse(render_report(
+      profile, {.format = OutputFormat::Json, .cache = {.cache_size = std::string("256")}}));
+  EXPECT_EQ(report["cache"], json::parse(R"({"bytes":256,"source":"cache-size"})"));
+  ASSERT_EQ(report["regions_locality"].size(), 3u);
+  const json& first = report["regions_locality"][0];  // gather: raw + rar = 35
+  EXPECT_EQ(first["name"], kGather);
+  EXPECT_EQ(first["median"], 50);
+  EXPECT_EQ(first["events"], 6);
+  EXPECT_DOUBLE_EQ(first["fraction_beyond_min"].get<double>(), 1.0);  // 50 > 32 granules
+  bool data_affinity_on_loop = false, thread_affinity_on_gather = false;
+  for (const json& s : report["suggestions"]) {
+    if (s["kind"] == "data-affinity" && s["region"] == loop.name) {
+      data_affinity_on_loop = true;
+      EXPECT_EQ(s["location"], lines);
+      EXPECT_EQ(s["first_line"], loop.first_line);
+    }
+    if (s["kind"] == "thread-affinity" && s["region"] == kGather) {
+      thread_affinity_on_gather = true;
+      EXPECT_EQ(s["pairs"][0], json::parse(R"({"threads":[1,2],"events":22})"));
+    }
+  }
+  EXPECT_TRUE(data_affinity_on_loop) << report["suggestions"].dump(2);
+  EXPECT_TRUE(thread_affinity_on_gather) << report["suggestions"].dump(2);
+
+  // With the profile's 8 KiB cache (1024 granules) gather's distances of 50
+  // are far below its min cutoff: no data affinity there.
+  json roomy = json::parse(render_report(profile, {.format = OutputFormat::Json}));
+  for (const json& s : roomy["suggestions"]) {
+    EXPECT_FALSE(s["kind"] == "data-affinity" && s["region"] == kGather) << s.dump();
+  }
+}
+
+TEST_F(LocalityViewsTest, DiffRanksTheRegionWhoseMedianGrows) {
+  // B: the loop's four distances of 100 become 900 (same events), and a new function.
+  RunCapture capture_b = crd_capture(900);
+  capture_b.communication.push_back({.pc = kExtraPc, .thread = 2, .peer = 0, .comm = 7});
+  capture_b.distances.push_back(
+      {.pc = kExtraPc, .reader = 2, .writer = 0, .distance = 2, .count = 7});
+  const std::string path_b = dir_ + "/b.weft";
+  build_profile(capture_b, crd_info(), path_b);
+
+  Profile a = Profile::open(path_);
+  Profile b = Profile::open(path_b);
+  json diff = json::parse(render_diff(a, b, {.format = OutputFormat::Json}));
+  ASSERT_EQ(diff["regions"].size(), 3u);
+  const json& worst = diff["regions"][0];
+  EXPECT_EQ(worst["region"], loop_name());
+  EXPECT_EQ(worst["scales_badly"], true);
+  EXPECT_EQ(worst["a"]["median"], 100);
+  EXPECT_EQ(worst["b"]["median"], 900);
+  EXPECT_DOUBLE_EQ(worst["events_ratio"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(worst["median_ratio"].get<double>(), 901.0 / 101.0);
+  EXPECT_DOUBLE_EQ(worst["mean_log2_bin_change"].get<double>(), 4 * (10.0 - 7.0) / 10.0);
+  EXPECT_EQ(diff["regions"][1]["scales_badly"], false);
+  EXPECT_EQ(diff["regions"][2]["scales_badly"], false);
+  EXPECT_EQ(diff["only_in_a"], json::array());
+  ASSERT_EQ(diff["only_in_b"].size(), 1u);
+  EXPECT_EQ(diff["only_in_b"][0]["region"], kExtra);
+  EXPECT_EQ(diff["only_in_b"][0]["events"], 7);
+
+  std::string table = render_diff(a, b, {});
+  EXPECT_NE(table.find("1  " + loop_name()), std::string::npos) << table;
+  EXPECT_NE(table.find("scales badly: median CRD x8.92 outgrows events x1.00"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("Only in B"), std::string::npos) << table;
+  EXPECT_NE(table.find(kExtra), std::string::npos) << table;
+
+  // A median crossing the min cutoff (24 granules in both) is flagged too:
+  // with distances of 3 instead of 100, A's median is 3.
+  const std::string path_near = dir_ + "/near.weft";
+  build_profile(crd_capture(3), crd_info(), path_near);
+  json crossing =
+      json::parse(render_diff(Profile::open(path_near), b, {.format = OutputFormat::Json}));
+  EXPECT_EQ(crossing["regions"][0]["region"], loop_name());
+  EXPECT_EQ(crossing["regions"][0]["a"]["median"], 3);
+  EXPECT_EQ(crossing["regions"][0]["reasons"][1],
+            "median CRD crosses the min cutoff (3 < 24 -> 900 >= 24)");
+
+  EXPECT_THROW(render_diff(a, b, {.format = OutputFormat::Csv}), ViewError);
+}
+
+TEST_F(LocalityViewsTest, Errors) {
+  // A profile recorded without crd.
+  RunCapture plain = crd_capture();
+  plain.analyses = {kAnalysisCommunication};
+  plain.distances.clear();
+  plain.footprints.clear();
+  const std::string plain_path = dir_ + "/plain.weft";
+  build_profile(plain, crd_info(), plain_path);
+  Profile without = Profile::open(plain_path);
+  try {
+    render_crd(without, {});
+    FAIL() << "no error";
+  } catch (const ViewError& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("was recorded without the crd analysis"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos);
+  }
+  Profile with = Profile::open(path_);
+  EXPECT_THROW(render_diff(with, without, {}), ViewError);
+  // The report still works, with H and B and without CRD columns.
+  json report = json::parse(render_report(without, {.format = OutputFormat::Json}));
+  EXPECT_TRUE(report["cache"].is_null());
+  EXPECT_TRUE(report["regions_locality"][0]["median"].is_null());
+
+  EXPECT_THROW(render_crd(with, {.region = std::string("nope")}), ProfileError);
+  for (const char* bad : {"0", "12abc", "-1", ""}) {
+    EXPECT_THROW(render_crd(with, {.cache = {.cache_size = std::string(bad)}}), ViewError) << bad;
+  }
+  EXPECT_THROW(render_crd(with, {.cache = {.topology = dir_ + "/missing.xml"}}), ViewError);
+}
+
+TEST_F(LocalityViewsTest, TopologyFileSetsTheCache) {
+  hwloc_topology_t topology;
+  ASSERT_EQ(hwloc_topology_init(&topology), 0);
+  ASSERT_EQ(hwloc_topology_set_synthetic(topology, "pack:1 l3:1(size=16384) core:2 pu:1"), 0);
+  ASSERT_EQ(hwloc_topology_load(topology), 0);
+  const std::string xml = dir_ + "/topo.xml";
+  ASSERT_EQ(hwloc_topology_export_xml(topology, xml.c_str(), 0), 0);
+  hwloc_topology_destroy(topology);
+
+  Profile profile = Profile::open(path_);
+  CacheModel cache = resolve_cache(profile, {.topology = xml});
+  EXPECT_EQ(cache.bytes, 16384u);
+  EXPECT_EQ(cache.source, CacheSource::Topology);
+  EXPECT_EQ(resolve_cache(profile, {}).source, CacheSource::Profile);
+  EXPECT_EQ(resolve_cache(profile, {.cache_size = std::string("2K"), .topology = xml}).bytes,
+            2048u);
+}
+
+TEST_F(LocalityViewsTest, IncompleteProfileWarns) {
+  RunCapture capture = crd_capture();
+  capture.complete = false;
+  capture.incomplete_reason = "killed by SIGTERM";
+  const std::string path = dir_ + "/partial.weft";
+  build_profile(capture, crd_info(), path);
+  std::string table = render_crd(Profile::open(path), {});
+  EXPECT_NE(table.find("warning: INCOMPLETE profile (killed by SIGTERM)"), std::string::npos)
+      << table;
+}
+
+}  // namespace
+}  // namespace weft
