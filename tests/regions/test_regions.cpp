@@ -15,22 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "support/command_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Result = weft_test::CommandResult;
+using weft_test::slurp;
 
 class RegionTest : public ::testing::Test {
  protected:
@@ -46,15 +38,7 @@ class RegionTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  Result run(const std::string& command) {
-    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const int status = std::system((command + " >" + out.string() + " 2>" + err.string()).c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
+  Result run(const std::string& command) { return weft_test::run_command(command, dir_); }
   static std::string weft() { return std::string(WEFT_BIN_DIR) + "/weft"; }
   std::string db(const std::string& name = "p.db") const { return (dir_ / name).string(); }
 

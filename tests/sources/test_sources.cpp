@@ -15,22 +15,14 @@
 #include <string>
 #include <thread>
 
+#include "support/command_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Result = weft_test::CommandResult;
+using weft_test::slurp;
 
 class SourceTest : public ::testing::Test {
  protected:
@@ -43,16 +35,7 @@ class SourceTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  Result run(const std::string& command) {
-    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string full = command + " >" + out.string() + " 2>" + err.string();
-    const int status = std::system(full.c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
+  Result run(const std::string& command) { return weft_test::run_command(command, dir_); }
   std::string weft() const { return std::string(WEFT_BIN_DIR) + "/weft"; }
   std::string program(const std::string& name, const std::string& cc = "gcc") const {
     return std::string(PROGRAMS_DIR) + "/" + name + "." + cc;

@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "analyzers/state/per_thread_slot.h"
+
 namespace weft {
 
 namespace {
@@ -49,22 +51,15 @@ CommunicationAnalyzer::~CommunicationAnalyzer() {
 
 CommunicationAnalyzer::ThreadState* CommunicationAnalyzer::attach(uint32_t tid) {
   if (tid >= config_.max_threads || tid >= kMaxThreadsLimit) return nullptr;
-  if (ThreadState* t = threads_[tid].load(std::memory_order_acquire)) return t;
-  void* memory = reserve_zeroed(sizeof(ThreadState));
-  if (!memory) return nullptr;
-  auto* fresh = new (memory) ThreadState;
-  fresh->tid = tid;
-  fresh->writer_tag = uint64_t{tid} + 1;
-  fresh->reader_bit = tid < kInlineReaders ? uint64_t{1} << (kReaderShift + tid) : 0;
-  fresh->footprint_tag = SharingFootprint::owner_tag(tid);
-  if (distances_) fresh->distances = distances_->attach(tid);
-  if (sections_) fresh->sections = sections_->attach(tid);
-  ThreadState* expected = nullptr;
-  if (threads_[tid].compare_exchange_strong(expected, fresh, std::memory_order_acq_rel))
-    return fresh;
-  fresh->~ThreadState();
-  release(memory, sizeof(ThreadState));
-  return expected;
+  return publish_once(threads_[tid], [&](ThreadState& fresh) {
+    fresh.tid = tid;
+    fresh.writer_tag = uint64_t{tid} + 1;
+    fresh.reader_bit = tid < kInlineReaders ? uint64_t{1} << (kReaderShift + tid) : 0;
+    fresh.footprint_tag = SharingFootprint::owner_tag(tid);
+    if (distances_) fresh.distances = distances_->attach(tid);
+    if (sections_) fresh.sections = sections_->attach(tid);
+    return true;
+  });
 }
 
 uint64_t CommunicationAnalyzer::dropped() const {

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "analyzers/state/page_memory.h"
+#include "analyzers/state/per_thread_slot.h"
 
 namespace weft {
 
@@ -107,7 +108,6 @@ CommunicationReuseDistance::~CommunicationReuseDistance() {
         release(pair, sizeof(PairReuseTrace));
       }
     }
-    release(r->pairs, config_.max_threads * sizeof(PairReuseTrace*));
     r->~ReaderState();
     release(r, sizeof(ReaderState));
   }
@@ -116,24 +116,13 @@ CommunicationReuseDistance::~CommunicationReuseDistance() {
 
 CommunicationReuseDistance::ReaderState* CommunicationReuseDistance::attach(uint32_t tid) {
   if (tid >= config_.max_threads || !readers_) return nullptr;
-  if (ReaderState* r = readers_[tid].load(std::memory_order_acquire)) return r;
-  void* memory = reserve_zeroed(sizeof(ReaderState));
-  void* pairs = reserve_zeroed(config_.max_threads * sizeof(PairReuseTrace*));
-  if (!memory || !pairs) {
-    release(memory, sizeof(ReaderState));
-    release(pairs, config_.max_threads * sizeof(PairReuseTrace*));
-    return nullptr;
-  }
-  auto* fresh = new (memory) ReaderState;
-  fresh->tid = tid;
-  fresh->pairs = static_cast<PairReuseTrace**>(pairs);
-  ReaderState* expected = nullptr;
-  if (readers_[tid].compare_exchange_strong(expected, fresh, std::memory_order_acq_rel))
-    return fresh;
-  fresh->~ReaderState();
-  release(memory, sizeof(ReaderState));
-  release(pairs, config_.max_threads * sizeof(PairReuseTrace*));
-  return expected;
+  return publish_once(readers_[tid], [&](ReaderState& fresh) {
+    fresh.tid = tid;
+    fresh.pair_slots = config_.max_threads;
+    fresh.pairs = static_cast<PairReuseTrace**>(
+        reserve_zeroed(config_.max_threads * sizeof(PairReuseTrace*)));
+    return fresh.pairs != nullptr;
+  });
 }
 
 PairReuseTrace* CommunicationReuseDistance::create_pair(ReaderState& reader, uint32_t writer) {

@@ -101,8 +101,10 @@ class CommunicationReuseDistance {
  public:
   // One reader's pairs (indexed by writer) and its distance counts.
   struct ReaderState {
+    ~ReaderState() { release(pairs, pair_slots * sizeof(PairReuseTrace*)); }  // not the pairs
     uint32_t tid = 0;
-    PairReuseTrace** pairs = nullptr;  // [max_threads], created on a writer's first event
+    unsigned pair_slots = 0;
+    PairReuseTrace** pairs = nullptr;  // [pair_slots], created on a writer's first event
     PagedHashTable<DistanceCount> distances;
     uint64_t dropped = 0;  // events lost to memory exhaustion
   };

@@ -3,6 +3,7 @@
 #include <new>
 
 #include "analyzers/state/page_memory.h"
+#include "analyzers/state/per_thread_slot.h"
 
 namespace weft {
 
@@ -23,17 +24,10 @@ SectionAttribution::~SectionAttribution() {
 
 SectionAttribution::ThreadState* SectionAttribution::attach(uint32_t tid) {
   if (tid >= max_threads_ || !threads_) return nullptr;
-  if (ThreadState* t = threads_[tid].load(std::memory_order_acquire)) return t;
-  void* memory = reserve_zeroed(sizeof(ThreadState));
-  if (!memory) return nullptr;
-  auto* fresh = new (memory) ThreadState;
-  fresh->tid = tid;
-  ThreadState* expected = nullptr;
-  if (threads_[tid].compare_exchange_strong(expected, fresh, std::memory_order_acq_rel))
-    return fresh;
-  fresh->~ThreadState();
-  release(memory, sizeof(ThreadState));
-  return expected;
+  return publish_once(threads_[tid], [&](ThreadState& fresh) {
+    fresh.tid = tid;
+    return true;
+  });
 }
 
 void SectionAttribution::close(ThreadState& t, uint64_t site) {
