@@ -58,6 +58,13 @@ MetaEntries run_meta(const RunInfo& info, const std::string& source, uint32_t gr
   };
 }
 
+// "0x1a2b": loops and sections without source lines are named after an address.
+std::string hex_address(uint64_t value) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
+  return buffer;
+}
+
 // A region while its code locations are being gathered.
 struct RegionDraft {
   std::string kind;
@@ -133,7 +140,7 @@ class RegionBuilder {
     if (!loop.file.empty() && loop.first_line != 0)
       name += std::string(path_basename(loop.file)) + ":" + std::to_string(loop.first_line);
     else
-      name += fmt_hex(loop.header);
+      name += hex_address(loop.header);
     // Two loops starting on one line (`for (..) for (..)`): outer keeps the name.
     const std::string base = name;
     for (int n = 2; drafts_.contains(name); ++n) name = base + "#" + std::to_string(n);
@@ -202,12 +209,6 @@ class RegionBuilder {
   const std::map<std::string, RegionDraft>& drafts() const { return drafts_; }
 
  private:
-  static std::string fmt_hex(uint64_t value) {
-    char buffer[24];
-    std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
-    return buffer;
-  }
-
   std::map<std::string, RegionDraft> drafts_;  // by name, so ids are stable across runs
   std::map<std::pair<std::string, uint64_t>, std::string> loop_names_;  // (function, header)
 };
@@ -367,7 +368,7 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
     // wrote the barrier.
     const InlineFrame* frame = nullptr;
     for (auto it = at.frames.rbegin(); it != at.frames.rend(); ++it) {
-      if (frame && it->function.find("omp_outlined._debug__") == std::string::npos) break;
+      if (frame && !is_outlined_body_copy(it->function)) break;
       frame = &*it;
     }
     if (frame && !frame->file.empty() && frame->line != 0) {
@@ -375,9 +376,7 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
           "section@" + std::string(path_basename(frame->file)) + ":" + std::to_string(frame->line),
           frame->file, frame->line);
     } else {
-      char hex[24];
-      std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(site));
-      it->second = regions.add_section("section@" + at.function + "+" + hex, "", 0);
+      it->second = regions.add_section("section@" + at.function + "+" + hex_address(site), "", 0);
     }
   };
   for (const PcCommunication& c : capture.section_communication) name_section(c.thread, c.pc);

@@ -30,6 +30,7 @@
 
 #include "static/control_flow_graph.h"
 #include "static/module_map.h"
+#include "static/symbolizer.h"
 
 namespace weft {
 namespace {
@@ -492,13 +493,9 @@ struct BinaryStructure::Backend {
       return result;
     }
     if (inlining->getNumberOfFrames() == 0) return result;
-    // clang outlines a parallel region as `.omp_outlined.`, which calls an
-    // inlined `.omp_outlined._debug__` copy holding the user's code: that
-    // copy's lines are the body's own, not a call site.
+    // The outermost frame, or the outlined body's inlined copy (its own lines).
     uint32_t index = inlining->getNumberOfFrames() - 1;
-    while (index > 0 && inlining->getFrame(index - 1).FunctionName.find("omp_outlined._debug__") !=
-                            std::string::npos)
-      --index;
+    while (index > 0 && is_outlined_body_copy(inlining->getFrame(index - 1).FunctionName)) --index;
     const llvm::DILineInfo& frame = inlining->getFrame(index);
     if (frame.FileName != llvm::DILineInfo::BadString &&
         frame.FileName != llvm::DILineInfo::Addr2LineBadString) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -20,6 +21,14 @@ struct InlineFrame {
 };
 
 inline constexpr const char* kUnknownFunction = "??";
+
+// clang outlines a parallel region as `.omp_outlined.`, which calls an
+// inlined `.omp_outlined._debug__` copy holding the user's code: a frame of
+// that copy is part of the body itself, not an inlined callee. Used wherever
+// "the physical function's own line" is wanted.
+inline bool is_outlined_body_copy(std::string_view function) {
+  return function.find("omp_outlined._debug__") != std::string_view::npos;
+}
 
 struct CodeLocation {
   uint64_t pc = 0;

@@ -82,15 +82,15 @@ TEST_P(LoopAttribution, InnerLoopOwnsTheReadWithItsLines) {
   record(program, "--granularity 8", db());
   const std::string outer = "sum_rows:loop@nested_exchange.c:24";
   const std::string inner = "sum_rows:loop@nested_exchange.c:25";
-  // Every region of sum_rows: the function, the outer loop (lines 24-26) and
-  // the inner loop (25-26) nested in it.
+  // Every region of sum_rows: the function (declared at line 22, its last
+  // seen line 26), the outer loop (lines 24-26) and the inner loop (25-26)
+  // nested in it.
   const auto regions = query(db(),
                              "SELECT r.name, r.kind, r.first_line, r.last_line, p.name FROM"
                              " regions r LEFT JOIN regions p ON p.id = r.parent_id"
                              " WHERE r.function = 'sum_rows' ORDER BY r.name");
   const std::vector<std::vector<std::string>> expected = {
-      {"sum_rows", "function", regions.empty() ? "" : regions[0][2],
-       regions.empty() ? "" : regions[0][3], "NULL"},
+      {"sum_rows", "function", "22", "26", "NULL"},
       {outer, "loop", "24", "26", "sum_rows"},
       {inner, "loop", "25", "26", outer}};
   EXPECT_EQ(regions, expected);

@@ -191,17 +191,23 @@ class CommunicationAnalyzer {
   bool any_thread_busy() const;
 
  private:
-  enum class Count { Comm, Reuse, Inval };  // same order as SectionAttribution::Event
+  using Count = CommunicationEvent;
 
+  // The footprint is touched only where this thread may not have touched the
+  // granule before: not when it wrote it last, not on a reuse (it read it).
   void read_granule(ThreadState& t, uint64_t pc, uintptr_t addr) {
     std::atomic<uint64_t>* word = shadow_.word(addr);
     if (!word) return;
-    if (footprint_) footprint_->touch(t.footprint_tag, pc, addr);
     uint64_t cur = word->load(std::memory_order_relaxed);
     for (;;) {
       const uint64_t writer_tag = cur & kWriterMask;
-      if (writer_tag == t.writer_tag || writer_tag == 0) return;  // local, or never written
+      if (writer_tag == t.writer_tag) return;  // local
+      if (writer_tag == 0) {                   // never written
+        if (footprint_) footprint_->touch(t.footprint_tag, pc, addr);
+        return;
+      }
       if ((cur & (kExtended | kLocked)) || t.reader_bit == 0) {
+        if (footprint_) footprint_->touch(t.footprint_tag, pc, addr);
         read_granule_extended(t, pc, addr, *word);
         return;
       }
@@ -209,6 +215,7 @@ class CommunicationAnalyzer {
         add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Reuse, addr);
         return;
       }
+      if (footprint_) footprint_->touch(t.footprint_tag, pc, addr);
       if (word->compare_exchange_weak(cur, cur | t.reader_bit, std::memory_order_relaxed)) {
         add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Comm, addr);
         return;
@@ -246,18 +253,11 @@ class CommunicationAnalyzer {
     std::atomic_signal_fence(std::memory_order_seq_cst);
     PcPeerCounts* c = t.counts.find_or_insert(PcPeerCounts::make_key(pc, peer));
     if (c) {
-      if (what == Count::Comm)
-        ++c->comm;
-      else if (what == Count::Reuse)
-        ++c->reuse;
-      else
-        ++c->inval;
+      c->count(what);
       uint64_t distance = PairReuseTrace::kFirstEvent;
       if (t.distances && what != Count::Inval)
         distance = distances_->on_event(*t.distances, pc, peer, addr >> granularity_log2_);
-      if (t.sections)
-        sections_->on_event(*t.sections, peer, static_cast<SectionAttribution::Event>(what),
-                            distance);
+      if (t.sections) sections_->on_event(*t.sections, peer, what, distance);
     } else {
       ++t.dropped;
     }

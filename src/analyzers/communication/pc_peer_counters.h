@@ -8,6 +8,9 @@
 
 namespace weft {
 
+// What one count is: a true communication, a reuse, or an invalidation.
+enum class CommunicationEvent { Comm, Reuse, Inval };
+
 struct PcPeerCounts {
   uint64_t key = 0;  // (pc << 16) | peer; 0 = empty slot
   uint64_t comm = 0;
@@ -15,6 +18,14 @@ struct PcPeerCounts {
   uint64_t inval = 0;
 
   static uint64_t make_key(uint64_t pc, uint32_t peer) { return (pc << 16) | peer; }
+  void count(CommunicationEvent what) {
+    if (what == CommunicationEvent::Comm)
+      ++comm;
+    else if (what == CommunicationEvent::Reuse)
+      ++reuse;
+    else
+      ++inval;
+  }
   uint64_t pc() const { return key >> 16; }
   uint32_t peer() const { return static_cast<uint32_t>(key & 0xffff); }
 };

@@ -8,9 +8,9 @@
 //                shared at once: rare and conservative)
 //   bit  63      shared: a second thread touched the granule
 // A thread's first access to a granule always misses the communication
-// analyzer's fast path (the granule's writer is not that thread), so the
-// event sources only call touch() from the slow path: no cost on private
-// re-accesses.
+// analyzer's fast path (the granule's writer is not that thread), so that
+// analyzer calls touch() only from its slow path, and not on a reuse (the
+// reader touched the granule already): no cost on private re-accesses.
 #pragma once
 
 #include <atomic>
@@ -57,21 +57,27 @@ class SharingFootprint {
     uint64_t shared_granules;
   };
 
-  // Visits the totals. Call after the run (no thread touching). Uses mmap'd
-  // scratch memory only, so it may run in a signal handler.
-  template <class Visitor>
-  void for_each_first_touch(Visitor&& visit) const {
-    struct Totals {
-      uint64_t key = 0;  // the word without its shared bit
-      uint64_t private_granules = 0;
-      uint64_t shared_granules = 0;
-    };
-    PagedHashTable<Totals> totals;
+  // Totals per (first pc, first thread), keyed by the shadow word without its
+  // shared bit.
+  struct Totals {
+    uint64_t key = 0;
+    uint64_t private_granules = 0;
+    uint64_t shared_granules = 0;
+    Record record() const {
+      return Record{key & kPcMask, static_cast<uint32_t>(((key >> kOwnerShift) & kOwnerMask) - 1),
+                    private_granules, shared_granules};
+    }
+  };
+
+  // Walks the shadow once and adds the totals to `out`. Call after the run
+  // (no thread touching). Uses mmap'd memory only, so it may run in a signal
+  // handler.
+  void collect(PagedHashTable<Totals>& out) const {
     shadow_.for_each_chunk([&](uintptr_t, const std::atomic<uint64_t>* words, size_t n) {
       for (size_t i = 0; i < n; ++i) {
         const uint64_t w = words[i].load(std::memory_order_relaxed);
         if (w == 0) continue;
-        Totals* t = totals.find_or_insert(w & ~kShared);
+        Totals* t = out.find_or_insert(w & ~kShared);
         if (!t) continue;
         if (w & kShared)
           ++t->shared_granules;
@@ -79,11 +85,14 @@ class SharingFootprint {
           ++t->private_granules;
       }
     });
-    totals.for_each([&](const Totals& t) {
-      visit(Record{t.key & kPcMask,
-                   static_cast<uint32_t>(((t.key >> kOwnerShift) & kOwnerMask) - 1),
-                   t.private_granules, t.shared_granules});
-    });
+  }
+
+  // Visits the totals (see collect()).
+  template <class Visitor>
+  void for_each_first_touch(Visitor&& visit) const {
+    PagedHashTable<Totals> totals;
+    collect(totals);
+    totals.for_each([&](const Totals& t) { visit(t.record()); });
   }
 
  private:

@@ -38,8 +38,6 @@ class SectionAttribution {
     uint64_t dropped = 0;
   };
 
-  enum class Event { Comm, Reuse, Inval };
-
   explicit SectionAttribution(unsigned max_threads);
   ~SectionAttribution();
   SectionAttribution(const SectionAttribution&) = delete;
@@ -49,18 +47,13 @@ class SectionAttribution {
 
   // One counted event of the open section; `distance` is the event's CRD, or
   // PairReuseTrace::kFirstEvent when it has none (or CRD is off).
-  void on_event(ThreadState& t, uint32_t peer, Event what, uint64_t distance) {
+  void on_event(ThreadState& t, uint32_t peer, CommunicationEvent what, uint64_t distance) {
     PcPeerCounts* c = t.open_counts.find_or_insert(PcPeerCounts::make_key(kOpen, peer));
     if (!c) {
       ++t.dropped;
       return;
     }
-    if (what == Event::Comm)
-      ++c->comm;
-    else if (what == Event::Reuse)
-      ++c->reuse;
-    else
-      ++c->inval;
+    c->count(what);
     if (distance == PairReuseTrace::kFirstEvent || distance == PairReuseTrace::kOutOfMemory) return;
     if (DistanceCount* d = t.open_distances.find_or_insert({(kOpen << 16) | peer, distance}))
       ++d->count;

@@ -453,8 +453,12 @@ void save_capture(bool complete, const char* reason) {
     });
   });
   if (rt->footprint) {
+    // One walk of the shadow; write_records reads the totals twice.
+    PagedHashTable<SharingFootprint::Totals> totals;
+    rt->footprint->collect(totals);
     write_records<PcFootprint>(out, RawSection::Footprints, [&](auto&& emit) {
-      rt->footprint->for_each_first_touch([&](const SharingFootprint::Record& r) {
+      totals.for_each([&](const SharingFootprint::Totals& t) {
+        const SharingFootprint::Record r = t.record();
         emit(PcFootprint{r.pc, r.thread, 0, r.private_granules, r.shared_granules});
       });
     });
