@@ -78,7 +78,7 @@ class PairReuseTrace {
 };
 
 // The distances one reader measured, per (instruction, writer, distance).
-struct DistanceCount {
+struct PcWriterDistanceCount {
   struct Key {
     uint64_t pc_writer = 0;  // (pc << 16) | writer
     uint64_t distance = 0;
@@ -88,7 +88,7 @@ struct DistanceCount {
   uint64_t count = 0;
 };
 
-inline size_t hash_key(const DistanceCount::Key& key) {
+inline size_t hash_key(const PcWriterDistanceCount::Key& key) {
   return hash_key(key.pc_writer ^ (key.distance * 0x9e3779b97f4a7c15ULL));
 }
 
@@ -105,7 +105,7 @@ class CommunicationReuseDistance {
     uint32_t tid = 0;
     unsigned pair_slots = 0;
     PairReuseTrace** pairs = nullptr;  // [pair_slots], created on a writer's first event
-    PagedHashTable<DistanceCount> distances;
+    PagedHashTable<PcWriterDistanceCount> distances;
     uint64_t dropped = 0;  // events lost to memory exhaustion
   };
 
@@ -142,7 +142,7 @@ class CommunicationReuseDistance {
       ++reader.dropped;
       return distance;
     }
-    DistanceCount* c = reader.distances.find_or_insert({(pc << 16) | writer, distance});
+    PcWriterDistanceCount* c = reader.distances.find_or_insert({(pc << 16) | writer, distance});
     if (c)
       ++c->count;
     else
@@ -156,7 +156,7 @@ class CommunicationReuseDistance {
     for (unsigned tid = 0; tid < config_.max_threads; ++tid) {
       const ReaderState* r = readers_[tid].load(std::memory_order_acquire);
       if (!r) continue;
-      r->distances.for_each([&](const DistanceCount& c) {
+      r->distances.for_each([&](const PcWriterDistanceCount& c) {
         visit(Record{c.key.pc_writer >> 16, tid, static_cast<uint32_t>(c.key.pc_writer & 0xffff),
                      c.key.distance, c.count});
       });

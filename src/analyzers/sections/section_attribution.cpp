@@ -41,8 +41,8 @@ void SectionAttribution::close(ThreadState& t, uint64_t site) {
     total->reuse += open.reuse;
     total->inval += open.inval;
   });
-  t.open_distances.for_each([&](const DistanceCount& open) {
-    DistanceCount* total = t.distances.find_or_insert(
+  t.open_distances.for_each([&](const PcWriterDistanceCount& open) {
+    PcWriterDistanceCount* total = t.distances.find_or_insert(
         {(site << 16) | (open.key.pc_writer & 0xffff), open.key.distance});
     if (total)
       total->count += open.count;

@@ -32,9 +32,9 @@ class SectionAttribution {
     uint32_t tid = 0;
     // The open section's events, keyed with pc = kOpen (keys must not be 0).
     PcPeerCounters open_counts;
-    PagedHashTable<DistanceCount> open_distances;
-    PcPeerCounters counts;                    // by closing site
-    PagedHashTable<DistanceCount> distances;  // by closing site
+    PagedHashTable<PcWriterDistanceCount> open_distances;
+    PcPeerCounters counts;                            // by closing site
+    PagedHashTable<PcWriterDistanceCount> distances;  // by closing site
     uint64_t dropped = 0;
   };
 
@@ -55,7 +55,8 @@ class SectionAttribution {
     }
     c->count(what);
     if (distance == PairReuseTrace::kFirstEvent || distance == PairReuseTrace::kOutOfMemory) return;
-    if (DistanceCount* d = t.open_distances.find_or_insert({(kOpen << 16) | peer, distance}))
+    if (PcWriterDistanceCount* d =
+            t.open_distances.find_or_insert({(kOpen << 16) | peer, distance}))
       ++d->count;
     else
       ++t.dropped;
@@ -74,7 +75,7 @@ class SectionAttribution {
   template <class Visitor>
   void for_each_distance(Visitor&& visit) const {
     for_each_thread([&](const ThreadState& t) {
-      t.distances.for_each([&](const DistanceCount& d) { visit(t.tid, d); });
+      t.distances.for_each([&](const PcWriterDistanceCount& d) { visit(t.tid, d); });
     });
   }
 

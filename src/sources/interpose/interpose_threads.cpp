@@ -5,9 +5,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "sources/compile/runtime.h"
+#include "sources/interpose/interpose_host.h"
 
-namespace weft::rt {
+namespace weft::interpose {
 namespace {
 
 struct StartArgs {
@@ -30,31 +30,31 @@ void* thread_trampoline(void* p) {
 
 // Locks and barriers taken inside libgomp, libomp or libc are not the
 // program's synchronization: only calls from instrumented code are logged.
-bool from_program(uint64_t pc) { return g_runtime && is_instrumented_pc(pc); }
+bool from_program(uint64_t pc) { return active() && is_program_pc(pc); }
 
 int64_t weft_id_of(pthread_t thread) {
-  const uint32_t n = g_runtime->next_tid.load();
+  const uint32_t n = thread_count();
   for (uint32_t i = 0; i < n && i < kJoinTableSize; ++i)
     if (pthread_equal(g_pthread_of[i], thread)) return i;
   return -1;
 }
 
 }  // namespace
-}  // namespace weft::rt
+}  // namespace weft::interpose
 
-using namespace weft::rt;
+using namespace weft::interpose;
 using weft::SyncKind;
 
 WEFT_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
                                void* (*routine)(void*), void* arg) {
   using Fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static Fn next = next_function<Fn>("pthread_create");
-  ThreadContext* parent = g_runtime ? current_thread() : nullptr;
-  if (!parent) return next(thread, attr, routine, arg);
+  const int64_t parent = active() ? current_thread_id() : -1;
+  if (parent < 0) return next(thread, attr, routine, arg);
   auto* args = static_cast<StartArgs*>(malloc(sizeof(StartArgs)));
   if (!args) return next(thread, attr, routine, arg);
   const uint32_t tid = reserve_thread_id();
-  *args = {routine, arg, tid, static_cast<int32_t>(parent->tid)};
+  *args = {routine, arg, tid, static_cast<int32_t>(parent)};
   record_sync(SyncKind::ThreadCreate, WEFT_CALLER_PC, 0, tid);
   const int rc = next(thread, attr, thread_trampoline, args);
   if (rc != 0)
@@ -68,8 +68,7 @@ WEFT_EXPORT int pthread_join(pthread_t thread, void** result) {
   using Fn = int (*)(pthread_t, void**);
   static Fn next = next_function<Fn>("pthread_join");
   const int rc = next(thread, result);
-  if (rc == 0 && g_runtime)
-    record_sync(SyncKind::ThreadJoin, WEFT_CALLER_PC, 0, weft_id_of(thread));
+  if (rc == 0 && active()) record_sync(SyncKind::ThreadJoin, WEFT_CALLER_PC, 0, weft_id_of(thread));
   return rc;
 }
 

@@ -3,12 +3,13 @@
 // recording, gets callbacks for parallel regions, implicit tasks, barriers
 // (the region's closing barrier is ompt_sync_region_barrier_implicit_parallel)
 // and worksharing loops. libgomp (GCC 12) never calls ompt_start_tool; its
-// events come from interpose_gomp.cpp.
+// events come from interpose_gomp.cpp. Under Valgrind the preload library
+// carries this tool, so libomp finds it the same way.
 #include <omp-tools.h>
 
-#include "sources/compile/runtime.h"
+#include "sources/interpose/interpose_host.h"
 
-using namespace weft::rt;
+using namespace weft::interpose;
 using weft::SyncKind;
 
 namespace {
@@ -93,5 +94,5 @@ ompt_start_tool_result_t g_tool = {initialize_tool, finalize_tool, {0}};
 
 WEFT_EXPORT ompt_start_tool_result_t* ompt_start_tool(unsigned, const char*) {
   initialize();
-  return g_runtime ? &g_tool : nullptr;  // dormant: no OMPT overhead
+  return active() ? &g_tool : nullptr;  // dormant: no OMPT overhead
 }

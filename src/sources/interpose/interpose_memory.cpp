@@ -1,12 +1,14 @@
 // memcpy, memmove and memset called by the program: compilers leave these
 // calls uninstrumented (ThreadSanitizer's own runtime intercepts them), so
 // weft reports them as a read of the source and a write of the destination
-// when the caller is instrumented code. Calls from libc, libstdc++ or the
+// when the caller is the program's code. Calls from libc, libstdc++ or the
 // runtime itself are passed through uncounted.
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sources/compile/runtime.h"
+#include <atomic>
+
+#include "sources/interpose/interpose_host.h"
 
 namespace {
 
@@ -43,14 +45,14 @@ Fn resolve(std::atomic<Fn>& slot, const char* name) {
   Fn f = slot.load(std::memory_order_acquire);
   if (f) return f;
   if (g_resolving.exchange(1)) return nullptr;  // re-entered from dlsym
-  f = reinterpret_cast<Fn>(weft::rt::next_symbol(name));
+  f = reinterpret_cast<Fn>(weft::interpose::next_symbol(name));
   slot.store(f, std::memory_order_release);
   g_resolving.store(0);
   return f;
 }
 
 inline bool counted(uint64_t pc, size_t n) {
-  return n != 0 && weft::rt::g_runtime != nullptr && weft::rt::is_instrumented_pc(pc);
+  return n != 0 && weft::interpose::active() && weft::interpose::is_program_pc(pc);
 }
 
 }  // namespace
@@ -58,8 +60,8 @@ inline bool counted(uint64_t pc, size_t n) {
 WEFT_EXPORT void* memcpy(void* dst, const void* src, size_t n) {
   const uint64_t pc = WEFT_CALLER_PC;
   if (counted(pc, n)) {
-    weft::rt::on_read(pc, src, n);
-    weft::rt::on_write(pc, dst, n);
+    weft::interpose::program_read(pc, src, n);
+    weft::interpose::program_write(pc, dst, n);
   }
   CopyFn f = resolve(g_memcpy, "memcpy");
   return f ? f(dst, src, n) : bootstrap_copy(dst, src, n);
@@ -68,8 +70,8 @@ WEFT_EXPORT void* memcpy(void* dst, const void* src, size_t n) {
 WEFT_EXPORT void* memmove(void* dst, const void* src, size_t n) {
   const uint64_t pc = WEFT_CALLER_PC;
   if (counted(pc, n)) {
-    weft::rt::on_read(pc, src, n);
-    weft::rt::on_write(pc, dst, n);
+    weft::interpose::program_read(pc, src, n);
+    weft::interpose::program_write(pc, dst, n);
   }
   CopyFn f = resolve(g_memmove, "memmove");
   return f ? f(dst, src, n) : bootstrap_copy(dst, src, n);
@@ -77,7 +79,7 @@ WEFT_EXPORT void* memmove(void* dst, const void* src, size_t n) {
 
 WEFT_EXPORT void* memset(void* dst, int c, size_t n) {
   const uint64_t pc = WEFT_CALLER_PC;
-  if (counted(pc, n)) weft::rt::on_write(pc, dst, n);
+  if (counted(pc, n)) weft::interpose::program_write(pc, dst, n);
   SetFn f = resolve(g_memset, "memset");
   return f ? f(dst, c, n) : bootstrap_set(dst, c, n);
 }

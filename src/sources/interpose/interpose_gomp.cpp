@@ -6,9 +6,9 @@
 // chunk bounds are recorded as the executed schedule.
 #include <stdint.h>
 
-#include "sources/compile/runtime.h"
+#include "sources/interpose/interpose_host.h"
 
-using namespace weft::rt;
+using namespace weft::interpose;
 using weft::SyncKind;
 
 namespace {
@@ -31,7 +31,7 @@ void body_trampoline(void* p) {
 // Runs `start` (the real GOMP_parallel* call) with the body wrapped.
 template <class Start>
 void run_parallel(uint64_t pc, void (*fn)(void*), void* data, unsigned num_threads, Start start) {
-  if (!g_runtime) {
+  if (!active()) {
     start(fn, data);
     return;
   }
@@ -44,18 +44,18 @@ void run_parallel(uint64_t pc, void (*fn)(void*), void* data, unsigned num_threa
 // The end of a worksharing loop without nowait is a team barrier.
 template <class End>
 auto loop_end_barrier(uint64_t pc, End end) {
-  if (g_runtime) {
+  if (active()) {
     record_sync(SyncKind::OmpLoopEnd, pc, 0);
     record_sync(SyncKind::OmpBarrierEnter, pc, 0);
   }
   const auto result = end();
-  if (g_runtime) record_sync(SyncKind::OmpBarrierLeave, pc, 0);
+  if (active()) record_sync(SyncKind::OmpBarrierLeave, pc, 0);
   return result;
 }
 
 template <class T>
 void note_chunk(bool more, uint64_t pc, const T* istart, const T* iend) {
-  if (more && g_runtime)
+  if (more && active())
     record_sync(SyncKind::OmpLoopChunk, pc, 0, static_cast<int64_t>(*istart),
                 static_cast<int64_t>(*iend));
 }
@@ -126,18 +126,18 @@ WEFT_EXPORT void GOMP_barrier() {
   using Fn = void (*)();
   static Fn next = next_function<Fn>("GOMP_barrier");
   const uint64_t pc = WEFT_CALLER_PC;
-  if (g_runtime) record_sync(SyncKind::OmpBarrierEnter, pc, 0);
+  if (active()) record_sync(SyncKind::OmpBarrierEnter, pc, 0);
   next();
-  if (g_runtime) record_sync(SyncKind::OmpBarrierLeave, pc, 0);
+  if (active()) record_sync(SyncKind::OmpBarrierLeave, pc, 0);
 }
 
 WEFT_EXPORT bool GOMP_barrier_cancel() {
   using Fn = bool (*)();
   static Fn next = next_function<Fn>("GOMP_barrier_cancel");
   const uint64_t pc = WEFT_CALLER_PC;
-  if (g_runtime) record_sync(SyncKind::OmpBarrierEnter, pc, 0);
+  if (active()) record_sync(SyncKind::OmpBarrierEnter, pc, 0);
   const bool cancelled = next();
-  if (g_runtime) record_sync(SyncKind::OmpBarrierLeave, pc, 0);
+  if (active()) record_sync(SyncKind::OmpBarrierLeave, pc, 0);
   return cancelled;
 }
 
@@ -159,7 +159,7 @@ WEFT_EXPORT bool GOMP_loop_end_cancel() {
 WEFT_EXPORT void GOMP_loop_end_nowait() {
   using Fn = void (*)();
   static Fn next = next_function<Fn>("GOMP_loop_end_nowait");
-  if (g_runtime) record_sync(SyncKind::OmpLoopEnd, WEFT_CALLER_PC, 0);
+  if (active()) record_sync(SyncKind::OmpLoopEnd, WEFT_CALLER_PC, 0);
   next();
 }
 

@@ -1,0 +1,95 @@
+// CaptureSession: the recording side shared by both event sources. It owns
+// the analyzers of one run, the weft thread table and each thread's
+// synchronization log, turns synchronization events into section
+// boundaries, and writes everything as a raw capture (raw_capture_format.h)
+// that `weft record` turns into the profile.
+//
+// The compile-time runtime drives it from the program's own threads (one
+// ThreadContext per thread, no locks); the Valgrind backend drives it from
+// the `weft record` process, one event at a time, in the order the tool saw
+// them. It allocates only through reserve_zeroed and writes with plain
+// write(2), so the runtime can save from a signal handler.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "analyzers/communication/communication_analyzer.h"
+#include "common/run_capture.h"
+
+namespace weft {
+
+struct CaptureConfig {
+  unsigned granularity = 64;
+  unsigned max_threads = 1024;
+  bool crd = true;  // the crd analysis (and the footprint it needs)
+  uint64_t crd_max_granules = CrdConfig{}.max_granules_per_pair;
+};
+
+// Per-thread synchronization log, reserved once, filled without locks.
+struct SyncLog {
+  static constexpr uint64_t kCapacity = uint64_t{1} << 18;
+  SyncRecord* records = nullptr;
+  uint64_t size = 0;
+  uint64_t dropped = 0;
+};
+
+struct ThreadContext {
+  uint32_t tid = 0;
+  // Null once the capture is saved (or for threads beyond max_threads, whose
+  // loss the capture reports as incomplete): accesses are then ignored.
+  std::atomic<CommunicationAnalyzer::ThreadState*> comm{nullptr};
+  ThreadRecord* record = nullptr;  // null beyond max_threads
+  SyncLog sync;
+};
+
+class CaptureSession {
+ public:
+  // Null when the memory cannot be reserved.
+  static CaptureSession* create(const CaptureConfig& config);
+
+  CommunicationAnalyzer& communication() { return *communication_; }
+  uint32_t max_threads() const { return max_threads_; }
+
+  uint32_t reserve_thread_id() { return next_tid_.fetch_add(1); }
+  uint32_t thread_count() const { return next_tid_.load(); }
+
+  // Creates the context of weft thread `tid` (also beyond max_threads, to
+  // keep its sync log out of the way) and logs its ThreadStart.
+  ThreadContext* start_thread(uint32_t tid, int32_t parent, uint64_t start_routine, int32_t os_tid,
+                              uint64_t time_ns);
+  // The context of a started thread below max_threads, else null.
+  ThreadContext* context(uint32_t tid) const {
+    return tid < max_threads_ ? contexts_[tid].load() : nullptr;
+  }
+  // Logs the ThreadExit (closing the thread's section) and its end time.
+  void finish_thread(ThreadContext& thread, uint64_t time_ns);
+
+  // Logs a synchronization event; the ones that end a parallel section
+  // (DESIGN.md, "Parallel section") close the thread's open section.
+  void record_sync(ThreadContext& thread, SyncKind kind, uint64_t time_ns, uint64_t pc,
+                   uint64_t object, int64_t arg0 = 0, int64_t arg1 = 0);
+
+  // Detaches every thread from the analyzer; with `wait`, also lets the
+  // updates in flight finish (not in a forked child: their threads are gone).
+  void stop_counting(bool wait);
+
+  // Writes the raw capture to `fd`. `maps` is the text of the process's
+  // memory map, or null to read /proc/self/maps (the runtime's case).
+  void write(int fd, bool complete, const char* reason, const char* maps, size_t maps_size);
+
+ private:
+  explicit CaptureSession(const CaptureConfig& config);
+
+  uint32_t max_threads_ = 0;
+  CommunicationAnalyzer* communication_ = nullptr;
+  CommunicationReuseDistance* distances_ = nullptr;  // null unless the crd analysis runs
+  SharingFootprint* footprint_ = nullptr;            // ditto
+  SectionAttribution* sections_ = nullptr;
+  std::atomic<uint32_t> next_tid_{0};
+  ThreadRecord* threads_ = nullptr;                  // [max_threads]
+  std::atomic<ThreadContext*>* contexts_ = nullptr;  // [max_threads]
+};
+
+}  // namespace weft

@@ -1,0 +1,57 @@
+// What the interposers (pthread, GOMP_*, OMPT, memcpy/memset) need from the
+// event source they run in. The same interposer files are linked into two
+// hosts:
+//   - the compile-time runtime (libweft-rt.so), where these calls feed the
+//     analyzers in the program's own process (compile/runtime_host.cpp);
+//   - the Valgrind preload library (vgpreload_weft-amd64-linux.so), where
+//     they become client requests to weft's Valgrind tool
+//     (valgrind/preload_host.cpp).
+// So the knowledge of which entry points delimit sections, create threads or
+// hand out OpenMP chunks lives in one place for both sources.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/run_capture.h"
+
+#define WEFT_EXPORT extern "C" __attribute__((visibility("default")))
+#define WEFT_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+// The program counter of a call into a hook or wrapper: the return address
+// minus one lands inside the call instruction, which symbolizes to its line.
+#define WEFT_CALLER_PC (reinterpret_cast<uint64_t>(__builtin_return_address(0)) - 1)
+
+namespace weft::interpose {
+
+// Starts the host if the program runs under `weft record` (idempotent).
+void initialize();
+// True while events are being recorded.
+bool active();
+// Weft id of the calling thread (attached now if weft had not seen it), or
+// -1 when not recording.
+int64_t current_thread_id();
+// A fresh weft id, in creation order; called by the creator before creating.
+uint32_t reserve_thread_id();
+// Number of ids handed out so far.
+uint32_t thread_count();
+// In a new thread, before its start routine: it is weft thread `tid`.
+void start_thread(uint32_t tid, int32_t parent, uint64_t start_routine);
+// A synchronization event of the calling thread.
+void record_sync(SyncKind kind, uint64_t pc, uint64_t object, int64_t arg0 = 0, int64_t arg1 = 0);
+// Whether `pc` is in the program's own code (its synchronization and its
+// memcpy calls count; libc's and libgomp's internal ones do not).
+bool is_program_pc(uint64_t pc);
+// Accesses made on the program's behalf by an uninstrumented function.
+void program_read(uint64_t pc, const volatile void* address, size_t size);
+void program_write(uint64_t pc, const volatile void* address, size_t size);
+
+// The next definition of an interposed function; aborts with a one-line
+// cause if there is none.
+void* next_symbol(const char* name);
+
+template <class Fn>
+Fn next_function(const char* name) {
+  return reinterpret_cast<Fn>(next_symbol(name));
+}
+
+}  // namespace weft::interpose
