@@ -6,13 +6,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 
 #include "profile/profile_writer.h"
 #include "sources/compile/raw_capture_format.h"
+#include "sources/valgrind/valgrind_backend.h"
 #include "topology/topology.h"
 
 extern char** environ;
@@ -74,11 +77,7 @@ std::string topology_summary() {
 void validate(const RecordOptions& o) {
   if (o.command.empty())
     throw std::runtime_error("no program given (usage: weft record [options] -- PROGRAM ARGS)");
-  if (o.backend == "valgrind")
-    throw std::runtime_error(
-        "the valgrind backend is not available in this build of weft yet; "
-        "rebuild the program with weft-cc/weft-c++ and use --backend compile");
-  if (o.backend != "compile")
+  if (o.backend != "compile" && o.backend != "valgrind")
     throw std::runtime_error(
         fmt::format("unknown backend '{}' (expected compile or valgrind)", o.backend));
   if (o.granularity < 1 || o.granularity > 4096 || (o.granularity & (o.granularity - 1)))
@@ -94,11 +93,44 @@ void validate(const RecordOptions& o) {
   }
 }
 
+// Runs a program built with weft's compiler wrappers: its runtime reads
+// these variables and writes the raw capture itself.
+int run_with_runtime(const RecordOptions& options, const std::string& program,
+                     const std::string& capture_path, const std::function<void(pid_t)>& started) {
+  const pid_t child = fork();
+  if (child < 0) throw std::runtime_error("cannot start the program: fork failed");
+  if (child == 0) {
+    setenv("WEFT_CAPTURE", capture_path.c_str(), 1);
+    setenv("WEFT_GRANULARITY", std::to_string(options.granularity).c_str(), 1);
+    setenv("WEFT_MAX_THREADS", std::to_string(options.max_threads).c_str(), 1);
+    setenv("WEFT_CRD_MAX_GRANULES", std::to_string(options.crd_max_granules).c_str(), 1);
+    if (options.analyses.empty()) {
+      unsetenv("WEFT_ANALYSES");
+    } else {
+      std::string list;
+      for (const std::string& a : options.analyses) list += (list.empty() ? "" : ",") + a;
+      setenv("WEFT_ANALYSES", list.c_str(), 1);
+    }
+    std::vector<char*> argv;
+    for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(program.c_str(), argv.data());
+    fmt::print(stderr, "weft: cannot run '{}': {}\n", program, strerror(errno));
+    _exit(127);
+  }
+  started(child);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
 }  // namespace
 
 int run_record(const RecordOptions& options) {
   validate(options);
   const std::string program = resolve_program(options.command.front());
+  if (options.backend == "valgrind") check_valgrind_backend(program);
   const std::string output = std::filesystem::absolute(options.output).string();
   const std::string capture_path = fmt::format("{}.capture-{}", output, getpid());
 
@@ -121,45 +153,35 @@ int run_record(const RecordOptions& options) {
                             "recording in progress");
 
   std::filesystem::remove(capture_path);
-  const auto started = std::chrono::steady_clock::now();
-  const pid_t child = fork();
-  if (child < 0) throw std::runtime_error("cannot start the program: fork failed");
-  if (child == 0) {
-    setenv("WEFT_CAPTURE", capture_path.c_str(), 1);
-    setenv("WEFT_GRANULARITY", std::to_string(options.granularity).c_str(), 1);
-    setenv("WEFT_MAX_THREADS", std::to_string(options.max_threads).c_str(), 1);
-    setenv("WEFT_CRD_MAX_GRANULES", std::to_string(options.crd_max_granules).c_str(), 1);
-    if (options.analyses.empty()) {
-      unsetenv("WEFT_ANALYSES");
-    } else {
-      std::string list;
-      for (const std::string& a : options.analyses) list += (list.empty() ? "" : ",") + a;
-      setenv("WEFT_ANALYSES", list.c_str(), 1);
-    }
-    std::vector<char*> argv;
-    for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(program.c_str(), argv.data());
-    fmt::print(stderr, "weft: cannot run '{}': {}\n", program, strerror(errno));
-    _exit(127);
-  }
-
   // Ctrl-C reaches the program through the terminal's process group; a
   // SIGTERM or SIGHUP sent to weft alone is passed on. Either way weft stays
   // alive to write the profile.
-  g_child = child;
-  struct sigaction forward {};
-  forward.sa_handler = forward_to_child;
-  sigemptyset(&forward.sa_mask);
-  struct sigaction ignore {};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGTERM, &forward, nullptr);
-  sigaction(SIGHUP, &forward, nullptr);
-  sigaction(SIGINT, &ignore, nullptr);
-  sigaction(SIGQUIT, &ignore, nullptr);
-
+  auto forward_signals = [](pid_t child) {
+    g_child = child;
+    struct sigaction forward {};
+    forward.sa_handler = forward_to_child;
+    sigemptyset(&forward.sa_mask);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGTERM, &forward, nullptr);
+    sigaction(SIGHUP, &forward, nullptr);
+    sigaction(SIGINT, &ignore, nullptr);
+    sigaction(SIGQUIT, &ignore, nullptr);
+  };
+  const auto started = std::chrono::steady_clock::now();
   int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  if (options.backend == "valgrind") {
+    CaptureConfig config;
+    config.granularity = options.granularity;
+    config.max_threads = options.max_threads;
+    config.crd = options.analyses.empty() ||
+                 std::find(options.analyses.begin(), options.analyses.end(), "crd") !=
+                     options.analyses.end();
+    config.crd_max_granules = options.crd_max_granules;
+    status = record_under_valgrind(options.command, program, config, capture_path, forward_signals)
+                 .wait_status;
+  } else {
+    status = run_with_runtime(options, program, capture_path, forward_signals);
   }
   info.duration_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -189,6 +211,15 @@ int run_record(const RecordOptions& options) {
 
   RunCapture capture = read_raw_capture(capture_path);
   capture.source = options.backend;
+  // Under Valgrind the tool ends normally even when the program dies of a
+  // signal (Valgrind reports it as its own exit): the signal decides.
+  if (capture.complete && info.exit_signal) {
+    const int sig = WTERMSIG(status);
+    const bool stopped = sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT;
+    capture.complete = false;
+    capture.incomplete_reason = fmt::format(
+        "the program {} {}", stopped ? "was stopped by" : "crashed with", *info.exit_signal);
+  }
   if (!capture.complete && capture.incomplete_reason.empty())
     capture.incomplete_reason = "the program did not end normally";
   build_profile(capture, info, output);

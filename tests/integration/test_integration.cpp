@@ -374,24 +374,25 @@ void check_comm_json(const std::string& text, const std::string& kind, const Mat
   EXPECT_EQ(j["total"].get<long long>(), sum) << "total is not the sum of the matrix";
 }
 
-class ExampleMatrices : public ::testing::TestWithParam<Case> {};
-
-TEST_P(ExampleMatrices, ExactRawRarInval) {
-  const Case& c = GetParam();
-  const Example& ex = *c.example;
-  const fs::path program = examples_dir() / (ex.program + "." + c.compiler + "." + c.opt);
+// Runs the example's native build (which prints the sizes the formulas
+// assume), then `program` under `weft record` with `backend`, and checks the
+// raw, rar and inval matrices exactly. Returns the three JSON texts.
+std::vector<std::string> record_and_check(const Example& ex, const fs::path& program,
+                                          const std::string& backend, int granularity,
+                                          const std::string& context) {
+  std::vector<std::string> texts;
   const fs::path native = examples_dir() / (ex.program + ".native");
-  ASSERT_TRUE(fs::exists(program)) << program << " is not built";
-  ASSERT_TRUE(fs::exists(native)) << native << " is not built";
-  ASSERT_TRUE(fs::exists(weft_exe())) << weft_exe() << " is not built";
+  EXPECT_TRUE(fs::exists(program)) << program << " is not built";
+  EXPECT_TRUE(fs::exists(native)) << native << " is not built";
+  EXPECT_TRUE(fs::exists(weft_exe())) << weft_exe() << " is not built";
+  if (!fs::exists(program) || !fs::exists(native) || !fs::exists(weft_exe())) return texts;
   TempDir tmp;
 
-  // The native build prints the sizes the formulas assume, and the reference output.
   std::vector<std::string> native_cmd{native.string()};
   native_cmd.insert(native_cmd.end(), ex.args.begin(), ex.args.end());
   const RunResult nat = run(native_cmd, tmp.path);
-  ASSERT_EQ(nat.status, 0) << nat.describe(native_cmd);
-  ASSERT_EQ(nat.out.rfind(ex.output_prefix, 0), 0u)
+  EXPECT_EQ(nat.status, 0) << nat.describe(native_cmd);
+  EXPECT_EQ(nat.out.rfind(ex.output_prefix, 0), 0u)
       << "the example does not run with the sizes the formulas assume\n"
       << nat.describe(native_cmd);
 
@@ -400,33 +401,115 @@ TEST_P(ExampleMatrices, ExactRawRarInval) {
                                   "record",
                                   "-o",
                                   db.string(),
+                                  "--backend",
+                                  backend,
                                   "--granularity",
-                                  std::to_string(c.granularity),
+                                  std::to_string(granularity),
                                   "--",
                                   program.string()};
   record.insert(record.end(), ex.args.begin(), ex.args.end());
   const RunResult rec = run(record, tmp.path);
-  ASSERT_EQ(rec.status, 0) << rec.describe(record);
-  // The instrumented program computes the same thing as the native one.
+  EXPECT_EQ(rec.status, 0) << rec.describe(record);
+  if (rec.status != 0) return texts;
+  // The recorded program computes the same thing as the native one.
   EXPECT_NE(rec.out.find(nat.out), std::string::npos)
       << "output under weft record differs from the native output:\n"
       << nat.out << rec.describe(record);
 
-  const Expected x = ex.expected(c.granularity);
+  const Expected x = ex.expected(granularity);
   const std::pair<const char*, const Matrix*> kinds[] = {
       {"raw", &x.raw}, {"rar", &x.rar}, {"inval", &x.inval}};
   for (const auto& [kind, matrix] : kinds) {
     std::vector<std::string> comm{weft_exe().string(), "comm", db.string(), "--kind", kind,
                                   "--format",          "json"};
     const RunResult q = run(comm, tmp.path);
-    ASSERT_EQ(q.status, 0) << q.describe(comm);
-    check_comm_json(q.out, kind, *matrix, c.name());
+    EXPECT_EQ(q.status, 0) << q.describe(comm);
+    check_comm_json(q.out, kind, *matrix, context);
+    texts.push_back(q.out);
   }
+  return texts;
+}
+
+class ExampleMatrices : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ExampleMatrices, ExactRawRarInval) {
+  const Case& c = GetParam();
+  record_and_check(*c.example,
+                   examples_dir() / (c.example->program + "." + c.compiler + "." + c.opt),
+                   "compile", c.granularity, c.name());
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, ExampleMatrices, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return info.param.name();
+                         });
+
+// ---- the binary source: the same programs, built plainly, under Valgrind -------
+
+// Plain builds (gcc -O1 -g, clang -O2 -g; examples/CMakeLists.txt) must give
+// exactly the matrices the compile-time source gives, at word and line
+// granularity.
+struct PlainCase {
+  const Example* example;
+  std::string build;  // gcc.O1 | clang.O2
+  int granularity;
+  std::string name() const {
+    std::string b = build;
+    for (char& ch : b)
+      if (ch == '.') ch = '_';
+    return example->label + "_" + b + "_g" + std::to_string(granularity);
+  }
+};
+
+void PrintTo(const PlainCase& c, std::ostream* os) { *os << c.name(); }
+
+std::vector<PlainCase> plain_cases() {
+  std::vector<PlainCase> cases;
+  for (const Example& ex : examples())
+    for (const char* build : {"gcc.O1", "clang.O2"})
+      for (int g : {8, 64}) cases.push_back({&ex, build, g});
+  return cases;
+}
+
+class ValgrindMatrices : public ::testing::TestWithParam<PlainCase> {};
+
+TEST_P(ValgrindMatrices, ExactRawRarInvalOfUnmodifiedBinary) {
+  const PlainCase& c = GetParam();
+  record_and_check(*c.example, examples_dir() / (c.example->program + ".plain." + c.build),
+                   "valgrind", c.granularity, c.name() + " (valgrind)");
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, ValgrindMatrices, ::testing::ValuesIn(plain_cases()),
+                         [](const ::testing::TestParamInfo<PlainCase>& info) {
+                           return info.param.name();
+                         });
+
+// The differential test: both sources on the same example print the same
+// matrices (same gcc -O1, line granularity).
+class SourcesAgree : public ::testing::TestWithParam<const Example*> {};
+
+TEST_P(SourcesAgree, CompileTimeAndBinarySourceGiveTheSameMatrices) {
+  const Example& ex = *GetParam();
+  const auto compiled =
+      record_and_check(ex, examples_dir() / (ex.program + ".gcc.O1"), "compile", 64, ex.label);
+  const auto binary = record_and_check(ex, examples_dir() / (ex.program + ".plain.gcc.O1"),
+                                       "valgrind", 64, ex.label + " (valgrind)");
+  ASSERT_EQ(compiled.size(), 3u);
+  ASSERT_EQ(binary.size(), 3u);
+  for (size_t k = 0; k < 3; ++k)
+    EXPECT_EQ(json::parse(compiled[k])["matrix"], json::parse(binary[k])["matrix"])
+        << "kind " << json::parse(compiled[k])["kind"];
+}
+
+std::vector<const Example*> example_pointers() {
+  std::vector<const Example*> list;
+  for (const Example& ex : examples()) list.push_back(&ex);
+  return list;
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, SourcesAgree, ::testing::ValuesIn(example_pointers()),
+                         [](const ::testing::TestParamInfo<const Example*>& info) {
+                           return info.param->label;
                          });
 
 // ---- a Makefile project built with the wrappers --------------------------------

@@ -40,6 +40,9 @@ class SourceTest : public ::testing::Test {
   std::string program(const std::string& name, const std::string& cc = "gcc") const {
     return std::string(PROGRAMS_DIR) + "/" + name + "." + cc;
   }
+  std::string plain(const std::string& name) const {
+    return std::string(PROGRAMS_DIR) + "/" + name + ".plain";
+  }
   std::string db(const std::string& name = "p.db") const { return (dir_ / name).string(); }
 
   nlohmann::json matrix(const std::string& profile, const std::string& kind) {
@@ -61,20 +64,27 @@ class SourceTest : public ::testing::Test {
     return v;
   }
   // Starts `weft record ARGS -- exchange_then_wait` in the background and
-  // returns its pid once the program has printed "ready".
-  pid_t start_recording_until_ready(const std::string& record_args) {
+  // returns its pid once the program has printed "ready". The program runs
+  // from a copy in this test's directory (waiting_program()), so that a
+  // test that kills it by name cannot hit another test's program.
+  pid_t start_recording_until_ready(const std::string& record_args,
+                                    const std::string& binary = "") {
+    fs::copy_file(binary.empty() ? program("exchange_then_wait") : binary, waiting_program(),
+                  fs::copy_options::overwrite_existing);
     const std::string cmd = weft() + " record " + record_args + " -o " + db() + " -- " +
-                            program("exchange_then_wait") + " >" + (dir_ / "o").string() + " 2>" +
+                            waiting_program() + " >" + (dir_ / "o").string() + " 2>" +
                             (dir_ / "e").string();
     const pid_t pid = fork();
     if (pid == 0) {
       execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
       _exit(127);
     }
-    for (int i = 0; i < 200 && slurp(dir_ / "o").find("ready") == std::string::npos; ++i)
+    for (int i = 0; i < 600 && slurp(dir_ / "o").find("ready") == std::string::npos; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     return pid;
   }
+
+  std::string waiting_program() const { return (dir_ / "exchange_then_wait").string(); }
 
   fs::path dir_;
 };
@@ -120,7 +130,7 @@ TEST_F(SourceTest, SigkillLeavesAnIncompleteProfileThatViewsStillOpen) {
   const pid_t pid = start_recording_until_ready("");
   ASSERT_GT(pid, 0);
   ASSERT_NE(slurp(dir_ / "o").find("ready"), std::string::npos);
-  run("pkill -KILL -f '^" + program("exchange_then_wait") + "$'");
+  run("pkill -KILL -f '^" + waiting_program() + "$'");
   int status = 0;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
@@ -247,6 +257,117 @@ TEST_F(SourceTest, ProgramsRunNormallyOutsideRecord) {
   EXPECT_EQ(r.code, 0);
   const Result many = run(program("many_threads") + " 8");
   EXPECT_EQ(many.code, 0);
+}
+
+// ---- the binary source (weft record --backend valgrind) on plain builds ------
+
+TEST_F(SourceTest, ValgrindCrashKeepsDataGatheredSoFarFlaggedIncomplete) {
+  const Result r = run(weft() + " record --backend valgrind --granularity 8 -o " + db() + " -- " +
+                       plain("crash_after_exchange"));
+  EXPECT_EQ(r.code, 128 + SIGSEGV) << r.err;
+  EXPECT_NE(r.err.find("crashed with SIGSEGV"), std::string::npos) << r.err;
+  EXPECT_EQ(meta(db(), "complete"), "0");
+  EXPECT_EQ(meta(db(), "source"), "valgrind");
+  EXPECT_EQ(meta(db(), "exit_signal"), "SIGSEGV");
+  const auto raw = matrix(db(), "raw");
+  ASSERT_EQ(raw.size(), 3u);
+  EXPECT_EQ(raw[1][2], 512);
+  EXPECT_EQ(raw[2][1], 512);
+  EXPECT_EQ(raw[0][1], 0);
+  EXPECT_EQ(raw[1][0], 0);
+}
+
+TEST_F(SourceTest, ValgrindSigkillOfTheProgramKeepsEventsUpToTheKill) {
+  const pid_t pid = start_recording_until_ready("--backend valgrind --granularity 8",
+                                                plain("exchange_then_wait"));
+  ASSERT_GT(pid, 0);
+  ASSERT_NE(slurp(dir_ / "o").find("ready"), std::string::npos) << slurp(dir_ / "e");
+  // The Valgrind process runs the program: its command line names the tool.
+  run("pkill -KILL -f 'weft-ring=.*" + waiting_program() + "'");
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL);
+  EXPECT_EQ(meta(db(), "complete"), "0");
+  EXPECT_EQ(meta(db(), "exit_signal"), "SIGKILL");
+  const auto raw = matrix(db(), "raw");
+  ASSERT_EQ(raw.size(), 3u);
+  EXPECT_EQ(raw[1][2], 64);
+  EXPECT_EQ(raw[2][1], 64);
+  const Result report = run(weft() + " report " + db());
+  EXPECT_EQ(report.code, 0) << report.err;
+  EXPECT_NE(report.out.find("INCOMPLETE"), std::string::npos);
+}
+
+TEST_F(SourceTest, ValgrindExitFromAThreadKeepsEverything) {
+  const Result r = run(weft() + " record --backend valgrind --granularity 8 -o " + db() + " -- " +
+                       plain("exit_from_thread"));
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.out.find("exiting from a thread"), std::string::npos) << r.out;
+  EXPECT_EQ(meta(db(), "exit_status"), "3");
+  const auto raw = matrix(db(), "raw");
+  ASSERT_EQ(raw.size(), 3u);
+  EXPECT_EQ(raw[1][2], 64);
+  EXPECT_EQ(raw[2][1], 64);
+  EXPECT_EQ(raw[0][1], 0);
+}
+
+TEST_F(SourceTest, ValgrindMemcpyAndAtomicsAreTheProgramsAccesses) {
+  const Result r = run(weft() + " record --backend valgrind --granularity 64 -o " + db() + " -- " +
+                       plain("copies_and_atomics"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto raw = matrix(db(), "raw");
+  ASSERT_EQ(raw.size(), 3u);
+  EXPECT_EQ(raw[1][2], 17);
+  EXPECT_EQ(raw[2][1], 1);
+  EXPECT_EQ(raw[1][0], 1);
+  EXPECT_EQ(raw[0][1], 0);
+  EXPECT_EQ(raw[0][2], 0);
+  EXPECT_EQ(raw[2][0], 0);
+}
+
+TEST_F(SourceTest, ValgrindThreadsBeyondMaxThreadsAreReportedNotLost) {
+  const Result r = run(weft() + " record --backend valgrind --max-threads 20 -o " + db() + " -- " +
+                       plain("many_threads") + " 30");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("--max-threads"), std::string::npos) << r.err;
+  EXPECT_EQ(meta(db(), "complete"), "0");
+  const auto raw = matrix(db(), "raw");
+  ASSERT_EQ(raw.size(), 20u);
+  EXPECT_EQ(raw[2][1], 1);
+  EXPECT_EQ(raw[19][18], 1);
+}
+
+TEST_F(SourceTest, ValgrindBackendRefusesWhatItCannotRunWithOneLine) {
+  // A 32-bit ELF: a copy of a real program with its class byte changed.
+  const fs::path elf32 = dir_ / "elf32";
+  fs::copy_file(plain("many_threads"), elf32);
+  {
+    std::fstream f(elf32, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4);
+    f.put(1);  // EI_CLASS = ELFCLASS32
+  }
+  fs::permissions(elf32, fs::perms::owner_all);
+  const std::string path_without_valgrind = "PATH=" + dir_.string() + " ";
+  const std::pair<std::string, std::string> cases[] = {
+      {weft() + " record --backend valgrind -o " + db() + " -- " + elf32.string(), "32-bit"},
+      {weft() + " record --backend valgrind -o " + db() + " -- " + std::string(PROGRAMS_DIR) +
+           "/exchange_then_wait.static-stripped",
+       "statically linked without symbols"},
+      {path_without_valgrind + weft() + " record --backend valgrind -o " + db() + " -- " +
+           plain("many_threads"),
+       "valgrind is not installed"},
+      {"WEFT_VALGRIND_LIB=" + dir_.string() + " " + weft() + " record --backend valgrind -o " +
+           db() + " -- " + plain("many_threads"),
+       "Valgrind tool is not built"},
+  };
+  for (const auto& [command, expected] : cases) {
+    const Result r = run(command);
+    EXPECT_EQ(r.code, 1) << command;
+    EXPECT_TRUE(one_line(r.err)) << command << ": " << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << command << ": " << r.err;
+  }
 }
 
 }  // namespace

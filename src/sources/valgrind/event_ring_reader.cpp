@@ -1,0 +1,174 @@
+#include "sources/valgrind/event_ring_reader.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace weft {
+
+namespace {
+
+std::string ring_directory() {
+  if (access("/dev/shm", W_OK) == 0) return "/dev/shm";
+  const char* tmp = getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+// Text carried in the `n` bytes of the slots after a header slot.
+std::string slot_text(const WeftRingSlot* slots, uint64_t available, uint64_t n) {
+  const uint64_t bytes = std::min<uint64_t>(n, available * sizeof(WeftRingSlot));
+  return std::string(reinterpret_cast<const char*>(slots), bytes);
+}
+
+uint64_t text_slots(uint64_t n) { return (n + sizeof(WeftRingSlot) - 1) / sizeof(WeftRingSlot); }
+
+}  // namespace
+
+EventRing::EventRing(uint64_t block_bytes, uint64_t block_count) {
+  std::string tmpl = ring_directory() + "/weft-ring.XXXXXX";
+  const int fd = mkstemp(tmpl.data());
+  if (fd < 0)
+    throw std::runtime_error(fmt::format("cannot create the event ring: {}", strerror(errno)));
+  path_ = tmpl;
+  linked_ = true;
+  size_ = WEFT_RING_HEADER_BYTES + block_bytes * block_count;
+  if (ftruncate(fd, static_cast<off_t>(size_)) != 0) {
+    close(fd);
+    unlink_file();
+    throw std::runtime_error(fmt::format("cannot size the event ring: {}", strerror(errno)));
+  }
+  void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) {
+    unlink_file();
+    throw std::runtime_error(fmt::format("cannot map the event ring: {}", strerror(errno)));
+  }
+  base_ = static_cast<char*>(p);
+  header_ = reinterpret_cast<WeftRingHeader*>(base_);
+  header_->block_bytes = block_bytes;
+  header_->block_count = block_count;
+  __atomic_store_n(&header_->magic, WEFT_RING_MAGIC, __ATOMIC_RELEASE);
+}
+
+EventRing::~EventRing() {
+  if (base_) munmap(base_, size_);
+  unlink_file();
+}
+
+void EventRing::unlink_file() {
+  if (linked_) unlink(path_.c_str());
+  linked_ = false;
+}
+
+bool EventRing::tool_attached() const {
+  return __atomic_load_n(&header_->tool_attached, __ATOMIC_ACQUIRE) != 0;
+}
+
+bool EventRing::peek(const WeftRingSlot*& slots, uint64_t& count) const {
+  if (__atomic_load_n(&header_->produced, __ATOMIC_ACQUIRE) <= consumed_) return false;
+  peek_unpublished(slots, count);
+  return true;  // even when empty: it must be released
+}
+
+bool EventRing::peek_unpublished(const WeftRingSlot*& slots, uint64_t& count) const {
+  const char* block =
+      base_ + WEFT_RING_HEADER_BYTES + (consumed_ % header_->block_count) * header_->block_bytes;
+  const uint64_t capacity = (header_->block_bytes - sizeof(uint64_t)) / sizeof(WeftRingSlot);
+  count = std::min(*reinterpret_cast<const uint64_t*>(block), capacity);
+  slots = reinterpret_cast<const WeftRingSlot*>(block + sizeof(uint64_t));
+  return count > 0;
+}
+
+void EventRing::release() { __atomic_store_n(&header_->consumed, ++consumed_, __ATOMIC_RELEASE); }
+
+ThreadContext* RingEventDecoder::thread(uint64_t tid) {
+  return tid < threads_.size() ? threads_[tid] : nullptr;
+}
+
+void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
+  CommunicationAnalyzer& comm = session_.communication();
+  for (uint64_t i = 0; i < count && !ended_; ++i) {
+    const WeftRingSlot& s = slots[i];
+    const uint64_t type = s.b & 0xff;
+    const uint64_t rest = count - i - 1;  // slots after this one in the block
+    switch (type) {
+      case WEFT_REC_READ:
+      case WEFT_REC_WRITE: {
+        ++access_records_;
+        if (!current_state_) break;
+        const uint64_t pc = s.b >> WEFT_REC_PC_SHIFT;
+        const size_t size = (s.b >> 8) & WEFT_REC_SIZE_MAX;
+        if (type == WEFT_REC_READ)
+          comm.read(*current_state_, pc, s.a, size);
+        else
+          comm.write(*current_state_, pc, s.a, size);
+        break;
+      }
+      case WEFT_REC_SWITCH:
+        current_ = thread(s.a);
+        current_state_ = current_ ? current_->comm.load(std::memory_order_relaxed) : nullptr;
+        break;
+      case WEFT_REC_THREAD_START: {
+        if (rest < 2) return;
+        const int32_t parent = static_cast<int32_t>(((s.b >> 8) & 0xffffffffu)) - 1;
+        ThreadContext* c =
+            session_.start_thread(static_cast<uint32_t>(s.a), parent, slots[i + 1].a,
+                                  static_cast<int32_t>(slots[i + 1].b), slots[i + 2].a);
+        if (s.a < (uint64_t{1} << 20)) {
+          if (threads_.size() <= s.a) threads_.resize(s.a + 1, nullptr);
+          threads_[s.a] = c;
+        }
+        current_ = c;
+        current_state_ = c ? c->comm.load(std::memory_order_relaxed) : nullptr;
+        i += 2;
+        break;
+      }
+      case WEFT_REC_THREAD_EXIT: {
+        if (rest < 1) return;
+        if (ThreadContext* c = thread(s.a)) {
+          if (c->record) c->record->basic_blocks = slots[i + 1].b;
+          session_.finish_thread(*c, slots[i + 1].a);
+        }
+        i += 1;
+        break;
+      }
+      case WEFT_REC_SYNC: {
+        if (rest < 2) return;
+        if (current_)
+          session_.record_sync(*current_, static_cast<SyncKind>((s.b >> 8) & 0xffff), s.a,
+                               s.b >> WEFT_REC_PC_SHIFT, slots[i + 1].a,
+                               static_cast<int64_t>(slots[i + 1].b),
+                               static_cast<int64_t>(slots[i + 2].a));
+        i += 2;
+        break;
+      }
+      case WEFT_REC_BLOCK_COUNT: {
+        if (rest < 1) return;
+        if (ThreadContext* c = thread(s.a))
+          if (c->record) c->record->basic_blocks = slots[i + 1].a;
+        i += 1;
+        break;
+      }
+      case WEFT_REC_MAPS:
+        maps_ = slot_text(slots + i + 1, rest, s.a);
+        i += text_slots(s.a);
+        break;
+      case WEFT_REC_END:
+        complete_ = ((s.b >> 8) & 1) != 0;
+        reason_ = slot_text(slots + i + 1, rest, s.a);
+        ended_ = true;
+        break;
+      default:
+        throw std::runtime_error(
+            fmt::format("corrupt event ring: record type {} from weft's Valgrind tool", type));
+    }
+  }
+}
+
+}  // namespace weft

@@ -1,0 +1,713 @@
+/* weft's Valgrind tool: an event source and nothing else.
+ *
+ * It instruments the program's own code (not the system runtime libraries)
+ * so that every memory effect becomes a READ or WRITE record, hands out weft
+ * thread ids, answers the client requests of the preload library, and writes
+ * all of it into the shared-memory ring of event_ring.h, which `weft record`
+ * consumes and analyzes.
+ *
+ * Cost model: an access costs one helper call that writes one 16-byte slot
+ * straight into the shared block. The helper's only test is `slot < limit`;
+ * the rare conditions (block full, the running thread has no weft id yet,
+ * another thread wrote the last record so a SWITCH is due) are folded into
+ * that test by setting `fast_limit` to NULL, which sends the next access
+ * through the slow path. Once nobody reads the ring, accesses go to a
+ * scratch buffer instead, at the same cost.
+ *
+ * Links Valgrind's core (GPL-2) statically, so the tool binary is GPL-2. */
+
+#include "../client_requests.h"
+#include "../event_ring.h"
+#include "pub_tool_aspacemgr.h"
+#include "pub_tool_basics.h"
+#include "pub_tool_debuginfo.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_machine.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_options.h"
+#include "pub_tool_threadstate.h"
+#include "pub_tool_tooliface.h"
+#include "pub_tool_vki.h"
+#include "pub_tool_vkiscnums.h"
+
+/* Core functions that have no tool header (libcoregrind exports them). */
+extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, Int fd,
+                                                      Off64T offset);
+extern SysRes VG_(do_syscall)(UWord sysno, UWord a1, UWord a2, UWord a3, UWord a4, UWord a5,
+                              UWord a6, UWord a7, UWord a8);
+
+/* A block is a u64 slot count, then the slots. */
+#define BLOCK_SLOTS_OFFSET 8u
+/* Effects larger than this go out as several records (ACCESS_RANGE's chunk). */
+#define ACCESS_CHUNK_BYTES 32768u
+
+/*------------------------------------------------------------------*/
+/* Options                                                          */
+/*------------------------------------------------------------------*/
+
+static const HChar* clo_ring_path = NULL;
+
+static Bool weft_process_option(const HChar* arg) {
+  if VG_STR_CLO (arg, "--weft-ring", clo_ring_path) {
+  } else
+    return False;
+  return True;
+}
+
+static void weft_print_usage(void) {
+  VG_(printf)("    --weft-ring=PATH          the event ring created by `weft record`\n");
+}
+
+static void weft_print_debug_usage(void) {}
+
+/* One line on stderr, then exit 1: `weft record` shows it as the cause. */
+static void fail(const HChar* format, ...) PRINTF_CHECK(1, 2);
+static void fail(const HChar* format, ...) {
+  HChar line[512];
+  va_list vargs;
+  va_start(vargs, format);
+  UInt n = VG_(vsnprintf)(line, sizeof(line) - 1, format, vargs);
+  va_end(vargs);
+  if (n > sizeof(line) - 2) n = sizeof(line) - 2;
+  line[n] = '\n';
+  VG_(write)(2, "weft: ", 6);
+  VG_(write)(2, line, n + 1);
+  VG_(exit)(1);
+}
+
+/*------------------------------------------------------------------*/
+/* Ring producer                                                    */
+/*------------------------------------------------------------------*/
+
+static WeftRingHeader* ring;
+static UChar* ring_blocks;
+static ULong block_bytes, block_count;
+static ULong produced;          /* our copy of ring->produced */
+static UChar* block;            /* the block being filled */
+static WeftRingSlot* block_end; /* one past its last slot */
+static WeftRingSlot* next_slot; /* its first free slot */
+/* block_end while the running thread may write accesses directly, NULL to
+   route the next access through the slow path (see rearm_fast_path). */
+static WeftRingSlot* fast_limit;
+/* False before the ring is mapped, once the consumer is gone, and in a
+   forked child (the ring has one producer); events are then dropped. */
+static Bool producing = False;
+static Int consumer_pid; /* our parent when we started: weft record */
+
+static void rearm_fast_path(void);
+
+static WeftRingSlot* first_slot(UChar* b) { return (WeftRingSlot*)(b + BLOCK_SLOTS_OFFSET); }
+
+static ULong block_capacity(void) {
+  return (block_bytes - BLOCK_SLOTS_OFFSET) / sizeof(WeftRingSlot);
+}
+
+static void map_ring(const HChar* path) {
+  SysRes res = VG_(open)(path, VKI_O_RDWR, 0);
+  if (sr_isError(res)) fail("cannot open the event ring %s", path);
+  Int fd = (Int)sr_Res(res);
+
+  WeftRingHeader h;
+  struct vg_stat st;
+  if (VG_(read)(fd, &h, sizeof(h)) != sizeof(h) || h.magic != WEFT_RING_MAGIC)
+    fail("%s is not a weft event ring (bad magic)", path);
+  if (h.block_bytes < 65536 || h.block_bytes % WEFT_RING_SLOT_BYTES != 0 || h.block_count == 0)
+    fail("%s: bad ring geometry (block_bytes %llu, block_count %llu)", path, (ULong)h.block_bytes,
+         (ULong)h.block_count);
+  ULong total = WEFT_RING_HEADER_BYTES + h.block_bytes * h.block_count;
+  if (VG_(fstat)(fd, &st) != 0 || (ULong)st.size < total)
+    fail("%s is shorter than its header says (%llu bytes)", path, total);
+
+  res = VG_(am_shared_mmap_file_float_valgrind)(total, VKI_PROT_READ | VKI_PROT_WRITE, fd, 0);
+  VG_(close)(fd);
+  if (sr_isError(res)) fail("cannot map the event ring %s (%llu bytes)", path, total);
+
+  ring = (WeftRingHeader*)sr_Res(res);
+  ring_blocks = (UChar*)ring + WEFT_RING_HEADER_BYTES;
+  block_bytes = h.block_bytes;
+  block_count = h.block_count;
+  produced = __atomic_load_n(&ring->produced, __ATOMIC_ACQUIRE);
+  consumer_pid = VG_(getppid)();
+  __atomic_store_n(&ring->tool_attached, 1, __ATOMIC_RELEASE);
+}
+
+/* Waits until the block `produced` is free. False when the consumer is gone:
+   weft record (our parent) died and we were reparented, to init or to a
+   subreaper, so nobody would read on. */
+static Bool wait_for_free_block(void) {
+  for (UInt round = 0;; round++) {
+    ULong consumed = __atomic_load_n(&ring->consumed, __ATOMIC_ACQUIRE);
+    if (produced - consumed < block_count) return True;
+    if (round % 64 == 63 && (VG_(getppid)() != consumer_pid || consumer_pid == 1)) return False;
+    if (round < 1000) {
+      VG_(do_syscall)(__NR_sched_yield, 0, 0, 0, 0, 0, 0, 0, 0);
+    } else { /* a slow consumer: stop burning the core it needs */
+      struct vki_timespec pause = {0, 100 * 1000};
+      VG_(do_syscall)(__NR_nanosleep, (UWord)&pause, 0, 0, 0, 0, 0, 0, 0);
+    }
+  }
+}
+
+static void open_block(void) {
+  if (!wait_for_free_block()) {
+    producing = False;
+    rearm_fast_path();
+    return;
+  }
+  block = ring_blocks + (produced % block_count) * block_bytes;
+  *(ULong*)block = 0; /* see note_progress: a stale count must not survive reuse */
+  next_slot = first_slot(block);
+  block_end = next_slot + block_capacity();
+  rearm_fast_path();
+}
+
+static void publish_block(void) {
+  *(ULong*)block = (ULong)(next_slot - first_slot(block));
+  produced++;
+  __atomic_store_n(&ring->produced, produced, __ATOMIC_RELEASE);
+}
+
+/* Stores the slot count of the block being filled, as publishing would.
+   Called after each synchronization record: if the process is killed (no
+   fini runs), weft reads the unpublished block up to here, so every access
+   before the program's last synchronization is kept. */
+static void note_progress(void) {
+  if (producing)
+    __atomic_store_n((ULong*)block, (ULong)(next_slot - first_slot(block)), __ATOMIC_RELEASE);
+}
+
+/* n contiguous slots (n <= block capacity), or NULL when not producing. */
+static WeftRingSlot* take_slots(UInt n) {
+  if (!producing) return NULL;
+  if (next_slot + n > block_end) {
+    publish_block();
+    open_block();
+    if (!producing) return NULL;
+  }
+  WeftRingSlot* s = next_slot;
+  next_slot += n;
+  return s;
+}
+
+static ULong now_ns(void) {
+  struct vki_timespec ts;
+  VG_(clock_gettime)(&ts, VKI_CLOCK_MONOTONIC);
+  return (ULong)ts.tv_sec * 1000000000ull + (ULong)ts.tv_nsec;
+}
+
+/*------------------------------------------------------------------*/
+/* Threads                                                          */
+/*------------------------------------------------------------------*/
+
+/* Per Valgrind thread slot. Valgrind reuses slots, so a slot is bound to a
+   weft id from the thread's first event until its exit. */
+typedef struct {
+  Bool bound;
+  Int weft_id;
+  Int creator_weft_id; /* -1 when unknown */
+  ULong blocks;        /* superblocks of program code entered */
+} ThreadSlot;
+
+static ThreadSlot* threads;  /* VG_N_THREADS entries, by ThreadId */
+static Int next_weft_id = 1; /* 0 is the main thread's */
+static Bool main_started = False;
+static ThreadId running_tid = VG_INVALID_THREADID;
+static Int last_emitter = -1; /* weft id of the thread the consumer believes runs */
+/* Where the inline superblock counter adds: the running thread's `blocks`. */
+static ULong spare_block_counter;
+static ULong* running_blocks = &spare_block_counter;
+
+/* Where accesses go once nothing is produced: dropping them costs no more
+   than recording them. */
+#define DISCARD_SLOTS 4096
+static WeftRingSlot discard_slots[DISCARD_SLOTS];
+
+static void rearm_fast_path(void) {
+  if (!producing) {
+    next_slot = discard_slots;
+    fast_limit = discard_slots + DISCARD_SLOTS;
+    return;
+  }
+  ThreadSlot* t = running_tid != VG_INVALID_THREADID ? &threads[running_tid] : NULL;
+  fast_limit = t && t->bound && t->weft_id == last_emitter ? block_end : NULL;
+}
+
+/* THREAD_START binds the slot and is also the switch to that thread. */
+static void start_thread(ThreadId tid, Int weft_id, Int parent, Addr start_routine, Int os_tid) {
+  threads[tid].bound = True;
+  threads[tid].weft_id = weft_id;
+  WeftRingSlot* s = take_slots(3);
+  if (s) {
+    s[0].a = (ULong)weft_id;
+    s[0].b = WEFT_REC_THREAD_START | (ULong)(UInt)(parent + 1) << 8;
+    s[1].a = start_routine;
+    s[1].b = (ULong)(Long)os_tid;
+    s[2].a = now_ns();
+    s[2].b = 0;
+  }
+  last_emitter = weft_id;
+  rearm_fast_path();
+}
+
+/* The slot of tid, given the next weft id now if it had none. Runs in tid's
+   context (its access or request), so gettid is its os tid. */
+static ThreadSlot* bind(ThreadId tid) {
+  ThreadSlot* t = &threads[tid];
+  if (!t->bound) start_thread(tid, next_weft_id++, t->creator_weft_id, 0, VG_(gettid)());
+  return t;
+}
+
+/* n slots for a record of thread tid, preceded by a SWITCH if the consumer
+   believes another thread runs. NULL when not producing. */
+static WeftRingSlot* reserve_for(ThreadId tid, UInt n) {
+  ThreadSlot* t = bind(tid);
+  if (last_emitter != t->weft_id) {
+    WeftRingSlot* s = take_slots(1);
+    if (s) {
+      s->a = (ULong)t->weft_id;
+      s->b = WEFT_REC_SWITCH;
+    }
+    last_emitter = t->weft_id;
+  }
+  WeftRingSlot* s = take_slots(n);
+  rearm_fast_path();
+  return s;
+}
+
+static void emit_thread_exit(ThreadId tid) {
+  ThreadSlot* t = &threads[tid];
+  WeftRingSlot* s = reserve_for(tid, 2);
+  if (s) {
+    s[0].a = (ULong)t->weft_id;
+    s[0].b = WEFT_REC_THREAD_EXIT;
+    s[1].a = now_ns();
+    s[1].b = t->blocks;
+    note_progress();
+  }
+}
+
+static void weft_start_client_code(ThreadId tid, ULong blocks_dispatched) {
+  running_tid = tid;
+  running_blocks = &threads[tid].blocks;
+  if (!main_started) {
+    main_started = True;
+    start_thread(tid, 0, -1, 0, VG_(gettid)());
+  }
+  rearm_fast_path();
+}
+
+static void weft_thread_created(ThreadId parent, ThreadId child) {
+  ThreadSlot* p = &threads[parent];
+  ThreadSlot* c = &threads[child];
+  c->bound = False;
+  c->creator_weft_id = p->bound ? p->weft_id : -1;
+  c->blocks = 0;
+}
+
+static void weft_thread_exited(ThreadId tid) {
+  ThreadSlot* t = &threads[tid];
+  if (t->bound) emit_thread_exit(tid);
+  t->bound = False;
+  t->blocks = 0;
+  rearm_fast_path();
+}
+
+/* A successful exec ends the tool without fini: hand over what we have. */
+static void weft_pre_syscall(ThreadId tid, UInt syscall_no, UWord* args, UInt n_args) {
+  if ((syscall_no == __NR_execve || syscall_no == __NR_execveat) && producing &&
+      next_slot > first_slot(block)) {
+    publish_block();
+    open_block();
+  }
+}
+
+static void weft_post_syscall(ThreadId tid, UInt syscall_no, UWord* args, UInt n_args, SysRes res) {
+}
+
+static void weft_fork_child(ThreadId tid) {
+  producing = False; /* the parent keeps the ring */
+  rearm_fast_path();
+}
+
+/*------------------------------------------------------------------*/
+/* Which code is the program's                                      */
+/*------------------------------------------------------------------*/
+
+/* Objects whose accesses are not the program's: the system runtime, which
+   weft's compile-time source does not instrument either. */
+static const HChar* const runtime_prefixes[] = {
+    "ld-linux",   "ld-",         "libc.so",     "libc-",     "libm.so",    "libm-",   "libmvec",
+    "libpthread", "libdl",       "librt",       "libgomp",   "libomp",     "libiomp", "libstdc++",
+    "libgcc_s",   "libgfortran", "libquadmath", "libatomic", "vgpreload_",
+};
+
+static Bool is_runtime_object(const HChar* path) {
+  const HChar* slash = VG_(strrchr)(path, '/');
+  const HChar* base = slash ? slash + 1 : path;
+  if (base[0] == '[') return True;
+  for (UInt i = 0; i < sizeof(runtime_prefixes) / sizeof(runtime_prefixes[0]); i++)
+    if (VG_(strncmp)(base, runtime_prefixes[i], VG_(strlen)(runtime_prefixes[i])) == 0) return True;
+  return False;
+}
+
+/* The object is named by the DebugInfo covering pc. A DebugInfo covers only
+   .text, so the .plt stubs of an object (libgomp calls libc through dozens)
+   are named by the file mapped there instead. Code of no file (JIT code)
+   counts as the program's. */
+static Bool is_program_pc(Addr pc) {
+  DebugInfo* di = VG_(find_DebugInfo)(VG_(current_DiEpoch)(), pc);
+  const HChar* file = NULL;
+  if (di) {
+    file = VG_(DebugInfo_get_filename)(di);
+  } else {
+    NSegment const* seg = VG_(am_find_nsegment)(pc);
+    if (seg) file = VG_(am_get_filename)(seg);
+  }
+  return file == NULL || !is_runtime_object(file);
+}
+
+/*------------------------------------------------------------------*/
+/* Instrumentation                                                  */
+/*------------------------------------------------------------------*/
+
+/* Binds the thread, writes a SWITCH or moves to the next block as needed. */
+static __attribute__((noinline)) void record_access_slow(Addr addr, ULong type_size_pc) {
+  WeftRingSlot* s = reserve_for(running_tid, 1);
+  if (s) {
+    s->a = addr;
+    s->b = type_size_pc;
+  }
+}
+
+/* Called from generated code for every access of program code; kept a leaf
+   (the slow path is a tail call) so that it saves no registers. */
+static VG_REGPARM(2) void record_access(Addr addr, ULong type_size_pc) {
+  WeftRingSlot* s = next_slot;
+  if (UNLIKELY(s >= fast_limit)) {
+    record_access_slow(addr, type_size_pc);
+    return;
+  }
+  s->a = addr;
+  s->b = type_size_pc;
+  next_slot = s + 1;
+}
+
+/* A store of a vtable pointer (C++ constructors and destructors) is a write
+   only when it changes the pointer, as ThreadSanitizer's __tsan_vptr_update
+   counts it (and so the compile-time source): a destructor re-storing its
+   own class's vtable is not a write another thread could observe. Stores of
+   other constant pointers into read-only data fall under the same rule.
+   Runs before the store. */
+static VG_REGPARM(3) void record_vptr_store(Addr addr, ULong type_size_pc, ULong vptr) {
+  if (*(const ULong*)addr != vptr) record_access(addr, type_size_pc);
+}
+
+/* True when the constant `value` points into read-only data of a mapped
+   file: where vtables live (.data.rel.ro, made read-only after relocation,
+   or .rodata). Valgrind's data-symbol lookup does not cover .data.rel.ro,
+   so the mapping, not the _ZTV name, identifies them. */
+static Bool is_vtable_address(ULong value) {
+  NSegment const* seg = VG_(am_find_nsegment)((Addr)value);
+  return seg && seg->kind == SkFileC && seg->hasR && !seg->hasW && !seg->hasX;
+}
+
+static ULong pack_access(UInt type, ULong size, Addr pc) {
+  return type | size << 8 | ((ULong)pc & WEFT_REC_PC_MASK) << WEFT_REC_PC_SHIFT;
+}
+
+/* A call recording `size` bytes at `addr` (an IR atom), under `guard` if
+   not NULL, split into records of at most ACCESS_CHUNK_BYTES. */
+static void add_access(IRSB* sb, UInt type, IRExpr* addr, ULong size, Addr pc, IRExpr* guard) {
+  for (ULong done = 0; done < size; done += ACCESS_CHUNK_BYTES) {
+    ULong n = size - done < ACCESS_CHUNK_BYTES ? size - done : ACCESS_CHUNK_BYTES;
+    IRExpr* chunk_addr = addr;
+    if (done > 0) {
+      IRTemp t = newIRTemp(sb->tyenv, Ity_I64);
+      addStmtToIRSB(sb, IRStmt_WrTmp(t, IRExpr_Binop(Iop_Add64, addr, mkIRExpr_HWord(done))));
+      chunk_addr = IRExpr_RdTmp(t);
+    }
+    IRDirty* di =
+        unsafeIRDirty_0_N(2, "weft_record_access", VG_(fnptr_to_fnentry)(record_access),
+                          mkIRExprVec_2(chunk_addr, mkIRExpr_HWord(pack_access(type, n, pc))));
+    if (guard) di->guard = guard;
+    addStmtToIRSB(sb, IRStmt_Dirty(di));
+  }
+}
+
+/* ++*running_blocks, inline: cheaper than a helper call per superblock. */
+static void add_block_count(IRSB* sb) {
+  IRTemp counter = newIRTemp(sb->tyenv, Ity_I64);
+  IRTemp old = newIRTemp(sb->tyenv, Ity_I64);
+  IRTemp new = newIRTemp(sb->tyenv, Ity_I64);
+  addStmtToIRSB(sb, IRStmt_WrTmp(counter, IRExpr_Load(Iend_LE, Ity_I64,
+                                                      mkIRExpr_HWord((HWord)&running_blocks))));
+  addStmtToIRSB(sb, IRStmt_WrTmp(old, IRExpr_Load(Iend_LE, Ity_I64, IRExpr_RdTmp(counter))));
+  addStmtToIRSB(sb, IRStmt_WrTmp(new, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old),
+                                                   IRExpr_Const(IRConst_U64(1)))));
+  addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(counter), IRExpr_RdTmp(new)));
+}
+
+static IRSB* weft_instrument(VgCallbackClosure* closure, IRSB* sb_in, const VexGuestLayout* layout,
+                             const VexGuestExtents* vge, const VexArchInfo* archinfo_host,
+                             IRType guest_word, IRType host_word) {
+  if (guest_word != Ity_I64 || host_word != Ity_I64) VG_(tool_panic)("weft: 64-bit only");
+  /* Decided once per superblock: runtime code is passed through as is. */
+  if (!is_program_pc(vge->base[0])) return sb_in;
+
+  IRTypeEnv* tyenv = sb_in->tyenv;
+  IRSB* sb = deepCopyIRSBExceptStmts(sb_in);
+  Int i = 0;
+  for (; i < sb_in->stmts_used && sb_in->stmts[i]->tag != Ist_IMark; i++)
+    addStmtToIRSB(sb, sb_in->stmts[i]);
+  add_block_count(sb);
+
+  Addr pc = 0;
+  /* The last plain load of the current instruction: VEX turns `lock add`
+     and friends into that load followed by a CAS of the same location, and
+     the load already is the CAS's read. */
+  IRExpr* load_addr = NULL;
+  ULong load_size = 0;
+  for (; i < sb_in->stmts_used; i++) {
+    IRStmt* st = sb_in->stmts[i];
+    switch (st->tag) {
+      case Ist_IMark:
+        pc = (Addr)st->Ist.IMark.addr;
+        load_addr = NULL;
+        break;
+      case Ist_WrTmp: {
+        IRExpr* data = st->Ist.WrTmp.data;
+        if (data->tag == Iex_Load) {
+          load_addr = data->Iex.Load.addr;
+          load_size = sizeofIRType(data->Iex.Load.ty);
+          add_access(sb, WEFT_REC_READ, load_addr, load_size, pc, NULL);
+        }
+        break;
+      }
+      case Ist_Store: {
+        IRExpr* data = st->Ist.Store.data;
+        if (data->tag == Iex_Const && data->Iex.Const.con->tag == Ico_U64 &&
+            is_vtable_address(data->Iex.Const.con->Ico.U64)) {
+          IRDirty* di = unsafeIRDirty_0_N(
+              3, "weft_record_vptr_store", VG_(fnptr_to_fnentry)(record_vptr_store),
+              mkIRExprVec_3(st->Ist.Store.addr, mkIRExpr_HWord(pack_access(WEFT_REC_WRITE, 8, pc)),
+                            data));
+          addStmtToIRSB(sb, IRStmt_Dirty(di));
+          break;
+        }
+        add_access(sb, WEFT_REC_WRITE, st->Ist.Store.addr, sizeofIRType(typeOfIRExpr(tyenv, data)),
+                   pc, NULL);
+        break;
+      }
+      case Ist_LoadG: {
+        IRLoadG* lg = st->Ist.LoadG.details;
+        IRType loaded = Ity_INVALID, widened = Ity_INVALID;
+        typeOfIRLoadGOp(lg->cvt, &widened, &loaded);
+        add_access(sb, WEFT_REC_READ, lg->addr, sizeofIRType(loaded), pc, lg->guard);
+        break;
+      }
+      case Ist_StoreG: {
+        IRStoreG* sg = st->Ist.StoreG.details;
+        add_access(sb, WEFT_REC_WRITE, sg->addr, sizeofIRType(typeOfIRExpr(tyenv, sg->data)), pc,
+                   sg->guard);
+        break;
+      }
+      case Ist_CAS: { /* read then write; a double CAS covers both halves */
+        IRCAS* cas = st->Ist.CAS.details;
+        ULong size = sizeofIRType(typeOfIRExpr(tyenv, cas->dataLo));
+        if (cas->dataHi) size *= 2;
+        if (!(load_addr && load_size == size && eqIRAtom(load_addr, cas->addr)))
+          add_access(sb, WEFT_REC_READ, cas->addr, size, pc, NULL);
+        add_access(sb, WEFT_REC_WRITE, cas->addr, size, pc, NULL);
+        break;
+      }
+      case Ist_LLSC:
+        if (st->Ist.LLSC.storedata == NULL)
+          add_access(sb, WEFT_REC_READ, st->Ist.LLSC.addr,
+                     sizeofIRType(typeOfIRTemp(tyenv, st->Ist.LLSC.result)), pc, NULL);
+        else
+          add_access(sb, WEFT_REC_WRITE, st->Ist.LLSC.addr,
+                     sizeofIRType(typeOfIRExpr(tyenv, st->Ist.LLSC.storedata)), pc, NULL);
+        break;
+      case Ist_Dirty: {
+        IRDirty* d = st->Ist.Dirty.details;
+        /* The effect happens only when the dirty call itself does. */
+        IRExpr* guard = d->guard;
+        if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify)
+          add_access(sb, WEFT_REC_READ, d->mAddr, (ULong)d->mSize, pc, guard);
+        if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify)
+          add_access(sb, WEFT_REC_WRITE, d->mAddr, (ULong)d->mSize, pc, guard);
+        break;
+      }
+      default:
+        break;
+    }
+    addStmtToIRSB(sb, st);
+  }
+  return sb;
+}
+
+/*------------------------------------------------------------------*/
+/* Client requests                                                  */
+/*------------------------------------------------------------------*/
+
+static void emit_access_range(ThreadId tid, Addr pc, Addr addr, ULong size, Bool is_write) {
+  for (ULong done = 0; done < size; done += ACCESS_CHUNK_BYTES) {
+    ULong n = size - done < ACCESS_CHUNK_BYTES ? size - done : ACCESS_CHUNK_BYTES;
+    WeftRingSlot* s = reserve_for(tid, 1);
+    if (!s) return;
+    s->a = addr + done;
+    s->b = pack_access(is_write ? WEFT_REC_WRITE : WEFT_REC_READ, n, pc);
+  }
+}
+
+static void emit_sync(ThreadId tid, UWord kind, Addr pc, UWord object, UWord arg0, UWord arg1) {
+  WeftRingSlot* s = reserve_for(tid, 3);
+  if (!s) return;
+  s[0].a = now_ns();
+  s[0].b = WEFT_REC_SYNC | (ULong)(kind & 0xffff) << 8 |
+           ((ULong)pc & WEFT_REC_PC_MASK) << WEFT_REC_PC_SHIFT;
+  s[1].a = object;
+  s[1].b = arg0;
+  s[2].a = arg1;
+  s[2].b = 0;
+  note_progress();
+}
+
+/* The preload library's pthread_create wrapper reserved weft_id; the new
+   thread announces itself before running its start routine. */
+static void request_thread_start(ThreadId tid, Int weft_id, Int parent, Addr start_routine,
+                                 Int os_tid) {
+  ThreadSlot* t = &threads[tid];
+  if (t->bound && t->weft_id == weft_id) return;
+  if (t->bound) { /* it already got an id of its own: close that one */
+    emit_thread_exit(tid);
+    t->blocks = 0;
+  }
+  if (weft_id >= next_weft_id) next_weft_id = weft_id + 1;
+  start_thread(tid, weft_id, parent, start_routine, os_tid);
+}
+
+static Bool weft_handle_request(ThreadId tid, UWord* args, UWord* ret) {
+  if (!VG_IS_TOOL_USERREQ('W', 'F', args[0])) return False;
+  *ret = 0;
+  switch (args[0]) {
+    case WEFT_REQ_HELLO:
+      *ret = 1;
+      break;
+    case WEFT_REQ_CURRENT_THREAD:
+      *ret = (UWord)bind(tid)->weft_id;
+      rearm_fast_path();
+      break;
+    case WEFT_REQ_RESERVE_THREAD:
+      *ret = (UWord)next_weft_id++;
+      break;
+    case WEFT_REQ_THREAD_START:
+      request_thread_start(tid, (Int)args[1], (Int)args[2] - 1, args[3], (Int)args[4]);
+      break;
+    case WEFT_REQ_SYNC:
+      emit_sync(tid, args[1], args[2], args[3], args[4], args[5]);
+      break;
+    case WEFT_REQ_ACCESS_RANGE:
+      emit_access_range(tid, args[1], args[2], args[3], args[4] != 0);
+      break;
+    case WEFT_REQ_IS_PROGRAM_PC:
+      *ret = is_program_pc(args[1]);
+      break;
+    case WEFT_REQ_THREAD_COUNT:
+      *ret = (UWord)next_weft_id;
+      break;
+    default:
+      return False;
+  }
+  return True;
+}
+
+/*------------------------------------------------------------------*/
+/* Start and end                                                    */
+/*------------------------------------------------------------------*/
+
+/* A record followed by `n` bytes of text, which must fit one block. */
+static void emit_text_record(UInt type, ULong flags, const HChar* text, ULong n) {
+  WeftRingSlot* s = take_slots(1 + (UInt)((n + 15) / 16));
+  if (!s) return;
+  s[0].a = n;
+  s[0].b = type | flags << 8;
+  VG_(memcpy)(s + 1, text, n);
+}
+
+/* The address map, so that weft can name the code behind the pcs. */
+static void emit_maps(void) {
+  SysRes res = VG_(open)("/proc/self/maps", VKI_O_RDONLY, 0);
+  if (sr_isError(res)) return;
+  Int fd = (Int)sr_Res(res);
+  ULong max = (block_capacity() - 1) * sizeof(WeftRingSlot);
+  HChar* text = VG_(malloc)("weft.maps", max);
+  ULong n = 0;
+  Bool truncated = False;
+  while (True) {
+    if (n == max) { /* full: keep whole lines only */
+      HChar probe;
+      truncated = VG_(read)(fd, &probe, 1) > 0;
+      break;
+    }
+    Int got = VG_(read)(fd, text + n, (Int)(max - n < 65536 ? max - n : 65536));
+    if (got <= 0) break;
+    n += (ULong)got;
+  }
+  VG_(close)(fd);
+  if (truncated)
+    while (n > 0 && text[n - 1] != '\n') n--;
+  emit_text_record(WEFT_REC_MAPS, 0, text, n);
+  VG_(free)(text);
+}
+
+static void weft_post_clo_init(void) {
+  if (clo_ring_path == NULL || clo_ring_path[0] == '\0')
+    fail("--weft-ring=PATH is required (the tool is run by `weft record`)");
+  threads = VG_(calloc)("weft.threads", VG_N_THREADS, sizeof(ThreadSlot));
+  for (UInt i = 0; i < VG_N_THREADS; i++) threads[i].creator_weft_id = -1;
+  map_ring(clo_ring_path);
+  producing = True;
+  open_block();
+}
+
+static void weft_fini(Int exit_code) {
+  if (!producing) return;
+  for (ThreadId tid = 1; tid < VG_N_THREADS; tid++) {
+    if (!threads[tid].bound) continue;
+    WeftRingSlot* s = take_slots(2);
+    if (!s) return;
+    s[0].a = (ULong)threads[tid].weft_id;
+    s[0].b = WEFT_REC_BLOCK_COUNT;
+    s[1].a = threads[tid].blocks;
+    s[1].b = 0;
+  }
+  emit_maps();
+  emit_text_record(WEFT_REC_END, 1 /* complete */, "", 0);
+  if (producing) publish_block();
+}
+
+static void weft_pre_clo_init(void) {
+  VG_(details_name)("weft");
+  VG_(details_version)(NULL);
+  VG_(details_description)("the event source of the weft profiler");
+  VG_(details_copyright_author)
+  ("Copyright (C) the weft authors; GNU GPL'd (links Valgrind's core).");
+  VG_(details_bug_reports_to)("the weft authors");
+  VG_(details_avg_translation_sizeB)(400);
+
+  VG_(basic_tool_funcs)(weft_post_clo_init, weft_instrument, weft_fini);
+  VG_(needs_command_line_options)(weft_process_option, weft_print_usage, weft_print_debug_usage);
+  VG_(needs_client_requests)(weft_handle_request);
+  VG_(needs_syscall_wrapper)(weft_pre_syscall, weft_post_syscall);
+  VG_(track_start_client_code)(weft_start_client_code);
+  VG_(track_pre_thread_ll_create)(weft_thread_created);
+  VG_(track_pre_thread_ll_exit)(weft_thread_exited);
+  VG_(atfork)(NULL, NULL, weft_fork_child);
+}
+
+VG_DETERMINE_INTERFACE_VERSION(weft_pre_clo_init)

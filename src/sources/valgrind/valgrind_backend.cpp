@@ -1,0 +1,267 @@
+#include "sources/valgrind/valgrind_backend.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "sources/valgrind/event_ring_reader.h"
+
+extern char** environ;
+
+namespace weft {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kToolName = "weft";
+constexpr const char* kToolFile = "weft-amd64-linux";
+// 32 blocks of 1 MiB: enough slack that the tool rarely waits for weft.
+constexpr uint64_t kBlockBytes = uint64_t{1} << 20;
+constexpr uint64_t kBlockCount = 32;
+
+std::string find_in_path(const std::string& name) {
+  const char* path = getenv("PATH");
+  if (!path) return {};
+  std::string dirs = path;
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t end = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, end == std::string::npos ? end : end - start);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return {};
+}
+
+// The ELF checks the backend needs; non-ELF files (scripts) pass through to
+// Valgrind, which runs their interpreter.
+void check_binary(const std::string& program) {
+  std::ifstream in(program, std::ios::binary);
+  Elf64_Ehdr eh{};
+  in.read(reinterpret_cast<char*>(&eh), sizeof eh);
+  if (in.gcount() < EI_NIDENT || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return;
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64)
+    throw std::runtime_error(fmt::format(
+        "unsupported binary '{}': 32-bit ELF (the valgrind backend profiles x86-64 programs)",
+        program));
+  if (in.gcount() < static_cast<std::streamsize>(sizeof eh) || eh.e_machine != EM_X86_64)
+    throw std::runtime_error(fmt::format(
+        "unsupported binary '{}': not an x86-64 program (ELF machine {})", program, eh.e_machine));
+  // A static binary without a symbol table gives Valgrind nothing to
+  // attribute accesses to, and no pthread or OpenMP entry points to wrap.
+  bool dynamic = false, symbols = false;
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    in.seekg(static_cast<std::streamoff>(eh.e_phoff + uint64_t(i) * eh.e_phentsize));
+    in.read(reinterpret_cast<char*>(&ph), sizeof ph);
+    if (in && (ph.p_type == PT_INTERP || ph.p_type == PT_DYNAMIC)) dynamic = true;
+  }
+  for (int i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr sh{};
+    in.seekg(static_cast<std::streamoff>(eh.e_shoff + uint64_t(i) * eh.e_shentsize));
+    in.read(reinterpret_cast<char*>(&sh), sizeof sh);
+    if (in && sh.sh_type == SHT_SYMTAB) symbols = true;
+  }
+  if (!dynamic && !symbols)
+    throw std::runtime_error(fmt::format(
+        "unsupported binary '{}': statically linked without symbols (rebuild it with -g, "
+        "or link it dynamically)",
+        program));
+}
+
+void sleep_briefly() {
+  timespec ts{0, 100 * 1000};  // 100 µs: the tool publishes 1 MiB blocks
+  nanosleep(&ts, nullptr);
+}
+
+// Forwards Valgrind's log lines to stderr, without the known noise.
+class ValgrindLog {
+ public:
+  explicit ValgrindLog(int fd) : fd_(fd) {}
+  ~ValgrindLog() { close(fd_); }
+  void forward() {
+    char chunk[4096];
+    ssize_t n;
+    while ((n = read(fd_, chunk, sizeof chunk)) > 0) {
+      pending_.append(chunk, static_cast<size_t>(n));
+      size_t end;
+      while ((end = pending_.find('\n')) != std::string::npos) {
+        emit(pending_.substr(0, end + 1));
+        pending_.erase(0, end + 1);
+      }
+    }
+  }
+  void finish() {
+    if (!pending_.empty()) emit(pending_ + "\n");
+    pending_.clear();
+  }
+
+ private:
+  static void emit(const std::string& line) {
+    if (line.rfind("### unhandled dwarf2 abbrev form code", 0) == 0) return;
+    fputs(line.c_str(), stderr);
+  }
+  int fd_;
+  std::string pending_;
+};
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status)) {
+    const char* abbrev = sigabbrev_np(WTERMSIG(status));
+    return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", WTERMSIG(status));
+  }
+  return fmt::format("exit status {}", WEXITSTATUS(status));
+}
+
+}  // namespace
+
+std::string valgrind_tool_directory() {
+  std::string dir;
+  if (const char* env = getenv("WEFT_VALGRIND_LIB"); env && *env) {
+    dir = env;
+  } else {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    dir = (exe.parent_path() / WEFT_VALGRIND_LIB_RELATIVE).lexically_normal().string();
+  }
+  if (access((dir + "/" + kToolFile).c_str(), X_OK) != 0)
+    throw std::runtime_error(
+        fmt::format("weft's Valgrind tool is not built: {}/{} is missing (build weft with valgrind "
+                    "installed, or set WEFT_VALGRIND_LIB)",
+                    dir, kToolFile));
+  return dir;
+}
+
+void check_valgrind_backend(const std::string& program) {
+  if (find_in_path("valgrind").empty())
+    throw std::runtime_error(
+        "valgrind is not installed: install Debian's valgrind package (scripts/setup.sh does)");
+  valgrind_tool_directory();
+  check_binary(program);
+}
+
+ValgrindRun record_under_valgrind(const std::vector<std::string>& command,
+                                  const std::string& program, const CaptureConfig& config,
+                                  const std::string& capture_path,
+                                  const std::function<void(pid_t)>& started) {
+  const std::string tool_dir = valgrind_tool_directory();
+  const std::string valgrind = find_in_path("valgrind");
+  CaptureSession* session = CaptureSession::create(config);
+  if (!session) throw std::runtime_error("cannot reserve memory for the analyzers");
+  EventRing ring(kBlockBytes, kBlockCount);
+
+  // Valgrind's own messages come through a pipe, so that weft can drop the
+  // noise Valgrind 3.19 prints for DWARF 5 forms it does not know (clang).
+  int log_pipe[2];
+  if (pipe2(log_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error(fmt::format("cannot create a pipe: {}", strerror(errno)));
+  std::vector<std::string> args{valgrind,
+                                "--tool=" + std::string(kToolName),
+                                "-q",
+                                "--log-fd=" + std::to_string(log_pipe[1]),
+                                "--weft-ring=" + ring.path(),
+                                "--"};
+  args.push_back(program);
+  args.insert(args.end(), command.begin() + 1, command.end());
+
+  const pid_t child = fork();
+  if (child < 0) throw std::runtime_error("cannot start valgrind: fork failed");
+  if (child == 0) {
+    fcntl(log_pipe[1], F_SETFD, 0);  // inherited by valgrind
+    setenv("VALGRIND_LIB", tool_dir.c_str(), 1);
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(valgrind.c_str(), argv.data());
+    fmt::print(stderr, "weft: cannot run valgrind: {}\n", strerror(errno));
+    _exit(127);
+  }
+  started(child);
+  close(log_pipe[1]);
+  fcntl(log_pipe[0], F_SETFL, O_NONBLOCK);
+  ValgrindLog log(log_pipe[0]);
+
+  // Consume blocks as the tool publishes them, until it has ended and its
+  // process is gone; then whatever was published is all there is.
+  RingEventDecoder decoder(*session);
+  ValgrindRun run;
+  bool exited = false;
+  // The tool sends the address map at the end; if it never gets there (the
+  // process was killed), the last map read from /proc still names the code.
+  std::string maps_snapshot;
+  const std::string proc_maps = fmt::format("/proc/{}/maps", child);
+  auto last_snapshot = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  while (true) {
+    const WeftRingSlot* slots = nullptr;
+    uint64_t count = 0;
+    if (ring.peek(slots, count)) {
+      decoder.consume(slots, count);
+      ring.release();
+      continue;
+    }
+    if (ring.tool_attached()) ring.unlink_file();
+    log.forward();
+    if (exited) break;
+    if (std::chrono::steady_clock::now() - last_snapshot > std::chrono::milliseconds(200)) {
+      std::ifstream in(proc_maps);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!text.empty()) maps_snapshot = std::move(text);
+      last_snapshot = std::chrono::steady_clock::now();
+    }
+    const pid_t r = waitpid(child, &run.wait_status, WNOHANG);
+    if (r == child || (r < 0 && errno != EINTR)) {
+      exited = true;  // one more pass drains what was published last
+      continue;
+    }
+    sleep_briefly();
+  }
+  // Killed before its END: the events of the block it was filling, up to its
+  // last synchronization event, are still in the ring.
+  if (!decoder.ended()) {
+    const WeftRingSlot* slots = nullptr;
+    uint64_t count = 0;
+    if (ring.peek_unpublished(slots, count)) decoder.consume(slots, count);
+  }
+  log.forward();
+  log.finish();
+  run.tool_ended = decoder.ended();
+  run.access_records = decoder.access_records();
+
+  bool complete = decoder.ended() && decoder.complete();
+  std::string reason = decoder.reason();
+  if (!decoder.ended()) {
+    complete = false;
+    reason = ring.tool_attached()
+                 ? fmt::format(
+                       "valgrind ended ({}) before weft's tool could finish; events up "
+                       "to then were kept",
+                       describe_status(run.wait_status))
+                 : fmt::format("valgrind could not run the program ({})",
+                               describe_status(run.wait_status));
+  }
+  session->stop_counting(false);
+  const int fd = open(capture_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw std::runtime_error(fmt::format("cannot write {}: {}", capture_path, strerror(errno)));
+  const std::string& maps = decoder.maps().empty() ? maps_snapshot : decoder.maps();
+  session->write(fd, complete, reason.c_str(), maps.data(), maps.size());
+  close(fd);
+  return run;
+}
+
+}  // namespace weft
