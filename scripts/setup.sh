@@ -11,7 +11,7 @@ PACKAGES=(
   libzstd-dev libeigen3-dev                                     # later analyses
   libgtest-dev libgmock-dev libbenchmark-dev                    # tests, bench
   valgrind                                                      # binary source
-  procps make                                                   # pkill and make in the tests
+  procps make time                                              # pkill, make (tests); /usr/bin/time (bench)
 )
 
 missing=()
