@@ -13,6 +13,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "common/executable_search.h"
 #include "profile/profile_writer.h"
 #include "sources/compile/raw_capture_format.h"
 #include "sources/valgrind/valgrind_backend.h"
@@ -34,24 +35,8 @@ void forward_to_child(int sig) {
 
 // The program as execvp would find it, or an error naming it.
 std::string resolve_program(const std::string& name) {
-  auto runnable = [](const std::string& p) {
-    struct stat st {};
-    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
-  };
-  if (name.find('/') != std::string::npos) {
-    if (runnable(name)) return name;
-  } else if (const char* path = getenv("PATH")) {
-    std::string dirs = path;
-    size_t start = 0;
-    while (start <= dirs.size()) {
-      const size_t end = dirs.find(':', start);
-      const std::string dir = dirs.substr(start, end == std::string::npos ? end : end - start);
-      const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-      if (runnable(candidate)) return candidate;
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-  }
+  std::string found = find_executable(name);
+  if (!found.empty()) return found;
   throw std::runtime_error(fmt::format("cannot run '{}': no such executable file", name));
 }
 

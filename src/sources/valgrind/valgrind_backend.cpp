@@ -16,6 +16,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "common/executable_search.h"
 #include "sources/valgrind/event_ring_reader.h"
 
 extern char** environ;
@@ -31,22 +32,6 @@ constexpr const char* kToolFile = "weft-amd64-linux";
 // 32 blocks of 1 MiB: enough slack that the tool rarely waits for weft.
 constexpr uint64_t kBlockBytes = uint64_t{1} << 20;
 constexpr uint64_t kBlockCount = 32;
-
-std::string find_in_path(const std::string& name) {
-  const char* path = getenv("PATH");
-  if (!path) return {};
-  std::string dirs = path;
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    const size_t end = dirs.find(':', start);
-    const std::string dir = dirs.substr(start, end == std::string::npos ? end : end - start);
-    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return {};
-}
 
 // The ELF checks the backend needs; non-ELF files (scripts) pass through to
 // Valgrind, which runs their interpreter.
@@ -148,7 +133,7 @@ std::string valgrind_tool_directory() {
 }
 
 void check_valgrind_backend(const std::string& program) {
-  if (find_in_path("valgrind").empty())
+  if (find_executable("valgrind").empty())
     throw std::runtime_error(
         "valgrind is not installed: install Debian's valgrind package (scripts/setup.sh does)");
   valgrind_tool_directory();
@@ -160,7 +145,7 @@ ValgrindRun record_under_valgrind(const std::vector<std::string>& command,
                                   const std::string& capture_path,
                                   const std::function<void(pid_t)>& started) {
   const std::string tool_dir = valgrind_tool_directory();
-  const std::string valgrind = find_in_path("valgrind");
+  const std::string valgrind = find_executable("valgrind");
   CaptureSession* session = CaptureSession::create(config);
   if (!session) throw std::runtime_error("cannot reserve memory for the analyzers");
   EventRing ring(kBlockBytes, kBlockCount);
