@@ -339,6 +339,23 @@ TEST_F(SourceTest, ValgrindThreadsBeyondMaxThreadsAreReportedNotLost) {
   EXPECT_EQ(raw[19][18], 1);
 }
 
+TEST_F(SourceTest, ValgrindFortranOpenMpPlainBuild) {
+  if (std::system("command -v gfortran >/dev/null 2>&1") != 0) GTEST_SKIP() << "no gfortran";
+  const std::string exe = (dir_ / "ring_f").string();
+  const Result build = run("gfortran -O1 -g -fopenmp -o " + exe + " " + FORTRAN_SOURCE);
+  ASSERT_EQ(build.code, 0) << build.err;
+  const Result r =
+      run(weft() + " record --backend valgrind --granularity 8 -o " + db() + " -- " + exe);
+  ASSERT_EQ(r.code, 0) << r.err;
+  // The same matrix as FortranOpenMpThroughWeftFortran.
+  const auto raw = matrix(db(), "raw");
+  ASSERT_EQ(raw.size(), 4u);
+  for (int t = 0; t < 4; ++t)
+    for (int w = 0; w < 4; ++w)
+      EXPECT_EQ(raw[w][t], (w == (t + 1) % 4 ? 256 : 0) + (t == 0 && w != 0 ? 1 : 0))
+          << w << "," << t;
+}
+
 TEST_F(SourceTest, ValgrindBackendRefusesWhatItCannotRunWithOneLine) {
   // A 32-bit ELF: a copy of a real program with its class byte changed.
   const fs::path elf32 = dir_ / "elf32";
