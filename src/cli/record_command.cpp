@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -115,7 +114,8 @@ int run_with_runtime(const RecordOptions& options, const std::string& program,
 int run_record(const RecordOptions& options) {
   validate(options);
   const std::string program = resolve_program(options.command.front());
-  if (options.backend == "valgrind") check_valgrind_backend(program);
+  ValgrindSetup valgrind;
+  if (options.backend == "valgrind") valgrind = check_valgrind_backend(program);
   const std::string output = std::filesystem::absolute(options.output).string();
   const std::string capture_path = fmt::format("{}.capture-{}", output, getpid());
 
@@ -163,8 +163,8 @@ int run_record(const RecordOptions& options) {
                  std::find(options.analyses.begin(), options.analyses.end(), "crd") !=
                      options.analyses.end();
     config.crd_max_granules = options.crd_max_granules;
-    status = record_under_valgrind(options.command, program, config, capture_path, forward_signals)
-                 .wait_status;
+    status = record_under_valgrind(valgrind, options.command, program, config, capture_path,
+                                   forward_signals);
   } else {
     status = run_with_runtime(options, program, capture_path, forward_signals);
   }

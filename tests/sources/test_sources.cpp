@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "support/command_runner.h"
 
@@ -23,6 +24,8 @@ namespace fs = std::filesystem;
 
 using Result = weft_test::CommandResult;
 using weft_test::slurp;
+
+bool one_line(const std::string& s) { return !s.empty() && s.find('\n') == s.size() - 1; }
 
 class SourceTest : public ::testing::Test {
  protected:
@@ -86,10 +89,43 @@ class SourceTest : public ::testing::Test {
 
   std::string waiting_program() const { return (dir_ / "exchange_then_wait").string(); }
 
+  // Expectations shared by the compile-time and the valgrind source.
+  void expect_raw(const std::string& profile, const std::vector<std::vector<long>>& expected) {
+    EXPECT_EQ(matrix(profile, "raw"), nlohmann::json(expected)) << profile;
+  }
+  // crash_after_exchange, exchange_then_wait, exit_from_thread at
+  // granularity 8: workers 1 and 2 read each other's n doubles, nothing else.
+  void expect_exchange(const std::string& profile, long n) {
+    expect_raw(profile, {{0, 0, 0}, {0, 0, n}, {0, n, 0}});
+  }
+  // copies_and_atomics at granularity 64 (see the program's header).
+  void expect_copies_and_atomics(const std::string& profile) {
+    expect_raw(profile, {{0, 0, 0}, {1, 0, 17}, {0, 1, 0}});
+  }
+  // ring.f90 at granularity 8: each thread reads its right neighbour's 256
+  // values, and the main thread one value of each worker.
+  void expect_fortran_ring(const std::string& profile) {
+    std::vector<std::vector<long>> expected(4, std::vector<long>(4, 0));
+    for (int t = 0; t < 4; ++t)
+      for (int w = 0; w < 4; ++w)
+        expected[w][t] = (w == (t + 1) % 4 ? 256 : 0) + (t == 0 && w != 0 ? 1 : 0);
+    expect_raw(profile, expected);
+  }
+  // many_threads beyond --max-threads `limit`: one-line cause, incomplete,
+  // and the pairs among the analyzed threads still exact.
+  void expect_thread_overflow(const Result& r, const std::string& profile, size_t limit) {
+    EXPECT_EQ(r.code, 1);
+    EXPECT_TRUE(one_line(r.err)) << r.err;
+    EXPECT_NE(r.err.find("--max-threads"), std::string::npos) << r.err;
+    EXPECT_EQ(meta(profile, "complete"), "0");
+    const auto raw = matrix(profile, "raw");
+    ASSERT_EQ(raw.size(), limit);
+    EXPECT_EQ(raw[2][1], 1);
+    EXPECT_EQ(raw[limit - 1][limit - 2], 1);
+  }
+
   fs::path dir_;
 };
-
-bool one_line(const std::string& s) { return !s.empty() && s.find('\n') == s.size() - 1; }
 
 TEST_F(SourceTest, CrashKeepsDataGatheredSoFarFlaggedIncomplete) {
   for (const char* cc : {"gcc", "clang"}) {
@@ -101,12 +137,7 @@ TEST_F(SourceTest, CrashKeepsDataGatheredSoFarFlaggedIncomplete) {
     EXPECT_EQ(meta(db(), "complete"), "0");
     EXPECT_EQ(meta(db(), "exit_signal"), "SIGSEGV");
     EXPECT_NE(meta(db(), "incomplete_reason").find("crashed with SIGSEGV"), std::string::npos);
-    const auto raw = matrix(db(), "raw");
-    ASSERT_EQ(raw.size(), 3u);
-    EXPECT_EQ(raw[1][2], 512) << cc;
-    EXPECT_EQ(raw[2][1], 512) << cc;
-    EXPECT_EQ(raw[0][1], 0);
-    EXPECT_EQ(raw[1][0], 0);
+    expect_exchange(db(), 512);
   }
 }
 
@@ -121,9 +152,7 @@ TEST_F(SourceTest, SigtermToWeftStopsTheProgramAndKeepsItsData) {
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
   EXPECT_EQ(meta(db(), "complete"), "0");
   EXPECT_EQ(meta(db(), "exit_signal"), "SIGTERM");
-  const auto raw = matrix(db(), "raw");
-  EXPECT_EQ(raw[1][2], 64);
-  EXPECT_EQ(raw[2][1], 64);
+  expect_exchange(db(), 64);
 }
 
 TEST_F(SourceTest, SigkillLeavesAnIncompleteProfileThatViewsStillOpen) {
@@ -167,15 +196,7 @@ TEST_F(SourceTest, MoreThreadsThanTheInlineReaderSetAreExact) {
 TEST_F(SourceTest, ThreadsBeyondMaxThreadsAreReportedNotLost) {
   const Result r = run(weft() + " record --max-threads 50 -o " + db() + " -- " +
                        program("many_threads") + " 100");
-  EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(one_line(r.err)) << r.err;
-  EXPECT_NE(r.err.find("--max-threads"), std::string::npos) << r.err;
-  EXPECT_EQ(meta(db(), "complete"), "0");
-  // Threads 0..49 were analyzed: pairs among them are still exact.
-  const auto raw = matrix(db(), "raw");
-  ASSERT_EQ(raw.size(), 50u);
-  EXPECT_EQ(raw[2][1], 1);
-  EXPECT_EQ(raw[49][48], 1);
+  expect_thread_overflow(r, db(), 50);
 }
 
 TEST_F(SourceTest, MemcpyAndAtomicsAreTheProgramsAccesses) {
@@ -183,14 +204,7 @@ TEST_F(SourceTest, MemcpyAndAtomicsAreTheProgramsAccesses) {
     const Result r = run(weft() + " record --granularity 64 -o " + db() + " -- " +
                          program("copies_and_atomics", cc));
     ASSERT_EQ(r.code, 0) << r.err;
-    const auto raw = matrix(db(), "raw");
-    ASSERT_EQ(raw.size(), 3u);
-    EXPECT_EQ(raw[1][2], 17) << cc;
-    EXPECT_EQ(raw[2][1], 1) << cc;
-    EXPECT_EQ(raw[1][0], 1) << cc;
-    EXPECT_EQ(raw[0][1], 0) << cc;
-    EXPECT_EQ(raw[0][2], 0) << cc;
-    EXPECT_EQ(raw[2][0], 0) << cc;
+    expect_copies_and_atomics(db());
   }
 }
 
@@ -202,12 +216,7 @@ TEST_F(SourceTest, FortranOpenMpThroughWeftFortran) {
   ASSERT_EQ(build.code, 0) << build.err;
   const Result r = run(weft() + " record --granularity 8 -o " + db() + " -- " + exe);
   ASSERT_EQ(r.code, 0) << r.err;
-  const auto raw = matrix(db(), "raw");
-  ASSERT_EQ(raw.size(), 4u);
-  for (int t = 0; t < 4; ++t)
-    for (int w = 0; w < 4; ++w)
-      EXPECT_EQ(raw[w][t], (w == (t + 1) % 4 ? 256 : 0) + (t == 0 && w != 0 ? 1 : 0))
-          << w << "," << t;
+  expect_fortran_ring(db());
 }
 
 TEST_F(SourceTest, ProgramWithoutTheRuntimeGetsAClearError) {
@@ -269,12 +278,7 @@ TEST_F(SourceTest, ValgrindCrashKeepsDataGatheredSoFarFlaggedIncomplete) {
   EXPECT_EQ(meta(db(), "complete"), "0");
   EXPECT_EQ(meta(db(), "source"), "valgrind");
   EXPECT_EQ(meta(db(), "exit_signal"), "SIGSEGV");
-  const auto raw = matrix(db(), "raw");
-  ASSERT_EQ(raw.size(), 3u);
-  EXPECT_EQ(raw[1][2], 512);
-  EXPECT_EQ(raw[2][1], 512);
-  EXPECT_EQ(raw[0][1], 0);
-  EXPECT_EQ(raw[1][0], 0);
+  expect_exchange(db(), 512);
 }
 
 TEST_F(SourceTest, ValgrindSigkillOfTheProgramKeepsEventsUpToTheKill) {
@@ -290,10 +294,7 @@ TEST_F(SourceTest, ValgrindSigkillOfTheProgramKeepsEventsUpToTheKill) {
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL);
   EXPECT_EQ(meta(db(), "complete"), "0");
   EXPECT_EQ(meta(db(), "exit_signal"), "SIGKILL");
-  const auto raw = matrix(db(), "raw");
-  ASSERT_EQ(raw.size(), 3u);
-  EXPECT_EQ(raw[1][2], 64);
-  EXPECT_EQ(raw[2][1], 64);
+  expect_exchange(db(), 64);
   const Result report = run(weft() + " report " + db());
   EXPECT_EQ(report.code, 0) << report.err;
   EXPECT_NE(report.out.find("INCOMPLETE"), std::string::npos);
@@ -305,38 +306,20 @@ TEST_F(SourceTest, ValgrindExitFromAThreadKeepsEverything) {
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(r.out.find("exiting from a thread"), std::string::npos) << r.out;
   EXPECT_EQ(meta(db(), "exit_status"), "3");
-  const auto raw = matrix(db(), "raw");
-  ASSERT_EQ(raw.size(), 3u);
-  EXPECT_EQ(raw[1][2], 64);
-  EXPECT_EQ(raw[2][1], 64);
-  EXPECT_EQ(raw[0][1], 0);
+  expect_exchange(db(), 64);
 }
 
 TEST_F(SourceTest, ValgrindMemcpyAndAtomicsAreTheProgramsAccesses) {
   const Result r = run(weft() + " record --backend valgrind --granularity 64 -o " + db() + " -- " +
                        plain("copies_and_atomics"));
   ASSERT_EQ(r.code, 0) << r.err;
-  const auto raw = matrix(db(), "raw");
-  ASSERT_EQ(raw.size(), 3u);
-  EXPECT_EQ(raw[1][2], 17);
-  EXPECT_EQ(raw[2][1], 1);
-  EXPECT_EQ(raw[1][0], 1);
-  EXPECT_EQ(raw[0][1], 0);
-  EXPECT_EQ(raw[0][2], 0);
-  EXPECT_EQ(raw[2][0], 0);
+  expect_copies_and_atomics(db());
 }
 
 TEST_F(SourceTest, ValgrindThreadsBeyondMaxThreadsAreReportedNotLost) {
   const Result r = run(weft() + " record --backend valgrind --max-threads 20 -o " + db() + " -- " +
                        plain("many_threads") + " 30");
-  EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(one_line(r.err)) << r.err;
-  EXPECT_NE(r.err.find("--max-threads"), std::string::npos) << r.err;
-  EXPECT_EQ(meta(db(), "complete"), "0");
-  const auto raw = matrix(db(), "raw");
-  ASSERT_EQ(raw.size(), 20u);
-  EXPECT_EQ(raw[2][1], 1);
-  EXPECT_EQ(raw[19][18], 1);
+  expect_thread_overflow(r, db(), 20);
 }
 
 TEST_F(SourceTest, ValgrindFortranOpenMpPlainBuild) {
@@ -347,13 +330,7 @@ TEST_F(SourceTest, ValgrindFortranOpenMpPlainBuild) {
   const Result r =
       run(weft() + " record --backend valgrind --granularity 8 -o " + db() + " -- " + exe);
   ASSERT_EQ(r.code, 0) << r.err;
-  // The same matrix as FortranOpenMpThroughWeftFortran.
-  const auto raw = matrix(db(), "raw");
-  ASSERT_EQ(raw.size(), 4u);
-  for (int t = 0; t < 4; ++t)
-    for (int w = 0; w < 4; ++w)
-      EXPECT_EQ(raw[w][t], (w == (t + 1) % 4 ? 256 : 0) + (t == 0 && w != 0 ? 1 : 0))
-          << w << "," << t;
+  expect_fortran_ring(db());
 }
 
 TEST_F(SourceTest, ValgrindBackendRefusesWhatItCannotRunWithOneLine) {

@@ -1,6 +1,5 @@
 #include "sources/compile/runtime.h"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>

@@ -55,26 +55,26 @@ inline bool counted(uint64_t pc, size_t n) {
   return n != 0 && weft::interpose::active() && weft::interpose::is_program_pc(pc);
 }
 
-}  // namespace
-
-WEFT_EXPORT void* memcpy(void* dst, const void* src, size_t n) {
-  const uint64_t pc = WEFT_CALLER_PC;
+// memcpy and memmove: a read of the source and a write of the destination
+// at the caller's pc, then the real copy.
+void* copy(uint64_t pc, std::atomic<CopyFn>& slot, const char* name, void* dst, const void* src,
+           size_t n) {
   if (counted(pc, n)) {
     weft::interpose::program_read(pc, src, n);
     weft::interpose::program_write(pc, dst, n);
   }
-  CopyFn f = resolve(g_memcpy, "memcpy");
+  CopyFn f = resolve(slot, name);
   return f ? f(dst, src, n) : bootstrap_copy(dst, src, n);
 }
 
+}  // namespace
+
+WEFT_EXPORT void* memcpy(void* dst, const void* src, size_t n) {
+  return copy(WEFT_CALLER_PC, g_memcpy, "memcpy", dst, src, n);
+}
+
 WEFT_EXPORT void* memmove(void* dst, const void* src, size_t n) {
-  const uint64_t pc = WEFT_CALLER_PC;
-  if (counted(pc, n)) {
-    weft::interpose::program_read(pc, src, n);
-    weft::interpose::program_write(pc, dst, n);
-  }
-  CopyFn f = resolve(g_memmove, "memmove");
-  return f ? f(dst, src, n) : bootstrap_copy(dst, src, n);
+  return copy(WEFT_CALLER_PC, g_memmove, "memmove", dst, src, n);
 }
 
 WEFT_EXPORT void* memset(void* dst, int c, size_t n) {

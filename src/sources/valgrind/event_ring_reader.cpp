@@ -100,7 +100,6 @@ void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
     switch (type) {
       case WEFT_REC_READ:
       case WEFT_REC_WRITE: {
-        ++access_records_;
         if (!current_state_) break;
         const uint64_t pc = s.b >> WEFT_REC_PC_SHIFT;
         const size_t size = (s.b >> 8) & WEFT_REC_SIZE_MAX;

@@ -57,7 +57,6 @@ class RingEventDecoder {
   bool complete() const { return complete_; }
   const std::string& reason() const { return reason_; }
   const std::string& maps() const { return maps_; }
-  uint64_t access_records() const { return access_records_; }
 
  private:
   ThreadContext* thread(uint64_t tid);
@@ -70,7 +69,6 @@ class RingEventDecoder {
   bool complete_ = false;
   std::string reason_;
   std::string maps_;
-  uint64_t access_records_ = 0;
 };
 
 }  // namespace weft

@@ -113,8 +113,6 @@ std::string describe_status(int status) {
   return fmt::format("exit status {}", WEXITSTATUS(status));
 }
 
-}  // namespace
-
 std::string valgrind_tool_directory() {
   std::string dir;
   if (const char* env = getenv("WEFT_VALGRIND_LIB"); env && *env) {
@@ -132,20 +130,23 @@ std::string valgrind_tool_directory() {
   return dir;
 }
 
-void check_valgrind_backend(const std::string& program) {
-  if (find_executable("valgrind").empty())
+}  // namespace
+
+ValgrindSetup check_valgrind_backend(const std::string& program) {
+  ValgrindSetup setup;
+  setup.valgrind = find_executable("valgrind");
+  if (setup.valgrind.empty())
     throw std::runtime_error(
         "valgrind is not installed: install Debian's valgrind package (scripts/setup.sh does)");
-  valgrind_tool_directory();
+  setup.tool_directory = valgrind_tool_directory();
   check_binary(program);
+  return setup;
 }
 
-ValgrindRun record_under_valgrind(const std::vector<std::string>& command,
-                                  const std::string& program, const CaptureConfig& config,
-                                  const std::string& capture_path,
-                                  const std::function<void(pid_t)>& started) {
-  const std::string tool_dir = valgrind_tool_directory();
-  const std::string valgrind = find_executable("valgrind");
+int record_under_valgrind(const ValgrindSetup& setup, const std::vector<std::string>& command,
+                          const std::string& program, const CaptureConfig& config,
+                          const std::string& capture_path,
+                          const std::function<void(pid_t)>& started) {
   CaptureSession* session = CaptureSession::create(config);
   if (!session) throw std::runtime_error("cannot reserve memory for the analyzers");
   EventRing ring(kBlockBytes, kBlockCount);
@@ -155,7 +156,7 @@ ValgrindRun record_under_valgrind(const std::vector<std::string>& command,
   int log_pipe[2];
   if (pipe2(log_pipe, O_CLOEXEC) != 0)
     throw std::runtime_error(fmt::format("cannot create a pipe: {}", strerror(errno)));
-  std::vector<std::string> args{valgrind,
+  std::vector<std::string> args{setup.valgrind,
                                 "--tool=" + std::string(kToolName),
                                 "-q",
                                 "--log-fd=" + std::to_string(log_pipe[1]),
@@ -168,11 +169,11 @@ ValgrindRun record_under_valgrind(const std::vector<std::string>& command,
   if (child < 0) throw std::runtime_error("cannot start valgrind: fork failed");
   if (child == 0) {
     fcntl(log_pipe[1], F_SETFD, 0);  // inherited by valgrind
-    setenv("VALGRIND_LIB", tool_dir.c_str(), 1);
+    setenv("VALGRIND_LIB", setup.tool_directory.c_str(), 1);
     std::vector<char*> argv;
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    execv(valgrind.c_str(), argv.data());
+    execv(setup.valgrind.c_str(), argv.data());
     fmt::print(stderr, "weft: cannot run valgrind: {}\n", strerror(errno));
     _exit(127);
   }
@@ -184,7 +185,7 @@ ValgrindRun record_under_valgrind(const std::vector<std::string>& command,
   // Consume blocks as the tool publishes them, until it has ended and its
   // process is gone; then whatever was published is all there is.
   RingEventDecoder decoder(*session);
-  ValgrindRun run;
+  int wait_status = 0;
   bool exited = false;
   // The tool sends the address map at the end; if it never gets there (the
   // process was killed), the last map read from /proc still names the code.
@@ -208,7 +209,7 @@ ValgrindRun record_under_valgrind(const std::vector<std::string>& command,
       if (!text.empty()) maps_snapshot = std::move(text);
       last_snapshot = std::chrono::steady_clock::now();
     }
-    const pid_t r = waitpid(child, &run.wait_status, WNOHANG);
+    const pid_t r = waitpid(child, &wait_status, WNOHANG);
     if (r == child || (r < 0 && errno != EINTR)) {
       exited = true;  // one more pass drains what was published last
       continue;
@@ -224,29 +225,26 @@ ValgrindRun record_under_valgrind(const std::vector<std::string>& command,
   }
   log.forward();
   log.finish();
-  run.tool_ended = decoder.ended();
-  run.access_records = decoder.access_records();
 
   bool complete = decoder.ended() && decoder.complete();
   std::string reason = decoder.reason();
   if (!decoder.ended()) {
     complete = false;
-    reason = ring.tool_attached()
-                 ? fmt::format(
-                       "valgrind ended ({}) before weft's tool could finish; events up "
-                       "to then were kept",
-                       describe_status(run.wait_status))
-                 : fmt::format("valgrind could not run the program ({})",
-                               describe_status(run.wait_status));
+    reason =
+        ring.tool_attached()
+            ? fmt::format(
+                  "valgrind ended ({}) before weft's tool could finish; events up "
+                  "to then were kept",
+                  describe_status(wait_status))
+            : fmt::format("valgrind could not run the program ({})", describe_status(wait_status));
   }
-  session->stop_counting(false);
   const int fd = open(capture_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     throw std::runtime_error(fmt::format("cannot write {}: {}", capture_path, strerror(errno)));
   const std::string& maps = decoder.maps().empty() ? maps_snapshot : decoder.maps();
   session->write(fd, complete, reason.c_str(), maps.data(), maps.size());
   close(fd);
-  return run;
+  return wait_status;
 }
 
 }  // namespace weft

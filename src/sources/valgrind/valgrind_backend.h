@@ -14,27 +14,25 @@
 
 namespace weft {
 
-// The directory weft uses as VALGRIND_LIB: $WEFT_VALGRIND_LIB, else
-// lib/valgrind beside weft's bin/. Throws if the tool is not there.
-std::string valgrind_tool_directory();
-
-// Throws a one-line cause when valgrind is missing or `program` is a binary
-// the backend cannot profile (not x86-64, static without symbols).
-void check_valgrind_backend(const std::string& program);
-
-struct ValgrindRun {
-  int wait_status = 0;      // of the valgrind process, as from waitpid
-  bool tool_ended = false;  // the tool's END record arrived
-  uint64_t access_records = 0;
+// What running the backend needs, found once by check_valgrind_backend.
+struct ValgrindSetup {
+  std::string valgrind;        // the valgrind launcher, from PATH
+  std::string tool_directory;  // VALGRIND_LIB: $WEFT_VALGRIND_LIB, else lib/valgrind beside bin/
 };
+
+// Throws a one-line cause when valgrind is missing, weft's tool is not
+// built, or `program` is a binary the backend cannot profile (not x86-64,
+// static without symbols).
+ValgrindSetup check_valgrind_backend(const std::string& program);
 
 // Runs `command` (argv[0] resolved to `program`) under the tool, analyzes its
 // events as they arrive, then writes the raw capture to `capture_path`
 // (flagged incomplete when the tool did not end normally). `started` gets
-// the child's pid, for signal forwarding.
-ValgrindRun record_under_valgrind(const std::vector<std::string>& command,
-                                  const std::string& program, const CaptureConfig& config,
-                                  const std::string& capture_path,
-                                  const std::function<void(pid_t)>& started);
+// the child's pid, for signal forwarding. Returns the wait status of the
+// valgrind process.
+int record_under_valgrind(const ValgrindSetup& setup, const std::vector<std::string>& command,
+                          const std::string& program, const CaptureConfig& config,
+                          const std::string& capture_path,
+                          const std::function<void(pid_t)>& started);
 
 }  // namespace weft
