@@ -24,7 +24,103 @@ namespace weft {
 
 namespace {
 
-const char* const kKnownAnalyses[] = {"comm", "crd"};
+const char* const kKnownAnalyses[] = {kAnalysisCommunication, kAnalysisCrd, kAnalysisImbalance};
+
+bool analysis_selected(const RecordOptions& o, const char* name) {
+  return o.analyses.empty() ||
+         std::find(o.analyses.begin(), o.analyses.end(), name) != o.analyses.end();
+}
+
+// "32K" -> 32768; throws on anything else than a number with an optional
+// K, M or G suffix.
+uint64_t parse_size(const std::string& text, const std::string& option) {
+  size_t used = 0;
+  uint64_t value = 0;
+  try {
+    value = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string suffix = text.substr(used);
+  if (used == 0 || suffix.size() > 1 || text[0] == '-')
+    throw std::runtime_error(fmt::format("{}: '{}' is not a size (e.g. 32K, 8M)", option, text));
+  if (suffix == "K" || suffix == "k") value <<= 10;
+  if (suffix == "M" || suffix == "m") value <<= 20;
+  if (suffix == "G" || suffix == "g") value <<= 30;
+  if (!suffix.empty() && std::string("KkMmGg").find(suffix) == std::string::npos)
+    throw std::runtime_error(fmt::format("{}: '{}' is not a size (e.g. 32K, 8M)", option, text));
+  return value;
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t end; (end = text.find(sep, start)) != std::string::npos; start = end + 1)
+    parts.push_back(text.substr(start, end - start));
+  parts.push_back(text.substr(start));
+  return parts;
+}
+
+// The simulated caches: --cache when given, else this machine's L1, L2 and
+// last level from hwloc; a level hwloc does not report (or reports without
+// associativity) gets a common default (32K:8, 256K:8, 8M:16).
+CacheGeometry cache_geometry(const std::string& option) {
+  CacheGeometry g;
+  if (!option.empty()) {
+    const std::vector<std::string> levels = split(option, ',');
+    if (levels.size() != 3)
+      throw std::runtime_error(fmt::format(
+          "--cache '{}': expected three levels L1SIZE:WAYS,L2SIZE:WAYS,LLCSIZE:WAYS", option));
+    for (size_t i = 0; i < 3; ++i) {
+      const std::vector<std::string> size_ways = split(levels[i], ':');
+      if (size_ways.size() != 2)
+        throw std::runtime_error(fmt::format("--cache: '{}' is not SIZE:WAYS", levels[i]));
+      g.levels[i].size_bytes = parse_size(size_ways[0], "--cache");
+      g.levels[i].ways = static_cast<uint32_t>(parse_size(size_ways[1], "--cache"));
+      if (g.levels[i].ways == 0 || g.levels[i].size_bytes < g.line_bytes * g.levels[i].ways)
+        throw std::runtime_error(
+            fmt::format("--cache: level '{}' holds less than one set of lines", levels[i]));
+    }
+    return g;
+  }
+  try {
+    const Topology& topology = Topology::this_machine();
+    const CacheLevel found[3] = {topology.cache(1), topology.cache(2), topology.last_level_cache()};
+    if (found[0].line_bytes != 0 && (found[0].line_bytes & (found[0].line_bytes - 1)) == 0)
+      g.line_bytes = found[0].line_bytes;
+    for (int i = 0; i < 3; ++i)
+      if (found[i].size_bytes != 0 && found[i].associativity != 0 &&
+          (i < 2 || found[i].depth > 2)) {
+        g.levels[i].size_bytes = found[i].size_bytes;
+        g.levels[i].ways = found[i].associativity;
+      }
+  } catch (const std::exception&) {
+    // no topology: the defaults
+  }
+  return g;
+}
+
+std::array<double, 3> miss_penalties(const std::string& option) {
+  const std::vector<std::string> parts = split(option, ',');
+  std::array<double, 3> penalties{};
+  bool ok = parts.size() == 3;
+  for (size_t i = 0; ok && i < 3; ++i) {
+    char* end = nullptr;
+    penalties[i] = std::strtod(parts[i].c_str(), &end);
+    ok = !parts[i].empty() && *end == '\0' && penalties[i] >= 0;
+  }
+  if (!ok)
+    throw std::runtime_error(fmt::format(
+        "--miss-penalties '{}': expected three non-negative cycle counts P1,P2,P3", option));
+  return penalties;
+}
+
+std::string cache_levels_variable(const CacheGeometry& g) {
+  std::string text = std::to_string(g.line_bytes);
+  for (const CacheLevelGeometry& level : g.levels)
+    text += fmt::format(",{}:{}", level.size_bytes, level.ways);
+  return text;
+}
 
 pid_t g_child = 0;
 
@@ -73,8 +169,11 @@ void validate(const RecordOptions& o) {
     bool known = false;
     for (const char* k : kKnownAnalyses) known = known || a == k;
     if (!known)
-      throw std::runtime_error(fmt::format("unknown analysis '{}' (available: comm, crd)", a));
+      throw std::runtime_error(
+          fmt::format("unknown analysis '{}' (available: comm, crd, imbalance)", a));
   }
+  cache_geometry(o.cache);
+  miss_penalties(o.miss_penalties);
 }
 
 // Runs a program built with weft's compiler wrappers: its runtime reads
@@ -88,6 +187,7 @@ int run_with_runtime(const RecordOptions& options, const std::string& program,
     setenv("WEFT_GRANULARITY", std::to_string(options.granularity).c_str(), 1);
     setenv("WEFT_MAX_THREADS", std::to_string(options.max_threads).c_str(), 1);
     setenv("WEFT_CRD_MAX_GRANULES", std::to_string(options.crd_max_granules).c_str(), 1);
+    setenv("WEFT_CACHE_LEVELS", cache_levels_variable(cache_geometry(options.cache)).c_str(), 1);
     if (options.analyses.empty()) {
       unsetenv("WEFT_ANALYSES");
     } else {
@@ -123,6 +223,7 @@ int run_record(const RecordOptions& options) {
   info.command = options.command.front();
   info.args.assign(options.command.begin() + 1, options.command.end());
   info.cwd = std::filesystem::current_path().string();
+  info.miss_penalties = miss_penalties(options.miss_penalties);
   info.start_time = std::chrono::system_clock::now();
   info.hostname = this_hostname();
   info.topology = topology_summary();
@@ -159,9 +260,9 @@ int run_record(const RecordOptions& options) {
     CaptureConfig config;
     config.granularity = options.granularity;
     config.max_threads = options.max_threads;
-    config.crd = options.analyses.empty() ||
-                 std::find(options.analyses.begin(), options.analyses.end(), "crd") !=
-                     options.analyses.end();
+    config.crd = analysis_selected(options, kAnalysisCrd);
+    config.imbalance = analysis_selected(options, kAnalysisImbalance);
+    config.cache = cache_geometry(options.cache);
     config.crd_max_granules = options.crd_max_granules;
     status = record_under_valgrind(valgrind, options.command, program, config, capture_path,
                                    forward_signals);

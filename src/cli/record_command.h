@@ -15,6 +15,11 @@ struct RecordOptions {
   std::vector<std::string> analyses;  // empty: every analysis of the backend
   // Distinct granules a thread pair's CRD state may hold (0: no cap).
   uint64_t crd_max_granules = uint64_t{1} << 20;
+  // Simulated caches of the imbalance analysis: "L1SIZE:WAYS,L2SIZE:WAYS,LLCSIZE:WAYS"
+  // (sizes with K, M or G); empty: this machine's, from hwloc.
+  std::string cache;
+  // Cycles per L1, L2 and LLC miss in the modeled busy time: "P1,P2,P3".
+  std::string miss_penalties = "12,40,200";
   std::vector<std::string> command;  // program and its arguments
 };
 

@@ -88,12 +88,44 @@ struct PcFootprint {
   uint64_t shared_granules = 0;
 };
 
+// Load-imbalance counts of one thread's segment: segment k of a thread is
+// its execution up to its k-th section-closing synchronization record (in
+// that thread's order in `sync`). From 0 = the segment's entry.
+struct SegmentEdge {
+  uint32_t thread = 0;
+  uint32_t segment = 0;
+  uint64_t from = 0;
+  uint64_t to = 0;
+  uint64_t count = 0;
+  uint64_t to_instructions = 0;  // static instructions of block `to`; 0 = not known to the source
+};
+
+// Executions of one memory instruction in a segment and its misses in the
+// simulated caches (private L1, private L2, shared last level).
+struct SegmentInstruction {
+  uint32_t thread = 0;
+  uint32_t segment = 0;
+  uint64_t pc = 0;
+  uint64_t executions = 0;
+  uint64_t l1_misses = 0;
+  uint64_t l2_misses = 0;
+  uint64_t llc_misses = 0;
+};
+
+// Geometry of the simulated caches: line size, then L1, L2, LLC.
+struct SimulatedCaches {
+  uint32_t line_bytes = 64;
+  uint64_t size_bytes[3] = {0, 0, 0};
+  uint32_t ways[3] = {0, 0, 0};
+};
+
 inline constexpr uint64_t kThreadExitSectionSite = 1;
 inline constexpr uint64_t kUnknownSectionSite = 2;
 
 // Analyses an event source can run (RunCapture::analyses, --analyses).
 inline constexpr const char* kAnalysisCommunication = "comm";
 inline constexpr const char* kAnalysisCrd = "crd";  // CRD and sharing footprint; needs comm
+inline constexpr const char* kAnalysisImbalance = "imbalance";  // control flow and cache misses
 
 struct RunCapture {
   std::string source = "compile";  // "compile" or "valgrind"
@@ -117,6 +149,10 @@ struct RunCapture {
   // join that waited for it; kUnknownSectionSite: a site without a pc).
   std::vector<PcCommunication> section_communication;
   std::vector<PcDistanceCount> section_distances;
+  // The imbalance analysis (when in `analyses`).
+  SimulatedCaches caches;
+  std::vector<SegmentEdge> segment_edges;
+  std::vector<SegmentInstruction> segment_instructions;
 };
 
 }  // namespace weft

@@ -77,6 +77,7 @@ struct Profile::Impl {
   int schema_version = 0;
   std::map<std::string, std::string> meta;
   uint32_t thread_count = 0;
+  bool has_imbalance_tables = false;
 
   Impl(std::string profile_path, sqlite::Database database)
       : path(std::move(profile_path)), db(std::move(database)) {}
@@ -144,6 +145,10 @@ Profile Profile::open(const std::string& path) {
                            "' is missing");
       }
     }
+
+    impl->has_imbalance_tables =
+        std::all_of(kImbalanceTables.begin(), kImbalanceTables.end(),
+                    [&](std::string_view table) { return tables.contains(std::string(table)); });
 
     sqlite::Statement largest(impl->db,
                               "SELECT MAX(COALESCE((SELECT MAX(id) FROM threads), -1),"
@@ -373,6 +378,97 @@ CommunicationMatrix Profile::matrix(const std::vector<int64_t>& region_ids, Matr
     }
   });
   return matrix;
+}
+
+bool Profile::has_imbalance() const {
+  const std::string analyses = "," + meta_value("analyses") + ",";
+  return impl_->has_imbalance_tables && analyses.find(",imbalance,") != std::string::npos;
+}
+
+std::vector<SectionInstanceInfo> Profile::section_instances() const {
+  if (!impl_->has_imbalance_tables) return {};
+  return impl_->guarded([&] {
+    std::vector<SectionInstanceInfo> out;
+    std::map<int64_t, size_t> index;
+    sqlite::Statement instances(impl_->db,
+                                "SELECT id, region_id, instance, imbalance FROM section_instances"
+                                " ORDER BY id");
+    while (instances.step()) {
+      index[instances.column_int(0)] = out.size();
+      out.push_back({instances.column_int(0),
+                     instances.column_int(1),
+                     instances.column_int(2),
+                     instances.column_double(3),
+                     {}});
+    }
+    sqlite::Statement threads(impl_->db,
+                              "SELECT instance_id, thread, start_ns, end_ns, wall_ns, instructions,"
+                              " l1_misses, l2_misses, llc_misses, modeled_cycles FROM"
+                              " section_instance_threads ORDER BY instance_id, thread");
+    while (threads.step()) {
+      auto it = index.find(threads.column_int(0));
+      if (it == index.end()) continue;
+      out[it->second].threads.push_back({static_cast<uint32_t>(threads.column_int(1)),
+                                         threads.column_u64(2), threads.column_u64(3),
+                                         threads.column_u64(4), threads.column_u64(5),
+                                         threads.column_u64(6), threads.column_u64(7),
+                                         threads.column_u64(8), threads.column_double(9)});
+    }
+    return out;
+  });
+}
+
+std::vector<InstanceEdgeCount> Profile::instance_edges(int64_t instance_id) const {
+  if (!impl_->has_imbalance_tables) return {};
+  return impl_->guarded([&] {
+    std::vector<InstanceEdgeCount> out;
+    sqlite::Statement query(impl_->db,
+                            "SELECT thread, from_pc, to_pc, count FROM instance_edges"
+                            " WHERE instance_id = ? ORDER BY from_pc, to_pc, thread");
+    query.bind(1, instance_id);
+    while (query.step())
+      out.push_back({static_cast<uint32_t>(query.column_int(0)), query.column_u64(1),
+                     query.column_u64(2), query.column_u64(3)});
+    return out;
+  });
+}
+
+std::vector<InstanceInstructionCount> Profile::instance_instructions(int64_t instance_id) const {
+  if (!impl_->has_imbalance_tables) return {};
+  return impl_->guarded([&] {
+    std::vector<InstanceInstructionCount> out;
+    sqlite::Statement query(
+        impl_->db,
+        "SELECT thread, pc, executions, l1_misses, l2_misses, llc_misses"
+        " FROM instance_instructions WHERE instance_id = ? ORDER BY pc, thread");
+    query.bind(1, instance_id);
+    while (query.step())
+      out.push_back({static_cast<uint32_t>(query.column_int(0)), query.column_u64(1),
+                     query.column_u64(2), query.column_u64(3), query.column_u64(4),
+                     query.column_u64(5)});
+    return out;
+  });
+}
+
+std::map<uint64_t, uint64_t> Profile::block_decisions() const {
+  if (!impl_->has_imbalance_tables) return {};
+  return impl_->guarded([&] {
+    std::map<uint64_t, uint64_t> out;
+    sqlite::Statement query(impl_->db, "SELECT pc, decision_pc FROM control_flow_blocks");
+    while (query.step()) out[query.column_u64(0)] = query.column_u64(1);
+    return out;
+  });
+}
+
+std::optional<SourcePosition> Profile::source_position(uint64_t pc) const {
+  return impl_->guarded([&]() -> std::optional<SourcePosition> {
+    sqlite::Statement query(impl_->db,
+                            "SELECT function, file, line FROM code_locations WHERE pc = ?");
+    query.bind(1, pc);
+    if (!query.step()) return std::nullopt;
+    return SourcePosition{query.column_text(0), query.column_text(1),
+                          static_cast<uint32_t>(query.column_int(2))};
+  });
 }
 
 }  // namespace weft

@@ -79,6 +79,55 @@ struct Footprint {
   uint64_t shared_granules = 0;
 };
 
+// One thread's part of a section instance: its busy time by the three
+// measures (docs/metrics.md, "Load imbalance") and its simulated misses.
+struct InstanceThreadBusy {
+  uint32_t thread = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t wall_ns = 0;
+  uint64_t instructions = 0;
+  uint64_t l1_misses = 0;
+  uint64_t l2_misses = 0;
+  uint64_t llc_misses = 0;
+  double modeled_cycles = 0;
+};
+
+// A dynamic instance of a parallel section (region kind "section").
+struct SectionInstanceInfo {
+  int64_t id = 0;
+  int64_t region_id = 0;
+  int64_t instance = 0;                     // ordinal among the region's instances
+  double imbalance = 0;                     // by modeled cycles
+  std::vector<InstanceThreadBusy> threads;  // by thread id
+};
+
+// Control-flow edge (from, to) counted `count` times by `thread` in an
+// instance; from = 0 is the section's entry.
+struct InstanceEdgeCount {
+  uint32_t thread = 0;
+  uint64_t from = 0;
+  uint64_t to = 0;
+  uint64_t count = 0;
+};
+
+// A memory instruction's executions and simulated misses in an instance.
+struct InstanceInstructionCount {
+  uint32_t thread = 0;
+  uint64_t pc = 0;
+  uint64_t executions = 0;
+  uint64_t l1_misses = 0;
+  uint64_t l2_misses = 0;
+  uint64_t llc_misses = 0;
+};
+
+// code_locations' source position of a pc.
+struct SourcePosition {
+  std::string function;
+  std::string file;  // empty when unknown
+  uint32_t line = 0;
+};
+
 class Profile {
  public:
   // Throws ProfileError for a missing file, a file that is not a weft
@@ -124,6 +173,18 @@ class Profile {
   std::vector<PairCount> crd_unmeasured(const std::vector<int64_t>& region_ids) const;
   // Granules first touched by the regions' instructions.
   Footprint footprint(const std::vector<int64_t>& region_ids) const;
+
+  // True when the run recorded the imbalance analysis (meta analyses holds
+  // "imbalance" and the profile has its tables).
+  bool has_imbalance() const;
+  // Every section instance, by id, with its threads.
+  std::vector<SectionInstanceInfo> section_instances() const;
+  std::vector<InstanceEdgeCount> instance_edges(int64_t instance_id) const;
+  std::vector<InstanceInstructionCount> instance_instructions(int64_t instance_id) const;
+  // The decision (last instruction) of each block the analysis saw.
+  std::map<uint64_t, uint64_t> block_decisions() const;
+  // Where a pc of code_locations is; nullopt for a pc the profile does not describe.
+  std::optional<SourcePosition> source_position(uint64_t pc) const;
 
  private:
   struct Impl;

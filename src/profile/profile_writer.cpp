@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -17,6 +18,7 @@
 
 #include "profile/region_naming.h"
 #include "profile/schema.h"
+#include "profile/section_instances.h"
 #include "profile/sqlite_db.h"
 #include "static/binary_structure.h"
 
@@ -302,6 +304,164 @@ std::set<uint64_t> referenced_pcs(const RunCapture& capture) {
   return pcs;
 }
 
+bool has_analysis(const RunCapture& capture, const char* name) {
+  return std::find(capture.analyses.begin(), capture.analyses.end(), name) !=
+         capture.analyses.end();
+}
+
+// "64,32768:8,262144:8,8388608:16": line size, then size:ways of L1, L2, LLC.
+std::string fmt_cache_levels(uint32_t line_bytes, const uint64_t (&sizes)[3],
+                             const uint32_t (&ways)[3]) {
+  std::string text = std::to_string(line_bytes);
+  for (int i = 0; i < 3; ++i)
+    text += "," + std::to_string(sizes[i]) + ":" + std::to_string(ways[i]);
+  return text;
+}
+
+// A block the imbalance analysis saw start: its static size and the address
+// of its last instruction (the branch that decides where control goes next,
+// whose source line a control-flow cause is reported at).
+struct ControlFlowBlock {
+  uint64_t instructions = 0;
+  uint64_t decision_pc = 0;
+};
+
+// The block of the binary containing `pc`; a pc outside any known function
+// keeps itself as decision and the size the source gave (or 1).
+ControlFlowBlock resolve_block(uint64_t pc, uint64_t source_instructions, const ModuleMap& modules,
+                               BinaryStructureCache& structures) {
+  ControlFlowBlock block{source_instructions != 0 ? source_instructions : 1, pc};
+  const std::optional<ModuleAddress> at = modules.resolve(pc);
+  if (!at || !at->in_elf) return block;
+  const FunctionStructure* function = structures.function_at(at->module, at->module_offset);
+  const BasicBlock* found = function ? function->block_at(at->module_offset) : nullptr;
+  if (!found) return block;
+  if (source_instructions == 0) block.instructions = found->instructions;
+  block.decision_pc = pc + (found->last_instruction - at->module_offset);
+  return block;
+}
+
+// The imbalance analysis' data, grouped into section instances.
+struct ImbalanceData {
+  std::vector<SectionInstance> instances;
+  // (thread, segment) -> index in `instances`
+  std::map<std::pair<uint32_t, uint32_t>, size_t> instance_of_segment;
+  std::map<uint64_t, ControlFlowBlock> blocks;  // by the pc a block record gave
+
+  std::optional<size_t> instance_of(uint32_t thread, uint32_t segment) const {
+    auto it = instance_of_segment.find({thread, segment});
+    return it == instance_of_segment.end() ? std::nullopt : std::optional<size_t>(it->second);
+  }
+};
+
+ImbalanceData gather_imbalance(const RunCapture& capture, const ModuleMap& modules,
+                               BinaryStructureCache& structures) {
+  ImbalanceData data;
+  if (!has_analysis(capture, kAnalysisImbalance)) return data;
+  data.instances = find_section_instances(capture.sync);
+  for (size_t i = 0; i < data.instances.size(); ++i)
+    for (const SectionInstanceThread& t : data.instances[i].threads)
+      data.instance_of_segment[{t.thread, t.segment}] = i;
+  for (const SegmentEdge& e : capture.segment_edges) {
+    if (!data.instance_of(e.thread, e.segment)) continue;
+    if (!data.blocks.contains(e.to))
+      data.blocks[e.to] = resolve_block(e.to, e.to_instructions, modules, structures);
+  }
+  // A block only ever seen as an edge's source (the entry's successor is
+  // always a target) still needs its decision.
+  for (const SegmentEdge& e : capture.segment_edges)
+    if (e.from != 0 && data.instance_of(e.thread, e.segment) && !data.blocks.contains(e.from))
+      data.blocks[e.from] = resolve_block(e.from, 0, modules, structures);
+  return data;
+}
+
+// Per-thread busy measures of one instance.
+struct InstanceThreadTotals {
+  uint64_t instructions = 0;
+  uint64_t misses[3] = {0, 0, 0};
+  double modeled_cycles = 0;
+};
+
+// LIME's imbalance of one instance: the mean over threads of the idle
+// fraction (max - b_t) / max of the busy times b_t.
+double idle_fraction(const std::vector<double>& busy) {
+  double longest = 0;
+  for (double b : busy) longest = std::max(longest, b);
+  if (longest <= 0 || busy.empty()) return 0;
+  double idle = 0;
+  for (double b : busy) idle += (longest - b) / longest;
+  return idle / static_cast<double>(busy.size());
+}
+
+void write_imbalance(const sqlite::Database& db, const RunCapture& capture, const RunInfo& info,
+                     const ImbalanceData& data, const std::vector<int64_t>& region_of_instance) {
+  sqlite::Statement insert_block(db,
+                                 "INSERT INTO control_flow_blocks(pc, instructions, decision_pc)"
+                                 " VALUES (?, ?, ?)");
+  for (const auto& [pc, block] : data.blocks)
+    insert_block.run(pc, block.instructions, block.decision_pc);
+
+  // Totals per (instance, thread), from the segments' records.
+  std::map<std::pair<size_t, uint32_t>, InstanceThreadTotals> totals;
+  sqlite::Statement insert_edge(db,
+                                "INSERT INTO instance_edges(instance_id, thread, from_pc, to_pc,"
+                                " count) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+                                " count = count + excluded.count");
+  for (const SegmentEdge& e : capture.segment_edges) {
+    const std::optional<size_t> instance = data.instance_of(e.thread, e.segment);
+    if (!instance) continue;
+    insert_edge.run(*instance + 1, e.thread, e.from, e.to, e.count);
+    totals[{*instance, e.thread}].instructions += e.count * data.blocks.at(e.to).instructions;
+  }
+  sqlite::Statement insert_instruction(
+      db,
+      "INSERT INTO instance_instructions(instance_id, thread, pc, executions, l1_misses,"
+      " l2_misses, llc_misses) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+      " executions = executions + excluded.executions, l1_misses = l1_misses + excluded.l1_misses,"
+      " l2_misses = l2_misses + excluded.l2_misses, llc_misses = llc_misses + excluded.llc_misses");
+  for (const SegmentInstruction& r : capture.segment_instructions) {
+    const std::optional<size_t> instance = data.instance_of(r.thread, r.segment);
+    if (!instance) continue;
+    insert_instruction.run(*instance + 1, r.thread, r.pc, r.executions, r.l1_misses, r.l2_misses,
+                           r.llc_misses);
+    InstanceThreadTotals& t = totals[{*instance, r.thread}];
+    t.misses[0] += r.l1_misses;
+    t.misses[1] += r.l2_misses;
+    t.misses[2] += r.llc_misses;
+  }
+
+  sqlite::Statement insert_instance(db,
+                                    "INSERT INTO section_instances(id, region_id, instance,"
+                                    " thread_count, imbalance) VALUES (?, ?, ?, ?, ?)");
+  sqlite::Statement insert_thread(
+      db,
+      "INSERT INTO section_instance_threads(instance_id, thread, start_ns, end_ns, wall_ns,"
+      " instructions, l1_misses, l2_misses, llc_misses, modeled_cycles)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  std::map<int64_t, int64_t> ordinal_in_region;
+  for (size_t i = 0; i < data.instances.size(); ++i) {
+    const SectionInstance& instance = data.instances[i];
+    std::vector<double> cycles;
+    for (const SectionInstanceThread& t : instance.threads) {
+      InstanceThreadTotals& total = totals[{i, t.thread}];
+      total.modeled_cycles = static_cast<double>(total.instructions);
+      for (int level = 0; level < 3; ++level)
+        total.modeled_cycles +=
+            static_cast<double>(total.misses[level]) * info.miss_penalties[level];
+      cycles.push_back(total.modeled_cycles);
+    }
+    const int64_t region = region_of_instance[i];
+    insert_instance.run(i + 1, region, ordinal_in_region[region]++, instance.threads.size(),
+                        idle_fraction(cycles));
+    for (const SectionInstanceThread& t : instance.threads) {
+      const InstanceThreadTotals& total = totals[{i, t.thread}];
+      insert_thread.run(i + 1, t.thread, t.start_ns, t.end_ns,
+                        t.end_ns > t.start_ns ? t.end_ns - t.start_ns : 0, total.instructions,
+                        total.misses[0], total.misses[1], total.misses[2], total.modeled_cycles);
+    }
+  }
+}
+
 }  // namespace
 
 std::string format_utc_iso8601(std::chrono::system_clock::time_point time) {
@@ -319,6 +479,10 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
   std::set<uint64_t> pcs = referenced_pcs(capture);
   RegionBuilder regions;
   BinaryStructureCache structures;
+  const ImbalanceData imbalance = gather_imbalance(capture, symbolizer.modules(), structures);
+  for (const auto& [pc, block] : imbalance.blocks) pcs.insert(block.decision_pc);
+  for (const SegmentInstruction& r : capture.segment_instructions)
+    if (imbalance.instance_of(r.thread, r.segment)) pcs.insert(r.pc);
   std::map<uint64_t, std::string> region_of_pc;
   for (uint64_t pc : pcs) {
     // Innermost loop containing the pc, else its function (DESIGN.md, "Region").
@@ -381,10 +545,16 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
   };
   for (const PcCommunication& c : capture.section_communication) name_section(c.thread, c.pc);
   for (const PcDistanceCount& d : capture.section_distances) name_section(d.reader, d.pc);
+  for (const SectionInstance& instance : imbalance.instances)
+    name_section(instance.site_thread, instance.site);
 
   regions.finish();
   std::unordered_map<uint64_t, int64_t> region_id_of_pc;
   for (const auto& [pc, name] : region_of_pc) region_id_of_pc[pc] = regions.id_of(name);
+  std::vector<int64_t> region_of_instance;
+  for (const SectionInstance& instance : imbalance.instances)
+    region_of_instance.push_back(
+        regions.id_of(section_name.at({instance.site_thread, instance.site})));
 
   ProfileFile file(path);
   file.write([&](const sqlite::Database& db) {
@@ -534,6 +704,8 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
                       unless_zero(event.pc), event.object, event.arg0, event.arg1);
     }
 
+    write_imbalance(db, capture, info, imbalance, region_of_instance);
+
     MetaEntries meta = run_meta(info, capture.source, capture.granularity, capture.complete,
                                 capture.incomplete_reason);
     meta.emplace_back("max_threads", std::to_string(capture.max_threads));
@@ -544,6 +716,13 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
     meta.emplace_back("analyses", analyses);
     meta.emplace_back("crd_max_granules", std::to_string(capture.crd_max_granules));
     meta.emplace_back("crd_capped_pairs", std::to_string(capture.crd_capped_pairs));
+    if (has_analysis(capture, kAnalysisImbalance)) {
+      const SimulatedCaches& c = capture.caches;
+      meta.emplace_back("cache_levels", fmt_cache_levels(c.line_bytes, c.size_bytes, c.ways));
+      meta.emplace_back("miss_penalties", format_double(info.miss_penalties[0]) + "," +
+                                              format_double(info.miss_penalties[1]) + "," +
+                                              format_double(info.miss_penalties[2]));
+    }
     write_meta(db, meta);
   });
   file.commit();

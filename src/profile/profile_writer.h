@@ -2,6 +2,7 @@
 // symbolized and attributed to a region. See docs/profile-format.md.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -26,6 +27,9 @@ struct RunInfo {
   std::optional<std::string> exit_signal;  // "SIGSEGV" when a signal killed it
   std::string topology;                    // one-line summary
   uint64_t llc_bytes = 0;  // last-level cache of the recording machine, 0 if unknown
+  // Cycles charged per simulated L1, L2 and LLC miss in the modeled busy
+  // time of the imbalance analysis (`weft record --miss-penalties`).
+  std::array<double, 3> miss_penalties = {12, 40, 200};
   std::string hostname;
   std::string weft_version;  // empty: this build's version
 };

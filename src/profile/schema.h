@@ -21,6 +21,12 @@ inline constexpr std::array<std::string_view, 12> kProfileTables = {
     "meta",          "threads",       "modules",        "code_locations",
     "inline_frames", "regions",       "matrix_entries", "pc_communication",
     "sync_events",   "crd_distances", "crd_unmeasured", "region_footprints"};
+// Added to schema 2 later without a version change (older readers ignore
+// them): a profile written before has none of them, and then holds no
+// imbalance data.
+inline constexpr std::array<std::string_view, 5> kImbalanceTables = {
+    "section_instances", "section_instance_threads", "instance_edges", "instance_instructions",
+    "control_flow_blocks"};
 
 inline constexpr const char* kProfileSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
@@ -63,6 +69,26 @@ CREATE TABLE crd_unmeasured(
 CREATE TABLE region_footprints(
   region_id INTEGER PRIMARY KEY REFERENCES regions(id), private_granules INTEGER NOT NULL,
   shared_granules INTEGER NOT NULL);
+CREATE TABLE section_instances(
+  id INTEGER PRIMARY KEY, region_id INTEGER NOT NULL REFERENCES regions(id),
+  instance INTEGER NOT NULL, thread_count INTEGER NOT NULL, imbalance REAL NOT NULL);
+CREATE TABLE section_instance_threads(
+  instance_id INTEGER NOT NULL REFERENCES section_instances(id), thread INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, wall_ns INTEGER NOT NULL,
+  instructions INTEGER NOT NULL, l1_misses INTEGER NOT NULL, l2_misses INTEGER NOT NULL,
+  llc_misses INTEGER NOT NULL, modeled_cycles REAL NOT NULL,
+  PRIMARY KEY(instance_id, thread)) WITHOUT ROWID;
+CREATE TABLE instance_edges(
+  instance_id INTEGER NOT NULL REFERENCES section_instances(id), thread INTEGER NOT NULL,
+  from_pc INTEGER NOT NULL, to_pc INTEGER NOT NULL, count INTEGER NOT NULL,
+  PRIMARY KEY(instance_id, thread, from_pc, to_pc)) WITHOUT ROWID;
+CREATE TABLE instance_instructions(
+  instance_id INTEGER NOT NULL REFERENCES section_instances(id), thread INTEGER NOT NULL,
+  pc INTEGER NOT NULL, executions INTEGER NOT NULL, l1_misses INTEGER NOT NULL,
+  l2_misses INTEGER NOT NULL, llc_misses INTEGER NOT NULL,
+  PRIMARY KEY(instance_id, thread, pc)) WITHOUT ROWID;
+CREATE TABLE control_flow_blocks(
+  pc INTEGER PRIMARY KEY, instructions INTEGER NOT NULL, decision_pc INTEGER NOT NULL);
 )sql";
 
 }  // namespace weft

@@ -69,4 +69,8 @@ void Statement::check(int rc) const {
   if (rc != SQLITE_OK) fail(db_, rc);
 }
 
+double Statement::column_double(int column) const {
+  return sqlite3_column_double(statement_, column);
+}
+
 }  // namespace weft::sqlite

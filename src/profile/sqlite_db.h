@@ -85,6 +85,7 @@ class Statement {
   int64_t column_int(int column) const;
   uint64_t column_u64(int column) const { return static_cast<uint64_t>(column_int(column)); }
   std::string column_text(int column) const;  // "" for NULL
+  double column_double(int column) const;
 
  private:
   void check(int rc) const;

@@ -298,7 +298,7 @@ json to_json(const FunctionStructure& function) {
   json blocks = json::array();
   for (const BasicBlock& block : function.blocks) {
     blocks.push_back(json::array({block.start, block.end, block.instructions, block.successors,
-                                  block.ends_in_indirect_jump}));
+                                  block.ends_in_indirect_jump, block.last_instruction}));
   }
   json loops = json::array();
   for (const Loop& loop : function.loops) {
@@ -332,14 +332,16 @@ FunctionStructure from_json(const json& value) {
   function.end = value.at("end").get<uint64_t>();
   function.instructions = value.at("instructions").get<uint32_t>();
   for (const json& item : value.at("blocks")) {
-    require(item.is_array() && item.size() == 5);
+    require(item.is_array() && item.size() == 6);
     BasicBlock block;
     block.start = item.at(0).get<uint64_t>();
     block.end = item.at(1).get<uint64_t>();
     block.instructions = item.at(2).get<uint32_t>();
     block.successors = item.at(3).get<std::vector<uint32_t>>();
     block.ends_in_indirect_jump = item.at(4).get<bool>();
-    require(block.start < block.end &&
+    block.last_instruction = item.at(5).get<uint64_t>();
+    require(block.start < block.end && block.start <= block.last_instruction &&
+            block.last_instruction < block.end &&
             (function.blocks.empty() || function.blocks.back().end <= block.start));
     function.blocks.push_back(std::move(block));
   }
@@ -572,6 +574,7 @@ FunctionStructure BinaryStructure::Backend::analyze(const std::string& path,
     block.start = first.address;
     block.end = last.address + last.size;
     block.instructions = first_instruction[b + 1] - first_instruction[b];
+    block.last_instruction = last.address;
     bool falls_through = last.flow == Flow::kNext || last.flow == Flow::kConditional;
     if (falls_through && b + 1 < block_count) block.successors.push_back(b + 1);
     if ((last.flow == Flow::kConditional || last.flow == Flow::kJump) && last.has_target) {

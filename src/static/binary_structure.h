@@ -21,6 +21,7 @@ struct BasicBlock {
   uint64_t start = 0;
   uint64_t end = 0;  // exclusive
   uint32_t instructions = 0;
+  uint64_t last_instruction = 0;       // address of the block's last instruction (its branch)
   std::vector<uint32_t> successors;    // indices into FunctionStructure::blocks, sorted
   std::vector<uint32_t> predecessors;  // indices into FunctionStructure::blocks, sorted
   // Ends in an indirect jump (jump table, indirect tail call): its successors

@@ -149,6 +149,12 @@ CaptureSession::CaptureSession(const CaptureConfig& config) : max_threads_(confi
         make_reserved<SharingFootprint>(static_cast<unsigned>(__builtin_ctz(config.granularity)));
   }
   if (communication_) communication_->connect(distances_, footprint_, sections_);
+  if (config.imbalance) {
+    ImbalanceConfig imbalance;
+    imbalance.max_threads = config.max_threads;
+    imbalance.cache = config.cache;
+    imbalance_ = make_reserved<ImbalanceCounts>(imbalance);
+  }
   threads_ = static_cast<ThreadRecord*>(reserve_zeroed(max_threads_ * sizeof(ThreadRecord)));
   contexts_ = static_cast<std::atomic<ThreadContext*>*>(
       reserve_zeroed(max_threads_ * sizeof(std::atomic<ThreadContext*>)));
@@ -167,6 +173,7 @@ ThreadContext* CaptureSession::start_thread(uint32_t tid, int32_t parent, uint64
       static_cast<SyncRecord*>(reserve_zeroed(SyncLog::kCapacity * sizeof(SyncRecord)));
   if (tid < max_threads_) {
     c->comm.store(communication_->attach(tid));
+    if (imbalance_) c->imbalance.store(imbalance_->attach(tid));
     ThreadRecord& r = threads_[tid];
     r.id = tid;
     r.os_tid = os_tid;
@@ -205,6 +212,9 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
   ++log.size;
 
   if (!closes_section(kind)) return;
+  // Segment k of a thread ends at its k-th logged closing record.
+  if (ImbalanceCounts::ThreadState* t = thread.imbalance.load(std::memory_order_relaxed))
+    imbalance_->close_segment(*t);
   CommunicationAnalyzer::ThreadState* state = thread.comm.load(std::memory_order_relaxed);
   if (!state) return;
   uint64_t site = pc != 0 ? pc : kUnknownSectionSite;
@@ -214,7 +224,10 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
 
 void CaptureSession::stop_counting(bool wait) {
   for (uint32_t i = 0; i < max_threads_; ++i)
-    if (ThreadContext* c = contexts_[i].load()) c->comm.store(nullptr);
+    if (ThreadContext* c = contexts_[i].load()) {
+      c->comm.store(nullptr);
+      c->imbalance.store(nullptr);
+    }
   if (wait)
     for (int spin = 0; spin < 1000 && communication_->any_thread_busy(); ++spin) usleep(50);
 }
@@ -247,12 +260,21 @@ void CaptureSession::write(int fd, bool complete, const char* reason, const char
   meta.granularity = communication_->config().granularity;
   meta.max_threads = max_threads_;
   meta.thread_count = thread_count;
-  meta.dropped_events =
-      communication_->dropped() + (distances_ ? distances_->dropped() : 0) + sections_->dropped();
+  meta.dropped_events = communication_->dropped() + (distances_ ? distances_->dropped() : 0) +
+                        sections_->dropped() + (imbalance_ ? imbalance_->dropped() : 0);
   if (distances_) {
     meta.analyses |= kRawAnalysisCrd;
     meta.crd_max_granules = distances_->config().max_granules_per_pair;
     meta.crd_capped_pairs = distances_->capped_pairs();
+  }
+  if (imbalance_) {
+    meta.analyses |= kRawAnalysisImbalance;
+    const CacheGeometry& g = imbalance_->config().cache;
+    meta.caches.line_bytes = g.line_bytes;
+    for (int level = 0; level < 3; ++level) {
+      meta.caches.size_bytes[level] = g.levels[level].size_bytes;
+      meta.caches.ways[level] = g.levels[level].ways;
+    }
   }
   for (uint32_t i = 0; i < recorded; ++i)
     if (ThreadContext* c = contexts_[i].load()) meta.dropped_sync_events += c->sync.dropped;
@@ -300,6 +322,13 @@ void CaptureSession::write(int fd, bool complete, const char* reason, const char
         emit(PcFootprint{r.pc, r.thread, 0, r.private_granules, r.shared_granules});
       });
     });
+  }
+
+  if (imbalance_) {
+    write_records<SegmentEdge>(out, RawSection::SegmentEdges,
+                               [&](auto&& emit) { imbalance_->for_each_edge(emit); });
+    write_records<SegmentInstruction>(out, RawSection::SegmentInstructions,
+                                      [&](auto&& emit) { imbalance_->for_each_instruction(emit); });
   }
 
   uint64_t sync_total = 0;

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "analyzers/communication/communication_analyzer.h"
+#include "analyzers/imbalance/imbalance_counts.h"
 #include "common/run_capture.h"
 
 namespace weft {
@@ -25,6 +26,8 @@ struct CaptureConfig {
   unsigned max_threads = 1024;
   bool crd = true;  // the crd analysis (and the footprint it needs)
   uint64_t crd_max_granules = CrdConfig{}.max_granules_per_pair;
+  bool imbalance = true;  // control-flow edges and simulated cache misses per segment
+  CacheGeometry cache;
 };
 
 // Per-thread synchronization log, reserved once, filled without locks.
@@ -40,6 +43,9 @@ struct ThreadContext {
   // Null once the capture is saved (or for threads beyond max_threads, whose
   // loss the capture reports as incomplete): accesses are then ignored.
   std::atomic<CommunicationAnalyzer::ThreadState*> comm{nullptr};
+  // The imbalance analysis' state of this thread; null when that analysis is
+  // off, and (like comm) once the capture is saved.
+  std::atomic<ImbalanceCounts::ThreadState*> imbalance{nullptr};
   ThreadRecord* record = nullptr;  // null beyond max_threads
   SyncLog sync;
 };
@@ -50,6 +56,7 @@ class CaptureSession {
   static CaptureSession* create(const CaptureConfig& config);
 
   CommunicationAnalyzer& communication() { return *communication_; }
+  ImbalanceCounts* imbalance() { return imbalance_; }  // null when the analysis is off
   uint32_t max_threads() const { return max_threads_; }
 
   uint32_t reserve_thread_id() { return next_tid_.fetch_add(1); }
@@ -87,6 +94,7 @@ class CaptureSession {
   CommunicationReuseDistance* distances_ = nullptr;  // null unless the crd analysis runs
   SharingFootprint* footprint_ = nullptr;            // ditto
   SectionAttribution* sections_ = nullptr;
+  ImbalanceCounts* imbalance_ = nullptr;  // null unless the imbalance analysis runs
   std::atomic<uint32_t> next_tid_{0};
   ThreadRecord* threads_ = nullptr;                  // [max_threads]
   std::atomic<ThreadContext*>* contexts_ = nullptr;  // [max_threads]

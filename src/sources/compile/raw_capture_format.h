@@ -30,10 +30,13 @@ enum class RawSection : uint32_t {
   Footprints = 9,             // PcFootprint[]
   SectionCommunication = 10,  // PcCommunication[], pc = the section's closing site
   SectionDistances = 11,      // PcDistanceCount[], pc = the section's closing site
+  SegmentEdges = 12,          // SegmentEdge[]
+  SegmentInstructions = 13,   // SegmentInstruction[]
 };
 
 // RawMeta::analyses bits.
 inline constexpr uint32_t kRawAnalysisCrd = 1;
+inline constexpr uint32_t kRawAnalysisImbalance = 2;
 
 struct RawMeta {
   uint32_t complete = 0;
@@ -46,6 +49,7 @@ struct RawMeta {
   uint32_t reserved = 0;
   uint64_t crd_max_granules = 0;
   uint64_t crd_capped_pairs = 0;
+  SimulatedCaches caches;  // with kRawAnalysisImbalance
 };
 
 // Decodes a raw capture; throws std::runtime_error with a one-line cause if

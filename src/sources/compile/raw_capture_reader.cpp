@@ -82,6 +82,12 @@ RunCapture read_raw_capture(const std::string& path) {
       case RawSection::SectionDistances:
         append_records(data, count, size, capture.section_distances);
         break;
+      case RawSection::SegmentEdges:
+        append_records(data, count, size, capture.segment_edges);
+        break;
+      case RawSection::SegmentInstructions:
+        append_records(data, count, size, capture.segment_instructions);
+        break;
       case RawSection::End:
         saw_end = true;
         break;
@@ -96,6 +102,10 @@ RunCapture read_raw_capture(const std::string& path) {
     capture.dropped_events = meta.dropped_events;
     capture.dropped_sync_events = meta.dropped_sync_events;
     if (meta.analyses & kRawAnalysisCrd) capture.analyses.push_back(kAnalysisCrd);
+    if (meta.analyses & kRawAnalysisImbalance) {
+      capture.analyses.push_back(kAnalysisImbalance);
+      capture.caches = meta.caches;
+    }
     capture.crd_max_granules = meta.crd_max_granules;
     capture.crd_capped_pairs = meta.crd_capped_pairs;
   }

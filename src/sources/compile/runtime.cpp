@@ -19,6 +19,7 @@ namespace weft::rt {
 
 Runtime* g_runtime = nullptr;
 CommunicationAnalyzer* g_communication = nullptr;
+ImbalanceCounts* g_imbalance = nullptr;
 __thread ThreadContext* t_context WEFT_INITIAL_EXEC = nullptr;
 
 namespace {
@@ -48,6 +49,27 @@ bool has_item(const char* list, const char* item) {
     p = end + 1;
   }
   return false;
+}
+
+// WEFT_CACHE_LEVELS = "LINE,L1SIZE:WAYS,L2SIZE:WAYS,LLCSIZE:WAYS" in bytes
+// (`weft record` writes it); false when malformed.
+bool parse_cache_levels(const char* s, CacheGeometry& out) {
+  char* end = nullptr;
+  CacheGeometry g;
+  g.line_bytes = static_cast<uint32_t>(strtoull(s, &end, 10));
+  if (end == s || g.line_bytes == 0 || (g.line_bytes & (g.line_bytes - 1)) != 0) return false;
+  for (CacheLevelGeometry& level : g.levels) {
+    if (*end != ',') return false;
+    s = end + 1;
+    level.size_bytes = strtoull(s, &end, 10);
+    if (end == s || *end != ':') return false;
+    s = end + 1;
+    level.ways = static_cast<uint32_t>(strtoull(s, &end, 10));
+    if (end == s) return false;
+  }
+  if (*end != '\0') return false;
+  out = g;
+  return true;
 }
 
 }  // namespace
@@ -227,6 +249,12 @@ void initialize() {
   // the communication analyzer's events, so comm always runs.
   const char* analyses = getenv("WEFT_ANALYSES");
   config.crd = !analyses || has_item(analyses, "crd");
+  config.imbalance = !analyses || has_item(analyses, "imbalance");
+  const char* caches = getenv("WEFT_CACHE_LEVELS");
+  if (caches && *caches && !parse_cache_levels(caches, config.cache)) {
+    write_stderr("weft: invalid WEFT_CACHE_LEVELS; runtime stays dormant");
+    return;
+  }
   config.crd_max_granules = parse_u64(getenv("WEFT_CRD_MAX_GRANULES"), config.crd_max_granules);
 
   CaptureSession* session = CaptureSession::create(config);
@@ -240,6 +268,7 @@ void initialize() {
   strncpy(rt->output_path, output, sizeof rt->output_path - 1);
   pthread_key_create(&g_thread_exit_key, on_thread_exit);
   g_communication = &session->communication();
+  g_imbalance = session->imbalance();
   g_runtime = rt;
 
   if (!t_context) attach_unknown_thread();  // the main thread: id 0

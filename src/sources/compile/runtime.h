@@ -27,6 +27,8 @@ struct Runtime {
 extern Runtime* g_runtime;
 // The analyzer, read once per access: kept apart from Runtime to save a load.
 extern CommunicationAnalyzer* g_communication;
+// Null unless the imbalance analysis runs.
+extern ImbalanceCounts* g_imbalance;
 // __thread, not thread_local: no TLS wrapper call on the access path.
 extern __thread ThreadContext* t_context WEFT_INITIAL_EXEC;
 
@@ -61,6 +63,8 @@ __attribute__((always_inline)) inline void on_read(uint64_t pc, const volatile v
   auto* state = t->comm.load(std::memory_order_relaxed);
   if (__builtin_expect(state == nullptr, 0)) return;
   g_communication->read(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
+  if (auto* counts = t->imbalance.load(std::memory_order_relaxed))
+    g_imbalance->access(*counts, pc, reinterpret_cast<uintptr_t>(addr), size);
 }
 
 __attribute__((always_inline)) inline void on_write(uint64_t pc, const volatile void* addr,
@@ -70,6 +74,8 @@ __attribute__((always_inline)) inline void on_write(uint64_t pc, const volatile 
   auto* state = t->comm.load(std::memory_order_relaxed);
   if (__builtin_expect(state == nullptr, 0)) return;
   g_communication->write(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
+  if (auto* counts = t->imbalance.load(std::memory_order_relaxed))
+    g_imbalance->access(*counts, pc, reinterpret_cast<uintptr_t>(addr), size);
 }
 
 // Writes the raw capture once; later calls do nothing.

@@ -75,9 +75,14 @@ WEFT_EXPORT void __tsan_func_entry(void*) {}
 WEFT_EXPORT void __tsan_func_exit() {}
 
 // Control flow: one call per basic block (-fsanitize-coverage=trace-pc).
+// The block's own size is not known here: the profile takes it from the
+// binary (0 = unknown).
 WEFT_EXPORT void __sanitizer_cov_trace_pc() {
   ThreadContext* t = weft::rt::t_context;
-  if (t && t->record) ++t->record->basic_blocks;
+  if (!t) return;
+  if (t->record) ++t->record->basic_blocks;
+  if (auto* counts = t->imbalance.load(std::memory_order_relaxed))
+    weft::rt::g_imbalance->block(*counts, WEFT_CALLER_PC, 0);
 }
 
 // Annotations some libraries emit; they carry no memory access.

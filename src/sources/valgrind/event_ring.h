@@ -33,6 +33,9 @@
  *                  client's address space)
  *   BLOCK_COUNT    a = weft thread id; + 1 slot {control-flow events, 0}
  *                  (superblock entries of a thread still alive at the end)
+ *   BLOCK          a = instructions of the block; b = type | pc << 24: the
+ *                  running thread enters the guest block at pc (with
+ *                  --weft-blocks=yes only)
  *   END            a = reason length n; b = type | complete << 8;
  *                  + ceil(n / 16) slots of reason text. The last record.
  */
@@ -55,6 +58,7 @@ enum WeftRingRecordType {
   WEFT_REC_MAPS = 7,
   WEFT_REC_BLOCK_COUNT = 8,
   WEFT_REC_END = 9,
+  WEFT_REC_BLOCK = 10,
 };
 
 #define WEFT_REC_PC_SHIFT 24

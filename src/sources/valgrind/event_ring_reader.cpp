@@ -91,6 +91,12 @@ ThreadContext* RingEventDecoder::thread(uint64_t tid) {
   return tid < threads_.size() ? threads_[tid] : nullptr;
 }
 
+void RingEventDecoder::bind(ThreadContext* c) {
+  current_ = c;
+  current_state_ = c ? c->comm.load(std::memory_order_relaxed) : nullptr;
+  current_imbalance_ = c ? c->imbalance.load(std::memory_order_relaxed) : nullptr;
+}
+
 void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
   CommunicationAnalyzer& comm = session_.communication();
   for (uint64_t i = 0; i < count && !ended_; ++i) {
@@ -107,11 +113,15 @@ void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
           comm.read(*current_state_, pc, s.a, size);
         else
           comm.write(*current_state_, pc, s.a, size);
+        if (current_imbalance_) session_.imbalance()->access(*current_imbalance_, pc, s.a, size);
         break;
       }
+      case WEFT_REC_BLOCK:
+        if (current_imbalance_)
+          session_.imbalance()->block(*current_imbalance_, s.b >> WEFT_REC_PC_SHIFT, s.a);
+        break;
       case WEFT_REC_SWITCH:
-        current_ = thread(s.a);
-        current_state_ = current_ ? current_->comm.load(std::memory_order_relaxed) : nullptr;
+        bind(thread(s.a));
         break;
       case WEFT_REC_THREAD_START: {
         if (rest < 2) return;
@@ -123,8 +133,7 @@ void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
           if (threads_.size() <= s.a) threads_.resize(s.a + 1, nullptr);
           threads_[s.a] = c;
         }
-        current_ = c;
-        current_state_ = c ? c->comm.load(std::memory_order_relaxed) : nullptr;
+        bind(c);
         i += 2;
         break;
       }

@@ -60,11 +60,14 @@ class RingEventDecoder {
 
  private:
   ThreadContext* thread(uint64_t tid);
+  // Makes `c` the running thread (null: an unknown thread, ignored).
+  void bind(ThreadContext* c);
 
   CaptureSession& session_;
   std::vector<ThreadContext*> threads_;  // by weft id, also beyond max_threads
   ThreadContext* current_ = nullptr;
   CommunicationAnalyzer::ThreadState* current_state_ = nullptr;
+  ImbalanceCounts::ThreadState* current_imbalance_ = nullptr;
   bool ended_ = false;
   bool complete_ = false;
   std::string reason_;

@@ -156,12 +156,17 @@ int record_under_valgrind(const ValgrindSetup& setup, const std::vector<std::str
   int log_pipe[2];
   if (pipe2(log_pipe, O_CLOEXEC) != 0)
     throw std::runtime_error(fmt::format("cannot create a pipe: {}", strerror(errno)));
-  std::vector<std::string> args{setup.valgrind,
-                                "--tool=" + std::string(kToolName),
-                                "-q",
+  std::vector<std::string> args{setup.valgrind, "--tool=" + std::string(kToolName), "-q",
                                 "--log-fd=" + std::to_string(log_pipe[1]),
-                                "--weft-ring=" + ring.path(),
-                                "--"};
+                                "--weft-ring=" + ring.path()};
+  // The imbalance analysis counts edges between guest blocks: superblocks
+  // must not follow jumps into other blocks, so that a block record starts
+  // where a block of the binary (or its part after a call) does.
+  if (config.imbalance) {
+    args.push_back("--weft-blocks=yes");
+    args.push_back("--vex-guest-chase=no");
+  }
+  args.push_back("--");
   args.push_back(program);
   args.insert(args.end(), command.begin() + 1, command.end());
 

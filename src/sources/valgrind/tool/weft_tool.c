@@ -50,9 +50,11 @@ extern SysRes VG_(do_syscall)(UWord sysno, UWord a1, UWord a2, UWord a3, UWord a
 /*------------------------------------------------------------------*/
 
 static const HChar* clo_ring_path = NULL;
+static Bool clo_blocks = False; /* BLOCK records for the imbalance analysis */
 
 static Bool weft_process_option(const HChar* arg) {
   if VG_STR_CLO (arg, "--weft-ring", clo_ring_path) {
+  } else if VG_BOOL_CLO (arg, "--weft-blocks", clo_blocks) {
   } else
     return False;
   return True;
@@ -60,6 +62,7 @@ static Bool weft_process_option(const HChar* arg) {
 
 static void weft_print_usage(void) {
   VG_(printf)("    --weft-ring=PATH          the event ring created by `weft record`\n");
+  VG_(printf)("    --weft-blocks=yes|no      record block entries (control flow) [no]\n");
 }
 
 static void weft_print_debug_usage(void) {}
@@ -451,6 +454,28 @@ static void add_block_count(IRSB* sb) {
   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(counter), IRExpr_RdTmp(new)));
 }
 
+/* With --weft-blocks: a BLOCK record where the guest block starting at the
+   IMark stmts[from] begins (the superblock's start, or the fall-through of a
+   side exit), carrying its instruction count: the IMarks up to the next side
+   exit. */
+static void add_block_entry(IRSB* sb, IRSB* sb_in, Int from) {
+  Addr start = 0;
+  ULong instructions = 0;
+  for (Int k = from; k < sb_in->stmts_used; k++) {
+    IRStmt* st = sb_in->stmts[k];
+    if (st->tag == Ist_Exit) break;
+    if (st->tag != Ist_IMark) continue;
+    if (instructions++ == 0) start = (Addr)st->Ist.IMark.addr;
+  }
+  if (instructions == 0) return;
+  IRDirty* di = unsafeIRDirty_0_N(
+      2, "weft_record_block", VG_(fnptr_to_fnentry)(record_access),
+      mkIRExprVec_2(mkIRExpr_HWord(instructions),
+                    mkIRExpr_HWord(WEFT_REC_BLOCK | ((ULong)start & WEFT_REC_PC_MASK)
+                                                        << WEFT_REC_PC_SHIFT)));
+  addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
 static IRSB* weft_instrument(VgCallbackClosure* closure, IRSB* sb_in, const VexGuestLayout* layout,
                              const VexGuestExtents* vge, const VexArchInfo* archinfo_host,
                              IRType guest_word, IRType host_word) {
@@ -464,6 +489,7 @@ static IRSB* weft_instrument(VgCallbackClosure* closure, IRSB* sb_in, const VexG
   for (; i < sb_in->stmts_used && sb_in->stmts[i]->tag != Ist_IMark; i++)
     addStmtToIRSB(sb, sb_in->stmts[i]);
   add_block_count(sb);
+  if (clo_blocks) add_block_entry(sb, sb_in, i);
 
   Addr pc = 0;
   /* The last plain load of the current instruction: VEX turns `lock add`
@@ -542,6 +568,13 @@ static IRSB* weft_instrument(VgCallbackClosure* closure, IRSB* sb_in, const VexG
           add_access(sb, WEFT_REC_WRITE, d->mAddr, (ULong)d->mSize, pc, guard);
         break;
       }
+      case Ist_Exit:
+        if (clo_blocks) {
+          addStmtToIRSB(sb, st);
+          add_block_entry(sb, sb_in, i + 1);
+          continue;
+        }
+        break;
       default:
         break;
     }

@@ -1,0 +1,60 @@
+#include "analyzers/imbalance/imbalance_counts.h"
+
+#include "analyzers/state/per_thread_slot.h"
+
+namespace weft {
+
+ImbalanceCounts::ImbalanceCounts(const ImbalanceConfig& config) : config_(config) {
+  line_shift_ = static_cast<unsigned>(__builtin_ctz(config.cache.line_bytes));
+  llc_.configure(config.cache.levels[2], config.cache.line_bytes);
+  threads_ = static_cast<std::atomic<ThreadState*>*>(
+      reserve_zeroed(config.max_threads * sizeof(std::atomic<ThreadState*>)));
+}
+
+ImbalanceCounts::~ImbalanceCounts() {
+  if (!threads_) return;
+  for (unsigned tid = 0; tid < config_.max_threads; ++tid)
+    if (ThreadState* t = threads_[tid].load()) {
+      t->~ThreadState();
+      release(t, sizeof(ThreadState));
+    }
+  release(threads_, config_.max_threads * sizeof(std::atomic<ThreadState*>));
+}
+
+ImbalanceCounts::ThreadState* ImbalanceCounts::attach(uint32_t tid) {
+  if (tid >= config_.max_threads || !threads_) return nullptr;
+  return publish_once(threads_[tid], [&](ThreadState& t) {
+    t.tid = tid;
+    // A missing private level (absent from the topology) just misses.
+    t.l1.configure(config_.cache.levels[0], config_.cache.line_bytes);
+    t.l2.configure(config_.cache.levels[1], config_.cache.line_bytes);
+    t.edge_log.set_max_chunks(config_.max_log_chunks);
+    t.instruction_log.set_max_chunks(config_.max_log_chunks);
+    return true;
+  });
+}
+
+void ImbalanceCounts::close_segment(ThreadState& t) {
+  t.edges.for_each([&](const EdgeCount& e) {
+    t.edge_log.append(
+        SegmentEdge{t.tid, t.segment, e.key.from, e.key.to, e.count, e.to_instructions});
+  });
+  t.instructions.for_each([&](const InstructionCount& c) {
+    t.instruction_log.append(SegmentInstruction{t.tid, t.segment, c.key, c.executions, c.misses[0],
+                                                c.misses[1], c.misses[2]});
+  });
+  t.edges.zero();
+  t.instructions.zero();
+  t.previous_block = 0;
+  ++t.segment;
+}
+
+uint64_t ImbalanceCounts::dropped() const {
+  uint64_t n = 0;
+  for_each_thread([&](const ThreadState& t) {
+    n += t.dropped + t.edge_log.dropped() + t.instruction_log.dropped();
+  });
+  return n;
+}
+
+}  // namespace weft

@@ -1,0 +1,145 @@
+// ImbalanceCounts: what LIME's load-imbalance analysis needs from a run, per
+// thread and per parallel-section segment (the part of a thread's execution
+// between two of its section-closing synchronization points, DESIGN.md
+// "Parallel section"):
+//
+//   - control-flow edge counts: when block b starts right after block p in
+//     the same thread, edge (p, b) counts one; the first block of a segment
+//     comes from the pseudo block 0 (the section entry);
+//   - per memory instruction: its executions and its misses in a simulated
+//     private L1 and L2 and the shared last-level cache (cache_simulator.h).
+//
+// The counts of the open segment live in per-thread hash tables; closing a
+// segment appends them to the thread's logs (SegmentEdge and
+// SegmentInstruction records numbered by the thread's segment ordinal) and
+// empties the tables. Each thread updates only its own state, without locks;
+// the shared cache is the one structure threads touch together.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "analyzers/imbalance/cache_simulator.h"
+#include "analyzers/state/paged_hash_table.h"
+#include "analyzers/state/record_log.h"
+#include "common/run_capture.h"
+
+namespace weft {
+
+struct ImbalanceConfig {
+  unsigned max_threads = 1024;
+  CacheGeometry cache;
+  // Per thread and log: 1 MiB chunks of closed-segment records. Records
+  // beyond are dropped and the capture says so.
+  size_t max_log_chunks = 64;
+};
+
+class ImbalanceCounts {
+ public:
+  struct EdgeCount {
+    struct Key {
+      uint64_t from = 0;  // 0: the segment's entry
+      uint64_t to = 0;
+      bool operator==(const Key&) const = default;
+    };
+    Key key;
+    uint64_t count = 0;
+    uint64_t to_instructions = 0;  // instructions of block `to`, 0 when the source does not know
+  };
+  struct InstructionCount {
+    uint64_t key = 0;  // pc
+    uint64_t executions = 0;
+    uint64_t misses[3] = {0, 0, 0};  // L1, L2, LLC
+  };
+
+  struct ThreadState {
+    uint32_t tid = 0;
+    uint32_t segment = 0;  // ordinal of the open segment
+    uint64_t previous_block = 0;
+    PagedHashTable<EdgeCount> edges;
+    PagedHashTable<InstructionCount> instructions;
+    PrivateCache l1;
+    PrivateCache l2;
+    RecordLog<SegmentEdge> edge_log;
+    RecordLog<SegmentInstruction> instruction_log;
+    uint64_t dropped = 0;  // events lost to memory exhaustion
+  };
+
+  explicit ImbalanceCounts(const ImbalanceConfig& config);
+  ~ImbalanceCounts();
+  ImbalanceCounts(const ImbalanceCounts&) = delete;
+  ImbalanceCounts& operator=(const ImbalanceCounts&) = delete;
+
+  const ImbalanceConfig& config() const { return config_; }
+
+  // The state of thread `tid`, created on first call; nullptr beyond
+  // max_threads or when out of memory.
+  ThreadState* attach(uint32_t tid);
+
+  // Block `pc` starts; `instructions` is its static size when the source
+  // knows it (0 otherwise: the profile builder fills it from the binary).
+  void block(ThreadState& t, uint64_t pc, uint64_t instructions) {
+    EdgeCount* e = t.edges.find_or_insert({t.previous_block, pc});
+    t.previous_block = pc;
+    if (__builtin_expect(e == nullptr, 0)) {
+      ++t.dropped;
+      return;
+    }
+    ++e->count;
+    e->to_instructions = instructions;
+  }
+
+  // One execution of memory instruction `pc` on [addr, addr + size): one
+  // cache lookup per line it touches.
+  void access(ThreadState& t, uint64_t pc, uint64_t addr, uint64_t size) {
+    InstructionCount* c = t.instructions.find_or_insert(pc);
+    if (__builtin_expect(c == nullptr, 0)) {
+      ++t.dropped;
+      return;
+    }
+    ++c->executions;
+    const uint64_t first = addr >> line_shift_;
+    const uint64_t last = (addr + (size ? size - 1 : 0)) >> line_shift_;
+    for (uint64_t line = first; line <= last; ++line) {
+      if (t.l1.access(line)) continue;
+      ++c->misses[0];
+      if (t.l2.access(line)) continue;
+      ++c->misses[1];
+      if (!llc_.access(line)) ++c->misses[2];
+    }
+  }
+
+  // Ends the thread's open segment: its counts go to the logs.
+  void close_segment(ThreadState& t);
+
+  // Every logged record, thread by thread. Call when no thread is updating.
+  template <class Visitor>
+  void for_each_edge(Visitor&& visit) const {
+    for_each_thread([&](const ThreadState& t) { t.edge_log.for_each(visit); });
+  }
+  template <class Visitor>
+  void for_each_instruction(Visitor&& visit) const {
+    for_each_thread([&](const ThreadState& t) { t.instruction_log.for_each(visit); });
+  }
+
+  uint64_t dropped() const;
+
+ private:
+  template <class Visitor>
+  void for_each_thread(Visitor&& visit) const {
+    for (unsigned tid = 0; tid < config_.max_threads; ++tid)
+      if (const ThreadState* t = threads_[tid].load(std::memory_order_acquire)) visit(*t);
+  }
+
+  ImbalanceConfig config_;
+  unsigned line_shift_ = 6;
+  SharedCache llc_;
+  std::atomic<ThreadState*>* threads_ = nullptr;
+};
+
+inline size_t hash_key(const ImbalanceCounts::EdgeCount::Key& key) {
+  return hash_key(key.from * 0x9e3779b97f4a7c15ULL ^ key.to);
+}
+
+}  // namespace weft

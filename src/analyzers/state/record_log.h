@@ -1,0 +1,88 @@
+// RecordLog: an append-only list of plain records in linked chunks taken
+// from mmap, for analyzer results produced by one thread while the program
+// runs (no malloc, no locks). Appends beyond `max_chunks` are refused and
+// counted, so a long run cannot exhaust memory through its logs. Readers run
+// after the owner stopped.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "analyzers/state/page_memory.h"
+
+namespace weft {
+
+template <class Record>
+class RecordLog {
+  static_assert(std::is_trivially_copyable_v<Record>, "records are copied as bytes");
+
+ public:
+  static constexpr size_t kChunkBytes = size_t{1} << 20;
+
+  RecordLog() = default;
+  ~RecordLog() {
+    for (Chunk* c = head_; c != nullptr;) {
+      Chunk* next = c->next;
+      release(c, kChunkBytes);
+      c = next;
+    }
+  }
+  RecordLog(const RecordLog&) = delete;
+  RecordLog& operator=(const RecordLog&) = delete;
+
+  void set_max_chunks(size_t max_chunks) { max_chunks_ = max_chunks; }
+
+  // False (and counted as dropped) when the log is full or out of memory.
+  bool append(const Record& record) {
+    if (tail_ == nullptr || tail_->used == kPerChunk) {
+      if (chunks_ >= max_chunks_ || !add_chunk()) {
+        ++dropped_;
+        return false;
+      }
+    }
+    tail_->records()[tail_->used] = record;
+    ++tail_->used;
+    ++size_;
+    return true;
+  }
+
+  uint64_t size() const { return size_; }
+  uint64_t dropped() const { return dropped_; }
+
+  template <class Visitor>
+  void for_each(Visitor&& visit) const {
+    for (const Chunk* c = head_; c != nullptr; c = c->next)
+      for (size_t i = 0; i < c->used; ++i) visit(c->records()[i]);
+  }
+
+ private:
+  struct Chunk {
+    Chunk* next;
+    size_t used;
+    Record* records() { return reinterpret_cast<Record*>(this + 1); }
+    const Record* records() const { return reinterpret_cast<const Record*>(this + 1); }
+  };
+  static_assert(sizeof(Chunk) % alignof(Record) == 0);
+  static constexpr size_t kPerChunk = (kChunkBytes - sizeof(Chunk)) / sizeof(Record);
+
+  bool add_chunk() {
+    auto* fresh = static_cast<Chunk*>(reserve_zeroed(kChunkBytes));
+    if (fresh == nullptr) return false;
+    fresh->next = nullptr;
+    fresh->used = 0;
+    (tail_ ? tail_->next : head_) = fresh;
+    tail_ = fresh;
+    ++chunks_;
+    return true;
+  }
+
+  Chunk* head_ = nullptr;
+  Chunk* tail_ = nullptr;
+  size_t chunks_ = 0;
+  size_t max_chunks_ = 64;
+  uint64_t size_ = 0;
+  uint64_t dropped_ = 0;
+};
+
+}  // namespace weft

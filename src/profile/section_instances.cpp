@@ -1,0 +1,140 @@
+#include "profile/section_instances.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <tuple>
+
+namespace weft {
+
+namespace {
+
+bool closes_segment(SyncKind kind) {
+  switch (kind) {
+    case SyncKind::BarrierEnter:
+    case SyncKind::OmpBarrierEnter:
+    case SyncKind::OmpImplicitBarrier:
+    case SyncKind::ThreadCreate:
+    case SyncKind::ThreadJoin:
+    case SyncKind::OmpParallelBegin:
+    case SyncKind::ThreadExit:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool opens_segment(SyncKind kind) {
+  switch (kind) {
+    case SyncKind::ThreadStart:
+    case SyncKind::BarrierLeave:
+    case SyncKind::OmpBarrierLeave:
+    case SyncKind::OmpImplicitTaskBegin:
+    case SyncKind::OmpParallelEnd:
+      return true;
+    default:
+      return closes_segment(kind);
+  }
+}
+
+// What makes segments of different threads one instance.
+enum class TeamKind { Barrier, OpenMp, Joined };
+using TeamKey = std::tuple<TeamKind, uint64_t, uint64_t, uint64_t>;
+
+}  // namespace
+
+std::vector<SectionInstance> find_section_instances(const std::vector<SyncRecord>& sync) {
+  // Each thread's records in its own order (the capture keeps that order
+  // within a thread).
+  std::map<uint32_t, std::vector<const SyncRecord*>> by_thread;
+  for (const SyncRecord& r : sync) by_thread[r.thread].push_back(&r);
+
+  // Who joined each thread, where, and in which of the joiner's fork phases.
+  std::map<uint32_t, std::tuple<uint32_t, uint64_t, uint64_t>> joined_by;
+  for (const auto& [thread, records] : by_thread) {
+    uint64_t phase = 0;
+    bool joined_since_create = false;
+    for (const SyncRecord* r : records) {
+      if (r->kind == SyncKind::ThreadCreate && joined_since_create) {
+        ++phase;
+        joined_since_create = false;
+      }
+      if (r->kind == SyncKind::ThreadJoin && r->arg0 >= 0) {
+        joined_by[static_cast<uint32_t>(r->arg0)] = {thread, r->pc, phase};
+        joined_since_create = true;
+      }
+    }
+  }
+
+  std::map<TeamKey, SectionInstance> teams;
+  std::map<TeamKey, uint64_t> first_arrival;
+  for (const auto& [thread, records] : by_thread) {
+    uint32_t segment = 0;
+    uint64_t segment_start = 0;
+    uint64_t outlined_body = 0;
+    std::map<uint64_t, uint64_t> barrier_arrivals;  // by barrier object
+    std::map<uint64_t, uint64_t> omp_barriers;      // by outlined body
+    for (const SyncRecord* r : records) {
+      if (r->kind == SyncKind::OmpImplicitTaskBegin) outlined_body = r->object;
+      if (!closes_segment(r->kind)) {
+        if (opens_segment(r->kind)) segment_start = r->time_ns;
+        continue;
+      }
+      std::optional<TeamKey> key;
+      uint64_t site = r->pc;
+      switch (r->kind) {
+        case SyncKind::BarrierEnter:
+          key = TeamKey{TeamKind::Barrier, r->object, barrier_arrivals[r->object]++, 0};
+          break;
+        case SyncKind::OmpBarrierEnter:
+        case SyncKind::OmpImplicitBarrier:
+          key = TeamKey{TeamKind::OpenMp, outlined_body, omp_barriers[outlined_body]++, 0};
+          break;
+        case SyncKind::ThreadExit:
+          site = kThreadExitSectionSite;
+          if (auto it = joined_by.find(thread); it != joined_by.end()) {
+            const auto& [joiner, join_pc, phase] = it->second;
+            key = TeamKey{TeamKind::Joined, joiner, join_pc, phase};
+          }
+          break;
+        default:
+          break;
+      }
+      if (key) {
+        SectionInstance& instance = teams[*key];
+        instance.threads.push_back({thread, segment, segment_start, r->time_ns, site});
+        auto [it, fresh] = first_arrival.try_emplace(*key, r->time_ns);
+        if (!fresh) it->second = std::min(it->second, r->time_ns);
+      }
+      ++segment;
+      segment_start = r->time_ns;
+    }
+  }
+
+  std::vector<std::pair<uint64_t, SectionInstance>> ordered;
+  for (auto& [key, instance] : teams) {
+    if (instance.threads.size() < 2) continue;
+    std::sort(instance.threads.begin(), instance.threads.end(),
+              [](const auto& a, const auto& b) { return a.thread < b.thread; });
+    std::map<uint64_t, std::pair<size_t, uint32_t>> sites;  // site -> (threads, first thread)
+    for (const SectionInstanceThread& t : instance.threads) {
+      auto [it, fresh] = sites.try_emplace(t.site, 0, t.thread);
+      ++it->second.first;
+    }
+    size_t best = 0;
+    for (const auto& [site, count_thread] : sites)
+      if (count_thread.first > best) {
+        best = count_thread.first;
+        instance.site = site;
+        instance.site_thread = count_thread.second;
+      }
+    ordered.emplace_back(first_arrival.at(key), std::move(instance));
+  }
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<SectionInstance> result;
+  for (auto& entry : ordered) result.push_back(std::move(entry.second));
+  return result;
+}
+
+}  // namespace weft

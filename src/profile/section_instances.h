@@ -1,0 +1,53 @@
+// Section instances (DESIGN.md, "Parallel section"; issue: load imbalance):
+// the dynamic occurrences of a parallel section, each with the threads of the
+// team that closed it together. They are recovered after the run from each
+// thread's synchronization log, in the thread's own order:
+//
+//   - segment k of a thread is its execution up to its k-th section-closing
+//     record (the numbering the imbalance analyzer's segments use); it starts
+//     at the thread's previous closing or opening record (a barrier left, an
+//     implicit task begun, a create or join returned, the thread's start);
+//   - a pthread barrier (and the weft_section_end annotation) groups the
+//     n-th arrival of every thread at the same barrier object;
+//   - an OpenMP barrier (explicit, worksharing or the region's implicit
+//     one) groups the n-th barrier of every thread under the same outlined
+//     body (the object of its last implicit-task begin; 0 when the runtime
+//     does not tell, as under OMPT);
+//   - a thread's exit groups with the other threads joined by the same
+//     thread at the same join site during the same fork phase (a create
+//     after a join starts a new phase);
+//   - creates, joins and parallel-region begins close a single thread's
+//     segment and form no team.
+//
+// Instances with fewer than two threads are not kept.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/run_capture.h"
+
+namespace weft {
+
+struct SectionInstanceThread {
+  uint32_t thread = 0;
+  uint32_t segment = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;  // arrival at the closing point
+  // The site that closed the segment: the record's pc, or
+  // kThreadExitSectionSite for a thread's exit.
+  uint64_t site = 0;
+};
+
+struct SectionInstance {
+  std::vector<SectionInstanceThread> threads;  // by thread id
+  // The most common closing site among the threads (the lowest on ties),
+  // with a thread that closed there: what names the section.
+  uint64_t site = 0;
+  uint32_t site_thread = 0;
+};
+
+// Instances in order of their first arrival.
+std::vector<SectionInstance> find_section_instances(const std::vector<SyncRecord>& sync);
+
+}  // namespace weft
