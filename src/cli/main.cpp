@@ -12,6 +12,7 @@
 #include "topology/topology.h"
 #include "views/comm_view.h"
 #include "views/crd_view.h"
+#include "views/imbalance_view.h"
 #include "views/diff_view.h"
 #include "views/report_view.h"
 
@@ -69,10 +70,17 @@ int main(int argc, char** argv) {
   rec->add_option("--max-threads", record.max_threads, "threads analyzed at most")
       ->capture_default_str();
   rec->add_option("--analyses", record.analyses,
-                  "comma-separated analyses (default: all; available: comm, crd)")
+                  "comma-separated analyses (default: all; available: comm, crd, imbalance)")
       ->delimiter(',');
   rec->add_option("--crd-max-granules", record.crd_max_granules,
                   "distinct granules per thread pair whose CRD is measured (0: no cap)")
+      ->capture_default_str();
+  rec->add_option(
+      "--cache", record.cache,
+      "simulated caches of the imbalance analysis, L1SIZE:WAYS,L2SIZE:WAYS,LLCSIZE:WAYS "
+      "(default: this machine's, from hwloc)");
+  rec->add_option("--miss-penalties", record.miss_penalties,
+                  "cycles per L1, L2 and LLC miss in the modeled busy time")
       ->capture_default_str();
   rec->add_option("command", record.command, "PROGRAM ARGS (after --)")->required();
 
@@ -120,6 +128,28 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   diff_cache.add_to(diff_cmd);
+
+  std::string section, measure = "cycles";
+  double cluster_threshold = 0.9;
+  auto* imbalance_cmd = app.add_subcommand(
+      "imbalance", "load imbalance per parallel section and its ranked causes at source lines");
+  imbalance_cmd->add_option("profile", profile_path, "profile file")->required();
+  imbalance_cmd->add_option("--section", section,
+                            "one section: its name or the FILE:LINE of its closing barrier");
+  imbalance_cmd->add_option("--format", format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  imbalance_cmd->add_option("--time", measure, "busy time explained: cycles (modeled), "
+                                               "instructions or wall")
+      ->check(CLI::IsMember({"cycles", "instructions", "wall"}))
+      ->capture_default_str();
+  imbalance_cmd->add_option("--threshold", cluster_threshold,
+                            "correlation at which event clustering stops merging")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  imbalance_cmd->add_option("--top", top, "causes listed per section")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 
   std::string xml, synthetic;
   auto* topo_cmd = app.add_subcommand("topo", "the machine's topology as weft sees it");
@@ -170,6 +200,19 @@ int main(int argc, char** argv) {
       std::string text = weft::render_diff(a, b, diff);
       warn_if_incomplete(a, format);
       warn_if_incomplete(b, format);
+      print(text);
+      return 0;
+    }
+    if (*imbalance_cmd) {
+      weft::ImbalanceOptions imbalance;
+      if (!section.empty()) imbalance.section = section;
+      imbalance.format = *weft::parse_output_format(format);
+      imbalance.measure = *weft::parse_busy_measure(measure);
+      imbalance.cluster_threshold = cluster_threshold;
+      imbalance.top = top;
+      const weft::Profile profile = weft::Profile::open(profile_path);
+      std::string text = weft::render_imbalance(profile, imbalance);
+      warn_if_incomplete(profile, format);
       print(text);
       return 0;
     }

@@ -40,4 +40,40 @@ const char* sync_kind_name(SyncKind k) {
   return "unknown";
 }
 
+bool closes_section(SyncKind kind) {
+  switch (kind) {
+    case SyncKind::ThreadCreate:
+    case SyncKind::ThreadJoin:
+      return true;
+    default:
+      return waits_after_closing(kind);
+  }
+}
+
+bool waits_after_closing(SyncKind kind) {
+  switch (kind) {
+    case SyncKind::BarrierEnter:
+    case SyncKind::OmpBarrierEnter:
+    case SyncKind::OmpImplicitBarrier:
+    case SyncKind::OmpParallelBegin:
+    case SyncKind::ThreadExit:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool resumes_section(SyncKind kind) {
+  switch (kind) {
+    case SyncKind::ThreadStart:
+    case SyncKind::BarrierLeave:
+    case SyncKind::OmpBarrierLeave:
+    case SyncKind::OmpImplicitTaskBegin:
+    case SyncKind::OmpParallelEnd:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace weft

@@ -34,6 +34,18 @@ enum class SyncKind : uint32_t {
 
 const char* sync_kind_name(SyncKind k);
 
+// DESIGN.md, "Parallel section": the synchronization points that end a
+// thread's part of a section (a barrier reached, a thread created or joined,
+// a parallel region begun, the thread's end).
+bool closes_section(SyncKind kind);
+// The closing points after which the thread waits (at a barrier, in a thread
+// pool, dead) until a resuming point: its work between the two belongs to no
+// section.
+bool waits_after_closing(SyncKind kind);
+// Where a thread starts working on a section again: its start, leaving a
+// barrier, beginning an implicit task, the end of a parallel region it ran.
+bool resumes_section(SyncKind kind);
+
 struct SyncRecord {
   uint32_t thread = 0;
   SyncKind kind = SyncKind::ThreadStart;

@@ -9,34 +9,6 @@ namespace weft {
 
 namespace {
 
-bool closes_segment(SyncKind kind) {
-  switch (kind) {
-    case SyncKind::BarrierEnter:
-    case SyncKind::OmpBarrierEnter:
-    case SyncKind::OmpImplicitBarrier:
-    case SyncKind::ThreadCreate:
-    case SyncKind::ThreadJoin:
-    case SyncKind::OmpParallelBegin:
-    case SyncKind::ThreadExit:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool opens_segment(SyncKind kind) {
-  switch (kind) {
-    case SyncKind::ThreadStart:
-    case SyncKind::BarrierLeave:
-    case SyncKind::OmpBarrierLeave:
-    case SyncKind::OmpImplicitTaskBegin:
-    case SyncKind::OmpParallelEnd:
-      return true;
-    default:
-      return closes_segment(kind);
-  }
-}
-
 // What makes segments of different threads one instance.
 enum class TeamKind { Barrier, OpenMp, Joined };
 using TeamKey = std::tuple<TeamKind, uint64_t, uint64_t, uint64_t>;
@@ -76,8 +48,8 @@ std::vector<SectionInstance> find_section_instances(const std::vector<SyncRecord
     std::map<uint64_t, uint64_t> omp_barriers;      // by outlined body
     for (const SyncRecord* r : records) {
       if (r->kind == SyncKind::OmpImplicitTaskBegin) outlined_body = r->object;
-      if (!closes_segment(r->kind)) {
-        if (opens_segment(r->kind)) segment_start = r->time_ns;
+      if (!closes_section(r->kind)) {
+        if (resumes_section(r->kind)) segment_start = r->time_ns;
         continue;
       }
       std::optional<TeamKey> key;

@@ -106,22 +106,6 @@ void write_records(RawWriter& out, RawSection tag, Produce produce) {
   }
 }
 
-// The synchronization points that end a thread's parallel section.
-bool closes_section(SyncKind kind) {
-  switch (kind) {
-    case SyncKind::BarrierEnter:
-    case SyncKind::OmpBarrierEnter:
-    case SyncKind::OmpImplicitBarrier:
-    case SyncKind::ThreadCreate:
-    case SyncKind::ThreadJoin:
-    case SyncKind::OmpParallelBegin:
-    case SyncKind::ThreadExit:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 CaptureSession* CaptureSession::create(const CaptureConfig& config) {
@@ -211,10 +195,8 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
   std::atomic_signal_fence(std::memory_order_release);
   ++log.size;
 
+  if (imbalance_ && thread.tid < max_threads_) count_segments(thread, kind);
   if (!closes_section(kind)) return;
-  // Segment k of a thread ends at its k-th logged closing record.
-  if (ImbalanceCounts::ThreadState* t = thread.imbalance.load(std::memory_order_relaxed))
-    imbalance_->close_segment(*t);
   CommunicationAnalyzer::ThreadState* state = thread.comm.load(std::memory_order_relaxed);
   if (!state) return;
   uint64_t site = pc != 0 ? pc : kUnknownSectionSite;
@@ -222,7 +204,24 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
   communication_->close_section(*state, site);
 }
 
+// Segment k of a thread ends at its k-th logged closing record. Between a
+// closing point where the thread waits and the point where it resumes, its
+// control flow and accesses (the barrier's or the thread pool's own code,
+// under the binary source) are not counted: the thread is detached.
+void CaptureSession::count_segments(ThreadContext& thread, SyncKind kind) {
+  if (resumes_section(kind)) {
+    if (counting_.load(std::memory_order_relaxed))
+      thread.imbalance.store(imbalance_->attach(thread.tid), std::memory_order_relaxed);
+    return;
+  }
+  if (!closes_section(kind)) return;
+  if (ImbalanceCounts::ThreadState* t = imbalance_->attach(thread.tid))
+    imbalance_->close_segment(*t);
+  if (waits_after_closing(kind)) thread.imbalance.store(nullptr, std::memory_order_relaxed);
+}
+
 void CaptureSession::stop_counting(bool wait) {
+  counting_.store(false);
   for (uint32_t i = 0; i < max_threads_; ++i)
     if (ThreadContext* c = contexts_[i].load()) {
       c->comm.store(nullptr);

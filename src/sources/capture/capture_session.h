@@ -88,6 +88,7 @@ class CaptureSession {
 
  private:
   explicit CaptureSession(const CaptureConfig& config);
+  void count_segments(ThreadContext& thread, SyncKind kind);
 
   uint32_t max_threads_ = 0;
   CommunicationAnalyzer* communication_ = nullptr;
@@ -96,6 +97,7 @@ class CaptureSession {
   SectionAttribution* sections_ = nullptr;
   ImbalanceCounts* imbalance_ = nullptr;  // null unless the imbalance analysis runs
   std::atomic<uint32_t> next_tid_{0};
+  std::atomic<bool> counting_{true};                 // false once stop_counting ran
   ThreadRecord* threads_ = nullptr;                  // [max_threads]
   std::atomic<ThreadContext*>* contexts_ = nullptr;  // [max_threads]
 };

@@ -83,6 +83,18 @@ WEFT_EXPORT int pthread_barrier_wait(pthread_barrier_t* barrier) {
   return rc;
 }
 
+// include/weft/sections.h: a hand-written barrier, marked by the program,
+// is recorded as a pthread barrier on the object `team`.
+WEFT_EXPORT void weft_section_end(const void* team) {
+  const uint64_t pc = WEFT_CALLER_PC;
+  if (from_program(pc)) record_sync(SyncKind::BarrierEnter, pc, reinterpret_cast<uint64_t>(team));
+}
+
+WEFT_EXPORT void weft_section_begin(const void* team) {
+  const uint64_t pc = WEFT_CALLER_PC;
+  if (from_program(pc)) record_sync(SyncKind::BarrierLeave, pc, reinterpret_cast<uint64_t>(team));
+}
+
 WEFT_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex) {
   using Fn = int (*)(pthread_mutex_t*);
   static Fn next = next_function<Fn>("pthread_mutex_lock");

@@ -153,6 +153,7 @@ void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
                                s.b >> WEFT_REC_PC_SHIFT, slots[i + 1].a,
                                static_cast<int64_t>(slots[i + 1].b),
                                static_cast<int64_t>(slots[i + 2].a));
+        bind(current_);  // a section boundary may pause or resume the thread's counting
         i += 2;
         break;
       }
