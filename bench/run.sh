@@ -9,6 +9,7 @@
 # Modes
 #   native          the plain build (gcc -O2 -g), no tool
 #   weft-comm       weft-cc build under `weft record --analyses comm`
+#   weft-imbalance  weft-cc build under `weft record --analyses comm,imbalance`
 #   weft-all        weft-cc build under `weft record` (every analyzer)
 #   weft-vg-comm    the plain build under `weft record --backend valgrind --analyses comm`
 #   weft-valgrind   the plain build under `weft record --backend valgrind`
@@ -34,7 +35,8 @@ done
 
 scripts/setup.sh >/dev/null
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_BUILD_TESTS=ON >/dev/null
-cmake --build build -j"$(nproc)" --target weft weft_rt weft_valgrind_tool weft_valgrind_preload >/dev/null
+cmake --build build -j"$(nproc)" --target weft weft_rt weft_valgrind_tool weft_valgrind_preload \
+  weft_bench_imbalance >/dev/null
 
 OUT=$ROOT/build/bench
 mkdir -p "$OUT"
@@ -54,7 +56,7 @@ PROGRAMS=(
 if ((QUICK)); then
   PROGRAMS=("examples/ring_pthreads.c|4 1024 20|4 1024 2" "examples/stencil_omp.c|4|4")
 fi
-MODES=(native weft-comm weft-all vg-none weft-vg-comm weft-valgrind vg-lackey)
+MODES=(native weft-comm weft-imbalance weft-all vg-none weft-vg-comm weft-valgrind vg-lackey)
 [[ -n $ONLY ]] && IFS=, read -r -a MODES <<<"native,$ONLY"
 
 build_program() {  # source -> sets PLAIN and INSTR
@@ -95,6 +97,7 @@ run_mode() {  # mode args...
   case $mode in
     native) measure "$PLAIN" "$@" ;;
     weft-comm) measure "$WEFT" record --analyses comm -o "$OUT/p.db" -- "$INSTR" "$@" ;;
+    weft-imbalance) measure "$WEFT" record --analyses comm,imbalance -o "$OUT/p.db" -- "$INSTR" "$@" ;;
     weft-all) measure "$WEFT" record -o "$OUT/p.db" -- "$INSTR" "$@" ;;
     weft-vg-comm) measure "$WEFT" record --backend valgrind --analyses comm -o "$OUT/p.db" -- "$PLAIN" "$@" ;;
     weft-valgrind) measure "$WEFT" record --backend valgrind -o "$OUT/p.db" -- "$PLAIN" "$@" ;;
@@ -134,3 +137,10 @@ for entry in "${PROGRAMS[@]}"; do
     print_row "$name" "$mode" "$t" "$native_t" "$m" "$native_m" "$vs"
   done
 done
+
+# The imbalance diagnosis alone (Google Benchmark): one section instance of
+# 64 threads and 10,000 events, LIME's reference size (5.0 s in the paper).
+echo
+echo "# imbalance analysis: 64 threads x 10,000 events (Google Benchmark, median of 5)"
+build/bin/weft_bench_imbalance --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+  2>/dev/null | grep -E "^Benchmark|_median"

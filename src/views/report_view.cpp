@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profile/region_naming.h"
+#include "views/imbalance_view.h"
 #include "views/text_table.h"
 
 namespace weft {
@@ -35,12 +36,31 @@ struct ReportData {
   std::vector<ThreadPair> top_pairs;
   Heatmap heatmap;
   uint32_t threads = 0;
+  bool has_imbalance = false;  // the profile recorded the imbalance analysis
+  // The most imbalanced sections (by lost busy time) with their top causes.
+  std::vector<SectionImbalance> imbalance;
 };
+
+// Sections of the report: at most three, each at least 5% idle on average.
+constexpr size_t kReportSections = 3;
+constexpr size_t kReportCauses = 3;
+constexpr double kReportMinImbalance = 0.05;
 
 ReportData gather(const Profile& profile, const ReportOptions& options) {
   const size_t top = options.top;
   ReportData data;
   data.threads = profile.thread_count();
+  data.has_imbalance = profile.has_imbalance();
+  if (data.has_imbalance) {
+    ImbalanceOptions imbalance;
+    imbalance.top = kReportCauses;
+    for (SectionImbalance& section : analyze_imbalance(profile, imbalance)) {
+      if (data.imbalance.size() == kReportSections) break;
+      if (section.imbalance < kReportMinImbalance) continue;
+      if (section.causes.size() > kReportCauses) section.causes.resize(kReportCauses);
+      data.imbalance.push_back(std::move(section));
+    }
+  }
 
   for (RegionVolume& volume : profile.region_volumes()) {
     if (volume.raw + volume.rar > 0) data.top_regions.push_back(std::move(volume));
@@ -175,6 +195,37 @@ std::string render_suggestions(const ReportData& data) {
   return text;
 }
 
+std::string section_location(const std::string& region_name) {
+  const std::string prefix = "section@";
+  return region_name.rfind(prefix, 0) == 0 ? region_name.substr(prefix.size()) : region_name;
+}
+
+std::string cause_where(const ImbalanceCauseLine& cause) {
+  if (cause.position.file.empty())
+    return fmt::format("{} 0x{:x}", cause.position.function, cause.pc);
+  return fmt::format("{}:{} {}", path_basename(cause.position.file), cause.position.line,
+                     cause.position.function);
+}
+
+std::string render_imbalance_summary(const ReportData& data) {
+  if (!data.has_imbalance) return "";
+  std::string text = "\nLoad imbalance (modeled cycles; details: weft imbalance)\n";
+  if (data.imbalance.empty())
+    return text + "  none: no section has threads idle 5% of the time or more\n";
+  for (const SectionImbalance& section : data.imbalance) {
+    text += fmt::format("  {}  {} instance{}  imbalance {:.1f}%\n",
+                        section_location(section.region.name), section.instances,
+                        section.instances == 1 ? "" : "s", 100 * section.imbalance);
+    for (size_t i = 0; i < section.causes.size(); ++i) {
+      const ImbalanceCauseLine& c = section.causes[i];
+      text += fmt::format("    {} {:<13} {:>7.3f}  {}  {}\n", i + 1,
+                          c.level.empty() ? c.kind : c.kind + " " + c.level, c.score,
+                          cause_where(c), c.code);
+    }
+  }
+  return text;
+}
+
 std::string render_table(const Profile& profile, const ReportData& data) {
   std::string command = profile.meta_value("command");
   for (const std::string& arg : parse_args(profile.meta_value("args"))) {
@@ -235,6 +286,7 @@ std::string render_table(const Profile& profile, const ReportData& data) {
   }
 
   text += render_suggestions(data);
+  text += render_imbalance_summary(data);
 
   const Heatmap& heatmap = data.heatmap;
   if (heatmap.max == 0) return text;
@@ -349,6 +401,21 @@ std::string render_json(const Profile& profile, const ReportData& data) {
       data.crd ? json{{"bytes", data.cache.bytes}, {"source", cache_source_name(data.cache.source)}}
                : json(nullptr);
 
+  json imbalance = data.has_imbalance ? json::array() : json(nullptr);
+  for (const SectionImbalance& section : data.imbalance) {
+    json causes = json::array();
+    for (const ImbalanceCauseLine& c : section.causes)
+      causes.push_back({{"kind", c.kind},
+                        {"score", c.score},
+                        {"file", c.position.file},
+                        {"line", c.position.line},
+                        {"function", c.position.function}});
+    imbalance.push_back({{"location", section_location(section.region.name)},
+                         {"instances", section.instances},
+                         {"imbalance", section.imbalance},
+                         {"causes", std::move(causes)}});
+  }
+
   json report = {{"profile", profile.path()},
                  {"run", std::move(run)},
                  {"top_regions", std::move(regions)},
@@ -356,7 +423,8 @@ std::string render_json(const Profile& profile, const ReportData& data) {
                  {"heatmap", std::move(heatmap)},
                  {"cache", std::move(cache)},
                  {"regions_locality", std::move(locality)},
-                 {"suggestions", std::move(suggestions)}};
+                 {"suggestions", std::move(suggestions)},
+                 {"imbalance", std::move(imbalance)}};
   return report.dump() + "\n";
 }
 
