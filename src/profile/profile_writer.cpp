@@ -382,17 +382,6 @@ struct InstanceThreadTotals {
   double modeled_cycles = 0;
 };
 
-// LIME's imbalance of one instance: the mean over threads of the idle
-// fraction (max - b_t) / max of the busy times b_t.
-double idle_fraction(const std::vector<double>& busy) {
-  double longest = 0;
-  for (double b : busy) longest = std::max(longest, b);
-  if (longest <= 0 || busy.empty()) return 0;
-  double idle = 0;
-  for (double b : busy) idle += (longest - b) / longest;
-  return idle / static_cast<double>(busy.size());
-}
-
 void write_imbalance(const sqlite::Database& db, const RunCapture& capture, const RunInfo& info,
                      const ImbalanceData& data, const std::vector<int64_t>& region_of_instance) {
   sqlite::Statement insert_block(db,

@@ -3,14 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "diagnosis/imbalance_diagnosis.h"
 #include "profile/region_naming.h"
+#include "profile/section_instances.h"
 
 namespace weft {
 
@@ -28,18 +33,39 @@ double busy_of(const InstanceThreadBusy& t, BusyMeasure measure) {
   return t.modeled_cycles;
 }
 
-double idle_fraction(const std::vector<double>& busy) {
-  const double longest = busy.empty() ? 0 : *std::max_element(busy.begin(), busy.end());
-  if (longest <= 0) return 0;
-  double idle = 0;
-  for (double b : busy) idle += (longest - b) / longest;
-  return idle / static_cast<double>(busy.size());
-}
-
 // The counts of one instance in the diagnosis' layout (threads in the order
 // of instance.threads).
+double spread(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  double mean = 0;
+  for (double v : values) mean += v;
+  mean /= static_cast<double>(values.size());
+  double sum = 0;
+  for (double v : values) sum += (v - mean) * (v - mean);
+  return std::sqrt(sum / static_cast<double>(values.size()));
+}
+
+// The cycles meta.miss_penalties charges per L1, L2, LLC miss.
+std::array<double, 3> miss_penalties(const Profile& profile) {
+  std::array<double, 3> penalties = {12, 40, 200};
+  std::istringstream in(profile.meta_value("miss_penalties"));
+  std::string item;
+  for (size_t i = 0; i < 3 && std::getline(in, item, ','); ++i) {
+    char* end = nullptr;
+    const double value = std::strtod(item.c_str(), &end);
+    if (end != item.c_str() && value >= 0) penalties[i] = value;
+  }
+  return penalties;
+}
+
+// A cache-miss event whose spread over threads, in penalty cycles, is below
+// this share of the spread of the threads' modeled cycles cannot account for
+// a visible part of the imbalance; it is left out of the diagnosis
+// (docs/metrics.md).
+constexpr double kMinMissShare = 0.01;
+
 SectionInstanceData instance_data(const Profile& profile, const SectionInstanceInfo& instance,
-                                  BusyMeasure measure) {
+                                  BusyMeasure measure, const std::array<double, 3>& penalties) {
   SectionInstanceData data;
   data.threads = instance.threads.size();
   std::map<uint32_t, size_t> position;
@@ -72,6 +98,13 @@ SectionInstanceData instance_data(const Profile& profile, const SectionInstanceI
     events.counts[2][at->second] += static_cast<double>(r.l2_misses);
     events.counts[3][at->second] += static_cast<double>(r.llc_misses);
   }
+  std::vector<double> cycles;
+  for (const InstanceThreadBusy& t : instance.threads) cycles.push_back(t.modeled_cycles);
+  const double visible = kMinMissShare * spread(cycles);
+  for (InstructionEvents& events : data.instructions)
+    for (size_t level = 1; level < 4; ++level)
+      if (spread(events.counts[level]) * penalties[level - 1] < visible)
+        events.counts[level].assign(data.threads, 0.0);
   return data;
 }
 
@@ -117,6 +150,18 @@ bool section_matches(const RegionInfo& region, const std::string& wanted) {
 
 }  // namespace
 
+std::string section_location(const RegionInfo& region) {
+  const std::string prefix = "section@";
+  return region.name.rfind(prefix, 0) == 0 ? region.name.substr(prefix.size()) : region.name;
+}
+
+std::string cause_location(const ImbalanceCauseLine& cause) {
+  if (cause.position.file.empty())
+    return fmt::format("{} 0x{:x}", cause.position.function, cause.pc);
+  return fmt::format("{}:{} {}", path_basename(cause.position.file), cause.position.line,
+                     cause.position.function);
+}
+
 const char* busy_measure_name(BusyMeasure measure) {
   switch (measure) {
     case BusyMeasure::Instructions:
@@ -148,6 +193,7 @@ std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
   DiagnosisOptions diagnosis;
   diagnosis.cluster_threshold = options.cluster_threshold;
   const std::map<uint64_t, uint64_t> decisions = profile.block_decisions();
+  const std::array<double, 3> penalties = miss_penalties(profile);
   SourceLines sources;
   std::vector<SectionImbalance> sections;
   for (auto& [region_id, instances] : by_region) {
@@ -187,8 +233,8 @@ std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
     std::vector<std::pair<double, InstanceDiagnosis>> diagnoses;
     for (const auto& [imbalance, instance] : weighted) {
       if (imbalance <= 0) continue;
-      InstanceDiagnosis d =
-          diagnose_instance(instance_data(profile, *instance, options.measure), diagnosis);
+      InstanceDiagnosis d = diagnose_instance(
+          instance_data(profile, *instance, options.measure, penalties), diagnosis);
       if (!d.analyzable) continue;
       ++section.analyzed_instances;
       diagnoses.emplace_back(imbalance, std::move(d));
@@ -240,11 +286,6 @@ std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
 }
 
 namespace {
-
-std::string section_location(const RegionInfo& region) {
-  const std::string prefix = "section@";
-  return region.name.rfind(prefix, 0) == 0 ? region.name.substr(prefix.size()) : region.name;
-}
 
 std::string render_json(const std::vector<SectionImbalance>& sections,
                         const ImbalanceOptions& options) {
@@ -308,13 +349,8 @@ std::string render_table(const std::vector<SectionImbalance>& sections,
     for (size_t i = 0; i < s.causes.size() && i < options.top; ++i) {
       const ImbalanceCauseLine& c = s.causes[i];
       const std::string kind = c.level.empty() ? c.kind : c.kind + " " + c.level;
-      const std::string where =
-          c.position.file.empty()
-              ? fmt::format("{} 0x{:x}", c.position.function, c.pc)
-              : fmt::format("{}:{} {}", std::string(path_basename(c.position.file)),
-                            c.position.line, c.position.function);
-      out +=
-          fmt::format("  {:<4} {:<13} {:>8.3f}  {:<28} {}\n", i + 1, kind, c.score, where, c.code);
+      out += fmt::format("  {:<4} {:<13} {:>8.3f}  {:<28} {}\n", i + 1, kind, c.score,
+                         cause_location(c), c.code);
     }
   }
   return out;

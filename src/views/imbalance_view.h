@@ -40,7 +40,7 @@ struct ImbalanceOptions {
 struct ImbalanceCauseLine {
   std::string kind;  // "control-flow" or "cache-miss"
   double score = 0;
-  uint64_t pc = 0;  // the decision (last instruction of the leader block) or the load/store
+  uint64_t pc = 0;    // the decision (last instruction of the leader block) or the load/store
   std::string level;  // cache-miss: "L1", "L2" or "LLC"; empty for control flow
   SourcePosition position;
   std::string code;  // the source line's text, when the file is readable
@@ -50,10 +50,10 @@ struct SectionImbalance {
   RegionInfo region;
   size_t instances = 0;
   size_t analyzed_instances = 0;
-  double imbalance = 0;          // mean over instances of the idle fraction
-  double lost = 0;               // sum over instances and threads of (max - busy)
-  std::vector<uint32_t> threads;  // thread ids, ascending
-  std::vector<double> busy;       // per thread, summed over instances
+  double imbalance = 0;                    // mean over instances of the idle fraction
+  double lost = 0;                         // sum over instances and threads of (max - busy)
+  std::vector<uint32_t> threads;           // thread ids, ascending
+  std::vector<double> busy;                // per thread, summed over instances
   std::vector<ImbalanceCauseLine> causes;  // by score, descending
 };
 
@@ -63,5 +63,11 @@ std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
                                                 const ImbalanceOptions& options);
 
 std::string render_imbalance(const Profile& profile, const ImbalanceOptions& options);
+
+// "file.c:88 function" (or "function 0x…" without a source line).
+std::string cause_location(const ImbalanceCauseLine& cause);
+
+// "file.c:93" for region "section@file.c:93" (other names as they are).
+std::string section_location(const RegionInfo& region);
 
 }  // namespace weft

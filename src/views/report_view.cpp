@@ -195,32 +195,20 @@ std::string render_suggestions(const ReportData& data) {
   return text;
 }
 
-std::string section_location(const std::string& region_name) {
-  const std::string prefix = "section@";
-  return region_name.rfind(prefix, 0) == 0 ? region_name.substr(prefix.size()) : region_name;
-}
-
-std::string cause_where(const ImbalanceCauseLine& cause) {
-  if (cause.position.file.empty())
-    return fmt::format("{} 0x{:x}", cause.position.function, cause.pc);
-  return fmt::format("{}:{} {}", path_basename(cause.position.file), cause.position.line,
-                     cause.position.function);
-}
-
 std::string render_imbalance_summary(const ReportData& data) {
   if (!data.has_imbalance) return "";
   std::string text = "\nLoad imbalance (modeled cycles; details: weft imbalance)\n";
   if (data.imbalance.empty())
     return text + "  none: no section has threads idle 5% of the time or more\n";
   for (const SectionImbalance& section : data.imbalance) {
-    text += fmt::format("  {}  {} instance{}  imbalance {:.1f}%\n",
-                        section_location(section.region.name), section.instances,
-                        section.instances == 1 ? "" : "s", 100 * section.imbalance);
+    text +=
+        fmt::format("  {}  {} instance{}  imbalance {:.1f}%\n", section_location(section.region),
+                    section.instances, section.instances == 1 ? "" : "s", 100 * section.imbalance);
     for (size_t i = 0; i < section.causes.size(); ++i) {
       const ImbalanceCauseLine& c = section.causes[i];
       text += fmt::format("    {} {:<13} {:>7.3f}  {}  {}\n", i + 1,
                           c.level.empty() ? c.kind : c.kind + " " + c.level, c.score,
-                          cause_where(c), c.code);
+                          cause_location(c), c.code);
     }
   }
   return text;
@@ -410,7 +398,7 @@ std::string render_json(const Profile& profile, const ReportData& data) {
                         {"file", c.position.file},
                         {"line", c.position.line},
                         {"function", c.position.function}});
-    imbalance.push_back({{"location", section_location(section.region.name)},
+    imbalance.push_back({{"location", section_location(section.region)},
                          {"instances", section.instances},
                          {"imbalance", section.imbalance},
                          {"causes", std::move(causes)}});

@@ -22,6 +22,7 @@
 namespace fs = std::filesystem;
 using nlohmann::json;
 using weft_test::run_command;
+using weft_test::TempDir;
 
 namespace {
 
@@ -50,19 +51,6 @@ int marker_line(const std::string& example) {
     if (text.find("weft:top-cause") != std::string::npos) return line;
   return -1;
 }
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "weft-imbalance.XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 const std::string kWeft = std::string(WEFT_BIN_DIR) + "/weft";
 const std::string kCache = "--cache 32K:8,256K:8,8M:16";

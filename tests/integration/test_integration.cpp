@@ -23,8 +23,11 @@
 #include <string>
 #include <vector>
 
+#include "support/command_runner.h"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
+using weft_test::TempDir;
 
 namespace {
 
@@ -39,21 +42,6 @@ fs::path examples_dir() { return dir_from_env("WEFT_TEST_EXAMPLES_DIR", WEFT_EXA
 fs::path weft_exe() { return bin_dir() / "weft"; }
 
 // ---- processes ----------------------------------------------------------------
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "weft-integration.XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
 
 struct RunResult {
   int status = -1;  // exit code, or 128 + signal

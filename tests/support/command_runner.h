@@ -2,12 +2,14 @@
 // code, stdout and stderr (through files in the test's own directory).
 #pragma once
 
+#include <stdlib.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 namespace weft_test {
@@ -35,5 +37,22 @@ inline CommandResult run_command(const std::string& command, const std::filesyst
   r.err = slurp(err);
   return r;
 }
+
+// A fresh directory under the system's temporary directory, removed with
+// everything in it when the test ends.
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& prefix = "weft-test") {
+    std::string pattern = (std::filesystem::temp_directory_path() / (prefix + ".XXXXXX")).string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
 
 }  // namespace weft_test
