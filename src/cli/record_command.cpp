@@ -17,6 +17,7 @@
 #include "sources/compile/raw_capture_format.h"
 #include "sources/valgrind/valgrind_backend.h"
 #include "topology/topology.h"
+#include "views/locality_metrics.h"
 
 extern char** environ;
 
@@ -31,25 +32,14 @@ bool analysis_selected(const RecordOptions& o, const char* name) {
          std::find(o.analyses.begin(), o.analyses.end(), name) != o.analyses.end();
 }
 
-// "32K" -> 32768; throws on anything else than a number with an optional
-// K, M or G suffix.
-uint64_t parse_size(const std::string& text, const std::string& option) {
-  size_t used = 0;
-  uint64_t value = 0;
-  try {
-    value = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  const std::string suffix = text.substr(used);
-  if (used == 0 || suffix.size() > 1 || text[0] == '-')
-    throw std::runtime_error(fmt::format("{}: '{}' is not a size (e.g. 32K, 8M)", option, text));
-  if (suffix == "K" || suffix == "k") value <<= 10;
-  if (suffix == "M" || suffix == "m") value <<= 20;
-  if (suffix == "G" || suffix == "g") value <<= 30;
-  if (!suffix.empty() && std::string("KkMmGg").find(suffix) == std::string::npos)
-    throw std::runtime_error(fmt::format("{}: '{}' is not a size (e.g. 32K, 8M)", option, text));
-  return value;
+// --cache's SIZE (parse_byte_size: 32K, 8M, 8MiB) or WAYS (a plain number).
+uint64_t cache_number(const std::string& text, bool size) {
+  const bool plain = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  const std::optional<uint64_t> value = size || plain ? parse_byte_size(text) : std::nullopt;
+  if (!value)
+    throw std::runtime_error(fmt::format("--cache: '{}' is not a {}", text,
+                                         size ? "size (e.g. 32K, 8M)" : "number of ways"));
+  return *value;
 }
 
 std::vector<std::string> split(const std::string& text, char sep) {
@@ -75,8 +65,8 @@ CacheGeometry cache_geometry(const std::string& option) {
       const std::vector<std::string> size_ways = split(levels[i], ':');
       if (size_ways.size() != 2)
         throw std::runtime_error(fmt::format("--cache: '{}' is not SIZE:WAYS", levels[i]));
-      g.levels[i].size_bytes = parse_size(size_ways[0], "--cache");
-      g.levels[i].ways = static_cast<uint32_t>(parse_size(size_ways[1], "--cache"));
+      g.levels[i].size_bytes = cache_number(size_ways[0], true);
+      g.levels[i].ways = static_cast<uint32_t>(cache_number(size_ways[1], false));
       if (g.levels[i].ways == 0 || g.levels[i].size_bytes < g.line_bytes * g.levels[i].ways)
         throw std::runtime_error(
             fmt::format("--cache: level '{}' holds less than one set of lines", levels[i]));
@@ -101,25 +91,9 @@ CacheGeometry cache_geometry(const std::string& option) {
 }
 
 std::array<double, 3> miss_penalties(const std::string& option) {
-  const std::vector<std::string> parts = split(option, ',');
-  std::array<double, 3> penalties{};
-  bool ok = parts.size() == 3;
-  for (size_t i = 0; ok && i < 3; ++i) {
-    char* end = nullptr;
-    penalties[i] = std::strtod(parts[i].c_str(), &end);
-    ok = !parts[i].empty() && *end == '\0' && penalties[i] >= 0;
-  }
-  if (!ok)
-    throw std::runtime_error(fmt::format(
-        "--miss-penalties '{}': expected three non-negative cycle counts P1,P2,P3", option));
-  return penalties;
-}
-
-std::string cache_levels_variable(const CacheGeometry& g) {
-  std::string text = std::to_string(g.line_bytes);
-  for (const CacheLevelGeometry& level : g.levels)
-    text += fmt::format(",{}:{}", level.size_bytes, level.ways);
-  return text;
+  if (auto penalties = parse_miss_penalties(option)) return *penalties;
+  throw std::runtime_error(fmt::format(
+      "--miss-penalties '{}': expected three non-negative cycle counts P1,P2,P3", option));
 }
 
 pid_t g_child = 0;
@@ -172,14 +146,13 @@ void validate(const RecordOptions& o) {
       throw std::runtime_error(
           fmt::format("unknown analysis '{}' (available: comm, crd, imbalance)", a));
   }
-  cache_geometry(o.cache);
-  miss_penalties(o.miss_penalties);
 }
 
 // Runs a program built with weft's compiler wrappers: its runtime reads
 // these variables and writes the raw capture itself.
-int run_with_runtime(const RecordOptions& options, const std::string& program,
-                     const std::string& capture_path, const std::function<void(pid_t)>& started) {
+int run_with_runtime(const RecordOptions& options, const CacheGeometry& cache,
+                     const std::string& program, const std::string& capture_path,
+                     const std::function<void(pid_t)>& started) {
   const pid_t child = fork();
   if (child < 0) throw std::runtime_error("cannot start the program: fork failed");
   if (child == 0) {
@@ -187,7 +160,7 @@ int run_with_runtime(const RecordOptions& options, const std::string& program,
     setenv("WEFT_GRANULARITY", std::to_string(options.granularity).c_str(), 1);
     setenv("WEFT_MAX_THREADS", std::to_string(options.max_threads).c_str(), 1);
     setenv("WEFT_CRD_MAX_GRANULES", std::to_string(options.crd_max_granules).c_str(), 1);
-    setenv("WEFT_CACHE_LEVELS", cache_levels_variable(cache_geometry(options.cache)).c_str(), 1);
+    setenv("WEFT_CACHE_LEVELS", format_cache_levels(cache).c_str(), 1);
     if (options.analyses.empty()) {
       unsetenv("WEFT_ANALYSES");
     } else {
@@ -213,6 +186,8 @@ int run_with_runtime(const RecordOptions& options, const std::string& program,
 
 int run_record(const RecordOptions& options) {
   validate(options);
+  const CacheGeometry cache = cache_geometry(options.cache);
+  const std::array<double, 3> penalties = miss_penalties(options.miss_penalties);
   const std::string program = resolve_program(options.command.front());
   ValgrindSetup valgrind;
   if (options.backend == "valgrind") valgrind = check_valgrind_backend(program);
@@ -220,10 +195,10 @@ int run_record(const RecordOptions& options) {
   const std::string capture_path = fmt::format("{}.capture-{}", output, getpid());
 
   RunInfo info;
+  info.miss_penalties = penalties;
   info.command = options.command.front();
   info.args.assign(options.command.begin() + 1, options.command.end());
   info.cwd = std::filesystem::current_path().string();
-  info.miss_penalties = miss_penalties(options.miss_penalties);
   info.start_time = std::chrono::system_clock::now();
   info.hostname = this_hostname();
   info.topology = topology_summary();
@@ -262,12 +237,12 @@ int run_record(const RecordOptions& options) {
     config.max_threads = options.max_threads;
     config.crd = analysis_selected(options, kAnalysisCrd);
     config.imbalance = analysis_selected(options, kAnalysisImbalance);
-    config.cache = cache_geometry(options.cache);
+    config.cache = cache;
     config.crd_max_granules = options.crd_max_granules;
     status = record_under_valgrind(valgrind, options.command, program, config, capture_path,
                                    forward_signals);
   } else {
-    status = run_with_runtime(options, program, capture_path, forward_signals);
+    status = run_with_runtime(options, cache, program, capture_path, forward_signals);
   }
   info.duration_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

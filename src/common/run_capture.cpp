@@ -1,5 +1,7 @@
 #include "common/run_capture.h"
 
+#include <cstdlib>
+
 namespace weft {
 
 const char* sync_kind_name(SyncKind k) {
@@ -74,6 +76,25 @@ bool resumes_section(SyncKind kind) {
     default:
       return false;
   }
+}
+
+std::string format_cache_levels(const CacheGeometry& geometry) {
+  std::string text = std::to_string(geometry.line_bytes);
+  for (const CacheLevelGeometry& level : geometry.levels)
+    text += "," + std::to_string(level.size_bytes) + ":" + std::to_string(level.ways);
+  return text;
+}
+
+std::optional<std::array<double, 3>> parse_miss_penalties(const std::string& text) {
+  std::array<double, 3> penalties{};
+  const char* p = text.c_str();
+  for (size_t i = 0; i < 3; ++i) {
+    char* end = nullptr;
+    penalties[i] = std::strtod(p, &end);
+    if (end == p || !(penalties[i] >= 0) || *end != (i < 2 ? ',' : '\0')) return std::nullopt;
+    p = end + 1;
+  }
+  return penalties;
 }
 
 }  // namespace weft

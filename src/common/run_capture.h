@@ -4,7 +4,9 @@
 // turns program counters into source locations and regions and writes SQLite.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,12 +126,25 @@ struct SegmentInstruction {
   uint64_t llc_misses = 0;
 };
 
-// Geometry of the simulated caches: line size, then L1, L2, LLC.
-struct SimulatedCaches {
-  uint32_t line_bytes = 64;
-  uint64_t size_bytes[3] = {0, 0, 0};
-  uint32_t ways[3] = {0, 0, 0};
+// The caches the imbalance analysis simulates: line size, then L1, L2, LLC.
+struct CacheLevelGeometry {
+  uint64_t size_bytes = 0;  // 0: the level is absent (every access goes on)
+  uint32_t ways = 0;
 };
+struct CacheGeometry {
+  uint32_t line_bytes = 64;
+  CacheLevelGeometry levels[3] = {{32 << 10, 8}, {256 << 10, 8}, {8 << 20, 16}};
+};
+
+// "64,32768:8,262144:8,8388608:16": line size, then size:ways of L1, L2, LLC
+// in bytes; the form of meta.cache_levels and of the runtime's
+// WEFT_CACHE_LEVELS.
+std::string format_cache_levels(const CacheGeometry& geometry);
+
+// "12,40,200": three non-negative cycle counts (--miss-penalties,
+// meta.miss_penalties); nullopt when malformed.
+std::optional<std::array<double, 3>> parse_miss_penalties(const std::string& text);
+inline constexpr std::array<double, 3> kDefaultMissPenalties = {12, 40, 200};
 
 inline constexpr uint64_t kThreadExitSectionSite = 1;
 inline constexpr uint64_t kUnknownSectionSite = 2;
@@ -162,7 +177,7 @@ struct RunCapture {
   std::vector<PcCommunication> section_communication;
   std::vector<PcDistanceCount> section_distances;
   // The imbalance analysis (when in `analyses`).
-  SimulatedCaches caches;
+  CacheGeometry caches;
   std::vector<SegmentEdge> segment_edges;
   std::vector<SegmentInstruction> segment_instructions;
 };

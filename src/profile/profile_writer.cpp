@@ -309,15 +309,6 @@ bool has_analysis(const RunCapture& capture, const char* name) {
          capture.analyses.end();
 }
 
-// "64,32768:8,262144:8,8388608:16": line size, then size:ways of L1, L2, LLC.
-std::string fmt_cache_levels(uint32_t line_bytes, const uint64_t (&sizes)[3],
-                             const uint32_t (&ways)[3]) {
-  std::string text = std::to_string(line_bytes);
-  for (int i = 0; i < 3; ++i)
-    text += "," + std::to_string(sizes[i]) + ":" + std::to_string(ways[i]);
-  return text;
-}
-
 // A block the imbalance analysis saw start: its static size and the address
 // of its last instruction (the branch that decides where control goes next,
 // whose source line a control-flow cause is reported at).
@@ -362,16 +353,11 @@ ImbalanceData gather_imbalance(const RunCapture& capture, const ModuleMap& modul
   for (size_t i = 0; i < data.instances.size(); ++i)
     for (const SectionInstanceThread& t : data.instances[i].threads)
       data.instance_of_segment[{t.thread, t.segment}] = i;
-  for (const SegmentEdge& e : capture.segment_edges) {
-    if (!data.instance_of(e.thread, e.segment)) continue;
-    if (!data.blocks.contains(e.to))
-      data.blocks[e.to] = resolve_block(e.to, e.to_instructions, modules, structures);
-  }
-  // A block only ever seen as an edge's source (the entry's successor is
-  // always a target) still needs its decision.
+  // Every block of a segment is some edge's target (its first one, the
+  // entry's), so the targets are all the blocks.
   for (const SegmentEdge& e : capture.segment_edges)
-    if (e.from != 0 && data.instance_of(e.thread, e.segment) && !data.blocks.contains(e.from))
-      data.blocks[e.from] = resolve_block(e.from, 0, modules, structures);
+    if (data.instance_of(e.thread, e.segment) && !data.blocks.contains(e.to))
+      data.blocks[e.to] = resolve_block(e.to, e.to_instructions, modules, structures);
   return data;
 }
 
@@ -706,8 +692,7 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
     meta.emplace_back("crd_max_granules", std::to_string(capture.crd_max_granules));
     meta.emplace_back("crd_capped_pairs", std::to_string(capture.crd_capped_pairs));
     if (has_analysis(capture, kAnalysisImbalance)) {
-      const SimulatedCaches& c = capture.caches;
-      meta.emplace_back("cache_levels", fmt_cache_levels(c.line_bytes, c.size_bytes, c.ways));
+      meta.emplace_back("cache_levels", format_cache_levels(capture.caches));
       meta.emplace_back("miss_penalties", format_double(info.miss_penalties[0]) + "," +
                                               format_double(info.miss_penalties[1]) + "," +
                                               format_double(info.miss_penalties[2]));

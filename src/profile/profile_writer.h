@@ -29,7 +29,7 @@ struct RunInfo {
   uint64_t llc_bytes = 0;  // last-level cache of the recording machine, 0 if unknown
   // Cycles charged per simulated L1, L2 and LLC miss in the modeled busy
   // time of the imbalance analysis (`weft record --miss-penalties`).
-  std::array<double, 3> miss_penalties = {12, 40, 200};
+  std::array<double, 3> miss_penalties = kDefaultMissPenalties;
   std::string hostname;
   std::string weft_version;  // empty: this build's version
 };

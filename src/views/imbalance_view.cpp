@@ -5,14 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <tuple>
 
+#include "common/run_capture.h"
 #include "diagnosis/imbalance_diagnosis.h"
 #include "profile/region_naming.h"
 #include "profile/section_instances.h"
@@ -47,15 +46,7 @@ double spread(const std::vector<double>& values) {
 
 // The cycles meta.miss_penalties charges per L1, L2, LLC miss.
 std::array<double, 3> miss_penalties(const Profile& profile) {
-  std::array<double, 3> penalties = {12, 40, 200};
-  std::istringstream in(profile.meta_value("miss_penalties"));
-  std::string item;
-  for (size_t i = 0; i < 3 && std::getline(in, item, ','); ++i) {
-    char* end = nullptr;
-    const double value = std::strtod(item.c_str(), &end);
-    if (end != item.c_str() && value >= 0) penalties[i] = value;
-  }
-  return penalties;
+  return parse_miss_penalties(profile.meta_value("miss_penalties")).value_or(kDefaultMissPenalties);
 }
 
 // A cache-miss event whose spread over threads, in penalty cycles, is below

@@ -15,19 +15,9 @@
 #include <cstdint>
 
 #include "analyzers/state/page_memory.h"
+#include "common/run_capture.h"
 
 namespace weft {
-
-struct CacheLevelGeometry {
-  uint64_t size_bytes = 0;  // 0: the level is absent (every access goes on)
-  uint32_t ways = 0;
-};
-
-// Line size and L1, L2, LLC geometry.
-struct CacheGeometry {
-  uint32_t line_bytes = 64;
-  CacheLevelGeometry levels[3] = {{32 << 10, 8}, {256 << 10, 8}, {8 << 20, 16}};
-};
 
 // Set selection shared by both caches.
 class CacheSets {

@@ -268,12 +268,7 @@ void CaptureSession::write(int fd, bool complete, const char* reason, const char
   }
   if (imbalance_) {
     meta.analyses |= kRawAnalysisImbalance;
-    const CacheGeometry& g = imbalance_->config().cache;
-    meta.caches.line_bytes = g.line_bytes;
-    for (int level = 0; level < 3; ++level) {
-      meta.caches.size_bytes[level] = g.levels[level].size_bytes;
-      meta.caches.ways[level] = g.levels[level].ways;
-    }
+    meta.caches = imbalance_->config().cache;
   }
   for (uint32_t i = 0; i < recorded; ++i)
     if (ThreadContext* c = contexts_[i].load()) meta.dropped_sync_events += c->sync.dropped;

@@ -44,7 +44,8 @@ struct ThreadContext {
   // loss the capture reports as incomplete): accesses are then ignored.
   std::atomic<CommunicationAnalyzer::ThreadState*> comm{nullptr};
   // The imbalance analysis' state of this thread; null when that analysis is
-  // off, and (like comm) once the capture is saved.
+  // off, while the thread waits between a closing and a resuming sync point
+  // (count_segments), and (like comm) once the capture is saved.
   std::atomic<ImbalanceCounts::ThreadState*> imbalance{nullptr};
   ThreadRecord* record = nullptr;  // null beyond max_threads
   SyncLog sync;

@@ -49,7 +49,7 @@ struct RawMeta {
   uint32_t reserved = 0;
   uint64_t crd_max_granules = 0;
   uint64_t crd_capped_pairs = 0;
-  SimulatedCaches caches;  // with kRawAnalysisImbalance
+  CacheGeometry caches;  // with kRawAnalysisImbalance
 };
 
 // Decodes a raw capture; throws std::runtime_error with a one-line cause if
