@@ -81,11 +81,14 @@ class PrivateCache {
 };
 
 // The last-level cache, shared by every thread. Each way holds its tag and
-// the time of its last use from a global clock; the victim is the way used
+// the time of its last use on its set's own clock (one more than the latest
+// use in the set, read while scanning it), so no counter is shared between
+// sets and no atomic read-modify-write is needed; the victim is the way used
 // least recently. Updates are relaxed atomics without locks: when threads
 // race on one set the replacement is approximate (a way may be refilled
-// twice), which the compile-time source accepts for speed. Under the binary
-// source a single consumer drives it and it is exact LRU.
+// twice, two uses may get one time), which the compile-time source accepts
+// for speed. Under the binary source a single consumer drives it and it is
+// exact LRU.
 class SharedCache {
  public:
   SharedCache() = default;
@@ -103,24 +106,24 @@ class SharedCache {
   bool access(uint64_t line) {
     if (__builtin_expect(ways_ == nullptr, 0)) return false;
     const uint64_t tag = line + 1;
-    const uint64_t now = clock_.fetch_add(1, std::memory_order_relaxed) + 1;
     Way* set = ways_ + sets_.set_of(line) * sets_.ways();
+    Way* found = nullptr;
     Way* victim = set;
     uint64_t oldest = ~uint64_t{0};
+    uint64_t latest = 0;
     for (uint32_t i = 0; i < sets_.ways(); ++i) {
-      if (set[i].tag.load(std::memory_order_relaxed) == tag) {
-        set[i].last_use.store(now, std::memory_order_relaxed);
-        return true;
-      }
       const uint64_t used = set[i].last_use.load(std::memory_order_relaxed);
+      latest = used > latest ? used : latest;
+      if (set[i].tag.load(std::memory_order_relaxed) == tag) found = &set[i];
       if (used < oldest) {
         oldest = used;
         victim = &set[i];
       }
     }
-    victim->tag.store(tag, std::memory_order_relaxed);
-    victim->last_use.store(now, std::memory_order_relaxed);
-    return false;
+    Way* way = found ? found : victim;
+    if (!found) way->tag.store(tag, std::memory_order_relaxed);
+    way->last_use.store(latest + 1, std::memory_order_relaxed);
+    return found != nullptr;
   }
 
  private:
@@ -131,7 +134,6 @@ class SharedCache {
   CacheSets sets_;
   Way* ways_ = nullptr;
   size_t bytes_ = 0;
-  std::atomic<uint64_t> clock_{0};
 };
 
 }  // namespace weft

@@ -281,6 +281,8 @@ void CaptureSession::write(int fd, bool complete, const char* reason, const char
   uint64_t live = 0;
   for (uint32_t i = 0; i < recorded; ++i)
     if (contexts_[i].load()) ++live;
+  for (uint32_t i = 0; i < recorded; ++i)
+    if (ThreadContext* c = contexts_[i].load()) threads_[i].basic_blocks = c->basic_blocks;
   out.section(RawSection::Threads, sizeof(ThreadRecord), live);
   for (uint32_t i = 0; i < recorded; ++i)
     if (contexts_[i].load()) out.bytes(&threads_[i], sizeof(ThreadRecord));

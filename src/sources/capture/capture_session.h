@@ -48,6 +48,10 @@ struct ThreadContext {
   // (count_segments), and (like comm) once the capture is saved.
   std::atomic<ImbalanceCounts::ThreadState*> imbalance{nullptr};
   ThreadRecord* record = nullptr;  // null beyond max_threads
+  // Control-flow events of the thread, copied into its ThreadRecord when the
+  // capture is written: counted here, in the thread's own page, because the
+  // records of all threads share cache lines.
+  uint64_t basic_blocks = 0;
   SyncLog sync;
 };
 

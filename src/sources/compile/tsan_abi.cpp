@@ -80,7 +80,7 @@ WEFT_EXPORT void __tsan_func_exit() {}
 WEFT_EXPORT void __sanitizer_cov_trace_pc() {
   ThreadContext* t = weft::rt::t_context;
   if (!t) return;
-  if (t->record) ++t->record->basic_blocks;
+  ++t->basic_blocks;
   if (auto* counts = t->imbalance.load(std::memory_order_relaxed))
     weft::rt::g_imbalance->block(*counts, WEFT_CALLER_PC, 0);
 }

@@ -140,7 +140,7 @@ void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
       case WEFT_REC_THREAD_EXIT: {
         if (rest < 1) return;
         if (ThreadContext* c = thread(s.a)) {
-          if (c->record) c->record->basic_blocks = slots[i + 1].b;
+          c->basic_blocks = slots[i + 1].b;
           session_.finish_thread(*c, slots[i + 1].a);
         }
         i += 1;
@@ -159,8 +159,7 @@ void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
       }
       case WEFT_REC_BLOCK_COUNT: {
         if (rest < 1) return;
-        if (ThreadContext* c = thread(s.a))
-          if (c->record) c->record->basic_blocks = slots[i + 1].a;
+        if (ThreadContext* c = thread(s.a)) c->basic_blocks = slots[i + 1].a;
         i += 1;
         break;
       }
