@@ -30,11 +30,27 @@ enum class SyncKind : uint32_t {
   OmpImplicitBarrier = 12,    // every team member reaches the region's closing barrier
   OmpBarrierEnter = 13,       // explicit `#pragma omp barrier` or worksharing end barrier
   OmpBarrierLeave = 14,
-  OmpLoopChunk = 15,  // arg0 = first iteration, arg1 = last iteration + incr (exclusive end)
+  // A chunk of a worksharing loop handed to the thread by the runtime: arg0 =
+  // first iteration, arg1 = last iteration + incr (exclusive end); object =
+  // omp_loop_object(loop key, schedule kind), where the loop key is the pc of
+  // the call that set the loop up in this thread (GOMP_loop_*_start,
+  // __kmpc_dispatch_init_*, __kmpc_for_static_init_*) or, for a combined
+  // `parallel for` whose threads only ask for chunks, of that call.
+  OmpLoopChunk = 15,
   OmpLoopEnd = 16,
 };
 
 const char* sync_kind_name(SyncKind k);
+
+// The schedule an OpenMP runtime entry point names (OmpLoopChunk's object).
+enum class LoopScheduleKind : uint32_t { Unknown = 0, Static = 1, Dynamic = 2, Guided = 3 };
+inline constexpr uint64_t omp_loop_object(uint64_t loop_key_pc, LoopScheduleKind kind) {
+  return loop_key_pc << 4 | static_cast<uint64_t>(kind);
+}
+inline constexpr uint64_t omp_loop_key(uint64_t object) { return object >> 4; }
+inline constexpr LoopScheduleKind omp_loop_schedule(uint64_t object) {
+  return static_cast<LoopScheduleKind>(object & 0xf);
+}
 
 // DESIGN.md, "Parallel section": the synchronization points that end a
 // thread's part of a section (a barrier reached, a thread created or joined,
@@ -126,6 +142,58 @@ struct SegmentInstruction {
   uint64_t llc_misses = 0;
 };
 
+// One compressed memory-access stream: the addresses instruction `pc`
+// accessed in thread `thread`, in order, as a LoopTrace encoding
+// (common/loop_trace.h) of `encoded_bytes` bytes.
+struct TraceStreamHeader {
+  uint32_t thread = 0;
+  uint32_t access_size = 0;  // bytes of the widest access seen
+  uint64_t pc = 0;
+  uint32_t kinds = 0;  // kTraceRead | kTraceWrite
+  uint32_t reserved = 0;
+  uint64_t accesses = 0;  // addresses the instruction accessed
+  uint64_t lost = 0;      // of which not in the trace (memory budget exhausted): the trace
+                          // holds the first accesses - lost addresses
+  uint64_t encoded_bytes = 0;
+};
+inline constexpr uint32_t kTraceRead = 1;
+inline constexpr uint32_t kTraceWrite = 2;
+
+// False sharing: `false_events` times, thread `thread` obtained line
+// `line_address` (last written by `writer`) at instruction `pc` while the
+// bytes it accessed there (`thread_bytes`, bit b = byte b of the line) did
+// not overlap the bytes the writer had written (`writer_bytes`). Bytes are
+// the union over those events.
+struct LineSharingRecord {
+  uint64_t line_address = 0;
+  uint64_t pc = 0;
+  uint32_t thread = 0;
+  uint32_t writer = 0;
+  uint64_t false_events = 0;
+  uint64_t thread_bytes = 0;
+  uint64_t writer_bytes = 0;
+};
+
+// All line transfers from `writer` to `thread`: true sharing (byte ranges
+// overlapped) and false sharing (disjoint).
+struct SharingPairTotals {
+  uint32_t thread = 0;
+  uint32_t writer = 0;
+  uint64_t true_events = 0;
+  uint64_t false_events = 0;
+};
+
+// A heap block the program allocated at call site `pc` (malloc, calloc,
+// realloc, aligned_alloc, posix_memalign, memalign, operator new/new[]), in
+// allocation order within `thread`.
+struct AllocationRecord {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t pc = 0;
+  uint32_t thread = 0;
+  uint32_t sequence = 0;  // per thread
+};
+
 // The caches the imbalance analysis simulates: line size, then L1, L2, LLC.
 struct CacheLevelGeometry {
   uint64_t size_bytes = 0;  // 0: the level is absent (every access goes on)
@@ -152,7 +220,9 @@ inline constexpr uint64_t kUnknownSectionSite = 2;
 // Analyses an event source can run (RunCapture::analyses, --analyses).
 inline constexpr const char* kAnalysisCommunication = "comm";
 inline constexpr const char* kAnalysisCrd = "crd";  // CRD and sharing footprint; needs comm
-inline constexpr const char* kAnalysisImbalance = "imbalance";  // control flow and cache misses
+inline constexpr const char* kAnalysisImbalance = "imbalance";      // control flow and cache misses
+inline constexpr const char* kAnalysisFalseSharing = "falseshare";  // line sharing, heap sites
+inline constexpr const char* kAnalysisTraces = "traces";  // compressed per-instruction traces
 
 struct RunCapture {
   std::string source = "compile";  // "compile" or "valgrind"
@@ -180,6 +250,18 @@ struct RunCapture {
   CacheGeometry caches;
   std::vector<SegmentEdge> segment_edges;
   std::vector<SegmentInstruction> segment_instructions;
+  // The false-sharing analysis (when in `analyses`).
+  uint32_t line_size = 64;
+  uint64_t untracked_accesses = 0;  // by threads beyond the analysis' limit
+  std::vector<LineSharingRecord> line_sharing;
+  std::vector<SharingPairTotals> sharing_totals;
+  std::vector<AllocationRecord> allocations;
+  // The traces analysis (when in `analyses`).
+  struct TraceStream {
+    TraceStreamHeader header;
+    std::vector<uint8_t> encoding;  // LoopTrace encoding (common/loop_trace.h)
+  };
+  std::vector<TraceStream> traces;
 };
 
 }  // namespace weft
