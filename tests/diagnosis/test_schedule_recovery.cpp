@@ -1,0 +1,520 @@
+// Tests of src/diagnosis/schedule_recovery: inference of the OpenMP schedule
+// from synthetic assignments (libgomp / libomp rules, random thread order,
+// random back-to-back grabs that merge into one run), the runtime-kind path,
+// and the recovery of the chunks from hand-compressed memory traces.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <random>
+
+#include "diagnosis/schedule_recovery.h"
+
+namespace weft {
+namespace {
+
+using Chunks = std::vector<std::vector<IterationChunk>>;
+
+// ---------------------------------------------------------------- assignments
+
+// libgomp's static split: the first N % T threads get one more iteration.
+Chunks static_balanced(int64_t n, int threads) {
+  Chunks chunks(threads);
+  const int64_t q = n / threads, r = n % threads;
+  for (int64_t t = 0; t < threads; ++t) {
+    const int64_t begin = t * q + std::min(t, r);
+    const int64_t size = q + (t < r ? 1 : 0);
+    if (size > 0) chunks[t].push_back({begin, begin + size});
+  }
+  return chunks;
+}
+
+// libomp's greedy split: blocks of ceil(N/T), the last short.
+Chunks static_greedy(int64_t n, int threads) {
+  Chunks chunks(threads);
+  const int64_t block = (n + threads - 1) / threads;
+  for (int64_t t = 0; t < threads && t * block < n; ++t) {
+    chunks[t].push_back({t * block, std::min(n, (t + 1) * block)});
+  }
+  return chunks;
+}
+
+Chunks static_chunked(int64_t n, int threads, int64_t chunk) {
+  Chunks chunks(threads);
+  for (int64_t k = 0; k * chunk < n; ++k) {
+    chunks[k % threads].push_back({k * chunk, std::min(n, (k + 1) * chunk)});
+  }
+  return chunks;
+}
+
+// Hands out chunks of the given sizes in iteration order: each goes to the
+// thread that took the previous one with probability `stay` percent (a
+// back-to-back grab: the two merge into one run in a trace), else to a
+// random thread (which may also be the previous one). stay < 0: never to
+// the previous thread (no merges at all).
+Chunks hand_out(const std::vector<int64_t>& sizes, int threads, uint32_t seed, int stay) {
+  std::mt19937 rng(seed);
+  Chunks chunks(threads);
+  int64_t begin = 0;
+  uint32_t previous = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    uint32_t t = rng() % threads;
+    if (k > 0 && stay < 0 && t == previous) t = (t + 1 + rng() % (threads - 1)) % threads;
+    if (k > 0 && stay > 0 && rng() % 100 < static_cast<unsigned>(stay)) t = previous;
+    chunks[t].push_back({begin, begin + sizes[k]});
+    begin += sizes[k];
+    previous = t;
+  }
+  return chunks;
+}
+
+std::vector<int64_t> dynamic_sizes(int64_t n, int64_t chunk) {
+  std::vector<int64_t> sizes;
+  for (int64_t left = n; left > 0; left -= std::min(left, chunk)) {
+    sizes.push_back(std::min(left, chunk));
+  }
+  return sizes;
+}
+
+enum class Rule { Libgomp, LibompCeil, Libomp };
+
+// Guided chunk sizes: libgomp max(ceil(R/T), min); the libomp-style
+// max(ceil(R/(2T)), min); libomp's actual kmp_sch_guided_iterative_chunked
+// (chunks of min below 2T(min + 1) iterations left, else floor(R/(2T))).
+std::vector<int64_t> guided_sizes(Rule rule, int64_t n, int64_t threads, int64_t min_chunk) {
+  std::vector<int64_t> sizes;
+  for (int64_t left = n; left > 0;) {
+    int64_t q = 0;
+    if (rule == Rule::Libgomp) {
+      q = std::max((left + threads - 1) / threads, min_chunk);
+    } else if (rule == Rule::LibompCeil) {
+      q = std::max((left + 2 * threads - 1) / (2 * threads), min_chunk);
+    } else {
+      q = left < 2 * threads * (min_chunk + 1) ? min_chunk : left / (2 * threads);
+    }
+    q = std::min(q, left);
+    sizes.push_back(q);
+    left -= q;
+  }
+  return sizes;
+}
+
+// A thread's adjacent chunks merged: what a trace shows.
+Chunks merged(const Chunks& chunks) {
+  Chunks runs(chunks.size());
+  for (size_t t = 0; t < chunks.size(); ++t) {
+    for (const IterationChunk& c : chunks[t]) {
+      if (!runs[t].empty() && runs[t].back().end == c.begin) {
+        runs[t].back().end = c.end;
+      } else {
+        runs[t].push_back(c);
+      }
+    }
+  }
+  return runs;
+}
+
+int64_t smallest_non_final(const Chunks& chunks) {
+  int64_t n = 0, smallest = std::numeric_limits<int64_t>::max();
+  for (const auto& thread : chunks) {
+    for (const IterationChunk& c : thread) n = std::max(n, c.end);
+  }
+  for (const auto& thread : merged(chunks)) {
+    for (const IterationChunk& c : thread) {
+      if (c.end != n) smallest = std::min(smallest, c.end - c.begin);
+    }
+  }
+  return smallest;
+}
+
+size_t run_count(const Chunks& chunks) {
+  size_t n = 0;
+  for (const auto& thread : chunks) n += thread.size();
+  return n;
+}
+
+// ---------------------------------------------------------------- inference
+
+TEST(ClassifySchedule, StaticUnchunked) {
+  const RecoveredSchedule s = classify_schedule(static_balanced(1024, 4));
+  EXPECT_EQ(s.kind, ScheduleKind::Static);
+  EXPECT_EQ(s.chunk, 0);
+  EXPECT_EQ(s.iterations, 1024);
+  EXPECT_EQ(s.threads, 4u);
+  EXPECT_EQ(schedule_name(s), "static");
+  EXPECT_NE(s.evidence.find("one block per thread in thread order"), std::string::npos)
+      << s.evidence;
+  for (int64_t n : {1023, 1001, 1000, 7, 3}) {
+    for (int threads : {3, 4}) {
+      EXPECT_EQ(schedule_name(classify_schedule(static_balanced(n, threads))), "static")
+          << n << " " << threads;
+      EXPECT_EQ(schedule_name(classify_schedule(static_greedy(n, threads))), "static")
+          << n << " " << threads;
+    }
+  }
+  // Greedy with an idle thread: 9 iterations on 4 threads = 3, 3, 3, 0.
+  const RecoveredSchedule idle = classify_schedule(static_greedy(9, 4));
+  EXPECT_EQ(schedule_name(idle), "static");
+  EXPECT_EQ(idle.threads, 3u);
+}
+
+TEST(ClassifySchedule, StaticUnchunkedNeedsThreadOrder) {
+  Chunks chunks = static_balanced(1024, 4);
+  std::swap(chunks[1], chunks[2]);
+  EXPECT_NE(classify_schedule(chunks).kind, ScheduleKind::Static);
+}
+
+TEST(ClassifySchedule, StaticChunked) {
+  const RecoveredSchedule s = classify_schedule(static_chunked(1024, 4, 4));
+  EXPECT_EQ(s.kind, ScheduleKind::Static);
+  EXPECT_EQ(s.chunk, 4);
+  EXPECT_EQ(schedule_name(s), "static,4");
+  EXPECT_EQ(s.evidence, "4 threads, 1024 iterations, 256 chunks of 4, round-robin in thread order");
+  EXPECT_EQ(schedule_name(classify_schedule(static_chunked(1023, 4, 4))), "static,4");
+  EXPECT_EQ(schedule_name(classify_schedule(static_chunked(1000, 3, 7))), "static,7");
+  EXPECT_EQ(schedule_name(classify_schedule(static_chunked(1001, 4, 1))), "static,1");
+}
+
+TEST(ClassifySchedule, DynamicWithRandomOrderAndMerges) {
+  for (uint32_t seed = 1; seed <= 50; ++seed) {
+    const Chunks chunks = hand_out(dynamic_sizes(1024, 16), 4, seed, 30);
+    const RecoveredSchedule s = classify_schedule(chunks);
+    EXPECT_EQ(schedule_name(s), "dynamic,16") << "seed " << seed << ": " << s.evidence;
+    EXPECT_EQ(s.iterations, 1024);
+    // N not divisible by T nor by the chunk: the last chunk has 8.
+    const RecoveredSchedule odd = classify_schedule(hand_out(dynamic_sizes(1000, 16), 3, seed, 30));
+    EXPECT_EQ(schedule_name(odd), "dynamic,16") << "seed " << seed << ": " << odd.evidence;
+    // Larger chunks relative to the loop.
+    const RecoveredSchedule big = classify_schedule(hand_out(dynamic_sizes(1024, 64), 4, seed, 30));
+    EXPECT_EQ(schedule_name(big), "dynamic,64") << "seed " << seed << ": " << big.evidence;
+    const RecoveredSchedule one = classify_schedule(hand_out(dynamic_sizes(1024, 1), 4, seed, 30));
+    EXPECT_EQ(schedule_name(one), "dynamic,1") << "seed " << seed << ": " << one.evidence;
+  }
+}
+
+TEST(ClassifySchedule, DynamicEvidenceCountsRuns) {
+  const Chunks chunks = hand_out(dynamic_sizes(1024, 16), 4, 3, 30);
+  const RecoveredSchedule s = classify_schedule(chunks);
+  const std::string runs = std::to_string(run_count(merged(chunks))) + " runs";
+  EXPECT_EQ(s.evidence.rfind("4 threads, 1024 iterations, " + runs + ", all multiples of 16", 0),
+            0u)
+      << s.evidence;
+  EXPECT_NE(s.evidence.find("not round-robin"), std::string::npos);
+}
+
+struct GuidedCase {
+  Rule rule;
+  int64_t n;
+  int threads;
+  int64_t min_chunk;
+};
+
+// The minimum chunk only shows in the last few chunks (about T of them);
+// when merges hide their boundaries the fit may explain the runs with a
+// larger minimum (it picks the guided sequence implying the fewest merges),
+// so with merges the chunk is checked to lie between the true minimum and
+// the smallest non-final run; without merges it must be exact.
+TEST(ClassifySchedule, GuidedWithRandomMerges) {
+  const GuidedCase cases[] = {
+      {Rule::Libgomp, 1024, 4, 1},    {Rule::Libgomp, 1024, 4, 4},
+      {Rule::Libgomp, 1001, 3, 2},    {Rule::Libgomp, 100000, 8, 1},
+      {Rule::LibompCeil, 1024, 4, 1}, {Rule::LibompCeil, 1024, 4, 4},
+      {Rule::LibompCeil, 1001, 3, 2}, {Rule::Libomp, 1024, 4, 1},
+      {Rule::Libomp, 1001, 3, 3},     {Rule::Libomp, 100000, 8, 16},
+  };
+  for (const GuidedCase& c : cases) {
+    const std::vector<int64_t> sizes = guided_sizes(c.rule, c.n, c.threads, c.min_chunk);
+    for (uint32_t seed = 1; seed <= 50; ++seed) {
+      const Chunks chunks = hand_out(sizes, c.threads, seed, 30);
+      const RecoveredSchedule s = classify_schedule(chunks);
+      EXPECT_EQ(s.kind, ScheduleKind::Guided)
+          << "rule " << static_cast<int>(c.rule) << " n " << c.n << " min " << c.min_chunk
+          << " seed " << seed << ": " << s.evidence;
+      EXPECT_GE(s.chunk, c.min_chunk) << s.evidence;
+      EXPECT_LE(s.chunk, smallest_non_final(chunks)) << s.evidence;
+      EXPECT_EQ(s.iterations, c.n);
+      const RecoveredSchedule exact = classify_schedule(hand_out(sizes, c.threads, seed, -1));
+      EXPECT_EQ(exact.kind, ScheduleKind::Guided) << exact.evidence;
+      EXPECT_EQ(exact.chunk, c.min_chunk)
+          << "rule " << static_cast<int>(c.rule) << " n " << c.n << " min " << c.min_chunk
+          << " seed " << seed << ": " << exact.evidence;
+    }
+  }
+}
+
+TEST(ClassifySchedule, GuidedSpecialShapes) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    // 512, 256, ..., 8, 4, 4: all multiples of the smallest, yet guided.
+    const RecoveredSchedule halving =
+        classify_schedule(hand_out(guided_sizes(Rule::Libgomp, 1024, 2, 4), 2, seed, -1));
+    EXPECT_EQ(schedule_name(halving), "guided,4") << halving.evidence;
+    // First chunk 32 = 2 x the minimum 16.
+    const RecoveredSchedule flat =
+        classify_schedule(hand_out(guided_sizes(Rule::LibompCeil, 1024, 16, 16), 16, seed, -1));
+    EXPECT_EQ(schedule_name(flat), "guided,16") << flat.evidence;
+  }
+  // A guided loop whose first chunk is already the minimum is dynamic.
+  EXPECT_EQ(
+      schedule_name(classify_schedule(hand_out(guided_sizes(Rule::Libgomp, 100, 8, 16), 8, 1, -1))),
+      "dynamic,16");
+}
+
+TEST(ClassifySchedule, GuidedWithoutMerges) {
+  const Chunks chunks = hand_out(guided_sizes(Rule::Libgomp, 1024, 4, 1), 4, 5, 0);
+  const RecoveredSchedule s = classify_schedule(chunks);
+  EXPECT_EQ(schedule_name(s), "guided,1") << s.evidence;
+  EXPECT_NE(s.evidence.find("libgomp"), std::string::npos) << s.evidence;
+}
+
+TEST(ClassifySchedule, RuntimeKindOnlyDerivesTheChunk) {
+  for (uint32_t seed = 1; seed <= 10; ++seed) {
+    const Chunks chunks = hand_out(dynamic_sizes(1000, 16), 4, seed, 30);
+    // Exact chunks: the mode.
+    const RecoveredSchedule d = classify_schedule(chunks, ScheduleKind::Dynamic);
+    EXPECT_EQ(schedule_name(d), "dynamic,16") << d.evidence;
+    EXPECT_EQ(d.evidence.rfind("runtime dynamic: ", 0), 0u) << d.evidence;
+    // Merged runs: some sizes are not multiples of the mode, or the mode is.
+    EXPECT_EQ(schedule_name(classify_schedule(merged(chunks), ScheduleKind::Dynamic)),
+              "dynamic,16");
+    const Chunks guided = hand_out(guided_sizes(Rule::Libgomp, 1000, 4, 5), 4, seed, 30);
+    EXPECT_EQ(schedule_name(classify_schedule(guided, ScheduleKind::Guided)), "guided,5");
+  }
+  EXPECT_EQ(schedule_name(classify_schedule(static_chunked(1024, 4, 8), ScheduleKind::Static)),
+            "static,8");
+  EXPECT_EQ(schedule_name(classify_schedule(static_balanced(1024, 4), ScheduleKind::Static)),
+            "static");
+  // The runtime's word is kept even when the chunks look static.
+  EXPECT_EQ(schedule_name(classify_schedule(static_chunked(1024, 4, 8), ScheduleKind::Dynamic)),
+            "dynamic,8");
+  // Mode with ties: the smaller size.
+  const Chunks tie{{{0, 4}, {12, 20}}, {{4, 12}, {20, 24}, {24, 26}}};
+  EXPECT_EQ(schedule_name(classify_schedule(tie, ScheduleKind::Dynamic)), "dynamic,4");
+}
+
+TEST(ClassifySchedule, IterationsNeedNotStartAtZero) {
+  Chunks chunks = static_chunked(1024, 4, 4);
+  for (auto& thread : chunks) {
+    for (IterationChunk& c : thread) c.begin += 100, c.end += 100;
+  }
+  const RecoveredSchedule s = classify_schedule(chunks);
+  EXPECT_EQ(schedule_name(s), "static,4");
+  EXPECT_EQ(s.iterations, 1024);
+}
+
+TEST(ClassifySchedule, BadInputIsUnknown) {
+  const RecoveredSchedule overlap = classify_schedule({{{0, 10}}, {{5, 20}}});
+  EXPECT_EQ(overlap.kind, ScheduleKind::Unknown);
+  EXPECT_EQ(overlap.evidence, "chunks overlap at iteration 5");
+  const RecoveredSchedule gap = classify_schedule({{{0, 10}}, {{12, 20}}});
+  EXPECT_EQ(gap.kind, ScheduleKind::Unknown);
+  EXPECT_EQ(gap.evidence, "no chunk holds iteration 10");
+  EXPECT_EQ(classify_schedule({{}, {}}).evidence, "no iterations");
+  EXPECT_EQ(classify_schedule({{{5, 3}}}).kind, ScheduleKind::Unknown);
+  EXPECT_EQ(schedule_name(classify_schedule({})), "unknown");
+  // A runtime kind survives bad chunks, without a chunk.
+  const RecoveredSchedule runtime = classify_schedule({{{0, 10}}, {{5, 20}}}, ScheduleKind::Guided);
+  EXPECT_EQ(schedule_name(runtime), "guided");
+  // One thread ran everything of a 4-thread team: not a static block.
+  EXPECT_EQ(classify_schedule({{}, {{0, 100}}, {}, {}}).kind, ScheduleKind::Unknown);
+}
+
+TEST(ScheduleName, Forms) {
+  RecoveredSchedule s;
+  EXPECT_EQ(schedule_name(s), "unknown");
+  s.kind = ScheduleKind::Static;
+  EXPECT_EQ(schedule_name(s), "static");
+  s.chunk = 4;
+  EXPECT_EQ(schedule_name(s), "static,4");
+  s.kind = ScheduleKind::Dynamic;
+  s.chunk = 16;
+  EXPECT_EQ(schedule_name(s), "dynamic,16");
+  s.kind = ScheduleKind::Guided;
+  s.chunk = 1;
+  EXPECT_EQ(schedule_name(s), "guided,1");
+}
+
+// ---------------------------------------------------------------- traces
+
+TraceNode value(uint64_t base, std::vector<int64_t> coefficients = {}) {
+  TraceNode node;
+  node.kind = TraceNode::Kind::Value;
+  node.base = base;
+  node.coefficients = std::move(coefficients);
+  return node;
+}
+
+TraceNode loop(uint64_t count, std::vector<TraceNode> body) {
+  TraceNode node;
+  node.kind = TraceNode::Kind::Loop;
+  node.count = count;
+  node.body = std::move(body);
+  return node;
+}
+
+constexpr uint64_t kArray = 0x7f3a00010000;
+
+uint64_t address(int64_t iteration, int64_t stride) {
+  return kArray + static_cast<uint64_t>(iteration * stride);
+}
+
+// The streams of a[i] (address kArray + stride * i) under an assignment:
+// one loop node per chunk (`for i0 = 0 to c-1 / val base + stride*i0`), a
+// literal value for a chunk of one iteration.
+std::vector<TracedInstruction> streams_of(const Chunks& chunks, int64_t stride) {
+  std::vector<TracedInstruction> streams;
+  for (size_t t = 0; t < chunks.size(); ++t) {
+    if (chunks[t].empty()) continue;
+    TracedInstruction stream;
+    stream.thread = static_cast<uint32_t>(t);
+    stream.pc = 0x401234;
+    stream.access_size = static_cast<uint32_t>(std::abs(stride));
+    stream.reads = true;
+    for (const IterationChunk& c : chunks[t]) {
+      const uint64_t base = address(c.begin, stride);
+      if (c.end - c.begin == 1) {
+        stream.trace.elements.push_back(value(base));
+      } else {
+        stream.trace.elements.push_back(
+            loop(static_cast<uint64_t>(c.end - c.begin), {value(base, {stride})}));
+      }
+    }
+    stream.accesses = trace_length(stream.trace);
+    streams.push_back(std::move(stream));
+  }
+  return streams;
+}
+
+TEST(ChunksFromTraces, EndToEnd) {
+  struct Case {
+    std::string name;
+    Chunks chunks;
+  };
+  std::vector<Case> cases{{"static", static_balanced(1024, 4)},
+                          {"static", static_balanced(1023, 4)},
+                          {"static,4", static_chunked(1024, 4, 4)},
+                          {"static,4", static_chunked(1022, 4, 4)}};
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    cases.push_back({"dynamic,16", hand_out(dynamic_sizes(1024, 16), 4, seed, 30)});
+  }
+  for (const Case& c : cases) {
+    for (int64_t stride : {8, -8, 4}) {
+      const auto recovered = chunks_from_traces(streams_of(c.chunks, stride), 4);
+      ASSERT_TRUE(recovered.has_value()) << c.name << " stride " << stride;
+      EXPECT_EQ(*recovered, merged(c.chunks)) << c.name << " stride " << stride;
+      const RecoveredSchedule s = classify_schedule(*recovered);
+      EXPECT_EQ(schedule_name(s), c.name) << "stride " << stride << ": " << s.evidence;
+    }
+  }
+}
+
+TEST(ChunksFromTraces, GuidedEndToEnd) {
+  for (uint32_t seed = 1; seed <= 10; ++seed) {
+    const Chunks chunks = hand_out(guided_sizes(Rule::Libgomp, 1000, 4, 2), 4, seed, 30);
+    const auto recovered = chunks_from_traces(streams_of(chunks, -8), 4);
+    ASSERT_TRUE(recovered.has_value());
+    const RecoveredSchedule s = classify_schedule(*recovered);
+    EXPECT_EQ(s.kind, ScheduleKind::Guided) << s.evidence;
+    EXPECT_GE(s.chunk, 2);
+    const auto exact = chunks_from_traces(
+        streams_of(hand_out(guided_sizes(Rule::Libgomp, 1000, 4, 2), 4, seed, -1), -8), 4);
+    ASSERT_TRUE(exact.has_value());
+    EXPECT_EQ(schedule_name(classify_schedule(*exact)), "guided,2");
+  }
+}
+
+TEST(ChunksFromTraces, CompressedRoundRobin) {
+  // static,4 on 4 threads over 1024 doubles, as the compressor writes it:
+  //   for i0 = 0 to 63 / for i1 = 0 to 3 / val a + 32*t + 128*i0 + 8*i1
+  std::vector<TracedInstruction> streams;
+  for (uint32_t t = 0; t < 4; ++t) {
+    TracedInstruction stream;
+    stream.thread = t;
+    stream.access_size = 8;
+    stream.writes = true;
+    stream.trace.elements.push_back(loop(64, {loop(4, {value(kArray + 32 * t, {128, 8})})}));
+    stream.accesses = 256;
+    streams.push_back(stream);
+  }
+  const auto recovered = chunks_from_traces(streams, 4);
+  ASSERT_TRUE(recovered.has_value());
+  EXPECT_EQ(*recovered, static_chunked(1024, 4, 4));
+  EXPECT_EQ(schedule_name(classify_schedule(*recovered)), "static,4");
+}
+
+TEST(ChunksFromTraces, InstructionsThatDoNotQualify) {
+  const Chunks chunks = static_balanced(64, 4);
+  ASSERT_TRUE(chunks_from_traces(streams_of(chunks, 8), 4).has_value());
+  // A thread number beyond the team.
+  EXPECT_FALSE(chunks_from_traces(streams_of(chunks, 8), 3).has_value());
+  // Lost accesses: iterations missing.
+  auto lost = streams_of(chunks, 8);
+  lost[1].lost = 1;
+  EXPECT_FALSE(chunks_from_traces(lost, 4).has_value());
+  // Two streams of one thread.
+  auto twice = streams_of(chunks, 8);
+  twice[1].thread = 0;
+  EXPECT_FALSE(chunks_from_traces(twice, 4).has_value());
+  // The same address every iteration (a reduction variable).
+  auto same = streams_of(chunks, 8);
+  for (auto& s : same) s.trace.elements = {loop(16, {value(kArray, {0})})};
+  EXPECT_FALSE(chunks_from_traces(same, 4).has_value());
+  // Not one progression: thread 0 skips a[15] and reads a[64] instead.
+  auto gap = streams_of(chunks, 8);
+  gap[0].trace.elements = {loop(15, {value(address(0, 8), {8})}), value(address(64, 8))};
+  EXPECT_FALSE(chunks_from_traces(gap, 4).has_value());
+  // Distinct addresses but not evenly spaced: a[2i] on thread 3.
+  auto spaced = streams_of(chunks, 8);
+  spaced[3].trace.elements = {loop(16, {value(address(48, 8), {16})})};
+  EXPECT_FALSE(chunks_from_traces(spaced, 4).has_value());
+  // A thread meeting its iterations out of order (they must increase):
+  // a[40..47], then a[32..39].
+  auto backwards = streams_of(chunks, 8);
+  backwards[2].trace.elements = {loop(8, {value(address(40, 8), {8})}),
+                                 loop(8, {value(address(32, 8), {8})})};
+  EXPECT_FALSE(chunks_from_traces(backwards, 4).has_value());
+  // Threads disagreeing on the direction.
+  auto mixed = streams_of(chunks, 8);
+  mixed[0].trace.elements = {loop(16, {value(address(15, 8), {-8})})};
+  EXPECT_FALSE(chunks_from_traces(mixed, 4).has_value());
+  // A single address.
+  EXPECT_FALSE(chunks_from_traces(streams_of({{{0, 1}}}, 8), 1).has_value());
+  EXPECT_FALSE(chunks_from_traces({}, 4).has_value());
+}
+
+TEST(ChunksFromTraces, SingleIterationChunksDefaultToAPositiveStride) {
+  // static,1 over 4 iterations on 4 threads: no thread ran two iterations.
+  const auto recovered = chunks_from_traces(streams_of(static_chunked(4, 4, 1), -8), 4);
+  ASSERT_TRUE(recovered.has_value());
+  // Read with s > 0: iteration k is the k-th lowest address (thread 3 first).
+  const Chunks expected{{{3, 4}}, {{2, 3}}, {{1, 2}}, {{0, 1}}};
+  EXPECT_EQ(*recovered, expected);
+}
+
+TEST(PickRepresentative, FewestAccessesAmongQualifying) {
+  const Chunks chunks = static_chunked(256, 4, 4);
+  // An inner-loop instruction (a[i][j], 8 per iteration): qualifies too,
+  // with 8 times the accesses.
+  std::vector<TracedInstruction> inner;
+  for (uint32_t t = 0; t < 4; ++t) {
+    TracedInstruction s;
+    s.thread = t;
+    s.trace.elements.push_back(
+        loop(16, {loop(4, {loop(8, {value(kArray + 256 * t, {1024, 64, 8})})})}));
+    s.accesses = trace_length(s.trace);
+    inner.push_back(s);
+  }
+  ASSERT_TRUE(chunks_from_traces(inner, 4).has_value());
+  // A reduction variable: fewest accesses but does not qualify.
+  std::vector<TracedInstruction> reduction = streams_of(chunks, 8);
+  for (auto& s : reduction) s.trace.elements = {value(kArray)};
+  const std::vector<std::vector<TracedInstruction>> candidates{
+      inner, reduction, streams_of(chunks, 8), {}};
+  EXPECT_EQ(pick_representative(candidates), std::optional<size_t>(2));
+  EXPECT_EQ(pick_representative({inner, reduction}), std::optional<size_t>(0));
+  EXPECT_EQ(pick_representative({reduction}), std::nullopt);
+  EXPECT_EQ(pick_representative({}), std::nullopt);
+}
+
+}  // namespace
+}  // namespace weft
