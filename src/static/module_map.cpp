@@ -134,6 +134,36 @@ const ElfLayout* ModuleMap::layout(const std::string& path) const {
   return it->second ? &*it->second : nullptr;
 }
 
+std::optional<ModuleAddress> ModuleMap::resolve_data(uint64_t address) const {
+  if (std::optional<ModuleAddress> direct = resolve(address); direct && direct->in_elf)
+    return direct;
+  // The nearest file mapping below: its load bias places the whole module,
+  // .bss included (the ELF's memory size extends past its file size).
+  auto after =
+      std::upper_bound(mappings_.begin(), mappings_.end(), address,
+                       [](uint64_t value, const MemoryMapping& m) { return value < m.start; });
+  for (auto it = after; it != mappings_.begin();) {
+    const MemoryMapping& mapping = *--it;
+    if (mapping.path.empty()) continue;
+    if (mapping.path.front() != '/') return std::nullopt;
+    const ElfLayout* elf = layout(mapping.path);
+    if (elf == nullptr) return std::nullopt;
+    for (const LoadSegment& segment : elf->segments) {
+      if (mapping.file_offset < segment.offset ||
+          mapping.file_offset >= segment.offset + segment.file_size)
+        continue;
+      const uint64_t bias = mapping.start - (mapping.file_offset - segment.offset + segment.vaddr);
+      ModuleAddress result;
+      result.module = mapping.path;
+      result.module_offset = address - bias;
+      result.in_elf = true;
+      return result;
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::optional<ModuleAddress> ModuleMap::resolve(uint64_t pc) const {
   auto after =
       std::upper_bound(mappings_.begin(), mappings_.end(), pc,

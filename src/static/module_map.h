@@ -57,6 +57,10 @@ class ModuleMap {
 
   // nullopt for addresses outside every mapping and for anonymous memory.
   std::optional<ModuleAddress> resolve(uint64_t pc) const;
+  // Like resolve, for a data address: also inside a module's .bss, which
+  // lies in the anonymous mapping right after the module's last file
+  // mapping. Only ELF addresses (in_elf) are returned.
+  std::optional<ModuleAddress> resolve_data(uint64_t address) const;
 
   // GNU build id (hex) of a mapped file, empty when absent or unreadable.
   std::string build_id(const std::string& module) const;

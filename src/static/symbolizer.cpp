@@ -59,6 +59,27 @@ const CodeLocation& Symbolizer::symbolize(uint64_t pc) {
   return cache_.emplace(pc, std::move(location)).first->second;
 }
 
+std::optional<DataSymbol> Symbolizer::symbolize_data(uint64_t address) {
+  std::optional<ModuleAddress> at = modules_.resolve_data(address);
+  if (!at) return std::nullopt;
+  auto global = backend_->llvm_symbolizer.symbolizeData(
+      at->module, {at->module_offset, llvm::object::SectionedAddress::UndefSection});
+  if (!global) {
+    llvm::consumeError(global.takeError());
+    return std::nullopt;
+  }
+  if (is_missing(global->Name) || global->Name.empty()) return std::nullopt;
+  // Symbols without a size match every address after them: require the
+  // address to be inside the variable.
+  if (at->module_offset < global->Start || at->module_offset >= global->Start + global->Size)
+    return std::nullopt;
+  DataSymbol symbol;
+  symbol.name = global->Name;
+  symbol.address = address - (at->module_offset - global->Start);
+  symbol.size = global->Size;
+  return symbol;
+}
+
 CodeLocation Symbolizer::symbolize_module_offset(const std::string& module,
                                                  uint64_t module_offset) {
   auto inlining = backend_->llvm_symbolizer.symbolizeInlinedCode(

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -47,6 +48,13 @@ struct CodeLocation {
   bool known() const { return function != kUnknownFunction; }
 };
 
+// A global or static variable, from the symbol table.
+struct DataSymbol {
+  std::string name;      // demangled
+  uint64_t address = 0;  // runtime address of its first byte
+  uint64_t size = 0;
+};
+
 // Not thread-safe. Results are cached per pc.
 class Symbolizer {
  public:
@@ -57,6 +65,9 @@ class Symbolizer {
 
   // The reference stays valid for the symbolizer's lifetime.
   const CodeLocation& symbolize(uint64_t pc);
+
+  // The variable of a module's data or bss containing `address`, if any.
+  std::optional<DataSymbol> symbolize_data(uint64_t address);
 
   // For a file rather than a process: module_offset is an ELF virtual address.
   CodeLocation symbolize_module_offset(const std::string& module, uint64_t module_offset);

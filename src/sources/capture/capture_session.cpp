@@ -139,6 +139,18 @@ CaptureSession::CaptureSession(const CaptureConfig& config) : max_threads_(confi
     imbalance.cache = config.cache;
     imbalance_ = make_reserved<ImbalanceCounts>(imbalance);
   }
+  if (config.false_sharing) {
+    FalseSharingConfig false_sharing;
+    false_sharing.line_size = config.line_size;
+    false_sharing.max_threads = config.max_threads;
+    false_sharing_ = make_reserved<FalseSharingDetector>(false_sharing);
+  }
+  if (config.traces) {
+    MemoryTraceConfig traces;
+    traces.max_threads = config.max_threads;
+    traces.max_bytes_per_thread = config.trace_bytes_per_thread;
+    traces_ = make_reserved<MemoryTraceRecorder>(traces);
+  }
   threads_ = static_cast<ThreadRecord*>(reserve_zeroed(max_threads_ * sizeof(ThreadRecord)));
   contexts_ = static_cast<std::atomic<ThreadContext*>*>(
       reserve_zeroed(max_threads_ * sizeof(std::atomic<ThreadContext*>)));
@@ -158,6 +170,8 @@ ThreadContext* CaptureSession::start_thread(uint32_t tid, int32_t parent, uint64
   if (tid < max_threads_) {
     c->comm.store(communication_->attach(tid));
     if (imbalance_) c->imbalance.store(imbalance_->attach(tid));
+    if (false_sharing_) c->false_sharing.store(false_sharing_->attach(tid));
+    if (traces_) c->traces.store(traces_->attach(tid));
     ThreadRecord& r = threads_[tid];
     r.id = tid;
     r.os_tid = os_tid;
@@ -220,12 +234,26 @@ void CaptureSession::count_segments(ThreadContext& thread, SyncKind kind) {
   if (waits_after_closing(kind)) thread.imbalance.store(nullptr, std::memory_order_relaxed);
 }
 
+void CaptureSession::record_allocation(ThreadContext& thread, uint64_t pc, uint64_t address,
+                                       uint64_t size) {
+  if (!false_sharing_ || !counting_.load(std::memory_order_relaxed)) return;
+  AllocationRecord r;
+  r.address = address;
+  r.size = size;
+  r.pc = pc;
+  r.thread = thread.tid;
+  r.sequence = static_cast<uint32_t>(thread.allocations.size());
+  thread.allocations.append(r);
+}
+
 void CaptureSession::stop_counting(bool wait) {
   counting_.store(false);
   for (uint32_t i = 0; i < max_threads_; ++i)
     if (ThreadContext* c = contexts_[i].load()) {
       c->comm.store(nullptr);
       c->imbalance.store(nullptr);
+      c->false_sharing.store(nullptr);
+      c->traces.store(nullptr);
     }
   if (wait)
     for (int spin = 0; spin < 1000 && communication_->any_thread_busy(); ++spin) usleep(50);
@@ -260,7 +288,8 @@ void CaptureSession::write(int fd, bool complete, const char* reason, const char
   meta.max_threads = max_threads_;
   meta.thread_count = thread_count;
   meta.dropped_events = communication_->dropped() + (distances_ ? distances_->dropped() : 0) +
-                        sections_->dropped() + (imbalance_ ? imbalance_->dropped() : 0);
+                        sections_->dropped() + (imbalance_ ? imbalance_->dropped() : 0) +
+                        (false_sharing_ ? false_sharing_->dropped() : 0);
   if (distances_) {
     meta.analyses |= kRawAnalysisCrd;
     meta.crd_max_granules = distances_->config().max_granules_per_pair;
@@ -270,6 +299,12 @@ void CaptureSession::write(int fd, bool complete, const char* reason, const char
     meta.analyses |= kRawAnalysisImbalance;
     meta.caches = imbalance_->config().cache;
   }
+  if (false_sharing_) {
+    meta.analyses |= kRawAnalysisFalseSharing;
+    meta.line_size = false_sharing_->config().line_size;
+    meta.untracked_accesses = false_sharing_->untracked_accesses();
+  }
+  if (traces_) meta.analyses |= kRawAnalysisTraces;
   for (uint32_t i = 0; i < recorded; ++i)
     if (ThreadContext* c = contexts_[i].load()) meta.dropped_sync_events += c->sync.dropped;
   out.section(RawSection::Meta, sizeof meta, 1);
@@ -325,6 +360,35 @@ void CaptureSession::write(int fd, bool complete, const char* reason, const char
                                [&](auto&& emit) { imbalance_->for_each_edge(emit); });
     write_records<SegmentInstruction>(out, RawSection::SegmentInstructions,
                                       [&](auto&& emit) { imbalance_->for_each_instruction(emit); });
+  }
+
+  if (false_sharing_) {
+    write_records<LineSharingRecord>(out, RawSection::LineSharing, [&](auto&& emit) {
+      false_sharing_->for_each_line_record(emit);
+    });
+    write_records<SharingPairTotals>(out, RawSection::SharingTotals, [&](auto&& emit) {
+      false_sharing_->for_each_pair_total(emit);
+    });
+    write_records<AllocationRecord>(out, RawSection::Allocations, [&](auto&& emit) {
+      for (uint32_t i = 0; i < recorded; ++i)
+        if (ThreadContext* c = contexts_[i].load()) c->allocations.for_each(emit);
+    });
+  }
+  if (traces_) {
+    traces_->finish();
+    uint64_t trace_bytes = 0;
+    traces_->for_each_stream([&](const TraceStreamHeader& h, const auto&) {
+      trace_bytes += sizeof h + h.encoded_bytes;
+    });
+    out.section(RawSection::Traces, 1, trace_bytes);
+    uint64_t written = 0;
+    traces_->for_each_stream([&](const TraceStreamHeader& h, const auto& body) {
+      if (written + sizeof h + h.encoded_bytes > trace_bytes) return;
+      out.bytes(&h, sizeof h);
+      body.write([&](const void* p, size_t n) { out.bytes(p, n); });
+      written += sizeof h + h.encoded_bytes;
+    });
+    for (; written < trace_bytes; ++written) out.bytes("", 1);  // cannot happen once finished
   }
 
   uint64_t sync_total = 0;

@@ -16,7 +16,10 @@
 #include <cstdint>
 
 #include "analyzers/communication/communication_analyzer.h"
+#include "analyzers/false_sharing/false_sharing_detector.h"
 #include "analyzers/imbalance/imbalance_counts.h"
+#include "analyzers/state/record_log.h"
+#include "analyzers/trace/memory_trace_recorder.h"
 #include "common/run_capture.h"
 
 namespace weft {
@@ -28,6 +31,10 @@ struct CaptureConfig {
   uint64_t crd_max_granules = CrdConfig{}.max_granules_per_pair;
   bool imbalance = true;  // control-flow edges and simulated cache misses per segment
   CacheGeometry cache;
+  bool false_sharing = true;  // line sharing between threads, heap allocation sites
+  unsigned line_size = 64;
+  bool traces = true;  // compressed per-(thread, instruction) address traces
+  size_t trace_bytes_per_thread = size_t{64} << 20;
 };
 
 // Per-thread synchronization log, reserved once, filled without locks.
@@ -47,21 +54,42 @@ struct ThreadContext {
   // off, while the thread waits between a closing and a resuming sync point
   // (count_segments), and (like comm) once the capture is saved.
   std::atomic<ImbalanceCounts::ThreadState*> imbalance{nullptr};
+  // Likewise for the false-sharing and traces analyses (null when off).
+  std::atomic<FalseSharingDetector::ThreadState*> false_sharing{nullptr};
+  std::atomic<MemoryTraceRecorder::ThreadState*> traces{nullptr};
   ThreadRecord* record = nullptr;  // null beyond max_threads
   // Control-flow events of the thread, copied into its ThreadRecord when the
   // capture is written: counted here, in the thread's own page, because the
   // records of all threads share cache lines.
   uint64_t basic_blocks = 0;
   SyncLog sync;
+  // Heap blocks the thread allocated (with the false-sharing analysis).
+  RecordLog<AllocationRecord> allocations;
 };
 
 class CaptureSession {
  public:
+  // The analyses one memory access feeds beyond communication (imbalance,
+  // false sharing, traces), for both sources: the thread's states are
+  // loaded once per access; absent analyses cost one null test each.
+  __attribute__((always_inline)) static void feed_access(
+      ThreadContext& t, ImbalanceCounts* imbalance, FalseSharingDetector* false_sharing,
+      MemoryTraceRecorder* traces, uint64_t pc, uint64_t addr, uint32_t size, bool is_write) {
+    if (auto* s = t.imbalance.load(std::memory_order_relaxed))
+      imbalance->access(*s, pc, addr, size);
+    if (auto* s = t.false_sharing.load(std::memory_order_relaxed))
+      false_sharing->access(*s, pc, addr, size, is_write);
+    if (auto* s = t.traces.load(std::memory_order_relaxed))
+      traces->access(*s, pc, addr, size, is_write);
+  }
+
   // Null when the memory cannot be reserved.
   static CaptureSession* create(const CaptureConfig& config);
 
   CommunicationAnalyzer& communication() { return *communication_; }
-  ImbalanceCounts* imbalance() { return imbalance_; }  // null when the analysis is off
+  ImbalanceCounts* imbalance() { return imbalance_; }               // null when the analysis is off
+  FalseSharingDetector* false_sharing() { return false_sharing_; }  // ditto
+  MemoryTraceRecorder* traces() { return traces_; }                 // ditto
   uint32_t max_threads() const { return max_threads_; }
 
   uint32_t reserve_thread_id() { return next_tid_.fetch_add(1); }
@@ -83,6 +111,9 @@ class CaptureSession {
   void record_sync(ThreadContext& thread, SyncKind kind, uint64_t time_ns, uint64_t pc,
                    uint64_t object, int64_t arg0 = 0, int64_t arg1 = 0);
 
+  // A heap block the thread's code allocated at `pc`.
+  void record_allocation(ThreadContext& thread, uint64_t pc, uint64_t address, uint64_t size);
+
   // Detaches every thread from the analyzer; with `wait`, also lets the
   // updates in flight finish (not in a forked child: their threads are gone).
   void stop_counting(bool wait);
@@ -100,7 +131,9 @@ class CaptureSession {
   CommunicationReuseDistance* distances_ = nullptr;  // null unless the crd analysis runs
   SharingFootprint* footprint_ = nullptr;            // ditto
   SectionAttribution* sections_ = nullptr;
-  ImbalanceCounts* imbalance_ = nullptr;  // null unless the imbalance analysis runs
+  ImbalanceCounts* imbalance_ = nullptr;           // null unless the imbalance analysis runs
+  FalseSharingDetector* false_sharing_ = nullptr;  // null unless that analysis runs
+  MemoryTraceRecorder* traces_ = nullptr;          // null unless that analysis runs
   std::atomic<uint32_t> next_tid_{0};
   std::atomic<bool> counting_{true};                 // false once stop_counting ran
   ThreadRecord* threads_ = nullptr;                  // [max_threads]

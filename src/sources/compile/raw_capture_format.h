@@ -32,11 +32,18 @@ enum class RawSection : uint32_t {
   SectionDistances = 11,      // PcDistanceCount[], pc = the section's closing site
   SegmentEdges = 12,          // SegmentEdge[]
   SegmentInstructions = 13,   // SegmentInstruction[]
+  LineSharing = 14,           // LineSharingRecord[]
+  SharingTotals = 15,         // SharingPairTotals[]
+  Allocations = 16,           // AllocationRecord[]
+  // bytes: per stream a TraceStreamHeader, then its encoded_bytes bytes
+  Traces = 17,
 };
 
 // RawMeta::analyses bits.
 inline constexpr uint32_t kRawAnalysisCrd = 1;
 inline constexpr uint32_t kRawAnalysisImbalance = 2;
+inline constexpr uint32_t kRawAnalysisFalseSharing = 4;
+inline constexpr uint32_t kRawAnalysisTraces = 8;
 
 struct RawMeta {
   uint32_t complete = 0;
@@ -49,7 +56,10 @@ struct RawMeta {
   uint32_t reserved = 0;
   uint64_t crd_max_granules = 0;
   uint64_t crd_capped_pairs = 0;
-  CacheGeometry caches;  // with kRawAnalysisImbalance
+  CacheGeometry caches;    // with kRawAnalysisImbalance
+  uint32_t line_size = 0;  // with kRawAnalysisFalseSharing
+  uint32_t reserved2 = 0;
+  uint64_t untracked_accesses = 0;  // with kRawAnalysisFalseSharing
 };
 
 // Decodes a raw capture; throws std::runtime_error with a one-line cause if

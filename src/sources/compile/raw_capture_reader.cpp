@@ -20,6 +20,22 @@ void append_records(const char* data, uint64_t count, uint32_t size, std::vector
   }
 }
 
+// Streams are variable-length: a header, then its encoding. A stream cut
+// short by a truncated file is left out.
+void read_trace_streams(const char* data, uint64_t size,
+                        std::vector<RunCapture::TraceStream>& out) {
+  uint64_t pos = 0;
+  while (pos + sizeof(TraceStreamHeader) <= size) {
+    RunCapture::TraceStream stream;
+    std::memcpy(&stream.header, data + pos, sizeof stream.header);
+    pos += sizeof stream.header;
+    if (stream.header.encoded_bytes > size - pos) break;
+    stream.encoding.assign(data + pos, data + pos + stream.header.encoded_bytes);
+    pos += stream.header.encoded_bytes;
+    out.push_back(std::move(stream));
+  }
+}
+
 }  // namespace
 
 RunCapture read_raw_capture(const std::string& path) {
@@ -88,6 +104,18 @@ RunCapture read_raw_capture(const std::string& path) {
       case RawSection::SegmentInstructions:
         append_records(data, count, size, capture.segment_instructions);
         break;
+      case RawSection::LineSharing:
+        append_records(data, count, size, capture.line_sharing);
+        break;
+      case RawSection::SharingTotals:
+        append_records(data, count, size, capture.sharing_totals);
+        break;
+      case RawSection::Allocations:
+        append_records(data, count, size, capture.allocations);
+        break;
+      case RawSection::Traces:
+        read_trace_streams(data, count, capture.traces);
+        break;
       case RawSection::End:
         saw_end = true;
         break;
@@ -106,6 +134,12 @@ RunCapture read_raw_capture(const std::string& path) {
       capture.analyses.push_back(kAnalysisImbalance);
       capture.caches = meta.caches;
     }
+    if (meta.analyses & kRawAnalysisFalseSharing) {
+      capture.analyses.push_back(kAnalysisFalseSharing);
+      capture.line_size = meta.line_size;
+      capture.untracked_accesses = meta.untracked_accesses;
+    }
+    if (meta.analyses & kRawAnalysisTraces) capture.analyses.push_back(kAnalysisTraces);
     capture.crd_max_granules = meta.crd_max_granules;
     capture.crd_capped_pairs = meta.crd_capped_pairs;
   }

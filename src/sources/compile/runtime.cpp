@@ -20,6 +20,8 @@ namespace weft::rt {
 Runtime* g_runtime = nullptr;
 CommunicationAnalyzer* g_communication = nullptr;
 ImbalanceCounts* g_imbalance = nullptr;
+FalseSharingDetector* g_false_sharing = nullptr;
+MemoryTraceRecorder* g_traces = nullptr;
 __thread ThreadContext* t_context WEFT_INITIAL_EXEC = nullptr;
 
 namespace {
@@ -250,6 +252,17 @@ void initialize() {
   const char* analyses = getenv("WEFT_ANALYSES");
   config.crd = !analyses || has_item(analyses, "crd");
   config.imbalance = !analyses || has_item(analyses, "imbalance");
+  config.false_sharing = !analyses || has_item(analyses, "falseshare");
+  config.traces = !analyses || has_item(analyses, "traces");
+  // WEFT_LINE_SIZE: the false-sharing analysis' line, in bytes.
+  config.line_size = static_cast<unsigned>(parse_u64(getenv("WEFT_LINE_SIZE"), 64));
+  if (config.line_size < 8 || config.line_size > 4096 ||
+      (config.line_size & (config.line_size - 1)) != 0) {
+    write_stderr("weft: invalid WEFT_LINE_SIZE; runtime stays dormant");
+    return;
+  }
+  config.trace_bytes_per_thread =
+      parse_u64(getenv("WEFT_TRACE_BYTES_PER_THREAD"), config.trace_bytes_per_thread);
   const char* caches = getenv("WEFT_CACHE_LEVELS");
   if (caches && *caches && !parse_cache_levels(caches, config.cache)) {
     write_stderr("weft: invalid WEFT_CACHE_LEVELS; runtime stays dormant");
@@ -269,6 +282,8 @@ void initialize() {
   pthread_key_create(&g_thread_exit_key, on_thread_exit);
   g_communication = &session->communication();
   g_imbalance = session->imbalance();
+  g_false_sharing = session->false_sharing();
+  g_traces = session->traces();
   g_runtime = rt;
 
   if (!t_context) attach_unknown_thread();  // the main thread: id 0

@@ -43,6 +43,13 @@ void program_write(uint64_t pc, const volatile void* address, size_t size) {
   on_write(pc, address, size);
 }
 
+void record_allocation(uint64_t pc, const void* address, size_t size) {
+  Runtime* rt = g_runtime;
+  if (!rt) return;
+  if (ThreadContext* c = current_thread())
+    rt->session->record_allocation(*c, pc, reinterpret_cast<uint64_t>(address), size);
+}
+
 void* next_symbol(const char* name) {
   void* f = dlsym(RTLD_NEXT, name);
   if (!f) {

@@ -13,6 +13,11 @@ using weft::SyncKind;
 
 namespace {
 
+// The loop this thread is taking chunks of: the pc of its _start call, 0 in
+// a combined `parallel for` (whose threads only call _next) and after the
+// loop's end.
+__thread uint64_t t_loop_key WEFT_INITIAL_EXEC = 0;
+
 struct OutlinedBody {
   void (*fn)(void*);
   void* data;
@@ -44,6 +49,7 @@ void run_parallel(uint64_t pc, void (*fn)(void*), void* data, unsigned num_threa
 // The end of a worksharing loop without nowait is a team barrier.
 template <class End>
 auto loop_end_barrier(uint64_t pc, End end) {
+  t_loop_key = 0;
   if (active()) {
     record_sync(SyncKind::OmpLoopEnd, pc, 0);
     record_sync(SyncKind::OmpBarrierEnter, pc, 0);
@@ -53,11 +59,54 @@ auto loop_end_barrier(uint64_t pc, End end) {
   return result;
 }
 
+using weft::LoopScheduleKind;
+
+// The schedule an entry point's name says; "runtime" and "auto" leave it to
+// the chunks themselves.
+constexpr LoopScheduleKind schedule_of(const char* name) {
+  auto contains = [](const char* s, const char* word) {
+    for (; *s; ++s) {
+      const char* a = s;
+      const char* b = word;
+      while (*a && *b && *a == *b) ++a, ++b;
+      if (!*b) return true;
+    }
+    return false;
+  };
+  if (contains(name, "static")) return LoopScheduleKind::Static;
+  if (contains(name, "dynamic")) return LoopScheduleKind::Dynamic;
+  if (contains(name, "guided")) return LoopScheduleKind::Guided;
+  return LoopScheduleKind::Unknown;
+}
+
+// libgomp's gomp_schedule_type (GFS_STATIC = 1, GFS_DYNAMIC, GFS_GUIDED), as
+// passed to the generic GOMP_loop_start; the monotonic flag is the top bit.
+LoopScheduleKind schedule_of(long sched) {
+  switch (sched & 0x7fffffff) {
+    case 1:
+      return LoopScheduleKind::Static;
+    case 2:
+      return LoopScheduleKind::Dynamic;
+    case 3:
+      return LoopScheduleKind::Guided;
+    default:
+      return LoopScheduleKind::Unknown;
+  }
+}
+
 template <class T>
-void note_chunk(bool more, uint64_t pc, const T* istart, const T* iend) {
+void note_chunk(bool more, uint64_t pc, LoopScheduleKind kind, const T* istart, const T* iend) {
   if (more && active())
-    record_sync(SyncKind::OmpLoopChunk, pc, 0, static_cast<int64_t>(*istart),
-                static_cast<int64_t>(*iend));
+    record_sync(SyncKind::OmpLoopChunk, pc,
+                weft::omp_loop_object(t_loop_key ? t_loop_key : pc, kind),
+                static_cast<int64_t>(*istart), static_cast<int64_t>(*iend));
+}
+
+// A _start call: the loop's key is its pc, for its _next calls too.
+template <class T>
+void note_start(bool more, uint64_t pc, LoopScheduleKind kind, const T* istart, const T* iend) {
+  t_loop_key = pc;
+  note_chunk(more, pc, kind, istart, iend);
 }
 
 }  // namespace
@@ -159,6 +208,7 @@ WEFT_EXPORT bool GOMP_loop_end_cancel() {
 WEFT_EXPORT void GOMP_loop_end_nowait() {
   using Fn = void (*)();
   static Fn next = next_function<Fn>("GOMP_loop_end_nowait");
+  t_loop_key = 0;
   if (active()) record_sync(SyncKind::OmpLoopEnd, WEFT_CALLER_PC, 0);
   next();
 }
@@ -171,7 +221,7 @@ WEFT_EXPORT void GOMP_loop_end_nowait() {
     using Fn = bool (*)(long, long, long, long, long*, long*);                           \
     static Fn next = next_function<Fn>("GOMP_loop_" #NAME "_start");                     \
     const bool more = next(start, end, incr, chunk, istart, iend);                       \
-    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                      \
+    note_start(more, WEFT_CALLER_PC, schedule_of(#NAME), istart, iend);                  \
     return more;                                                                         \
   }
 #define WEFT_LOOP_START_RUNTIME(NAME)                                                      \
@@ -180,16 +230,16 @@ WEFT_EXPORT void GOMP_loop_end_nowait() {
     using Fn = bool (*)(long, long, long, long*, long*);                                   \
     static Fn next = next_function<Fn>("GOMP_loop_" #NAME "_start");                       \
     const bool more = next(start, end, incr, istart, iend);                                \
-    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                        \
+    note_start(more, WEFT_CALLER_PC, schedule_of(#NAME), istart, iend);                    \
     return more;                                                                           \
   }
-#define WEFT_LOOP_NEXT(NAME)                                           \
-  WEFT_EXPORT bool GOMP_loop_##NAME##_next(long* istart, long* iend) { \
-    using Fn = bool (*)(long*, long*);                                 \
-    static Fn next = next_function<Fn>("GOMP_loop_" #NAME "_next");    \
-    const bool more = next(istart, iend);                              \
-    note_chunk(more, WEFT_CALLER_PC, istart, iend);                    \
-    return more;                                                       \
+#define WEFT_LOOP_NEXT(NAME)                                            \
+  WEFT_EXPORT bool GOMP_loop_##NAME##_next(long* istart, long* iend) {  \
+    using Fn = bool (*)(long*, long*);                                  \
+    static Fn next = next_function<Fn>("GOMP_loop_" #NAME "_next");     \
+    const bool more = next(istart, iend);                               \
+    note_chunk(more, WEFT_CALLER_PC, schedule_of(#NAME), istart, iend); \
+    return more;                                                        \
   }
 #define WEFT_LOOP_ULL_START_CHUNKED(NAME)                                                 \
   WEFT_EXPORT bool GOMP_loop_ull_##NAME##_start(                                          \
@@ -199,7 +249,7 @@ WEFT_EXPORT void GOMP_loop_end_nowait() {
     using Fn = bool (*)(bool, U, U, U, U, U*, U*);                                        \
     static Fn next = next_function<Fn>("GOMP_loop_ull_" #NAME "_start");                  \
     const bool more = next(up, start, end, incr, chunk, istart, iend);                    \
-    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                       \
+    note_start(more, WEFT_CALLER_PC, schedule_of(#NAME), istart, iend);                   \
     return more;                                                                          \
   }
 #define WEFT_LOOP_ULL_START_RUNTIME(NAME)                                                 \
@@ -210,7 +260,7 @@ WEFT_EXPORT void GOMP_loop_end_nowait() {
     using Fn = bool (*)(bool, U, U, U, U*, U*);                                           \
     static Fn next = next_function<Fn>("GOMP_loop_ull_" #NAME "_start");                  \
     const bool more = next(up, start, end, incr, istart, iend);                           \
-    note_chunk(more, WEFT_CALLER_PC, istart, iend);                                       \
+    note_start(more, WEFT_CALLER_PC, schedule_of(#NAME), istart, iend);                   \
     return more;                                                                          \
   }
 #define WEFT_LOOP_ULL_NEXT(NAME)                                           \
@@ -220,7 +270,7 @@ WEFT_EXPORT void GOMP_loop_end_nowait() {
     using Fn = bool (*)(U*, U*);                                           \
     static Fn next = next_function<Fn>("GOMP_loop_ull_" #NAME "_next");    \
     const bool more = next(istart, iend);                                  \
-    note_chunk(more, WEFT_CALLER_PC, istart, iend);                        \
+    note_chunk(more, WEFT_CALLER_PC, schedule_of(#NAME), istart, iend);    \
     return more;                                                           \
   }
 
@@ -259,7 +309,7 @@ WEFT_EXPORT bool GOMP_loop_start(long start, long end, long incr, long sched, lo
   using Fn = bool (*)(long, long, long, long, long, long*, long*, uintptr_t*, void**);
   static Fn next = next_function<Fn>("GOMP_loop_start");
   const bool more = next(start, end, incr, sched, chunk, istart, iend, reductions, mem);
-  if (istart && iend) note_chunk(more, WEFT_CALLER_PC, istart, iend);
+  if (istart && iend) note_start(more, WEFT_CALLER_PC, schedule_of(sched), istart, iend);
   return more;
 }
 
@@ -269,7 +319,7 @@ WEFT_EXPORT bool GOMP_loop_ordered_start(long start, long end, long incr, long s
   using Fn = bool (*)(long, long, long, long, long, long*, long*, uintptr_t*, void**);
   static Fn next = next_function<Fn>("GOMP_loop_ordered_start");
   const bool more = next(start, end, incr, sched, chunk, istart, iend, reductions, mem);
-  if (istart && iend) note_chunk(more, WEFT_CALLER_PC, istart, iend);
+  if (istart && iend) note_start(more, WEFT_CALLER_PC, schedule_of(sched), istart, iend);
   return more;
 }
 
@@ -281,6 +331,6 @@ WEFT_EXPORT bool GOMP_loop_ull_start(bool up, unsigned long long start, unsigned
   using Fn = bool (*)(bool, U, U, U, long, U, U*, U*, uintptr_t*, void**);
   static Fn next = next_function<Fn>("GOMP_loop_ull_start");
   const bool more = next(up, start, end, incr, sched, chunk, istart, iend, reductions, mem);
-  if (istart && iend) note_chunk(more, WEFT_CALLER_PC, istart, iend);
+  if (istart && iend) note_start(more, WEFT_CALLER_PC, schedule_of(sched), istart, iend);
   return more;
 }

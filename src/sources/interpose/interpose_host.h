@@ -45,6 +45,10 @@ bool is_program_pc(uint64_t pc);
 void program_read(uint64_t pc, const volatile void* address, size_t size);
 void program_write(uint64_t pc, const volatile void* address, size_t size);
 
+// A heap block the program allocated at `pc` (recorded for the analyses
+// that name data by allocation site).
+void record_allocation(uint64_t pc, const void* address, size_t size);
+
 // The next definition of an interposed function; aborts with a one-line
 // cause if there is none.
 void* next_symbol(const char* name);

@@ -24,6 +24,8 @@ enum WeftClientRequest {
   WEFT_REQ_IS_PROGRAM_PC,
   /* () -> number of weft thread ids handed out */
   WEFT_REQ_THREAD_COUNT,
+  /* (pc, address, size): the program allocated a heap block at pc */
+  WEFT_REQ_ALLOCATION,
 };
 
 #endif

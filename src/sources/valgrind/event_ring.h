@@ -36,6 +36,8 @@
  *   BLOCK          a = instructions of the block; b = type | pc << 24: the
  *                  running thread enters the guest block at pc (with
  *                  --weft-blocks=yes only)
+ *   ALLOCATION     a = block address; b = type | pc << 24; + 1 slot {size, 0}:
+ *                  the running thread's code allocated a heap block at pc
  *   END            a = reason length n; b = type | complete << 8;
  *                  + ceil(n / 16) slots of reason text. The last record.
  */
@@ -59,6 +61,7 @@ enum WeftRingRecordType {
   WEFT_REC_BLOCK_COUNT = 8,
   WEFT_REC_END = 9,
   WEFT_REC_BLOCK = 10,
+  WEFT_REC_ALLOCATION = 11,
 };
 
 #define WEFT_REC_PC_SHIFT 24

@@ -113,7 +113,10 @@ void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
           comm.read(*current_state_, pc, s.a, size);
         else
           comm.write(*current_state_, pc, s.a, size);
-        if (current_imbalance_) session_.imbalance()->access(*current_imbalance_, pc, s.a, size);
+        if (current_)
+          CaptureSession::feed_access(*current_, session_.imbalance(), session_.false_sharing(),
+                                      session_.traces(), pc, s.a, static_cast<uint32_t>(size),
+                                      type == WEFT_REC_WRITE);
         break;
       }
       case WEFT_REC_BLOCK:
@@ -155,6 +158,13 @@ void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
                                static_cast<int64_t>(slots[i + 2].a));
         bind(current_);  // a section boundary may pause or resume the thread's counting
         i += 2;
+        break;
+      }
+      case WEFT_REC_ALLOCATION: {
+        if (rest < 1) return;
+        if (current_)
+          session_.record_allocation(*current_, s.b >> WEFT_REC_PC_SHIFT, s.a, slots[i + 1].a);
+        i += 1;
         break;
       }
       case WEFT_REC_BLOCK_COUNT: {

@@ -77,6 +77,10 @@ void program_write(uint64_t pc, const volatile void* address, size_t size) {
   request(WEFT_REQ_ACCESS_RANGE, pc, reinterpret_cast<uint64_t>(address), size, 1);
 }
 
+void record_allocation(uint64_t pc, const void* address, size_t size) {
+  request(WEFT_REQ_ALLOCATION, pc, reinterpret_cast<uint64_t>(address), size);
+}
+
 void* next_symbol(const char* name) {
   void* f = dlsym(RTLD_NEXT, name);
   if (!f) {

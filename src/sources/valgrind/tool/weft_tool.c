@@ -610,6 +610,15 @@ static void emit_sync(ThreadId tid, UWord kind, Addr pc, UWord object, UWord arg
   note_progress();
 }
 
+static void emit_allocation(ThreadId tid, Addr pc, Addr address, UWord size) {
+  WeftRingSlot* s = reserve_for(tid, 2);
+  if (!s) return;
+  s[0].a = address;
+  s[0].b = WEFT_REC_ALLOCATION | ((ULong)pc & WEFT_REC_PC_MASK) << WEFT_REC_PC_SHIFT;
+  s[1].a = size;
+  s[1].b = 0;
+}
+
 /* The preload library's pthread_create wrapper reserved weft_id; the new
    thread announces itself before running its start routine. */
 static void request_thread_start(ThreadId tid, Int weft_id, Int parent, Addr start_routine,
@@ -652,6 +661,9 @@ static Bool weft_handle_request(ThreadId tid, UWord* args, UWord* ret) {
       break;
     case WEFT_REQ_THREAD_COUNT:
       *ret = (UWord)next_weft_id;
+      break;
+    case WEFT_REQ_ALLOCATION:
+      emit_allocation(tid, args[1], args[2], args[3]);
       break;
     default:
       return False;
