@@ -36,7 +36,7 @@ done
 scripts/setup.sh >/dev/null
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_BUILD_TESTS=ON >/dev/null
 cmake --build build -j"$(nproc)" --target weft weft_rt weft_valgrind_tool weft_valgrind_preload \
-  weft_bench_imbalance >/dev/null
+  weft_bench_imbalance weft_bench_traces >/dev/null
 
 OUT=$ROOT/build/bench
 mkdir -p "$OUT"
@@ -143,4 +143,11 @@ done
 echo
 echo "# imbalance analysis: 64 threads x 10,000 events (Google Benchmark, median of 5)"
 build/bin/weft_bench_imbalance --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+  2>/dev/null | grep -E "^Benchmark|_median"
+
+# Trace compression (nested loop recognition): encoded size, ratio against 8
+# bytes per address, and the recorder's cost per access, per kernel.
+echo
+echo "# trace compression per kernel (Google Benchmark, median of 3)"
+build/bin/weft_bench_traces --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
   2>/dev/null | grep -E "^Benchmark|_median"

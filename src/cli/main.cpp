@@ -12,9 +12,11 @@
 #include "topology/topology.h"
 #include "views/comm_view.h"
 #include "views/crd_view.h"
-#include "views/imbalance_view.h"
 #include "views/diff_view.h"
+#include "views/falseshare_view.h"
+#include "views/imbalance_view.h"
 #include "views/report_view.h"
+#include "views/trace_view.h"
 
 namespace {
 
@@ -70,7 +72,8 @@ int main(int argc, char** argv) {
   rec->add_option("--max-threads", record.max_threads, "threads analyzed at most")
       ->capture_default_str();
   rec->add_option("--analyses", record.analyses,
-                  "comma-separated analyses (default: all; available: comm, crd, imbalance)")
+                  "comma-separated analyses (default: all; available: comm, crd, imbalance, "
+                  "falseshare, traces)")
       ->delimiter(',');
   rec->add_option("--crd-max-granules", record.crd_max_granules,
                   "distinct granules per thread pair whose CRD is measured (0: no cap)")
@@ -81,6 +84,13 @@ int main(int argc, char** argv) {
       "(default: this machine's, from hwloc)");
   rec->add_option("--miss-penalties", record.miss_penalties,
                   "cycles per L1, L2 and LLC miss in the modeled busy time")
+      ->capture_default_str();
+  rec->add_option("--line-size", record.line_size,
+                  "cache line of the false-sharing analysis, bytes (power of two, 8..4096)")
+      ->capture_default_str();
+  rec->add_option("--trace-budget", record.trace_budget,
+                  "memory per thread for compressed traces (e.g. 64M); beyond it the traces "
+                  "keep their beginning and count the rest as lost")
       ->capture_default_str();
   rec->add_option("command", record.command, "PROGRAM ARGS (after --)")->required();
 
@@ -139,15 +149,46 @@ int main(int argc, char** argv) {
   imbalance_cmd->add_option("--format", format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
-  imbalance_cmd->add_option("--time", measure, "busy time explained: cycles (modeled), "
-                                               "instructions or wall")
+  imbalance_cmd
+      ->add_option("--time", measure,
+                   "busy time explained: cycles (modeled), "
+                   "instructions or wall")
       ->check(CLI::IsMember({"cycles", "instructions", "wall"}))
       ->capture_default_str();
-  imbalance_cmd->add_option("--threshold", cluster_threshold,
-                            "correlation at which event clustering stops merging")
+  imbalance_cmd
+      ->add_option("--threshold", cluster_threshold,
+                   "correlation at which event clustering stops merging")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   imbalance_cmd->add_option("--top", top, "causes listed per section")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+
+  size_t falseshare_top = 20;
+  auto* falseshare_cmd = app.add_subcommand(
+      "falseshare", "cache lines threads share falsely, with their data, offsets, sites and a fix");
+  falseshare_cmd->add_option("profile", profile_path, "profile file")->required();
+  falseshare_cmd->add_option("--format", format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  falseshare_cmd->add_option("--top", falseshare_top, "lines listed")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+
+  std::string trace_pc, trace_line, trace_format = "text";
+  int64_t trace_thread = -1;
+  size_t trace_max_lines = 40;
+  auto* trace_cmd = app.add_subcommand(
+      "trace", "compressed memory traces (nested loops) per thread and instruction");
+  trace_cmd->add_option("profile", profile_path, "profile file")->required();
+  trace_cmd->add_option("--thread", trace_thread, "one thread's traces")
+      ->check(CLI::NonNegativeNumber);
+  trace_cmd->add_option("--pc", trace_pc, "one instruction (hex address)");
+  trace_cmd->add_option("--line", trace_line, "the instructions of FILE:LINE");
+  trace_cmd->add_option("--format", trace_format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  trace_cmd->add_option("--max-lines", trace_max_lines, "lines of loop form per trace (text)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
 
@@ -213,6 +254,40 @@ int main(int argc, char** argv) {
       const weft::Profile profile = weft::Profile::open(profile_path);
       std::string text = weft::render_imbalance(profile, imbalance);
       warn_if_incomplete(profile, format);
+      print(text);
+      return 0;
+    }
+    if (*falseshare_cmd) {
+      weft::FalseShareOptions falseshare;
+      falseshare.format = *weft::parse_output_format(format);
+      falseshare.top = falseshare_top;
+      const weft::Profile profile = weft::Profile::open(profile_path);
+      std::string text = weft::render_false_sharing(profile, falseshare);
+      warn_if_incomplete(profile, format);
+      print(text);
+      return 0;
+    }
+    if (*trace_cmd) {
+      weft::TraceOptions trace;
+      if (trace_thread >= 0) trace.thread = static_cast<uint32_t>(trace_thread);
+      if (!trace_pc.empty()) {
+        size_t used = 0;
+        uint64_t pc = 0;
+        try {
+          pc = std::stoull(trace_pc, &used, 16);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != trace_pc.size() || pc == 0)
+          throw std::runtime_error("--pc '" + trace_pc + "' is not a hex address");
+        trace.pc = pc;
+      }
+      if (!trace_line.empty()) trace.line = trace_line;
+      trace.json = trace_format == "json";
+      trace.max_lines = trace_max_lines;
+      const weft::Profile profile = weft::Profile::open(profile_path);
+      std::string text = weft::render_traces(profile, trace);
+      warn_if_incomplete(profile, trace.json ? "json" : "table");
       print(text);
       return 0;
     }

@@ -25,7 +25,8 @@ namespace weft {
 
 namespace {
 
-const char* const kKnownAnalyses[] = {kAnalysisCommunication, kAnalysisCrd, kAnalysisImbalance};
+const char* const kKnownAnalyses[] = {kAnalysisCommunication, kAnalysisCrd, kAnalysisImbalance,
+                                      kAnalysisFalseSharing, kAnalysisTraces};
 
 bool analysis_selected(const RecordOptions& o, const char* name) {
   return o.analyses.empty() ||
@@ -144,8 +145,16 @@ void validate(const RecordOptions& o) {
     for (const char* k : kKnownAnalyses) known = known || a == k;
     if (!known)
       throw std::runtime_error(
-          fmt::format("unknown analysis '{}' (available: comm, crd, imbalance)", a));
+          fmt::format("unknown analysis '{}' (available: comm, crd, imbalance, falseshare, "
+                      "traces)",
+                      a));
   }
+  if (o.line_size < 8 || o.line_size > 4096 || (o.line_size & (o.line_size - 1)))
+    throw std::runtime_error(
+        fmt::format("--line-size {} is not a power of two between 8 and 4096", o.line_size));
+  if (!parse_byte_size(o.trace_budget) || *parse_byte_size(o.trace_budget) < 4096)
+    throw std::runtime_error(
+        fmt::format("--trace-budget '{}' is not a size of at least 4K", o.trace_budget));
 }
 
 // Runs a program built with weft's compiler wrappers: its runtime reads
@@ -161,6 +170,9 @@ int run_with_runtime(const RecordOptions& options, const CacheGeometry& cache,
     setenv("WEFT_MAX_THREADS", std::to_string(options.max_threads).c_str(), 1);
     setenv("WEFT_CRD_MAX_GRANULES", std::to_string(options.crd_max_granules).c_str(), 1);
     setenv("WEFT_CACHE_LEVELS", format_cache_levels(cache).c_str(), 1);
+    setenv("WEFT_LINE_SIZE", std::to_string(options.line_size).c_str(), 1);
+    setenv("WEFT_TRACE_BYTES_PER_THREAD",
+           std::to_string(*parse_byte_size(options.trace_budget)).c_str(), 1);
     if (options.analyses.empty()) {
       unsetenv("WEFT_ANALYSES");
     } else {
@@ -237,6 +249,10 @@ int run_record(const RecordOptions& options) {
     config.max_threads = options.max_threads;
     config.crd = analysis_selected(options, kAnalysisCrd);
     config.imbalance = analysis_selected(options, kAnalysisImbalance);
+    config.false_sharing = analysis_selected(options, kAnalysisFalseSharing);
+    config.line_size = options.line_size;
+    config.traces = analysis_selected(options, kAnalysisTraces);
+    config.trace_bytes_per_thread = *parse_byte_size(options.trace_budget);
     config.cache = cache;
     config.crd_max_granules = options.crd_max_granules;
     status = record_under_valgrind(valgrind, options.command, program, config, capture_path,

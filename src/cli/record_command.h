@@ -20,6 +20,10 @@ struct RecordOptions {
   std::string cache;
   // Cycles per L1, L2 and LLC miss in the modeled busy time: "P1,P2,P3".
   std::string miss_penalties = "12,40,200";
+  // The false-sharing analysis' line, in bytes.
+  unsigned line_size = 64;
+  // Memory per thread for the traces analysis (parse_byte_size form).
+  std::string trace_budget = "64M";
   std::vector<std::string> command;  // program and its arguments
 };
 

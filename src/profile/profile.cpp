@@ -8,6 +8,7 @@
 #include <cstring>
 #include <set>
 
+#include "profile/memory_tables.h"
 #include "profile/region_naming.h"
 #include "profile/schema.h"
 #include "profile/sqlite_db.h"
@@ -78,6 +79,7 @@ struct Profile::Impl {
   std::map<std::string, std::string> meta;
   uint32_t thread_count = 0;
   bool has_imbalance_tables = false;
+  bool has_memory_tables = false;
 
   Impl(std::string profile_path, sqlite::Database database)
       : path(std::move(profile_path)), db(std::move(database)) {}
@@ -148,6 +150,10 @@ Profile Profile::open(const std::string& path) {
 
     impl->has_imbalance_tables =
         std::all_of(kImbalanceTables.begin(), kImbalanceTables.end(),
+                    [&](std::string_view table) { return tables.contains(std::string(table)); });
+
+    impl->has_memory_tables =
+        std::all_of(kMemoryTables.begin(), kMemoryTables.end(),
                     [&](std::string_view table) { return tables.contains(std::string(table)); });
 
     sqlite::Statement largest(impl->db,
@@ -456,6 +462,149 @@ std::map<uint64_t, uint64_t> Profile::block_decisions() const {
     std::map<uint64_t, uint64_t> out;
     sqlite::Statement query(impl_->db, "SELECT pc, decision_pc FROM control_flow_blocks");
     while (query.step()) out[query.column_u64(0)] = query.column_u64(1);
+    return out;
+  });
+}
+
+bool Profile::has_false_sharing() const {
+  const std::string analyses = "," + meta_value("analyses") + ",";
+  return impl_->has_memory_tables && analyses.find(",falseshare,") != std::string::npos;
+}
+
+bool Profile::has_traces() const {
+  const std::string analyses = "," + meta_value("analyses") + ",";
+  return impl_->has_memory_tables && analyses.find(",traces,") != std::string::npos;
+}
+
+std::vector<LineSharingEntry> Profile::line_sharing() const {
+  if (!impl_->has_memory_tables) return {};
+  return impl_->guarded([&] {
+    std::vector<LineSharingEntry> out;
+    sqlite::Statement query(impl_->db,
+                            "SELECT line_address, thread, writer, pc, false_events, thread_bytes,"
+                            " writer_bytes FROM line_sharing"
+                            " ORDER BY line_address, thread, writer, pc");
+    while (query.step()) {
+      LineSharingEntry e;
+      e.line_address = query.column_u64(0);
+      e.thread = static_cast<uint32_t>(query.column_int(1));
+      e.writer = static_cast<uint32_t>(query.column_int(2));
+      e.pc = query.column_u64(3);
+      e.false_events = query.column_u64(4);
+      e.thread_bytes = query.column_u64(5);
+      e.writer_bytes = query.column_u64(6);
+      out.push_back(e);
+    }
+    return out;
+  });
+}
+
+std::vector<SharingTotal> Profile::sharing_totals() const {
+  if (!impl_->has_memory_tables) return {};
+  return impl_->guarded([&] {
+    std::vector<SharingTotal> out;
+    sqlite::Statement query(impl_->db,
+                            "SELECT thread, writer, true_events, false_events FROM sharing_totals"
+                            " ORDER BY writer, thread");
+    while (query.step()) {
+      out.push_back({static_cast<uint32_t>(query.column_int(0)),
+                     static_cast<uint32_t>(query.column_int(1)), query.column_u64(2),
+                     query.column_u64(3)});
+    }
+    return out;
+  });
+}
+
+std::vector<DataObjectInfo> Profile::data_objects() const {
+  if (!impl_->has_memory_tables) return {};
+  return impl_->guarded([&] {
+    std::vector<DataObjectInfo> out;
+    sqlite::Statement query(impl_->db,
+                            "SELECT line_address, kind, name, object_address, object_size,"
+                            " allocation_pc, allocation_thread FROM data_objects"
+                            " ORDER BY line_address");
+    while (query.step()) {
+      DataObjectInfo o;
+      o.line_address = query.column_u64(0);
+      o.kind = query.column_text(1);
+      o.name = query.column_text(2);
+      o.object_address = query.column_u64(3);
+      o.object_size = query.column_u64(4);
+      o.allocation_pc = query.column_u64(5);
+      o.allocation_thread = static_cast<uint32_t>(query.column_int(6));
+      out.push_back(std::move(o));
+    }
+    return out;
+  });
+}
+
+std::vector<MemoryTraceInfo> Profile::memory_traces(std::optional<uint32_t> thread,
+                                                    std::optional<uint64_t> pc) const {
+  if (!impl_->has_memory_tables) return {};
+  return impl_->guarded([&] {
+    std::vector<MemoryTraceInfo> out;
+    sqlite::Statement query(
+        impl_->db,
+        "SELECT t.thread, t.pc, t.access_size, t.reads, t.writes, t.accesses, t.lost,"
+        " t.encoded_bytes, t.encoding, COALESCE(c.region_id, 0)"
+        " FROM memory_traces t LEFT JOIN code_locations c ON c.pc = t.pc"
+        " WHERE (?1 IS NULL OR t.thread = ?1) AND (?2 IS NULL OR t.pc = ?2)"
+        " ORDER BY t.thread, t.pc");
+    query.bind(1, thread);
+    query.bind(2, pc);
+    while (query.step()) {
+      MemoryTraceInfo t;
+      t.thread = static_cast<uint32_t>(query.column_int(0));
+      t.pc = query.column_u64(1);
+      t.access_size = static_cast<uint32_t>(query.column_int(2));
+      t.reads = query.column_int(3) != 0;
+      t.writes = query.column_int(4) != 0;
+      t.accesses = query.column_u64(5);
+      t.lost = query.column_u64(6);
+      t.encoding = decompress_trace_encoding(query.column_blob(8), query.column_u64(7));
+      t.region_id = query.column_int(9);
+      out.push_back(std::move(t));
+    }
+    return out;
+  });
+}
+
+std::vector<SyncRecord> Profile::omp_loop_chunks() const {
+  return impl_->guarded([&] {
+    std::vector<SyncRecord> out;
+    sqlite::Statement query(impl_->db,
+                            "SELECT thread, time_ns, pc, object, arg0, arg1 FROM sync_events"
+                            " WHERE kind = ? ORDER BY thread, rowid");
+    query.bind(1, sync_kind_name(SyncKind::OmpLoopChunk));
+    while (query.step()) {
+      SyncRecord r;
+      r.thread = static_cast<uint32_t>(query.column_int(0));
+      r.kind = SyncKind::OmpLoopChunk;
+      r.time_ns = query.column_u64(1);
+      r.pc = query.column_u64(2);
+      r.object = query.column_u64(3);
+      r.arg0 = query.column_int(4);
+      r.arg1 = query.column_int(5);
+      out.push_back(r);
+    }
+    return out;
+  });
+}
+
+std::vector<uint64_t> Profile::pcs_at_line(const std::string& file, uint32_t line) const {
+  return impl_->guarded([&] {
+    std::vector<uint64_t> out;
+    sqlite::Statement query(impl_->db,
+                            "SELECT pc, file FROM code_locations WHERE line = ? ORDER BY pc");
+    query.bind(1, line);
+    while (query.step()) {
+      const std::string path = query.column_text(1);
+      const bool matches =
+          path == file || (path.size() > file.size() &&
+                           path.compare(path.size() - file.size(), file.size(), file) == 0 &&
+                           path[path.size() - file.size() - 1] == '/');
+      if (matches) out.push_back(query.column_u64(0));
+    }
     return out;
   });
 }

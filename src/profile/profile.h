@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/run_capture.h"
+
 namespace weft {
 
 // Any failure to open, read or write a profile. what() is one line, fit to be
@@ -128,6 +130,50 @@ struct SourcePosition {
   uint32_t line = 0;
 };
 
+// line_sharing: false-sharing events of (line, reader thread, writer, pc).
+struct LineSharingEntry {
+  uint64_t line_address = 0;
+  uint32_t thread = 0;
+  uint32_t writer = 0;
+  uint64_t pc = 0;
+  uint64_t false_events = 0;
+  uint64_t thread_bytes = 0;  // bit b: byte b of the line (scaled for lines > 64 bytes)
+  uint64_t writer_bytes = 0;
+};
+
+// sharing_totals: line transfers from `writer` to `thread`.
+struct SharingTotal {
+  uint32_t thread = 0;
+  uint32_t writer = 0;
+  uint64_t true_events = 0;
+  uint64_t false_events = 0;
+};
+
+// data_objects: what a falsely shared line belongs to.
+struct DataObjectInfo {
+  uint64_t line_address = 0;
+  std::string kind;  // "global", "heap", "unknown"
+  std::string name;
+  uint64_t object_address = 0;
+  uint64_t object_size = 0;
+  uint64_t allocation_pc = 0;  // 0 unless heap
+  uint32_t allocation_thread = 0;
+};
+
+// memory_traces: one compressed address stream, its encoding decompressed
+// (decode it with decode_loop_trace, common/loop_trace.h).
+struct MemoryTraceInfo {
+  uint32_t thread = 0;
+  uint64_t pc = 0;
+  uint32_t access_size = 0;
+  bool reads = false;
+  bool writes = false;
+  uint64_t accesses = 0;
+  uint64_t lost = 0;
+  int64_t region_id = 0;  // the pc's region (0 when the pc is not described)
+  std::vector<uint8_t> encoding;
+};
+
 class Profile {
  public:
   // Throws ProfileError for a missing file, a file that is not a weft
@@ -183,6 +229,23 @@ class Profile {
   std::vector<InstanceInstructionCount> instance_instructions(int64_t instance_id) const;
   // The decision (last instruction) of each block the analysis saw.
   std::map<uint64_t, uint64_t> block_decisions() const;
+  // True when the run recorded the false-sharing analysis (meta analyses
+  // holds "falseshare" and the profile has its tables); likewise traces.
+  bool has_false_sharing() const;
+  bool has_traces() const;
+  std::vector<LineSharingEntry> line_sharing() const;
+  std::vector<SharingTotal> sharing_totals() const;
+  std::vector<DataObjectInfo> data_objects() const;
+  // The traces of `thread` / `pc` (nullopt: all), by thread then pc.
+  std::vector<MemoryTraceInfo> memory_traces(std::optional<uint32_t> thread = std::nullopt,
+                                             std::optional<uint64_t> pc = std::nullopt) const;
+  // The chunks OpenMP runtimes handed out (sync_events of kind
+  // omp_loop_chunk), per thread in time order.
+  std::vector<SyncRecord> omp_loop_chunks() const;
+  // The pcs whose code location is at file:line (file matched on its path's
+  // end, "kernel.c" matches "/src/kernel.c").
+  std::vector<uint64_t> pcs_at_line(const std::string& file, uint32_t line) const;
+
   // Where a pc of code_locations is; nullopt for a pc the profile does not describe.
   std::optional<SourcePosition> source_position(uint64_t pc) const;
 

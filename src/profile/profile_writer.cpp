@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "profile/memory_tables.h"
 #include "profile/region_naming.h"
 #include "profile/schema.h"
 #include "profile/section_instances.h"
@@ -295,12 +296,17 @@ std::set<uint64_t> referenced_pcs(const RunCapture& capture) {
     bool outlined_object =
         event.kind == SyncKind::OmpParallelBegin || event.kind == SyncKind::OmpImplicitTaskBegin;
     if (outlined_object && event.object != 0) pcs.insert(event.object);
+    if (event.kind == SyncKind::OmpLoopChunk && omp_loop_key(event.object) != 0)
+      pcs.insert(omp_loop_key(event.object));
   }
   for (const ThreadRecord& thread : capture.threads) {
     if (thread.start_routine != 0) pcs.insert(thread.start_routine);
   }
   for (const PcDistanceCount& d : capture.distances) pcs.insert(d.pc);
   for (const PcFootprint& f : capture.footprints) pcs.insert(f.pc);
+  for (const LineSharingRecord& r : capture.line_sharing) pcs.insert(r.pc);
+  for (const RunCapture::TraceStream& t : capture.traces)
+    if (t.header.pc != 0) pcs.insert(t.header.pc);
   return pcs;
 }
 
@@ -455,6 +461,9 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
   RegionBuilder regions;
   BinaryStructureCache structures;
   const ImbalanceData imbalance = gather_imbalance(capture, symbolizer.modules(), structures);
+  const std::vector<DataObject> data_objects = resolve_data_objects(capture, symbolizer);
+  for (const DataObject& o : data_objects)
+    if (o.allocation_pc != 0) pcs.insert(o.allocation_pc);
   for (const auto& [pc, block] : imbalance.blocks) pcs.insert(block.decision_pc);
   for (const SegmentInstruction& r : capture.segment_instructions)
     if (imbalance.instance_of(r.thread, r.segment)) pcs.insert(r.pc);
@@ -680,6 +689,7 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
     }
 
     write_imbalance(db, capture, info, imbalance, region_of_instance);
+    write_memory_tables(db, capture, data_objects);
 
     MetaEntries meta = run_meta(info, capture.source, capture.granularity, capture.complete,
                                 capture.incomplete_reason);
@@ -696,6 +706,10 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
       meta.emplace_back("miss_penalties", format_double(info.miss_penalties[0]) + "," +
                                               format_double(info.miss_penalties[1]) + "," +
                                               format_double(info.miss_penalties[2]));
+    }
+    if (has_analysis(capture, kAnalysisFalseSharing)) {
+      meta.emplace_back("line_size", std::to_string(capture.line_size));
+      meta.emplace_back("untracked_accesses", std::to_string(capture.untracked_accesses));
     }
     write_meta(db, meta);
   });

@@ -28,6 +28,10 @@ inline constexpr std::array<std::string_view, 5> kImbalanceTables = {
     "section_instances", "section_instance_threads", "instance_edges", "instance_instructions",
     "control_flow_blocks"};
 
+// Likewise for the false-sharing and traces analyses.
+inline constexpr std::array<std::string_view, 4> kMemoryTables = {"line_sharing", "sharing_totals",
+                                                                  "data_objects", "memory_traces"};
+
 inline constexpr const char* kProfileSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE threads(
@@ -89,6 +93,21 @@ CREATE TABLE instance_instructions(
   PRIMARY KEY(instance_id, thread, pc)) WITHOUT ROWID;
 CREATE TABLE control_flow_blocks(
   pc INTEGER PRIMARY KEY, instructions INTEGER NOT NULL, decision_pc INTEGER NOT NULL);
+CREATE TABLE line_sharing(
+  line_address INTEGER NOT NULL, thread INTEGER NOT NULL, writer INTEGER NOT NULL,
+  pc INTEGER NOT NULL, false_events INTEGER NOT NULL, thread_bytes INTEGER NOT NULL,
+  writer_bytes INTEGER NOT NULL, PRIMARY KEY(line_address, thread, writer, pc)) WITHOUT ROWID;
+CREATE TABLE sharing_totals(
+  thread INTEGER NOT NULL, writer INTEGER NOT NULL, true_events INTEGER NOT NULL,
+  false_events INTEGER NOT NULL, PRIMARY KEY(thread, writer)) WITHOUT ROWID;
+CREATE TABLE data_objects(
+  line_address INTEGER PRIMARY KEY, kind TEXT NOT NULL, name TEXT, object_address INTEGER,
+  object_size INTEGER, allocation_pc INTEGER, allocation_thread INTEGER);
+CREATE TABLE memory_traces(
+  thread INTEGER NOT NULL, pc INTEGER NOT NULL, access_size INTEGER NOT NULL,
+  reads INTEGER NOT NULL, writes INTEGER NOT NULL, accesses INTEGER NOT NULL,
+  lost INTEGER NOT NULL, encoded_bytes INTEGER NOT NULL, encoding BLOB NOT NULL,
+  PRIMARY KEY(thread, pc)) WITHOUT ROWID;
 )sql";
 
 }  // namespace weft

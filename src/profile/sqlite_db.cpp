@@ -40,6 +40,16 @@ void Statement::bind(int index, std::string_view value) {
                           SQLITE_TRANSIENT));
 }
 
+void Statement::bind(int index, const std::vector<uint8_t>& blob) {
+  check(sqlite3_bind_blob64(statement_, index, blob.data(), blob.size(), SQLITE_TRANSIENT));
+}
+
+std::vector<uint8_t> Statement::column_blob(int column) const {
+  const auto* data = static_cast<const uint8_t*>(sqlite3_column_blob(statement_, column));
+  if (data == nullptr) return {};
+  return std::vector<uint8_t>(data, data + sqlite3_column_bytes(statement_, column));
+}
+
 bool Statement::step() {
   int rc = sqlite3_step(statement_);
   if (rc == SQLITE_ROW) return true;

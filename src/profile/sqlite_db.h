@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace weft::sqlite {
 
@@ -58,6 +59,7 @@ class Statement {
   void bind(int index, const char* value) { bind(index, std::string_view(value)); }
   void bind(int index, const std::string& value) { bind(index, std::string_view(value)); }
   void bind(int index, std::nullptr_t) { check(sqlite3_bind_null(statement_, index)); }
+  void bind(int index, const std::vector<uint8_t>& blob);
   template <class T>
   void bind(int index, const std::optional<T>& value) {
     if (value) {
@@ -84,7 +86,8 @@ class Statement {
   bool is_null(int column) const;
   int64_t column_int(int column) const;
   uint64_t column_u64(int column) const { return static_cast<uint64_t>(column_int(column)); }
-  std::string column_text(int column) const;  // "" for NULL
+  std::string column_text(int column) const;           // "" for NULL
+  std::vector<uint8_t> column_blob(int column) const;  // empty for NULL
   double column_double(int column) const;
 
  private:

@@ -15,6 +15,7 @@
 #include "diagnosis/imbalance_diagnosis.h"
 #include "profile/region_naming.h"
 #include "profile/section_instances.h"
+#include "views/source_lines.h"
 
 namespace weft {
 
@@ -113,25 +114,6 @@ const char* level_name(HardwareLevel level) {
   return "";
 }
 
-// Source lines by file, read once.
-class SourceLines {
- public:
-  std::string line(const std::string& file, uint32_t number) {
-    auto [it, fresh] = files_.try_emplace(file);
-    if (fresh) {
-      std::ifstream in(file);
-      for (std::string text; std::getline(in, text);) it->second.push_back(text);
-    }
-    if (number == 0 || number > it->second.size()) return "";
-    std::string text = it->second[number - 1];
-    const size_t first = text.find_first_not_of(" \t");
-    return first == std::string::npos ? "" : text.substr(first);
-  }
-
- private:
-  std::map<std::string, std::vector<std::string>> files_;
-};
-
 bool section_matches(const RegionInfo& region, const std::string& wanted) {
   if (region.name == wanted || region.name == "section@" + wanted) return true;
   // FILE:LINE with a path: compare the basename form the name uses.
@@ -147,10 +129,7 @@ std::string section_location(const RegionInfo& region) {
 }
 
 std::string cause_location(const ImbalanceCauseLine& cause) {
-  if (cause.position.file.empty())
-    return fmt::format("{} 0x{:x}", cause.position.function, cause.pc);
-  return fmt::format("{}:{} {}", path_basename(cause.position.file), cause.position.line,
-                     cause.position.function);
+  return code_location(cause.position, cause.pc);
 }
 
 const char* busy_measure_name(BusyMeasure measure) {

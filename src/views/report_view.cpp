@@ -8,6 +8,8 @@
 
 #include "profile/region_naming.h"
 #include "views/imbalance_view.h"
+#include "views/memory_hints.h"
+#include "views/source_lines.h"
 #include "views/text_table.h"
 
 namespace weft {
@@ -39,6 +41,8 @@ struct ReportData {
   bool has_imbalance = false;  // the profile recorded the imbalance analysis
   // The most imbalanced sections (by lost busy time) with their top causes.
   std::vector<SectionImbalance> imbalance;
+  // Schedules executed and findings from the traces and false sharing.
+  MemoryHints memory;
 };
 
 // Sections of the report: at most three, each at least 5% idle on average.
@@ -61,6 +65,8 @@ ReportData gather(const Profile& profile, const ReportOptions& options) {
       data.imbalance.push_back(std::move(section));
     }
   }
+
+  data.memory = analyze_memory_hints(profile);
 
   for (RegionVolume& volume : profile.region_volumes()) {
     if (volume.raw + volume.rar > 0) data.top_regions.push_back(std::move(volume));
@@ -214,6 +220,31 @@ std::string render_imbalance_summary(const ReportData& data) {
   return text;
 }
 
+std::string render_memory_summary(const ReportData& data) {
+  const MemoryHints& memory = data.memory;
+  std::string text;
+  if (!memory.schedules.empty()) {
+    text += "\nOpenMP loop schedules executed\n";
+    for (const LoopSchedule& s : memory.schedules) {
+      text +=
+          fmt::format("  {}  {}  (from the {}; {})\n", code_location(s.position, s.pc), s.name,
+                      s.source == "runtime" ? "runtime's chunks" : "traces", s.schedule.evidence);
+      if (!s.warning.empty()) text += "    warning: " + s.warning + "\n";
+    }
+  }
+  if (!memory.traces && !memory.false_sharing) return text;
+  text += "\nMemory access findings (details: weft falseshare, weft trace)\n";
+  if (memory.hints.empty()) return text + "  none\n";
+  for (size_t i = 0; i < memory.hints.size(); ++i) {
+    const MemoryHint& h = memory.hints[i];
+    text +=
+        fmt::format("  {} {:<15} {}  {}\n", i + 1, h.kind, code_location(h.position, h.pc), h.code);
+    text += "      " + h.evidence + "\n";
+    text += "      fix: " + h.suggestion + "\n";
+  }
+  return text;
+}
+
 std::string render_table(const Profile& profile, const ReportData& data) {
   std::string command = profile.meta_value("command");
   for (const std::string& arg : parse_args(profile.meta_value("args"))) {
@@ -275,6 +306,7 @@ std::string render_table(const Profile& profile, const ReportData& data) {
 
   text += render_suggestions(data);
   text += render_imbalance_summary(data);
+  text += render_memory_summary(data);
 
   const Heatmap& heatmap = data.heatmap;
   if (heatmap.max == 0) return text;
@@ -404,6 +436,30 @@ std::string render_json(const Profile& profile, const ReportData& data) {
                          {"causes", std::move(causes)}});
   }
 
+  json schedules = json::array();
+  for (const LoopSchedule& s : data.memory.schedules)
+    schedules.push_back({{"file", s.position.file},
+                         {"line", s.position.line},
+                         {"function", s.position.function},
+                         {"pc", s.pc},
+                         {"schedule", s.name},
+                         {"chunk", s.schedule.chunk},
+                         {"iterations", s.schedule.iterations},
+                         {"threads", s.schedule.threads},
+                         {"source", s.source},
+                         {"evidence", s.schedule.evidence},
+                         {"warning", s.warning.empty() ? json(nullptr) : json(s.warning)}});
+  json findings = json::array();
+  for (const MemoryHint& h : data.memory.hints)
+    findings.push_back({{"kind", h.kind},
+                        {"file", h.position.file},
+                        {"line", h.position.line},
+                        {"function", h.position.function},
+                        {"pc", h.pc},
+                        {"weight", h.weight},
+                        {"evidence", h.evidence},
+                        {"suggestion", h.suggestion}});
+
   json report = {{"profile", profile.path()},
                  {"run", std::move(run)},
                  {"top_regions", std::move(regions)},
@@ -412,7 +468,9 @@ std::string render_json(const Profile& profile, const ReportData& data) {
                  {"cache", std::move(cache)},
                  {"regions_locality", std::move(locality)},
                  {"suggestions", std::move(suggestions)},
-                 {"imbalance", std::move(imbalance)}};
+                 {"imbalance", std::move(imbalance)},
+                 {"schedules", std::move(schedules)},
+                 {"memory_findings", std::move(findings)}};
   return report.dump() + "\n";
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "support/command_runner.h"
+#include "support/example_source.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -50,13 +51,10 @@ std::string name_of(const ImbalanceCase& c) {
   return name;
 }
 
-// The line of `file` holding the marker.
+// The line of the example holding the top-cause marker.
 int marker_line(const std::string& example) {
-  std::ifstream in(fs::path(WEFT_EXAMPLES_SOURCE_DIR) / (example + ".c"));
-  std::string text;
-  for (int line = 1; std::getline(in, text); ++line)
-    if (text.find("weft:top-cause") != std::string::npos) return line;
-  return -1;
+  return weft_test::marker_line(fs::path(WEFT_EXAMPLES_SOURCE_DIR) / (example + ".c"),
+                                "weft:top-cause");
 }
 
 const std::string kWeft = std::string(WEFT_BIN_DIR) + "/weft";

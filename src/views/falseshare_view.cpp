@@ -1,0 +1,227 @@
+#include "views/falseshare_view.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <tuple>
+
+#include "views/source_lines.h"
+#include "views/text_table.h"
+
+namespace weft {
+namespace {
+
+// Bit b of a mask is byte b of a 64-byte line; longer lines map
+// line_size / 64 bytes per bit (the analysis' scaling, docs/metrics.md).
+std::vector<std::pair<uint32_t, uint32_t>> mask_ranges(uint64_t mask, uint32_t line_size) {
+  const uint32_t bytes_per_bit = line_size > 64 ? line_size / 64 : 1;
+  const uint32_t bits = line_size >= 64 ? 64 : line_size;
+  std::vector<std::pair<uint32_t, uint32_t>> ranges;
+  for (uint32_t b = 0; b < bits;) {
+    if (!(mask >> b & 1)) {
+      ++b;
+      continue;
+    }
+    uint32_t e = b;
+    while (e + 1 < bits && (mask >> (e + 1) & 1)) ++e;
+    ranges.emplace_back(b * bytes_per_bit, (e + 1) * bytes_per_bit - 1);
+    b = e + 1;
+  }
+  return ranges;
+}
+
+std::string fix_for(const FalseSharingLine& line, uint32_t line_size) {
+  const std::string what = line.object.kind == "global" ? "'" + line.object.name + "'"
+                           : line.object.kind == "heap" ? "the heap block"
+                                                        : "the data";
+  std::string fix = fmt::format(
+      "give each thread's part of {} its own {}-byte line: pad each element to {} bytes and "
+      "align it (alignas({}) / __attribute__((aligned({})))",
+      what, line_size, line_size, line_size, line_size);
+  if (line.object.kind == "heap")
+    fix += fmt::format(", allocate with aligned_alloc({}, …)", line_size);
+  fix +=
+      "), or let each thread update a private copy (a local accumulator, or an OpenMP reduction) "
+      "and combine the copies once at the end";
+  return fix;
+}
+
+}  // namespace
+
+std::string format_offsets(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
+  std::string text;
+  for (const auto& [first, last] : ranges)
+    text += (text.empty() ? "" : ",") + fmt::format("{}-{}", first, last);
+  return text;
+}
+
+std::vector<FalseSharingLine> analyze_false_sharing(const Profile& profile) {
+  if (!profile.has_false_sharing())
+    throw ViewError(profile.path() +
+                    " has no false-sharing data: record it with the falseshare analysis "
+                    "(weft record --analyses comm,falseshare ...)");
+  const uint32_t line_size = static_cast<uint32_t>(
+      std::max<int64_t>(8, std::stoll("0" + profile.meta_value("line_size"))));
+  std::map<uint64_t, DataObjectInfo> objects;
+  for (DataObjectInfo& o : profile.data_objects()) objects[o.line_address] = std::move(o);
+
+  struct Gathered {
+    FalseSharingLine line;
+    std::map<uint32_t, uint64_t> bytes;                       // thread -> mask
+    std::map<std::pair<uint32_t, uint32_t>, uint64_t> pairs;  // (writer, reader) -> events
+    std::map<std::pair<uint32_t, uint64_t>, uint64_t> sites;  // (thread, pc) -> events
+  };
+  std::map<uint64_t, Gathered> lines;
+  for (const LineSharingEntry& e : profile.line_sharing()) {
+    Gathered& g = lines[e.line_address];
+    g.line.line_address = e.line_address;
+    g.line.events += e.false_events;
+    g.bytes[e.thread] |= e.thread_bytes;
+    g.bytes[e.writer] |= e.writer_bytes;
+    g.pairs[{e.writer, e.thread}] += e.false_events;
+    g.sites[{e.thread, e.pc}] += e.false_events;
+  }
+
+  SourceLines sources;
+  std::vector<FalseSharingLine> out;
+  for (auto& [address, g] : lines) {
+    FalseSharingLine line = std::move(g.line);
+    auto object = objects.find(address);
+    if (object != objects.end()) {
+      line.object = object->second;
+    } else {
+      line.object.line_address = address;
+      line.object.kind = "unknown";
+    }
+    if (line.object.kind == "heap" && line.object.allocation_pc != 0)
+      line.allocated_at = profile.source_position(line.object.allocation_pc);
+    for (const auto& [thread, mask] : g.bytes)
+      line.threads.push_back({thread, mask_ranges(mask, line_size)});
+    for (const auto& [pair, events] : g.pairs)
+      line.pairs.push_back({pair.first, pair.second, events});
+    std::stable_sort(
+        line.pairs.begin(), line.pairs.end(),
+        [](const FalseSharingPair& a, const FalseSharingPair& b) { return a.events > b.events; });
+    for (const auto& [key, events] : g.sites) {
+      FalseSharingSite site;
+      site.thread = key.first;
+      site.pc = key.second;
+      site.events = events;
+      site.position = profile.source_position(site.pc).value_or(SourcePosition{"??", "", 0});
+      site.code = sources.line(site.position.file, site.position.line);
+      line.sites.push_back(std::move(site));
+    }
+    std::stable_sort(
+        line.sites.begin(), line.sites.end(),
+        [](const FalseSharingSite& a, const FalseSharingSite& b) { return a.events > b.events; });
+    line.fix = fix_for(line, line_size);
+    out.push_back(std::move(line));
+  }
+  std::stable_sort(
+      out.begin(), out.end(),
+      [](const FalseSharingLine& a, const FalseSharingLine& b) { return a.events > b.events; });
+  return out;
+}
+
+std::string data_object_description(const FalseSharingLine& line) {
+  const DataObjectInfo& o = line.object;
+  if (o.kind == "global")
+    return fmt::format("{} (global, {} bytes, line at offset {})", o.name, o.object_size,
+                       static_cast<int64_t>(line.line_address - o.object_address));
+  if (o.kind == "heap") {
+    std::string where = "an unknown site";
+    if (line.allocated_at) where = code_location(*line.allocated_at, o.allocation_pc);
+    return fmt::format("heap block of {} bytes allocated at {} (line at offset {})", o.object_size,
+                       where, static_cast<int64_t>(line.line_address - o.object_address));
+  }
+  return fmt::format("data at 0x{:x} (no symbol, no recorded allocation)", line.line_address);
+}
+
+std::string render_false_sharing(const Profile& profile, const FalseShareOptions& options) {
+  if (options.format == OutputFormat::Csv)
+    throw ViewError("falseshare has no csv format; use --format table or json");
+  std::vector<FalseSharingLine> lines = analyze_false_sharing(profile);
+  if (lines.size() > options.top) lines.resize(options.top);
+
+  if (options.format == OutputFormat::Json) {
+    using nlohmann::json;
+    json entries = json::array();
+    for (const FalseSharingLine& line : lines) {
+      json threads = json::array();
+      for (const ThreadOffsets& t : line.threads) {
+        json ranges = json::array();
+        for (const auto& [first, last] : t.ranges) ranges.push_back({first, last});
+        threads.push_back({{"thread", t.thread}, {"offsets", std::move(ranges)}});
+      }
+      json pairs = json::array();
+      for (const FalseSharingPair& p : line.pairs)
+        pairs.push_back({{"writer", p.writer}, {"reader", p.reader}, {"events", p.events}});
+      json sites = json::array();
+      for (const FalseSharingSite& s : line.sites)
+        sites.push_back({{"file", s.position.file},
+                         {"line", s.position.line},
+                         {"function", s.position.function},
+                         {"thread", s.thread},
+                         {"pc", s.pc},
+                         {"events", s.events}});
+      json allocated = nullptr;
+      if (line.allocated_at)
+        allocated = {{"file", line.allocated_at->file},
+                     {"line", line.allocated_at->line},
+                     {"function", line.allocated_at->function}};
+      entries.push_back(
+          {{"address", line.line_address},
+           {"symbol", line.object.kind == "global" ? json(line.object.name) : json(nullptr)},
+           {"object_kind", line.object.kind},
+           {"object_address",
+            line.object.kind == "unknown" ? json(nullptr) : json(line.object.object_address)},
+           {"object_size",
+            line.object.kind == "unknown" ? json(nullptr) : json(line.object.object_size)},
+           {"allocated_at", std::move(allocated)},
+           {"events", line.events},
+           {"threads", std::move(threads)},
+           {"pairs", std::move(pairs)},
+           {"sites", std::move(sites)},
+           {"fix", line.fix}});
+    }
+    return entries.dump() + "\n";
+  }
+
+  std::string text = fmt::format("False sharing: {}\n", profile.path());
+  if (!profile.complete())
+    text += "  (profile INCOMPLETE: " + profile.meta_value("incomplete_reason") + ")\n";
+  const std::string untracked = profile.meta_value("untracked_accesses");
+  if (!untracked.empty() && untracked != "0")
+    text +=
+        fmt::format("  note: {} accesses by threads 48 and above were not analyzed\n", untracked);
+  if (lines.empty()) return text + "  none: no line was shared by threads using different bytes\n";
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const FalseSharingLine& line = lines[i];
+    text += fmt::format("\n{}. line 0x{:x}  {} false-sharing event{}\n   data: {}\n", i + 1,
+                        line.line_address, line.events, line.events == 1 ? "" : "s",
+                        data_object_description(line));
+    std::string offsets;
+    for (const ThreadOffsets& t : line.threads)
+      offsets +=
+          fmt::format("{}t{} {}", offsets.empty() ? "" : "  ", t.thread, format_offsets(t.ranges));
+    text += "   bytes used: " + offsets + "\n";
+    std::string pairs;
+    for (const FalseSharingPair& p : line.pairs)
+      pairs += fmt::format("{}{}->{} {}", pairs.empty() ? "" : "  ", p.writer, p.reader, p.events);
+    text += "   pairs (writer->reader events): " + pairs + "\n";
+    using A = TextTable::Align;
+    TextTable sites({A::Right, A::Right, A::Left, A::Left});
+    sites.add_row({"thread", "events", "where", "code"});
+    for (const FalseSharingSite& s : line.sites)
+      sites.add_row({std::to_string(s.thread), std::to_string(s.events),
+                     code_location(s.position, s.pc), s.code});
+    text += sites.render("   ");
+    text += "   fix: " + line.fix + "\n";
+  }
+  return text;
+}
+
+}  // namespace weft

@@ -1,0 +1,373 @@
+#include "views/memory_hints.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "common/loop_trace.h"
+#include "diagnosis/trace_hints.h"
+#include "views/falseshare_view.h"
+#include "views/source_lines.h"
+
+namespace weft {
+namespace {
+
+// An instruction is worth a finding when it makes at least this share of
+// the traced accesses (and kMinAccesses).
+constexpr uint64_t kMinAccesses = 256;
+constexpr uint64_t kShareDivisor = 200;  // 0.5%
+constexpr double kMinReuseDegree = 4.0;
+constexpr uint64_t kMinReuseAddresses = 16;
+constexpr double kMinAliasingFraction = 0.5;
+
+std::optional<ScheduleKind> runtime_kind(LoopScheduleKind kind) {
+  switch (kind) {
+    case LoopScheduleKind::Static:
+      return ScheduleKind::Static;
+    case LoopScheduleKind::Dynamic:
+      return ScheduleKind::Dynamic;
+    case LoopScheduleKind::Guided:
+      return ScheduleKind::Guided;
+    case LoopScheduleKind::Unknown:
+      break;
+  }
+  return std::nullopt;
+}
+
+bool is_outlined_parallel_body(const std::string& function) {
+  return function.find("_omp_fn.") != std::string::npos ||
+         function.find("omp_outlined") != std::string::npos;
+}
+
+SourcePosition position_of(const Profile& profile, uint64_t pc) {
+  return profile.source_position(pc).value_or(SourcePosition{"??", "", 0});
+}
+
+// The loops whose chunks the OpenMP runtime handed out, by loop key.
+std::vector<LoopSchedule> runtime_schedules(const Profile& profile) {
+  struct Loop {
+    LoopScheduleKind kind = LoopScheduleKind::Unknown;
+    std::map<uint32_t, std::vector<IterationChunk>> chunks;  // by thread
+  };
+  std::map<uint64_t, Loop> loops;
+  for (const SyncRecord& r : profile.omp_loop_chunks()) {
+    Loop& loop = loops[omp_loop_key(r.object)];
+    if (omp_loop_schedule(r.object) != LoopScheduleKind::Unknown)
+      loop.kind = omp_loop_schedule(r.object);
+    loop.chunks[r.thread].push_back({r.arg0, r.arg1});
+  }
+  std::vector<LoopSchedule> out;
+  for (auto& [key, loop] : loops) {
+    std::vector<std::vector<IterationChunk>> per_thread;
+    for (auto& [thread, chunks] : loop.chunks) per_thread.push_back(std::move(chunks));
+    LoopSchedule s;
+    s.pc = key;
+    s.position = position_of(profile, key);
+    s.schedule = classify_schedule(per_thread, runtime_kind(loop.kind));
+    s.name = schedule_name(s.schedule);
+    s.source = "runtime";
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+struct DecodedTraces {
+  std::vector<TracedInstruction> all;
+  std::vector<int64_t> region_of;  // parallel to `all`
+  uint64_t total_accesses = 0;
+};
+
+DecodedTraces decode_traces(const Profile& profile) {
+  DecodedTraces d;
+  for (MemoryTraceInfo& t : profile.memory_traces()) {
+    TracedInstruction i;
+    i.thread = t.thread;
+    i.pc = t.pc;
+    i.access_size = t.access_size;
+    i.reads = t.reads;
+    i.writes = t.writes;
+    i.accesses = t.accesses;
+    i.lost = t.lost;
+    i.trace = decode_loop_trace(t.encoding.data(), t.encoding.size());
+    d.total_accesses += t.accesses;
+    d.all.push_back(std::move(i));
+    d.region_of.push_back(t.region_id);
+  }
+  return d;
+}
+
+// Loops of outlined parallel bodies without runtime chunks: the schedule
+// is recovered from which iterations each thread's instructions touched.
+std::vector<LoopSchedule> trace_schedules(const Profile& profile, const DecodedTraces& traces,
+                                          const std::vector<LoopSchedule>& from_runtime) {
+  std::set<std::string> functions_with_chunks;
+  for (const LoopSchedule& s : from_runtime) functions_with_chunks.insert(s.position.function);
+  std::map<int64_t, RegionInfo> regions;
+  for (RegionInfo& r : profile.regions()) regions[r.id] = std::move(r);
+  const uint32_t threads = profile.thread_count();
+
+  // region -> pc -> streams (one per thread)
+  std::map<int64_t, std::map<uint64_t, std::vector<TracedInstruction>>> by_region;
+  for (size_t i = 0; i < traces.all.size(); ++i) {
+    auto region = regions.find(traces.region_of[i]);
+    if (region == regions.end() || region->second.kind != "loop") continue;
+    // A loop region is "FUNCTION:loop@FILE:LINE", FUNCTION the physical one
+    // (the outlined body; the region's `function` is the one it came from),
+    // with "@FILE:LINE" added to clang's `.omp_outlined.` names.
+    const std::string& name = region->second.name;
+    std::string body = name.substr(0, name.find(":loop@"));
+    body = body.substr(0, body.find('@'));
+    if (!is_outlined_parallel_body(body) || functions_with_chunks.contains(body)) continue;
+    by_region[region->first][traces.all[i].pc].push_back(traces.all[i]);
+  }
+  std::vector<LoopSchedule> out;
+  for (auto& [region_id, pcs] : by_region) {
+    std::vector<std::vector<TracedInstruction>> candidates;
+    std::vector<uint64_t> candidate_pcs;
+    for (auto& [pc, streams] : pcs) {
+      if (streams.size() < 2) continue;  // a loop one thread ran tells no schedule
+      candidates.push_back(std::move(streams));
+      candidate_pcs.push_back(pc);
+    }
+    const std::optional<size_t> pick = pick_representative(candidates);
+    if (!pick) continue;
+    const auto chunks = chunks_from_traces(candidates[*pick], threads);
+    if (!chunks) continue;
+    LoopSchedule s;
+    s.pc = candidate_pcs[*pick];
+    const RegionInfo& region = regions.at(region_id);
+    s.position = position_of(profile, s.pc);
+    if (!region.file.empty() && region.first_line != 0) {
+      s.position.file = region.file;
+      s.position.line = region.first_line;
+    }
+    s.schedule = classify_schedule(*chunks);
+    // Traces cannot tell an instruction run once per iteration from one in
+    // an inner loop; a schedule of single-iteration chunks is usually the
+    // latter (e.g. a column loop whose instruction walks rows): not shown.
+    int64_t runs = 0;
+    for (const auto& thread_chunks : *chunks) runs += static_cast<int64_t>(thread_chunks.size());
+    if (s.schedule.kind == ScheduleKind::Unknown ||
+        (s.schedule.kind != ScheduleKind::Static && runs > 0 && s.schedule.iterations < 2 * runs))
+      continue;
+    s.name = schedule_name(s.schedule);
+    s.source = "traces";
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// A dynamic or guided loop whose function has false sharing: its chunks
+// are smaller than a line of the data its threads write.
+void warn_about_chunks(std::vector<LoopSchedule>& schedules,
+                       const std::vector<FalseSharingLine>& lines, const DecodedTraces& traces,
+                       uint32_t line_size) {
+  for (LoopSchedule& s : schedules) {
+    if (s.schedule.kind != ScheduleKind::Dynamic && s.schedule.kind != ScheduleKind::Guided)
+      continue;
+    uint64_t events = 0;
+    const FalseSharingSite* top = nullptr;
+    for (const FalseSharingLine& line : lines)
+      for (const FalseSharingSite& site : line.sites)
+        if (site.position.function == s.position.function) {
+          events += site.events;
+          if (!top || site.events > top->events) top = &site;
+        }
+    if (!top) continue;
+    uint32_t element = 8;
+    for (const TracedInstruction& t : traces.all)
+      if (t.pc == top->pc && t.access_size != 0) element = t.access_size;
+    const int64_t per_line = std::max<int64_t>(1, line_size / element);
+    s.warning = fmt::format(
+        "chunks of {} iteration{} make threads write the same {}-byte lines: {} false-sharing "
+        "events, most at {}; use chunks of at least {} iterations (a multiple of {} {}-byte "
+        "elements), e.g. schedule({}, {})",
+        s.schedule.chunk, s.schedule.chunk == 1 ? "" : "s", line_size, events,
+        code_location(top->position, top->pc), per_line, per_line, element,
+        s.schedule.kind == ScheduleKind::Guided ? "guided" : "dynamic",
+        std::max<int64_t>(per_line, s.schedule.chunk));
+  }
+}
+
+struct InstructionTotals {
+  uint64_t accesses = 0;
+  const TracedInstruction* busiest = nullptr;  // the thread with the most accesses
+  unsigned threads = 0;
+};
+
+std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces& traces) {
+  std::map<uint64_t, InstructionTotals> by_pc;
+  for (const TracedInstruction& t : traces.all) {
+    InstructionTotals& totals = by_pc[t.pc];
+    totals.accesses += t.accesses;
+    ++totals.threads;
+    if (!totals.busiest || t.accesses > totals.busiest->accesses) totals.busiest = &t;
+  }
+  const uint64_t threshold = std::max(kMinAccesses, traces.total_accesses / kShareDivisor);
+  const unsigned line_size = 64;
+  std::vector<MemoryHint> hints;
+  for (const auto& [pc, totals] : by_pc) {
+    if (totals.accesses < threshold) continue;
+    const TracedInstruction& t = *totals.busiest;
+    const StridePattern stride = stride_pattern(t, line_size);
+    MemoryHint hint;
+    hint.pc = pc;
+    hint.weight = totals.accesses;
+    if (stride.column_wise) {
+      hint.kind = "column-wise";
+      hint.evidence = fmt::format(
+          "the inner loop moves by {} bytes while an enclosing loop moves by {} ({:.0f}% of {} "
+          "accesses of thread {}): each access touches a new line",
+          stride.stride, stride.outer_stride, 100 * stride.coverage, t.accesses, t.thread);
+      hint.suggestion =
+          "interchange the loops so that the innermost one walks the contiguous dimension, or "
+          "transpose the array";
+    } else if (stride.kind == StrideClass::NonUnit) {
+      hint.kind = "non-unit-stride";
+      hint.evidence = fmt::format(
+          "stride {} bytes on {}-byte accesses ({:.0f}% of {} accesses of thread {}): {:.0f}% of "
+          "each line fetched is used",
+          stride.stride, t.access_size, 100 * stride.coverage, t.accesses, t.thread,
+          100.0 * t.access_size / static_cast<double>(std::llabs(stride.stride)));
+      hint.suggestion =
+          "split the interleaved data into separate arrays (structure of arrays) so that the "
+          "loop reads consecutive elements";
+    } else if (stride.kind == StrideClass::Large) {
+      hint.kind = "large-stride";
+      hint.evidence = fmt::format(
+          "stride {} bytes ({:.0f}% of {} accesses of thread {}): every access loads a new "
+          "{}-byte line",
+          stride.stride, 100 * stride.coverage, t.accesses, t.thread, line_size);
+      hint.suggestion =
+          "reorder the loops or the data so that consecutive iterations use "
+          "neighbouring addresses";
+    } else if (t.reads && !t.writes) {
+      const ReuseDegree reuse = reuse_degree(t);
+      // A loop-invariant scalar (a handful of addresses) is not data reuse.
+      if (reuse.degree < kMinReuseDegree || reuse.distinct < kMinReuseAddresses) continue;
+      hint.kind = "reuse";
+      hint.evidence = fmt::format(
+          "thread {} loads each of its {} addresses {:.1f} times on average ({} accesses)",
+          t.thread, reuse.distinct, reuse.degree, reuse.addresses);
+      hint.suggestion =
+          "the data is reused: keep it in a local variable or register across the repeated "
+          "loads, or block the loop so that the reuses happen while it is still in L1";
+    } else {
+      continue;
+    }
+    hints.push_back(std::move(hint));
+  }
+
+  // 4K aliasing: a store and a load of one loop in one thread.
+  std::map<std::pair<uint32_t, int64_t>, std::vector<TracedInstruction>> by_loop;
+  for (size_t i = 0; i < traces.all.size(); ++i)
+    if (traces.all[i].accesses >= kMinAccesses && traces.region_of[i] != 0)
+      by_loop[{traces.all[i].thread, traces.region_of[i]}].push_back(traces.all[i]);
+  std::map<std::pair<uint64_t, uint64_t>, AliasingPair> best;
+  for (const auto& [key, instructions] : by_loop) {
+    if (instructions.size() < 2) continue;
+    for (const AliasingPair& pair : find_4k_aliasing(instructions)) {
+      if (pair.fraction < kMinAliasingFraction) continue;
+      AliasingPair& b = best[{pair.store_pc, pair.load_pc}];
+      if (pair.fraction > b.fraction) b = pair;
+    }
+  }
+  for (const auto& [pcs, pair] : best) {
+    MemoryHint hint;
+    hint.kind = "4k-aliasing";
+    hint.pc = pair.load_pc;
+    hint.weight = by_pc[pair.load_pc].accesses;
+    hint.evidence = fmt::format(
+        "the load and the store at {} share their low 12 address bits in {:.0f}% of {} "
+        "iterations (addresses {} bytes apart, thread {}): the load waits for the store",
+        code_location(position_of(profile, pair.store_pc), pair.store_pc), 100 * pair.fraction,
+        pair.compared, pair.distance, pair.thread);
+    hint.suggestion =
+        "offset one of the arrays by a cache line or two (pad the allocation, or allocate them "
+        "together with 64..128 bytes between), so that they are not a multiple of 4 KiB apart";
+    hints.push_back(std::move(hint));
+  }
+  return hints;
+}
+
+}  // namespace
+
+MemoryHints analyze_memory_hints(const Profile& profile, size_t top) {
+  MemoryHints out;
+  out.traces = profile.has_traces();
+  out.false_sharing = profile.has_false_sharing();
+  const uint32_t line_size = static_cast<uint32_t>(
+      std::max<int64_t>(8, std::atoll(profile.meta_value("line_size").c_str())));
+
+  std::vector<FalseSharingLine> lines;
+  if (out.false_sharing) lines = analyze_false_sharing(profile);
+  DecodedTraces traces;
+  if (out.traces) traces = decode_traces(profile);
+
+  out.schedules = runtime_schedules(profile);
+  if (out.traces) {
+    std::vector<LoopSchedule> recovered = trace_schedules(profile, traces, out.schedules);
+    out.schedules.insert(out.schedules.end(), std::make_move_iterator(recovered.begin()),
+                         std::make_move_iterator(recovered.end()));
+  }
+  warn_about_chunks(out.schedules, lines, traces, line_size);
+  std::stable_sort(out.schedules.begin(), out.schedules.end(),
+                   [](const LoopSchedule& a, const LoopSchedule& b) {
+                     return std::tie(a.position.file, a.position.line) <
+                            std::tie(b.position.file, b.position.line);
+                   });
+
+  // The worst falsely shared lines first (events and accesses are not
+  // comparable weights), then the trace findings by accesses.
+  constexpr size_t kFalseSharingHints = 3;
+  for (const FalseSharingLine& line : lines) {
+    if (line.sites.empty()) continue;
+    if (out.hints.size() == kFalseSharingHints) break;
+    MemoryHint hint;
+    hint.kind = "false-sharing";
+    hint.pc = line.sites.front().pc;
+    hint.weight = line.events;
+    std::string offsets;
+    for (const ThreadOffsets& t : line.threads)
+      offsets +=
+          fmt::format("{}t{} {}", offsets.empty() ? "" : ", ", t.thread, format_offsets(t.ranges));
+    hint.evidence =
+        fmt::format("{} false-sharing events on line 0x{:x} of {}; bytes used: {}", line.events,
+                    line.line_address, data_object_description(line), offsets);
+    hint.suggestion = line.fix;
+    out.hints.push_back(std::move(hint));
+  }
+  if (out.traces) {
+    std::vector<MemoryHint> from_traces = trace_hints(profile, traces);
+    std::stable_sort(from_traces.begin(), from_traces.end(),
+                     [](const MemoryHint& a, const MemoryHint& b) { return a.weight > b.weight; });
+    out.hints.insert(out.hints.end(), std::make_move_iterator(from_traces.begin()),
+                     std::make_move_iterator(from_traces.end()));
+  }
+  // One finding per kind and source line (unrolled or vectorized copies of
+  // an access are several instructions of one line).
+  std::vector<MemoryHint> merged;
+  for (MemoryHint& hint : out.hints) {
+    hint.position = position_of(profile, hint.pc);
+    auto same = std::find_if(merged.begin(), merged.end(), [&](const MemoryHint& m) {
+      return m.kind == hint.kind && m.position.file == hint.position.file &&
+             m.position.line == hint.position.line && !hint.position.file.empty();
+    });
+    if (same == merged.end()) {
+      merged.push_back(std::move(hint));
+    } else {
+      same->weight += hint.weight;
+    }
+  }
+  out.hints = std::move(merged);
+  if (out.hints.size() > top) out.hints.resize(top);
+  SourceLines sources;
+  for (MemoryHint& hint : out.hints)
+    hint.code = sources.line(hint.position.file, hint.position.line);
+  return out;
+}
+
+}  // namespace weft

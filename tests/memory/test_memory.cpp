@@ -1,0 +1,335 @@
+// End-to-end tests of the false-sharing and traces analyses (MAQAO section 3)
+// on examples whose behaviour is known by construction, recorded with the
+// compile-time source (gcc and clang, -O1 and -O2) and the binary source
+// (plain gcc -O1 and clang -O2 builds):
+//   - false_sharing_pairs_pthreads: adjacent counters handed over between
+//     every ordered pair of threads: exactly R false-sharing events per pair
+//     at the increment line, each thread on its own 8 bytes, no true
+//     sharing, and no communication at all at 8-byte granularity; padded:
+//     nothing;
+//   - dgemm_schedule_omp: false sharing on C only with schedule(dynamic)
+//     (MAQAO's Fig. 13), at the update line, C named by its allocation line,
+//     and a warning on the dynamic loop's schedule;
+//   - schedules_omp: static, static 4, dynamic 16 and guided recognised with
+//     their chunk sizes; the static loop's traces are one loop per thread
+//     whose expansion is exactly the thread's block of the array.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "support/command_runner.h"
+#include "support/example_source.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using weft_test::run_command;
+using weft_test::TempDir;
+
+namespace {
+
+const std::string kWeft = std::string(WEFT_BIN_DIR) + "/weft";
+
+struct Build {
+  std::string build;    // gcc.O2, plain.clang.O2, ...
+  std::string backend;  // compile or valgrind
+};
+
+std::vector<Build> all_builds() {
+  std::vector<Build> builds;
+  for (const char* b : {"gcc.O1", "gcc.O2", "clang.O1", "clang.O2"})
+    builds.push_back({b, "compile"});
+  for (const char* b : {"plain.gcc.O1", "plain.clang.O2"}) builds.push_back({b, "valgrind"});
+  return builds;
+}
+
+std::string name_of(const Build& b) {
+  std::string name = b.build + "_" + b.backend;
+  for (char& ch : name)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+}
+
+int marker(const std::string& example, const std::string& name) {
+  return weft_test::marker_line(fs::path(WEFT_EXAMPLES_SOURCE_DIR) / example, name);
+}
+
+std::string program(const std::string& example, const Build& b) {
+  return std::string(WEFT_EXAMPLES_DIR) + "/" + example + "." + b.build;
+}
+
+// Records `command` into dir/NAME.db and returns the profile's path.
+std::string record(const TempDir& dir, const Build& b, const std::string& options,
+                   const std::string& command, const std::string& name = "p") {
+  const std::string profile = (dir.path / (name + ".db")).string();
+  auto rec = run_command(kWeft + " record --backend " + b.backend + " " + options + " -o " +
+                             profile + " -- " + command,
+                         dir.path);
+  EXPECT_EQ(rec.code, 0) << rec.err;
+  return profile;
+}
+
+json view(const TempDir& dir, const std::string& args) {
+  auto out = run_command(kWeft + " " + args, dir.path);
+  EXPECT_EQ(out.code, 0) << out.err;
+  return out.code == 0 ? json::parse(out.out) : json();
+}
+
+// The addresses of a `weft trace --format json` trace, in order: a loop is
+// {"for": COUNT, "body": [...]}, a value {"val": BASE, "coefficients": [...]}
+// with address = BASE + sum c_k * i_k (i_0 the outermost loop).
+void expand_into(const json& node, std::vector<int64_t>& indices, std::vector<uint64_t>& out) {
+  if (node.contains("for")) {
+    for (int64_t i = 0; i < node["for"].get<int64_t>(); ++i) {
+      indices.push_back(i);
+      for (const json& child : node["body"]) expand_into(child, indices, out);
+      indices.pop_back();
+    }
+    return;
+  }
+  uint64_t address = node["val"].get<uint64_t>();
+  const json& c = node["coefficients"];
+  for (size_t k = 0; k < c.size(); ++k)
+    address += static_cast<uint64_t>(c[k].get<int64_t>() * indices[k]);
+  out.push_back(address);
+}
+
+std::vector<uint64_t> expand(const json& elements) {
+  std::vector<uint64_t> out;
+  std::vector<int64_t> indices;
+  for (const json& e : elements) expand_into(e, indices, out);
+  return out;
+}
+
+class MemoryAnalyses : public ::testing::TestWithParam<Build> {};
+
+TEST_P(MemoryAnalyses, EveryOrderedPairSharesTheCounterLineFalsely) {
+  const Build& b = GetParam();
+  TempDir dir;
+  constexpr int T = 4, R = 3;
+  const std::string prog = program("false_sharing_pairs_pthreads", b);
+  const std::string profile = record(dir, b, "--analyses comm,falseshare", prog + " packed 4 3 20");
+  const json lines = view(dir, "falseshare --format json " + profile);
+  ASSERT_EQ(lines.size(), 1u) << lines.dump();
+  const json& line = lines[0];
+  EXPECT_EQ(line["events"], T * (T - 1) * R);
+  EXPECT_EQ(line["symbol"], "packed");
+  EXPECT_EQ(line["object_kind"], "global");
+  EXPECT_EQ(line["address"].get<uint64_t>() % 64, 0u);
+
+  // Every ordered pair, R events each.
+  std::map<std::pair<int, int>, int> pairs;
+  for (const json& p : line["pairs"]) pairs[{p["writer"], p["reader"]}] = p["events"];
+  ASSERT_EQ(pairs.size(), static_cast<size_t>(T * (T - 1))) << line.dump();
+  for (const auto& [pair, events] : pairs) {
+    EXPECT_NE(pair.first, pair.second);
+    EXPECT_EQ(events, R) << pair.first << " -> " << pair.second;
+  }
+  // Each thread used exactly its own counter's 8 bytes.
+  ASSERT_EQ(line["threads"].size(), static_cast<size_t>(T));
+  for (const json& t : line["threads"]) {
+    const int id = t["thread"];
+    EXPECT_EQ(t["offsets"], json::array({json::array({8 * id, 8 * id + 7})})) << t.dump();
+  }
+  // All at the increment line, (T-1) * R events as reader per thread.
+  const int increment = marker("false_sharing_pairs_pthreads.c", "weft:false-sharing");
+  std::map<int, int> per_thread;
+  for (const json& s : line["sites"]) {
+    EXPECT_EQ(s["line"], increment) << s.dump();
+    EXPECT_EQ(fs::path(s["file"].get<std::string>()).filename(), "false_sharing_pairs_pthreads.c");
+    // worker, or main where the compiler inlined main's own call of it
+    EXPECT_TRUE(s["function"] == "worker" || s["function"] == "main") << s.dump();
+    per_thread[s["thread"]] += s["events"].get<int>();
+  }
+  ASSERT_EQ(per_thread.size(), static_cast<size_t>(T));
+  for (const auto& [thread, events] : per_thread) EXPECT_EQ(events, (T - 1) * R) << thread;
+
+  // The report names it first, with its fix.
+  const json report = view(dir, "report --format json " + profile);
+  ASSERT_FALSE(report["memory_findings"].empty()) << report.dump();
+  EXPECT_EQ(report["memory_findings"][0]["kind"], "false-sharing");
+  EXPECT_EQ(report["memory_findings"][0]["line"], increment);
+
+  // At word granularity the counters are not communication: the packed
+  // run's matrix is exactly the padded run's (the start-up data the threads
+  // read, main's reads of the counters at the end), while at line
+  // granularity every handover shows.
+  auto words = [&](const std::string& mode, const std::string& granularity) {
+    const std::string db = record(dir, b, "--analyses comm --granularity " + granularity,
+                                  prog + " " + mode + " 4 3 20", mode + granularity);
+    return view(dir, "comm --format json " + db)["matrix"];
+  };
+  EXPECT_EQ(words("packed", "8"), words("padded", "8"));
+  const json lines64 = words("packed", "64");
+  for (int writer = 0; writer < T; ++writer) {
+    for (int reader = 0; reader < T; ++reader) {
+      if (writer != reader) {
+        EXPECT_GE(lines64[writer][reader], R) << lines64.dump();
+      }
+    }
+  }
+}
+
+TEST_P(MemoryAnalyses, PaddedCountersShareNothing) {
+  const Build& b = GetParam();
+  TempDir dir;
+  const std::string profile = record(dir, b, "--analyses comm,falseshare",
+                                     program("false_sharing_pairs_pthreads", b) + " padded 4 3 20");
+  EXPECT_EQ(view(dir, "falseshare --format json " + profile), json::array());
+}
+
+TEST_P(MemoryAnalyses, DgemmSharesLinesOnlyUnderDynamicSchedule) {
+  const Build& b = GetParam();
+  TempDir dir;
+  const std::string prog = program("dgemm_schedule_omp", b);
+  const std::string options = "--analyses comm,falseshare,traces";
+  const std::string fixed = record(dir, b, options, prog + " static 128 8", "static");
+  EXPECT_EQ(view(dir, "falseshare --format json " + fixed), json::array());
+
+  const std::string dynamic = record(dir, b, options, prog + " dynamic 128 8", "dynamic");
+  const json lines = view(dir, "falseshare --format json " + dynamic);
+  ASSERT_FALSE(lines.empty());
+  const int update = marker("dgemm_schedule_omp.c", "weft:c-update-dynamic");
+  const int allocation = marker("dgemm_schedule_omp.c", "weft:c-alloc");
+  // Inside the parallel loop every site is the update of C. (After the
+  // loop, main's first read of a line last written by a thread that wrote
+  // other bytes of it is a false-sharing event too, by definition.)
+  for (const json& line : lines) {
+    EXPECT_EQ(line["object_kind"], "heap") << line.dump();
+    EXPECT_EQ(line["allocated_at"]["line"], allocation) << line.dump();
+    EXPECT_GE(line["pairs"].size(), 1u);
+    for (const json& s : line["sites"]) {
+      if (s["function"] != "main") {
+        EXPECT_EQ(s["line"], update) << s.dump();
+      }
+    }
+  }
+  bool at_update = false;
+  for (const json& s : lines[0]["sites"]) at_update = at_update || s["line"] == update;
+  EXPECT_TRUE(at_update) << lines[0].dump();
+  // The dynamic loop's schedule, from the runtime's chunks, with a warning.
+  const json report = view(dir, "report --format json " + dynamic);
+  bool found = false;
+  for (const json& s : report["schedules"]) {
+    if (s["schedule"] != "dynamic,1") continue;
+    found = true;
+    EXPECT_EQ(s["source"], "runtime");
+    EXPECT_TRUE(s["warning"].is_string()) << s.dump();
+    EXPECT_EQ(s["iterations"], 128);
+  }
+  EXPECT_TRUE(found) << report["schedules"].dump();
+}
+
+TEST_P(MemoryAnalyses, SchedulesAreRecognisedWithTheirChunks) {
+  const Build& b = GetParam();
+  TempDir dir;
+  const std::string profile =
+      record(dir, b, "--analyses comm,traces", program("schedules_omp", b) + " 4096 4");
+  const json report = view(dir, "report --format json " + profile);
+  const json& schedules = report["schedules"];
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"weft:schedule-static", "static"},
+      {"weft:schedule-static4", "static,4"},
+      {"weft:schedule-dynamic16", "dynamic,16"},
+      {"weft:schedule-guided", "guided,1"}};
+  for (const auto& [name, schedule] : expected) {
+    const int line = marker("schedules_omp.c", name + " ");
+    bool found = false;
+    for (const json& s : schedules) {
+      const int at = s["line"];
+      if (at != line && at != line + 1) continue;  // the pragma or its `for`
+      EXPECT_EQ(s["schedule"], schedule) << s.dump();
+      EXPECT_EQ(s["iterations"], 4096) << s.dump();
+      // Static schedules give every thread its part; with dynamic ones a
+      // thread that starts late may find no chunk left.
+      if (schedule.rfind("static", 0) == 0) {
+        EXPECT_EQ(s["threads"], 4) << s.dump();
+      } else {
+        EXPECT_GE(s["threads"], 1) << s.dump();
+      }
+      found = true;
+    }
+    EXPECT_TRUE(found) << name << " at line " << line << " in " << schedules.dump();
+  }
+
+  // The static loop's stores: in each thread, the expansion of its store
+  // traces (one instruction, or several when the compiler unrolled or
+  // vectorized the loop) is exactly its block of 1024 elements, each byte
+  // once, the four blocks one after the other; a store's trace is a single
+  // loop. (Stores of the loop's set-up to the stack, one each, are not the
+  // array's.)
+  const int store = marker("schedules_omp.c", "weft:schedule-static ") + 1;
+  const json traces = view(
+      dir, "trace --format json --line schedules_omp.c:" + std::to_string(store) + " " + profile);
+  std::map<int, std::vector<std::pair<uint64_t, uint64_t>>> stored;  // thread -> (address, size)
+  for (const json& t : traces) {
+    if (t["kind"] != "write" || t["accesses"] == 1) continue;
+    EXPECT_TRUE(t["lossless"].get<bool>());
+    EXPECT_EQ(t["recorded"], t["accesses"]);
+    ASSERT_EQ(t["trace"].size(), 1u) << t.dump();
+    EXPECT_TRUE(t["trace"][0].contains("for")) << t.dump();
+    for (uint64_t address : expand(t["trace"]))
+      stored[t["thread"]].emplace_back(address, t["access_size"].get<uint64_t>());
+  }
+  ASSERT_EQ(stored.size(), 4u) << traces.dump();
+  std::vector<uint64_t> starts;
+  for (auto& [thread, accesses] : stored) {
+    std::sort(accesses.begin(), accesses.end());
+    uint64_t next = accesses.front().first;
+    for (const auto& [address, size] : accesses) {
+      EXPECT_EQ(address, next) << "thread " << thread;
+      next = address + size;
+    }
+    EXPECT_EQ(next - accesses.front().first, 1024u * 8) << "thread " << thread;
+    starts.push_back(accesses.front().first);
+  }
+  std::sort(starts.begin(), starts.end());
+  for (size_t i = 1; i < starts.size(); ++i) EXPECT_EQ(starts[i] - starts[i - 1], 1024u * 8);
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, MemoryAnalyses, ::testing::ValuesIn(all_builds()),
+                         [](const auto& info) { return name_of(info.param); });
+
+// Every stream of a run expands to as many addresses as the instruction
+// made (nothing lost), and asking for what the profile lacks fails clearly.
+TEST(MemoryViews, TracesAreCompleteAndErrorsAreOneLine) {
+  TempDir dir;
+  const Build b{"gcc.O2", "compile"};
+  const std::string profile =
+      record(dir, b, "--analyses comm,traces", program("schedules_omp", b) + " 1024 4");
+  const json traces = view(dir, "trace --format json " + profile);
+  ASSERT_GT(traces.size(), 8u);
+  for (const json& t : traces) {
+    EXPECT_EQ(t["recorded"], t["accesses"]) << t.dump();
+    EXPECT_TRUE(t["lossless"].get<bool>());
+  }
+
+  auto no_falseshare = run_command(kWeft + " falseshare " + profile, dir.path);
+  EXPECT_EQ(no_falseshare.code, 1);
+  EXPECT_NE(no_falseshare.err.find("no false-sharing data"), std::string::npos)
+      << no_falseshare.err;
+  auto both = run_command(kWeft + " trace --pc 401000 --line a.c:3 " + profile, dir.path);
+  EXPECT_EQ(both.code, 1);
+  EXPECT_NE(both.err.find("either --pc or --line"), std::string::npos) << both.err;
+  auto nowhere = run_command(kWeft + " trace --line nosuch.c:12 " + profile, dir.path);
+  EXPECT_EQ(nowhere.code, 1);
+  EXPECT_NE(nowhere.err.find("no instruction of the profile is at nosuch.c:12"), std::string::npos)
+      << nowhere.err;
+  auto bad_line = run_command(kWeft + " record --line-size 48 -o x.db -- true", dir.path);
+  EXPECT_EQ(bad_line.code, 1);
+  EXPECT_NE(bad_line.err.find("--line-size 48"), std::string::npos) << bad_line.err;
+
+  // A profile recorded without traces says so.
+  const std::string comm_only =
+      record(dir, b, "--analyses comm", program("schedules_omp", b) + " 1024 4", "comm");
+  auto no_traces = run_command(kWeft + " trace " + comm_only, dir.path);
+  EXPECT_EQ(no_traces.code, 1);
+  EXPECT_NE(no_traces.err.find("has no memory traces"), std::string::npos) << no_traces.err;
+}
+
+}  // namespace
