@@ -258,4 +258,20 @@ LoopTrace decode_loop_trace(const uint8_t* data, size_t size) {
   return Decoder(data, size).trace();
 }
 
+TraceNode trace_value(uint64_t base, std::vector<int64_t> coefficients) {
+  TraceNode node;
+  node.kind = TraceNode::Kind::Value;
+  node.base = base;
+  node.coefficients = std::move(coefficients);
+  return node;
+}
+
+TraceNode trace_loop(uint64_t count, std::vector<TraceNode> body) {
+  TraceNode node;
+  node.kind = TraceNode::Kind::Loop;
+  node.count = count;
+  node.body = std::move(body);
+  return node;
+}
+
 }  // namespace weft

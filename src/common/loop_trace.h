@@ -41,6 +41,10 @@ struct TraceNode {
   bool operator==(const TraceNode&) const = default;
 };
 
+// A value node, and a loop node of `count` iterations of `body`.
+TraceNode trace_value(uint64_t base, std::vector<int64_t> coefficients = {});
+TraceNode trace_loop(uint64_t count, std::vector<TraceNode> body);
+
 struct LoopTrace {
   std::vector<TraceNode> elements;
   bool operator==(const LoopTrace&) const = default;

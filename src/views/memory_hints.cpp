@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <tuple>
+#include <unordered_set>
 
 #include "common/loop_trace.h"
 #include "diagnosis/trace_hints.h"
@@ -192,6 +194,27 @@ void warn_about_chunks(std::vector<LoopSchedule>& schedules,
   }
 }
 
+// reuse_degree over several instructions' addresses together.
+ReuseDegree reuse_degree_of(const std::vector<const TracedInstruction*>& group) {
+  if (group.size() == 1) return reuse_degree(*group.front());
+  constexpr uint64_t kLimit = uint64_t{1} << 22;
+  std::unordered_set<uint64_t> distinct;
+  ReuseDegree r;
+  for (const TracedInstruction* t : group) {
+    if (r.addresses >= kLimit) break;
+    expand_loop_trace(
+        t->trace,
+        [&](uint64_t a) {
+          distinct.insert(a);
+          ++r.addresses;
+        },
+        kLimit - r.addresses);
+  }
+  r.distinct = distinct.size();
+  r.degree = r.distinct ? static_cast<double>(r.addresses) / static_cast<double>(r.distinct) : 0;
+  return r;
+}
+
 struct InstructionTotals {
   uint64_t accesses = 0;
   const TracedInstruction* busiest = nullptr;  // the thread with the most accesses
@@ -208,14 +231,57 @@ std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces&
   }
   const uint64_t threshold = std::max(kMinAccesses, traces.total_accesses / kShareDivisor);
   const unsigned line_size = 64;
+
+  // An unrolled loop is several copies of one access on one source line,
+  // each striding over the others' elements: n copies with the same stride
+  // and size walk memory with stride / n together.
+  struct Pattern {
+    StridePattern stride;
+    std::string line;  // "file:line", empty when unknown
+  };
+  std::map<uint64_t, Pattern> patterns;
+  std::map<std::tuple<std::string, int64_t, uint32_t, bool>, int64_t> copies;
+  // The threshold applies to a source line's accesses (its copies together).
+  std::map<uint64_t, std::string> line_of;
+  std::map<std::string, uint64_t> line_accesses;
+  for (const auto& [pc, totals] : by_pc) {
+    const SourcePosition at = position_of(profile, pc);
+    if (at.file.empty()) continue;
+    line_of[pc] = at.file + ":" + std::to_string(at.line);
+    line_accesses[line_of[pc]] += totals.accesses;
+  }
+  for (const auto& [pc, totals] : by_pc) {
+    auto line = line_of.find(pc);
+    if ((line == line_of.end() ? totals.accesses : line_accesses[line->second]) < threshold)
+      continue;
+    const TracedInstruction& t = *totals.busiest;
+    Pattern p{stride_pattern(t, line_size), line == line_of.end() ? "" : line->second};
+    if (!p.line.empty() && p.stride.kind != StrideClass::Irregular && !p.stride.column_wise)
+      ++copies[{p.line, p.stride.stride, t.access_size, t.writes}];
+    patterns.emplace(pc, std::move(p));
+  }
+
   std::vector<MemoryHint> hints;
   for (const auto& [pc, totals] : by_pc) {
-    if (totals.accesses < threshold) continue;
+    auto found = patterns.find(pc);
+    if (found == patterns.end()) continue;
     const TracedInstruction& t = *totals.busiest;
-    const StridePattern stride = stride_pattern(t, line_size);
+    StridePattern stride = found->second.stride;
+    if (!found->second.line.empty() && stride.kind != StrideClass::Irregular &&
+        !stride.column_wise) {
+      const int64_t n = copies[{found->second.line, stride.stride, t.access_size, t.writes}];
+      if (n > 1 && stride.stride % n == 0) {
+        stride.stride /= n;
+        const uint64_t step = static_cast<uint64_t>(std::llabs(stride.stride));
+        stride.kind = step == 0               ? StrideClass::Zero
+                      : step <= t.access_size ? StrideClass::Unit
+                      : step < line_size      ? StrideClass::NonUnit
+                                              : StrideClass::Large;
+      }
+    }
     MemoryHint hint;
     hint.pc = pc;
-    hint.weight = totals.accesses;
+    hint.weight = found->second.line.empty() ? totals.accesses : line_accesses[found->second.line];
     if (stride.column_wise) {
       hint.kind = "column-wise";
       hint.evidence = fmt::format(
@@ -245,7 +311,20 @@ std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces&
           "reorder the loops or the data so that consecutive iterations use "
           "neighbouring addresses";
     } else if (t.reads && !t.writes) {
-      const ReuseDegree reuse = reuse_degree(t);
+      // The loads of one source line in this thread together (an unrolled
+      // repetition is several instructions reading the same data).
+      std::vector<const TracedInstruction*> group;
+      for (const TracedInstruction& other : traces.all)
+        if (other.thread == t.thread && other.reads && !other.writes &&
+            (other.pc == pc || (!found->second.line.empty() && patterns.contains(other.pc) &&
+                                patterns.at(other.pc).line == found->second.line)))
+          group.push_back(&other);
+      if (group.front()->pc != pc && group.size() > 1) {
+        bool first = true;  // report the group once, at its lowest pc
+        for (const TracedInstruction* g : group) first = first && g->pc >= pc;
+        if (!first) continue;
+      }
+      const ReuseDegree reuse = reuse_degree_of(group);
       // A loop-invariant scalar (a handful of addresses) is not data reuse.
       if (reuse.degree < kMinReuseDegree || reuse.distinct < kMinReuseAddresses) continue;
       hint.kind = "reuse";
@@ -278,7 +357,8 @@ std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces&
   for (const auto& [pcs, pair] : best) {
     MemoryHint hint;
     hint.kind = "4k-aliasing";
-    hint.pc = pair.load_pc;
+    // At the load, or at the store when the compiler gave the load no line.
+    hint.pc = position_of(profile, pair.load_pc).line != 0 ? pair.load_pc : pair.store_pc;
     hint.weight = by_pc[pair.load_pc].accesses;
     hint.evidence = fmt::format(
         "the load and the store at {} share their low 12 address bits in {:.0f}% of {} "

@@ -20,22 +20,6 @@
 namespace weft {
 namespace {
 
-TraceNode val(uint64_t base, std::vector<int64_t> coefficients = {}) {
-  TraceNode node;
-  node.kind = TraceNode::Kind::Value;
-  node.base = base;
-  node.coefficients = std::move(coefficients);
-  return node;
-}
-
-TraceNode loop(uint64_t count, std::vector<TraceNode> body) {
-  TraceNode node;
-  node.kind = TraceNode::Kind::Loop;
-  node.count = count;
-  node.body = std::move(body);
-  return node;
-}
-
 LoopTrace trace_of(std::vector<TraceNode> elements) {
   LoopTrace trace;
   trace.elements = std::move(elements);
@@ -127,8 +111,8 @@ void expect_corrupt(const std::vector<uint8_t>& bytes) {
 
 TEST(LoopTrace, FormatPrintsLoopsValuesAndSignedCoefficients) {
   const LoopTrace trace = trace_of({
-      val(0x1000),
-      loop(4, {val(0x2000, {-8}), loop(2, {val(0x3000, {0, 16})})}),
+      trace_value(0x1000),
+      trace_loop(4, {trace_value(0x2000, {-8}), trace_loop(2, {trace_value(0x3000, {0, 16})})}),
   });
   EXPECT_EQ(format_loop_trace(trace),
             "val 0x1000\n"
@@ -141,18 +125,18 @@ TEST(LoopTrace, FormatPrintsLoopsValuesAndSignedCoefficients) {
             "for i0 = 0 to 3\n"
             "... (1 more elements)\n");
   EXPECT_EQ(format_loop_trace(trace, 0), "... (2 more elements)\n");
-  EXPECT_EQ(format_loop_trace(trace_of({val(1, {}), val(2, {})}), 1),
+  EXPECT_EQ(format_loop_trace(trace_of({trace_value(1, {}), trace_value(2, {})}), 1),
             "val 0x1\n... (1 more elements)\n");
 }
 
 TEST(LoopTrace, LengthDepthAndExpansion) {
   const LoopTrace trace = trace_of({
-      val(0x1000),
-      loop(3, {val(0x2000, {-8}), loop(2, {val(0x3000, {0, 16})})}),
+      trace_value(0x1000),
+      trace_loop(3, {trace_value(0x2000, {-8}), trace_loop(2, {trace_value(0x3000, {0, 16})})}),
   });
   EXPECT_EQ(trace_length(trace), 1u + 3u * 3u);
   EXPECT_EQ(trace_depth(trace), 2u);
-  EXPECT_EQ(trace_depth(trace_of({val(5)})), 0u);
+  EXPECT_EQ(trace_depth(trace_of({trace_value(5)})), 0u);
   const std::vector<uint64_t> expected = {0x1000, 0x2000, 0x3000, 0x3010, 0x1ff8,
                                           0x3000, 0x3010, 0x1ff0, 0x3000, 0x3010};
   EXPECT_EQ(expand_loop_trace(trace), expected);
@@ -163,13 +147,13 @@ TEST(LoopTrace, LengthDepthAndExpansion) {
       trace, [&](uint64_t a) { visited.push_back(a); }, 7);
   EXPECT_EQ(visited, std::vector<uint64_t>(expected.begin(), expected.begin() + 7));
   // Arithmetic is modulo 2^64.
-  EXPECT_EQ(expand_loop_trace(trace_of({loop(2, {val(8, {-16})})})),
+  EXPECT_EQ(expand_loop_trace(trace_of({trace_loop(2, {trace_value(8, {-16})})})),
             (std::vector<uint64_t>{8, ~uint64_t{0} - 7}));
 }
 
 TEST(LoopTrace, EncodingIsTheDocumentedBytes) {
   // 2 elements | loop 4 x 1 | value, 1 coefficient, base +0x1000, 8 | value, base -8.
-  const LoopTrace trace = trace_of({loop(4, {val(0x1000, {8})}), val(0xff8)});
+  const LoopTrace trace = trace_of({trace_loop(4, {trace_value(0x1000, {8})}), trace_value(0xff8)});
   const std::vector<uint8_t> bytes = {0x02, 0x01, 0x04, 0x01, 0x02, 0x80, 0x40, 0x10, 0x00, 0x0f};
   EXPECT_EQ(encode_loop_trace(trace), bytes);
   EXPECT_EQ(decode_loop_trace(bytes.data(), bytes.size()), trace);
@@ -179,22 +163,26 @@ TEST(LoopTrace, EncodingIsTheDocumentedBytes) {
 }
 
 TEST(LoopTrace, EncodeRejectsTracesOutsideTheModel) {
-  EXPECT_THROW(encode_loop_trace(trace_of({loop(0, {val(1, {1})})})), std::invalid_argument);
-  EXPECT_THROW(encode_loop_trace(trace_of({loop(2, {})})), std::invalid_argument);
-  EXPECT_THROW(encode_loop_trace(trace_of({loop(2, {val(1)})})), std::invalid_argument);
-  EXPECT_THROW(encode_loop_trace(trace_of({val(1, {3})})), std::invalid_argument);
-  TraceNode deep = val(0, std::vector<int64_t>(17, 1));
-  for (int d = 0; d < 17; ++d) deep = loop(1, {deep});
+  EXPECT_THROW(encode_loop_trace(trace_of({trace_loop(0, {trace_value(1, {1})})})),
+               std::invalid_argument);
+  EXPECT_THROW(encode_loop_trace(trace_of({trace_loop(2, {})})), std::invalid_argument);
+  EXPECT_THROW(encode_loop_trace(trace_of({trace_loop(2, {trace_value(1)})})),
+               std::invalid_argument);
+  EXPECT_THROW(encode_loop_trace(trace_of({trace_value(1, {3})})), std::invalid_argument);
+  TraceNode deep = trace_value(0, std::vector<int64_t>(17, 1));
+  for (int d = 0; d < 17; ++d) deep = trace_loop(1, {deep});
   EXPECT_THROW(encode_loop_trace(trace_of({deep})), std::invalid_argument);
 }
 
 TEST(LoopTrace, EncodingRoundTripsExtremeValues) {
   const int64_t kMin = INT64_MIN;
   const int64_t kMax = INT64_MAX;
-  TraceNode deepest = val(~uint64_t{0}, std::vector<int64_t>(16, kMin));
-  for (int d = 0; d < 16; ++d) deepest = loop(~uint64_t{0} - static_cast<uint64_t>(d), {deepest});
-  const LoopTrace trace = trace_of(
-      {val(0), val(~uint64_t{0}), val(0), loop(1, {val(1, {kMax}), val(2, {kMin})}), deepest});
+  TraceNode deepest = trace_value(~uint64_t{0}, std::vector<int64_t>(16, kMin));
+  for (int d = 0; d < 16; ++d)
+    deepest = trace_loop(~uint64_t{0} - static_cast<uint64_t>(d), {deepest});
+  const LoopTrace trace =
+      trace_of({trace_value(0), trace_value(~uint64_t{0}), trace_value(0),
+                trace_loop(1, {trace_value(1, {kMax}), trace_value(2, {kMin})}), deepest});
   const std::vector<uint8_t> bytes = encode_loop_trace(trace);
   EXPECT_EQ(decode_loop_trace(bytes.data(), bytes.size()), trace);
   EXPECT_EQ(trace_depth(trace), 16u);
@@ -202,8 +190,9 @@ TEST(LoopTrace, EncodingRoundTripsExtremeValues) {
 }
 
 TEST(LoopTrace, DecodeRejectsCorruptInput) {
-  const LoopTrace trace =
-      trace_of({loop(64, {val(0x7f0012340000, {8}), loop(3, {val(0x10, {4, -4})})}), val(5)});
+  const LoopTrace trace = trace_of({trace_loop(64, {trace_value(0x7f0012340000, {8}),
+                                                    trace_loop(3, {trace_value(0x10, {4, -4})})}),
+                                    trace_value(5)});
   const std::vector<uint8_t> bytes = encode_loop_trace(trace);
   ASSERT_EQ(decode_loop_trace(bytes.data(), bytes.size()), trace);
 
@@ -252,7 +241,9 @@ TEST(MemoryTrace, RecognizesTheFigure12Nest) {
     for (uint64_t i = 0; i < 64; ++i)
       for (uint64_t k = 0; k < 64; ++k) addresses.push_back(0x62cd5a0 + 64 * j + 512 * i);
   const LoopTrace trace = round_trip(addresses);
-  EXPECT_EQ(trace, trace_of({loop(8, {loop(64, {loop(64, {val(0x62cd5a0, {64, 512, 0})})})})}));
+  EXPECT_EQ(trace,
+            trace_of({trace_loop(
+                8, {trace_loop(64, {trace_loop(64, {trace_value(0x62cd5a0, {64, 512, 0})})})})}));
   EXPECT_EQ(format_loop_trace(trace),
             "for i0 = 0 to 7\n"
             "  for i1 = 0 to 63\n"
@@ -266,39 +257,45 @@ TEST(MemoryTrace, OneDimensionalStrides) {
     std::vector<uint64_t> addresses;
     for (uint64_t i = 0; i < 1000; ++i)
       addresses.push_back(0x7f0000100000 + static_cast<uint64_t>(stride) * i);
-    EXPECT_EQ(round_trip(addresses), trace_of({loop(1000, {val(0x7f0000100000, {stride})})}))
+    EXPECT_EQ(round_trip(addresses),
+              trace_of({trace_loop(1000, {trace_value(0x7f0000100000, {stride})})}))
         << "stride " << stride;
   }
 }
 
 TEST(MemoryTrace, ShortStreamsStayValuesUntilThreeTermsAgree) {
   EXPECT_EQ(round_trip({}), LoopTrace{});
-  EXPECT_EQ(round_trip({0x100}), trace_of({val(0x100)}));
-  EXPECT_EQ(round_trip({0x100, 0x108}), trace_of({val(0x100), val(0x108)}));
-  EXPECT_EQ(round_trip({0x100, 0x108, 0x110}), trace_of({loop(3, {val(0x100, {8})})}));
-  EXPECT_EQ(round_trip({0x100, 0x108, 0x118}), trace_of({val(0x100), val(0x108), val(0x118)}));
+  EXPECT_EQ(round_trip({0x100}), trace_of({trace_value(0x100)}));
+  EXPECT_EQ(round_trip({0x100, 0x108}), trace_of({trace_value(0x100), trace_value(0x108)}));
+  EXPECT_EQ(round_trip({0x100, 0x108, 0x110}),
+            trace_of({trace_loop(3, {trace_value(0x100, {8})})}));
+  EXPECT_EQ(round_trip({0x100, 0x108, 0x118}),
+            trace_of({trace_value(0x100), trace_value(0x108), trace_value(0x118)}));
 }
 
 TEST(MemoryTrace, RepeatedAddressIsAStrideZeroLoop) {
   EXPECT_EQ(round_trip(std::vector<uint64_t>(5000, 0x601040)),
-            trace_of({loop(5000, {val(0x601040, {0})})}));
+            trace_of({trace_loop(5000, {trace_value(0x601040, {0})})}));
 }
 
 TEST(MemoryTrace, TwoDimensionalNests) {
   std::vector<uint64_t> rows;  // row-major, rows going up, columns going down
   for (uint64_t i = 0; i < 50; ++i)
     for (uint64_t j = 0; j < 30; ++j) rows.push_back(0x500000 + 1000 * i - 16 * j);
-  EXPECT_EQ(round_trip(rows), trace_of({loop(50, {loop(30, {val(0x500000, {1000, -16})})})}));
+  EXPECT_EQ(round_trip(rows),
+            trace_of({trace_loop(50, {trace_loop(30, {trace_value(0x500000, {1000, -16})})})}));
 
   std::vector<uint64_t> same_row;  // the same row 10 times: outer stride 0
   for (uint64_t i = 0; i < 10; ++i)
     for (uint64_t j = 0; j < 20; ++j) same_row.push_back(0x500000 + 8 * j);
-  EXPECT_EQ(round_trip(same_row), trace_of({loop(10, {loop(20, {val(0x500000, {0, 8})})})}));
+  EXPECT_EQ(round_trip(same_row),
+            trace_of({trace_loop(10, {trace_loop(20, {trace_value(0x500000, {0, 8})})})}));
 
   std::vector<uint64_t> columns;  // column-major walk of a 40 x 40 matrix of doubles
   for (uint64_t j = 0; j < 40; ++j)
     for (uint64_t i = 0; i < 40; ++i) columns.push_back(0x500000 + 8 * j + 320 * i);
-  EXPECT_EQ(round_trip(columns), trace_of({loop(40, {loop(40, {val(0x500000, {8, 320})})})}));
+  EXPECT_EQ(round_trip(columns),
+            trace_of({trace_loop(40, {trace_loop(40, {trace_value(0x500000, {8, 320})})})}));
 }
 
 TEST(MemoryTrace, ThreeDimensionalNest) {
@@ -307,7 +304,8 @@ TEST(MemoryTrace, ThreeDimensionalNest) {
     for (uint64_t j = 0; j < 7; ++j)
       for (uint64_t k = 0; k < 9; ++k) addresses.push_back(0x900000 - 4096 * i + 256 * j + 8 * k);
   EXPECT_EQ(round_trip(addresses),
-            trace_of({loop(6, {loop(7, {loop(9, {val(0x900000, {-4096, 256, 8})})})})}));
+            trace_of({trace_loop(
+                6, {trace_loop(7, {trace_loop(9, {trace_value(0x900000, {-4096, 256, 8})})})})}));
 }
 
 TEST(MemoryTrace, TriangularNestIsOneLoopPerRow) {
@@ -316,8 +314,9 @@ TEST(MemoryTrace, TriangularNestIsOneLoopPerRow) {
   std::vector<uint64_t> addresses;
   for (uint64_t i = 0; i < 20; ++i)
     for (uint64_t j = 0; j <= i; ++j) addresses.push_back(a + 1024 * i + 8 * j);
-  std::vector<TraceNode> rows = {val(a), val(a + 1024), val(a + 1032)};
-  for (uint64_t i = 2; i < 20; ++i) rows.push_back(loop(i + 1, {val(a + 1024 * i, {8})}));
+  std::vector<TraceNode> rows = {trace_value(a), trace_value(a + 1024), trace_value(a + 1032)};
+  for (uint64_t i = 2; i < 20; ++i)
+    rows.push_back(trace_loop(i + 1, {trace_value(a + 1024 * i, {8})}));
   EXPECT_EQ(round_trip(addresses), trace_of(rows));
 }
 
@@ -328,7 +327,8 @@ TEST(MemoryTrace, InterleavedPatternIsALoopWithATwoValueBody) {
     addresses.push_back(0x10000 + 8 * i);
     addresses.push_back(0x900000 + 16 * i);
   }
-  EXPECT_EQ(round_trip(addresses), trace_of({loop(100, {val(0x10000, {8}), val(0x900000, {16})})}));
+  EXPECT_EQ(round_trip(addresses),
+            trace_of({trace_loop(100, {trace_value(0x10000, {8}), trace_value(0x900000, {16})})}));
 
   // The same inside an outer loop: a body of two values, nested.
   std::vector<uint64_t> nested;
@@ -338,7 +338,8 @@ TEST(MemoryTrace, InterleavedPatternIsALoopWithATwoValueBody) {
       nested.push_back(0x900000 + 16 * i);
     }
   EXPECT_EQ(round_trip(nested),
-            trace_of({loop(12, {loop(25, {val(0x10000, {4096, 8}), val(0x900000, {0, 16})})})}));
+            trace_of({trace_loop(12, {trace_loop(25, {trace_value(0x10000, {4096, 8}),
+                                                      trace_value(0x900000, {0, 16})})})}));
 }
 
 TEST(MemoryTrace, RandomStreamRoundTripsAndStaysSmall) {
@@ -367,7 +368,9 @@ TEST(MemoryTrace, MillionAccessNestCompressesOverThousandfold) {
   const LoopTrace trace = c.decoded();
   EXPECT_EQ(
       trace,
-      trace_of({loop(64, {loop(128, {loop(128, {val(0x7f5e00000000, {1 << 21, 2048, 8})})})})}));
+      trace_of({trace_loop(
+          64, {trace_loop(
+                  128, {trace_loop(128, {trace_value(0x7f5e00000000, {1 << 21, 2048, 8})})})})}));
   EXPECT_TRUE(expand_loop_trace(trace) == addresses);
 }
 
@@ -460,11 +463,11 @@ TEST(MemoryTrace, HeaderCountsKindsSizesAndInstructions) {
   EXPECT_EQ(streams[0].header.kinds, kTraceRead);
   EXPECT_EQ(streams[0].header.access_size, 4u);
   EXPECT_EQ(streams[0].header.accesses, 10u);
-  EXPECT_EQ(streams[0].decoded(), trace_of({loop(10, {val(0x1000, {4})})}));
+  EXPECT_EQ(streams[0].decoded(), trace_of({trace_loop(10, {trace_value(0x1000, {4})})}));
   EXPECT_EQ(streams[1].header.pc, 0x20u);
   EXPECT_EQ(streams[1].header.kinds, kTraceRead | kTraceWrite);
   EXPECT_EQ(streams[1].header.access_size, 16u);
-  EXPECT_EQ(streams[1].decoded(), trace_of({loop(10, {val(0x2000, {8})})}));
+  EXPECT_EQ(streams[1].decoded(), trace_of({trace_loop(10, {trace_value(0x2000, {8})})}));
   EXPECT_EQ(recorder.dropped(), 10u);
   // finish() is idempotent.
   recorder.finish();

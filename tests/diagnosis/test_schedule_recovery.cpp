@@ -336,22 +336,6 @@ TEST(ScheduleName, Forms) {
 
 // ---------------------------------------------------------------- traces
 
-TraceNode value(uint64_t base, std::vector<int64_t> coefficients = {}) {
-  TraceNode node;
-  node.kind = TraceNode::Kind::Value;
-  node.base = base;
-  node.coefficients = std::move(coefficients);
-  return node;
-}
-
-TraceNode loop(uint64_t count, std::vector<TraceNode> body) {
-  TraceNode node;
-  node.kind = TraceNode::Kind::Loop;
-  node.count = count;
-  node.body = std::move(body);
-  return node;
-}
-
 constexpr uint64_t kArray = 0x7f3a00010000;
 
 uint64_t address(int64_t iteration, int64_t stride) {
@@ -373,10 +357,10 @@ std::vector<TracedInstruction> streams_of(const Chunks& chunks, int64_t stride) 
     for (const IterationChunk& c : chunks[t]) {
       const uint64_t base = address(c.begin, stride);
       if (c.end - c.begin == 1) {
-        stream.trace.elements.push_back(value(base));
+        stream.trace.elements.push_back(trace_value(base));
       } else {
         stream.trace.elements.push_back(
-            loop(static_cast<uint64_t>(c.end - c.begin), {value(base, {stride})}));
+            trace_loop(static_cast<uint64_t>(c.end - c.begin), {trace_value(base, {stride})}));
       }
     }
     stream.accesses = trace_length(stream.trace);
@@ -432,7 +416,8 @@ TEST(ChunksFromTraces, CompressedRoundRobin) {
     stream.thread = t;
     stream.access_size = 8;
     stream.writes = true;
-    stream.trace.elements.push_back(loop(64, {loop(4, {value(kArray + 32 * t, {128, 8})})}));
+    stream.trace.elements.push_back(
+        trace_loop(64, {trace_loop(4, {trace_value(kArray + 32 * t, {128, 8})})}));
     stream.accesses = 256;
     streams.push_back(stream);
   }
@@ -457,25 +442,26 @@ TEST(ChunksFromTraces, InstructionsThatDoNotQualify) {
   EXPECT_FALSE(chunks_from_traces(twice, 4).has_value());
   // The same address every iteration (a reduction variable).
   auto same = streams_of(chunks, 8);
-  for (auto& s : same) s.trace.elements = {loop(16, {value(kArray, {0})})};
+  for (auto& s : same) s.trace.elements = {trace_loop(16, {trace_value(kArray, {0})})};
   EXPECT_FALSE(chunks_from_traces(same, 4).has_value());
   // Not one progression: thread 0 skips a[15] and reads a[64] instead.
   auto gap = streams_of(chunks, 8);
-  gap[0].trace.elements = {loop(15, {value(address(0, 8), {8})}), value(address(64, 8))};
+  gap[0].trace.elements = {trace_loop(15, {trace_value(address(0, 8), {8})}),
+                           trace_value(address(64, 8))};
   EXPECT_FALSE(chunks_from_traces(gap, 4).has_value());
   // Distinct addresses but not evenly spaced: a[2i] on thread 3.
   auto spaced = streams_of(chunks, 8);
-  spaced[3].trace.elements = {loop(16, {value(address(48, 8), {16})})};
+  spaced[3].trace.elements = {trace_loop(16, {trace_value(address(48, 8), {16})})};
   EXPECT_FALSE(chunks_from_traces(spaced, 4).has_value());
   // A thread meeting its iterations out of order (they must increase):
   // a[40..47], then a[32..39].
   auto backwards = streams_of(chunks, 8);
-  backwards[2].trace.elements = {loop(8, {value(address(40, 8), {8})}),
-                                 loop(8, {value(address(32, 8), {8})})};
+  backwards[2].trace.elements = {trace_loop(8, {trace_value(address(40, 8), {8})}),
+                                 trace_loop(8, {trace_value(address(32, 8), {8})})};
   EXPECT_FALSE(chunks_from_traces(backwards, 4).has_value());
   // Threads disagreeing on the direction.
   auto mixed = streams_of(chunks, 8);
-  mixed[0].trace.elements = {loop(16, {value(address(15, 8), {-8})})};
+  mixed[0].trace.elements = {trace_loop(16, {trace_value(address(15, 8), {-8})})};
   EXPECT_FALSE(chunks_from_traces(mixed, 4).has_value());
   // A single address.
   EXPECT_FALSE(chunks_from_traces(streams_of({{{0, 1}}}, 8), 1).has_value());
@@ -499,15 +485,15 @@ TEST(PickRepresentative, FewestAccessesAmongQualifying) {
   for (uint32_t t = 0; t < 4; ++t) {
     TracedInstruction s;
     s.thread = t;
-    s.trace.elements.push_back(
-        loop(16, {loop(4, {loop(8, {value(kArray + 256 * t, {1024, 64, 8})})})}));
+    s.trace.elements.push_back(trace_loop(
+        16, {trace_loop(4, {trace_loop(8, {trace_value(kArray + 256 * t, {1024, 64, 8})})})}));
     s.accesses = trace_length(s.trace);
     inner.push_back(s);
   }
   ASSERT_TRUE(chunks_from_traces(inner, 4).has_value());
   // A reduction variable: fewest accesses but does not qualify.
   std::vector<TracedInstruction> reduction = streams_of(chunks, 8);
-  for (auto& s : reduction) s.trace.elements = {value(kArray)};
+  for (auto& s : reduction) s.trace.elements = {trace_value(kArray)};
   const std::vector<std::vector<TracedInstruction>> candidates{
       inner, reduction, streams_of(chunks, 8), {}};
   EXPECT_EQ(pick_representative(candidates), std::optional<size_t>(2));

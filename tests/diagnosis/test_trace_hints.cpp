@@ -9,22 +9,6 @@
 namespace weft {
 namespace {
 
-TraceNode value(uint64_t base, std::vector<int64_t> coefficients = {}) {
-  TraceNode node;
-  node.kind = TraceNode::Kind::Value;
-  node.base = base;
-  node.coefficients = std::move(coefficients);
-  return node;
-}
-
-TraceNode loop(uint64_t count, std::vector<TraceNode> body) {
-  TraceNode node;
-  node.kind = TraceNode::Kind::Loop;
-  node.count = count;
-  node.body = std::move(body);
-  return node;
-}
-
 TracedInstruction traced(std::vector<TraceNode> elements, uint32_t access_size = 8,
                          bool reads = true, bool writes = false, uint64_t pc = 0x400000,
                          uint32_t thread = 0) {
@@ -45,7 +29,7 @@ constexpr uint64_t kA = 0x7f0000100000;
 
 TEST(StridePattern, StrideTwoOnDoublesIsNonUnit) {
   // for (i = 0; i < n; i += 2) x += a[i]: MAQAO's RECOM case.
-  const StridePattern p = stride_pattern(traced({loop(1000, {value(kA, {16})})}));
+  const StridePattern p = stride_pattern(traced({trace_loop(1000, {trace_value(kA, {16})})}));
   EXPECT_EQ(p.kind, StrideClass::NonUnit);
   EXPECT_EQ(p.stride, 16);
   EXPECT_EQ(p.coverage, 1.0);
@@ -57,7 +41,8 @@ TEST(StridePattern, StrideTwoOnDoublesIsNonUnit) {
 TEST(StridePattern, ColumnWiseNestIsLargeAndColumnWise) {
   // for i0 < 64 / for i1 < 64 / val B + 8*i0 + 512*i1: the inner loop walks
   // a column of a 64 x 64 row-major double matrix (ITRLSOL).
-  const StridePattern p = stride_pattern(traced({loop(64, {loop(64, {value(kA, {8, 512})})})}));
+  const StridePattern p =
+      stride_pattern(traced({trace_loop(64, {trace_loop(64, {trace_value(kA, {8, 512})})})}));
   EXPECT_EQ(p.kind, StrideClass::Large);
   EXPECT_EQ(p.stride, 512);
   EXPECT_TRUE(p.column_wise);
@@ -67,7 +52,8 @@ TEST(StridePattern, ColumnWiseNestIsLargeAndColumnWise) {
 }
 
 TEST(StridePattern, RowWiseNestIsUnit) {
-  const StridePattern p = stride_pattern(traced({loop(64, {loop(64, {value(kA, {512, 8})})})}));
+  const StridePattern p =
+      stride_pattern(traced({trace_loop(64, {trace_loop(64, {trace_value(kA, {512, 8})})})}));
   EXPECT_EQ(p.kind, StrideClass::Unit);
   EXPECT_EQ(p.stride, 8);
   EXPECT_FALSE(p.column_wise);
@@ -75,19 +61,20 @@ TEST(StridePattern, RowWiseNestIsUnit) {
 }
 
 TEST(StridePattern, LargeStrideWithoutSmallOuterStrideIsNotColumnWise) {
-  EXPECT_FALSE(stride_pattern(traced({loop(1000, {value(kA, {4096})})})).column_wise);
+  EXPECT_FALSE(stride_pattern(traced({trace_loop(1000, {trace_value(kA, {4096})})})).column_wise);
   // The outer stride is not smaller than a line: not column-wise either.
-  const StridePattern p = stride_pattern(traced({loop(8, {loop(64, {value(kA, {128, 4096})})})}));
+  const StridePattern p =
+      stride_pattern(traced({trace_loop(8, {trace_loop(64, {trace_value(kA, {128, 4096})})})}));
   EXPECT_EQ(p.kind, StrideClass::Large);
   EXPECT_FALSE(p.column_wise);
 }
 
 TEST(StridePattern, UnitStreams) {
-  const StridePattern up = stride_pattern(traced({loop(1024, {value(kA, {8})})}));
+  const StridePattern up = stride_pattern(traced({trace_loop(1024, {trace_value(kA, {8})})}));
   EXPECT_EQ(up.kind, StrideClass::Unit);
   EXPECT_EQ(up.stride, 8);
   EXPECT_STREQ(stride_class_name(up.kind), "unit");
-  const StridePattern down = stride_pattern(traced({loop(1024, {value(kA, {-4})})}, 4));
+  const StridePattern down = stride_pattern(traced({trace_loop(1024, {trace_value(kA, {-4})})}, 4));
   EXPECT_EQ(down.kind, StrideClass::Unit);
   EXPECT_EQ(down.stride, -4);
 }
@@ -95,7 +82,7 @@ TEST(StridePattern, UnitStreams) {
 TEST(StridePattern, RandomStreamIsIrregular) {
   std::mt19937_64 rng(7);
   std::vector<TraceNode> values;
-  for (int i = 0; i < 1000; ++i) values.push_back(value(kA + (rng() % (1 << 20)) * 8));
+  for (int i = 0; i < 1000; ++i) values.push_back(trace_value(kA + (rng() % (1 << 20)) * 8));
   const StridePattern p = stride_pattern(traced(values));
   EXPECT_EQ(p.kind, StrideClass::Irregular);
   EXPECT_EQ(p.coverage, 0.0);
@@ -105,8 +92,8 @@ TEST(StridePattern, RandomStreamIsIrregular) {
 
 TEST(StridePattern, SameAddressRepeatedIsZero) {
   // MAQAO's figure 13: each thread stores c[i] 128 times in a row.
-  const StridePattern p =
-      stride_pattern(traced({loop(128, {loop(128, {value(0x45255b0, {1024, 0})})})}));
+  const StridePattern p = stride_pattern(
+      traced({trace_loop(128, {trace_loop(128, {trace_value(0x45255b0, {1024, 0})})})}));
   EXPECT_EQ(p.kind, StrideClass::Zero);
   EXPECT_EQ(p.stride, 0);
   EXPECT_FALSE(p.column_wise);
@@ -114,14 +101,15 @@ TEST(StridePattern, SameAddressRepeatedIsZero) {
 
 TEST(StridePattern, StridesAreWeightedByTheAddressesTheyCover) {
   // 700 addresses at stride 8, 300 at stride 16: unit, coverage 0.7.
-  const StridePattern p = stride_pattern(traced(
-      {loop(300, {value(kA, {16})}), loop(7, {loop(100, {value(kA + 0x10000, {4096, 8})})})}));
+  const StridePattern p = stride_pattern(
+      traced({trace_loop(300, {trace_value(kA, {16})}),
+              trace_loop(7, {trace_loop(100, {trace_value(kA + 0x10000, {4096, 8})})})}));
   EXPECT_EQ(p.kind, StrideClass::Unit);
   EXPECT_EQ(p.stride, 8);
   EXPECT_DOUBLE_EQ(p.coverage, 0.7);
   // 400 under a loop, 600 irregular: Irregular, the best stride still reported.
-  std::vector<TraceNode> elements{loop(400, {value(kA, {8})})};
-  for (int i = 0; i < 600; ++i) elements.push_back(value(kA + 0x100000 + 24 * (i % 7) * i));
+  std::vector<TraceNode> elements{trace_loop(400, {trace_value(kA, {8})})};
+  for (int i = 0; i < 600; ++i) elements.push_back(trace_value(kA + 0x100000 + 24 * (i % 7) * i));
   const StridePattern q = stride_pattern(traced(elements));
   EXPECT_EQ(q.kind, StrideClass::Irregular);
   EXPECT_EQ(q.stride, 8);
@@ -130,21 +118,25 @@ TEST(StridePattern, StridesAreWeightedByTheAddressesTheyCover) {
 
 TEST(StridePattern, InnermostLoopThatIteratesGivesTheStride) {
   // for i0 < 100 / for i1 = 0 to 0 / val A + 16*i0 + 4*i1: i1 never moves.
-  const StridePattern p = stride_pattern(traced({loop(100, {loop(1, {value(kA, {16, 4})})})}));
+  const StridePattern p =
+      stride_pattern(traced({trace_loop(100, {trace_loop(1, {trace_value(kA, {16, 4})})})}));
   EXPECT_EQ(p.kind, StrideClass::NonUnit);
   EXPECT_EQ(p.stride, 16);
   // Two values per iteration: each has the loop's stride.
-  const StridePattern q =
-      stride_pattern(traced({loop(100, {value(kA, {128}), value(kA + 8, {128})})}));
+  const StridePattern q = stride_pattern(
+      traced({trace_loop(100, {trace_value(kA, {128}), trace_value(kA + 8, {128})})}));
   EXPECT_EQ(q.kind, StrideClass::Large);
   EXPECT_EQ(q.stride, 128);
   EXPECT_EQ(q.addresses, 200u);
 }
 
 TEST(StridePattern, LineSizeBoundary) {
-  EXPECT_EQ(stride_pattern(traced({loop(10, {value(kA, {64})})})).kind, StrideClass::Large);
-  EXPECT_EQ(stride_pattern(traced({loop(10, {value(kA, {56})})})).kind, StrideClass::NonUnit);
-  EXPECT_EQ(stride_pattern(traced({loop(10, {value(kA, {64})})}), 128).kind, StrideClass::NonUnit);
+  EXPECT_EQ(stride_pattern(traced({trace_loop(10, {trace_value(kA, {64})})})).kind,
+            StrideClass::Large);
+  EXPECT_EQ(stride_pattern(traced({trace_loop(10, {trace_value(kA, {56})})})).kind,
+            StrideClass::NonUnit);
+  EXPECT_EQ(stride_pattern(traced({trace_loop(10, {trace_value(kA, {64})})}), 128).kind,
+            StrideClass::NonUnit);
 }
 
 // ---------------------------------------------------------------- 4K aliasing
@@ -153,8 +145,8 @@ TEST(Aliasing4k, StoreOnePageAboveTheLoadAliases) {
   // for i: b[i] = 2 * a[i], b = a + 4096.
   const uint64_t b = kA + 4096;
   std::vector<TracedInstruction> region{
-      traced({loop(1000, {value(kA, {8})})}, 8, true, false, 0x401000),
-      traced({loop(1000, {value(b, {8})})}, 8, false, true, 0x401008)};
+      traced({trace_loop(1000, {trace_value(kA, {8})})}, 8, true, false, 0x401000),
+      traced({trace_loop(1000, {trace_value(b, {8})})}, 8, false, true, 0x401008)};
   const std::vector<AliasingPair> pairs = find_4k_aliasing(region);
   ASSERT_EQ(pairs.size(), 1u);
   EXPECT_EQ(pairs[0].store_pc, 0x401008u);
@@ -170,8 +162,8 @@ TEST(Aliasing4k, OneLineFurtherDoesNotAlias) {
   // the window of 8 loads.
   const uint64_t b = kA + 4096 + 64;
   std::vector<TracedInstruction> region{
-      traced({loop(1000, {value(kA, {8})})}, 8, true, false, 0x401000),
-      traced({loop(1000, {value(b, {8})})}, 8, false, true, 0x401008)};
+      traced({trace_loop(1000, {trace_value(kA, {8})})}, 8, true, false, 0x401000),
+      traced({trace_loop(1000, {trace_value(b, {8})})}, 8, false, true, 0x401008)};
   EXPECT_TRUE(find_4k_aliasing(region).empty());
   // A window of 9 reaches a[i + 8].
   const std::vector<AliasingPair> wide = find_4k_aliasing(region, 9);
@@ -181,21 +173,23 @@ TEST(Aliasing4k, OneLineFurtherDoesNotAlias) {
 
 TEST(Aliasing4k, SameAddressSamePcOtherThreadAreNotPairs) {
   // The same address is a dependence, not aliasing.
-  std::vector<TracedInstruction> same{traced({loop(100, {value(kA, {8})})}, 8, true, false, 0x1),
-                                      traced({loop(100, {value(kA, {8})})}, 8, false, true, 0x2)};
+  std::vector<TracedInstruction> same{
+      traced({trace_loop(100, {trace_value(kA, {8})})}, 8, true, false, 0x1),
+      traced({trace_loop(100, {trace_value(kA, {8})})}, 8, false, true, 0x2)};
   EXPECT_TRUE(find_4k_aliasing(same).empty());
   // A read-modify-write instruction is not paired with itself.
-  std::vector<TracedInstruction> rmw{traced({loop(100, {value(kA, {8})})}, 8, true, true, 0x1)};
+  std::vector<TracedInstruction> rmw{
+      traced({trace_loop(100, {trace_value(kA, {8})})}, 8, true, true, 0x1)};
   EXPECT_TRUE(find_4k_aliasing(rmw).empty());
   // Streams of different threads are never compared.
   std::vector<TracedInstruction> threads{
-      traced({loop(100, {value(kA, {8})})}, 8, true, false, 0x1, 0),
-      traced({loop(100, {value(kA + 4096, {8})})}, 8, false, true, 0x2, 1)};
+      traced({trace_loop(100, {trace_value(kA, {8})})}, 8, true, false, 0x1, 0),
+      traced({trace_loop(100, {trace_value(kA + 4096, {8})})}, 8, false, true, 0x2, 1)};
   EXPECT_TRUE(find_4k_aliasing(threads).empty());
   // Two loads: no store, no pair.
   std::vector<TracedInstruction> loads{
-      traced({loop(100, {value(kA, {8})})}, 8, true, false, 0x1),
-      traced({loop(100, {value(kA + 4096, {8})})}, 8, true, false, 0x2)};
+      traced({trace_loop(100, {trace_value(kA, {8})})}, 8, true, false, 0x1),
+      traced({trace_loop(100, {trace_value(kA + 4096, {8})})}, 8, true, false, 0x2)};
   EXPECT_TRUE(find_4k_aliasing(loads).empty());
 }
 
@@ -205,9 +199,10 @@ TEST(Aliasing4k, HalfOfTheStorePositionsIsEnough) {
   for (uint64_t aliased : {500u, 499u}) {
     const uint64_t far = kA + 0x100000 + 0x800 + 8 * aliased;
     std::vector<TracedInstruction> region{
-        traced({loop(1000, {value(kA, {8})})}, 8, true, false, 0x10),
-        traced({loop(aliased, {value(kA + 8192, {8})}), loop(1000 - aliased, {value(far, {8})})}, 8,
-               false, true, 0x20)};
+        traced({trace_loop(1000, {trace_value(kA, {8})})}, 8, true, false, 0x10),
+        traced({trace_loop(aliased, {trace_value(kA + 8192, {8})}),
+                trace_loop(1000 - aliased, {trace_value(far, {8})})},
+               8, false, true, 0x20)};
     const std::vector<AliasingPair> pairs = find_4k_aliasing(region);
     if (aliased == 500) {
       ASSERT_EQ(pairs.size(), 1u);
@@ -222,8 +217,8 @@ TEST(Aliasing4k, HalfOfTheStorePositionsIsEnough) {
 TEST(Aliasing4k, RmwInstructionIsBothStoreAndLoad) {
   // a[i] += b[i] with b = a + 4096: the rmw on a is the store, b the load.
   std::vector<TracedInstruction> region{
-      traced({loop(256, {value(kA + 4096, {8})})}, 8, true, false, 0x10),
-      traced({loop(256, {value(kA, {8})})}, 8, true, true, 0x20)};
+      traced({trace_loop(256, {trace_value(kA + 4096, {8})})}, 8, true, false, 0x10),
+      traced({trace_loop(256, {trace_value(kA, {8})})}, 8, true, true, 0x20)};
   const std::vector<AliasingPair> pairs = find_4k_aliasing(region);
   ASSERT_EQ(pairs.size(), 1u);  // 0x10 only reads; 0x20 against itself is no pair
   EXPECT_EQ(pairs[0].store_pc, 0x20u);
@@ -234,7 +229,8 @@ TEST(Aliasing4k, RmwInstructionIsBothStoreAndLoad) {
 // ---------------------------------------------------------------- reuse
 
 TEST(ReuseDegreeTest, HundredAddressesEightTimesEach) {
-  const TracedInstruction load = traced({loop(8, {loop(100, {value(kA, {0, 8})})})});
+  const TracedInstruction load =
+      traced({trace_loop(8, {trace_loop(100, {trace_value(kA, {0, 8})})})});
   const ReuseDegree r = reuse_degree(load);
   EXPECT_EQ(r.addresses, 800u);
   EXPECT_EQ(r.distinct, 100u);

@@ -292,6 +292,28 @@ TEST_P(MemoryAnalyses, SchedulesAreRecognisedWithTheirChunks) {
   for (size_t i = 1; i < starts.size(); ++i) EXPECT_EQ(starts[i] - starts[i - 1], 1024u * 8);
 }
 
+// Each kernel of memory_patterns_pthreads is reported as its finding, at
+// its line.
+TEST_P(MemoryAnalyses, TracesRevealAccessPatterns) {
+  const Build& b = GetParam();
+  TempDir dir;
+  const std::string profile =
+      record(dir, b, "--analyses comm,traces", program("memory_patterns_pthreads", b) + " 2");
+  const json report = view(dir, "report --format json " + profile);
+  const json& findings = report["memory_findings"];
+  for (const char* kind : {"column-wise", "non-unit-stride", "4k-aliasing", "reuse"}) {
+    const int line = marker("memory_patterns_pthreads.c", std::string("weft:") + kind);
+    bool found = false;
+    for (const json& f : findings) {
+      if (f["kind"] != kind) continue;
+      EXPECT_EQ(f["line"], line) << f.dump();
+      EXPECT_EQ(fs::path(f["file"].get<std::string>()).filename(), "memory_patterns_pthreads.c");
+      found = true;
+    }
+    EXPECT_TRUE(found) << kind << " in " << findings.dump();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Examples, MemoryAnalyses, ::testing::ValuesIn(all_builds()),
                          [](const auto& info) { return name_of(info.param); });
 

@@ -36,22 +36,13 @@ CommunicationAnalyzer::CommunicationAnalyzer(const CommunicationConfig& config)
       // Only granules read by threads with id >= 46 use a set: reserve
       // generously, pages are committed on use.
       reader_sets_(config.max_threads, size_t{16} << 30),
-      threads_(static_cast<std::atomic<ThreadState*>*>(
-          reserve_zeroed(config.max_threads * sizeof(std::atomic<ThreadState*>)))) {}
+      threads_(config.max_threads) {}
 
-CommunicationAnalyzer::~CommunicationAnalyzer() {
-  for (unsigned i = 0; i < config_.max_threads; ++i) {
-    ThreadState* t = threads_[i].load();
-    if (!t) continue;
-    t->~ThreadState();
-    release(t, sizeof(ThreadState));
-  }
-  release(threads_, config_.max_threads * sizeof(std::atomic<ThreadState*>));
-}
+CommunicationAnalyzer::~CommunicationAnalyzer() = default;
 
 CommunicationAnalyzer::ThreadState* CommunicationAnalyzer::attach(uint32_t tid) {
-  if (tid >= config_.max_threads || tid >= kMaxThreadsLimit) return nullptr;
-  return publish_once(threads_[tid], [&](ThreadState& fresh) {
+  if (tid >= kMaxThreadsLimit) return nullptr;
+  return threads_.attach(tid, [&](ThreadState& fresh) {
     fresh.tid = tid;
     fresh.writer_tag = uint64_t{tid} + 1;
     fresh.reader_bit = tid < kInlineReaders ? uint64_t{1} << (kReaderShift + tid) : 0;
@@ -64,15 +55,14 @@ CommunicationAnalyzer::ThreadState* CommunicationAnalyzer::attach(uint32_t tid) 
 
 uint64_t CommunicationAnalyzer::dropped() const {
   uint64_t n = 0;
-  for (unsigned i = 0; i < config_.max_threads; ++i)
-    if (const ThreadState* t = threads_[i].load()) n += t->dropped;
+  threads_.for_each([&](const ThreadState& t) { n += t.dropped; });
   return n;
 }
 
 bool CommunicationAnalyzer::any_thread_busy() const {
-  for (unsigned i = 0; i < config_.max_threads; ++i)
-    if (const ThreadState* t = threads_[i].load(); t && t->busy) return true;
-  return false;
+  bool busy = false;
+  threads_.for_each([&](const ThreadState& t) { busy = busy || t.busy; });
+  return busy;
 }
 
 void CommunicationAnalyzer::count_inline_invalidations(ThreadState& t, uint64_t pc,

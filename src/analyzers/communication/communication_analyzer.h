@@ -38,6 +38,7 @@
 #include "analyzers/crd/communication_reuse_distance.h"
 #include "analyzers/footprint/sharing_footprint.h"
 #include "analyzers/sections/section_attribution.h"
+#include "analyzers/state/per_thread_slot.h"
 #include "analyzers/state/shadow_memory.h"
 #include "common/run_capture.h"
 
@@ -169,20 +170,18 @@ class CommunicationAnalyzer {
   // updating (after the run, or after all threads left their hooks).
   template <class Visitor>
   void for_each_count(Visitor&& visit) const {
-    for (unsigned tid = 0; tid < config_.max_threads; ++tid) {
-      const ThreadState* t = threads_[tid].load(std::memory_order_acquire);
-      if (!t) continue;
-      t->counts.for_each([&](const PcPeerCounts& c) {
+    threads_.for_each([&](const ThreadState& t) {
+      t.counts.for_each([&](const PcPeerCounts& c) {
         PcCommunication record;
         record.pc = c.pc();
-        record.thread = tid;
+        record.thread = t.tid;
         record.peer = c.peer();
         record.comm = c.comm;
         record.reuse = c.reuse;
         record.inval = c.inval;
         visit(record);
       });
-    }
+    });
   }
 
   // Accesses that could not be counted (reentrant signal handlers, memory).
@@ -275,7 +274,7 @@ class CommunicationAnalyzer {
   unsigned granularity_log2_;
   ShadowMemory shadow_;
   ReaderSetPool reader_sets_;
-  std::atomic<ThreadState*>* threads_;
+  PerThreadStates<ThreadState> threads_;
   CommunicationReuseDistance* distances_ = nullptr;
   SharingFootprint* footprint_ = nullptr;
   SectionAttribution* sections_ = nullptr;

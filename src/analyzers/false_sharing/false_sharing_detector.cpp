@@ -72,23 +72,12 @@ FalseSharingDetector::FalseSharingDetector(const FalseSharingConfig& config)
       mask_shift_(line_log2_ > 6 ? line_log2_ - 6 : 0),
       line_offset_mask_(config_.line_size - 1),
       shadow_(line_log2_),
-      threads_(static_cast<std::atomic<ThreadState*>*>(
-          reserve_zeroed(config_.max_threads * sizeof(std::atomic<ThreadState*>)))) {}
+      threads_(config_.max_threads) {}
 
-FalseSharingDetector::~FalseSharingDetector() {
-  if (!threads_) return;
-  for (unsigned i = 0; i < config_.max_threads; ++i) {
-    ThreadState* t = threads_[i].load();
-    if (!t) continue;
-    t->~ThreadState();
-    release(t, sizeof(ThreadState));
-  }
-  release(threads_, config_.max_threads * sizeof(std::atomic<ThreadState*>));
-}
+FalseSharingDetector::~FalseSharingDetector() = default;
 
 FalseSharingDetector::ThreadState* FalseSharingDetector::attach(uint32_t tid) {
-  if (tid >= config_.max_threads || !threads_) return nullptr;
-  return publish_once(threads_[tid], [&](ThreadState& fresh) {
+  return threads_.attach(tid, [&](ThreadState& fresh) {
     fresh.tid = tid;
     fresh.writer_tag = uint64_t{tid} + 1;
     if (tid < kTrackedThreads) {
@@ -106,17 +95,13 @@ FalseSharingDetector::ThreadState* FalseSharingDetector::attach(uint32_t tid) {
 
 uint64_t FalseSharingDetector::dropped() const {
   uint64_t n = 0;
-  if (!threads_) return n;
-  for (unsigned i = 0; i < config_.max_threads; ++i)
-    if (const ThreadState* t = threads_[i].load()) n += t->dropped;
+  threads_.for_each([&](const ThreadState& t) { n += t.dropped; });
   return n;
 }
 
 uint64_t FalseSharingDetector::untracked_accesses() const {
   uint64_t n = 0;
-  if (!threads_) return n;
-  for (unsigned i = 0; i < config_.max_threads; ++i)
-    if (const ThreadState* t = threads_[i].load()) n += t->untracked;
+  threads_.for_each([&](const ThreadState& t) { n += t.untracked; });
   return n;
 }
 

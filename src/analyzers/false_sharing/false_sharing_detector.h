@@ -63,6 +63,7 @@
 #include <cstdint>
 
 #include "analyzers/state/paged_hash_table.h"
+#include "analyzers/state/per_thread_slot.h"
 #include "common/run_capture.h"
 
 namespace weft {
@@ -160,41 +161,37 @@ class FalseSharingDetector {
   // Visits every line record (see above). Call when no thread is updating.
   template <class Visitor>
   void for_each_line_record(Visitor&& visit) const {
-    for (unsigned tid = 0; tid < config_.max_threads; ++tid) {
-      const ThreadState* t = threads_ ? threads_[tid].load(std::memory_order_acquire) : nullptr;
-      if (!t) continue;
-      t->lines.for_each([&](const LineEntry& e) {
+    threads_.for_each([&](const ThreadState& t) {
+      t.lines.for_each([&](const LineEntry& e) {
         LineSharingRecord record;
         record.line_address = e.key.line_address;
         record.pc = e.key.pc;
-        record.thread = tid;
+        record.thread = t.tid;
         record.writer = static_cast<uint32_t>(e.key.writer_tag - 1);
         record.false_events = e.false_events;
         record.thread_bytes = e.thread_bytes;
         record.writer_bytes = e.writer_bytes;
         visit(static_cast<const LineSharingRecord&>(record));
       });
-    }
+    });
   }
 
   // Visits the totals of every (thread, writer) pair with events. Call when
   // no thread is updating.
   template <class Visitor>
   void for_each_pair_total(Visitor&& visit) const {
-    for (unsigned tid = 0; tid < config_.max_threads; ++tid) {
-      const ThreadState* t = threads_ ? threads_[tid].load(std::memory_order_acquire) : nullptr;
-      if (!t) continue;
+    threads_.for_each([&](const ThreadState& t) {
       for (unsigned w = 0; w < kTrackedThreads; ++w) {
-        const PairCounts& c = t->pairs[w];
+        const PairCounts& c = t.pairs[w];
         if (c.true_events == 0 && c.false_events == 0) continue;
         SharingPairTotals totals;
-        totals.thread = tid;
+        totals.thread = t.tid;
         totals.writer = w;
         totals.true_events = c.true_events;
         totals.false_events = c.false_events;
         visit(static_cast<const SharingPairTotals&>(totals));
       }
-    }
+    });
   }
 
   // Events (or accesses) lost to memory exhaustion or reentrant signal handlers.
@@ -266,7 +263,7 @@ class FalseSharingDetector {
   unsigned mask_shift_;  // log2(line_size / 64) when line_size > 64, else 0
   uint64_t line_offset_mask_;
   Shadow shadow_;
-  std::atomic<ThreadState*>* threads_;
+  PerThreadStates<ThreadState> threads_;
 };
 
 }  // namespace weft

@@ -4,26 +4,16 @@
 
 namespace weft {
 
-ImbalanceCounts::ImbalanceCounts(const ImbalanceConfig& config) : config_(config) {
+ImbalanceCounts::ImbalanceCounts(const ImbalanceConfig& config)
+    : config_(config), threads_(config.max_threads) {
   line_shift_ = static_cast<unsigned>(__builtin_ctz(config.cache.line_bytes));
   llc_.configure(config.cache.levels[2], config.cache.line_bytes);
-  threads_ = static_cast<std::atomic<ThreadState*>*>(
-      reserve_zeroed(config.max_threads * sizeof(std::atomic<ThreadState*>)));
 }
 
-ImbalanceCounts::~ImbalanceCounts() {
-  if (!threads_) return;
-  for (unsigned tid = 0; tid < config_.max_threads; ++tid)
-    if (ThreadState* t = threads_[tid].load()) {
-      t->~ThreadState();
-      release(t, sizeof(ThreadState));
-    }
-  release(threads_, config_.max_threads * sizeof(std::atomic<ThreadState*>));
-}
+ImbalanceCounts::~ImbalanceCounts() = default;
 
 ImbalanceCounts::ThreadState* ImbalanceCounts::attach(uint32_t tid) {
-  if (tid >= config_.max_threads || !threads_) return nullptr;
-  return publish_once(threads_[tid], [&](ThreadState& t) {
+  return threads_.attach(tid, [&](ThreadState& t) {
     t.tid = tid;
     // A missing private level (absent from the topology) just misses.
     t.l1.configure(config_.cache.levels[0], config_.cache.line_bytes);

@@ -22,6 +22,7 @@
 
 #include "analyzers/imbalance/cache_simulator.h"
 #include "analyzers/state/paged_hash_table.h"
+#include "analyzers/state/per_thread_slot.h"
 #include "analyzers/state/record_log.h"
 #include "common/run_capture.h"
 
@@ -128,14 +129,13 @@ class ImbalanceCounts {
  private:
   template <class Visitor>
   void for_each_thread(Visitor&& visit) const {
-    for (unsigned tid = 0; tid < config_.max_threads; ++tid)
-      if (const ThreadState* t = threads_[tid].load(std::memory_order_acquire)) visit(*t);
+    threads_.for_each(visit);
   }
 
   ImbalanceConfig config_;
   unsigned line_shift_ = 6;
   SharedCache llc_;
-  std::atomic<ThreadState*>* threads_ = nullptr;
+  PerThreadStates<ThreadState> threads_;
 };
 
 inline size_t hash_key(const ImbalanceCounts::EdgeCount::Key& key) {

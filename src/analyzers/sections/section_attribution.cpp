@@ -7,24 +7,12 @@
 
 namespace weft {
 
-SectionAttribution::SectionAttribution(unsigned max_threads)
-    : max_threads_(max_threads),
-      threads_(static_cast<std::atomic<ThreadState*>*>(
-          reserve_zeroed(max_threads * sizeof(std::atomic<ThreadState*>)))) {}
+SectionAttribution::SectionAttribution(unsigned max_threads) : threads_(max_threads) {}
 
-SectionAttribution::~SectionAttribution() {
-  for (unsigned i = 0; i < max_threads_; ++i) {
-    if (ThreadState* t = threads_[i].load()) {
-      t->~ThreadState();
-      release(t, sizeof(ThreadState));
-    }
-  }
-  release(threads_, max_threads_ * sizeof(std::atomic<ThreadState*>));
-}
+SectionAttribution::~SectionAttribution() = default;
 
 SectionAttribution::ThreadState* SectionAttribution::attach(uint32_t tid) {
-  if (tid >= max_threads_ || !threads_) return nullptr;
-  return publish_once(threads_[tid], [&](ThreadState& fresh) {
+  return threads_.attach(tid, [&](ThreadState& fresh) {
     fresh.tid = tid;
     return true;
   });

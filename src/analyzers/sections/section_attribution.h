@@ -17,6 +17,7 @@
 
 #include "analyzers/communication/pc_peer_counters.h"
 #include "analyzers/crd/communication_reuse_distance.h"
+#include "analyzers/state/per_thread_slot.h"
 #include "common/run_capture.h"
 
 namespace weft {
@@ -84,12 +85,10 @@ class SectionAttribution {
  private:
   template <class Visitor>
   void for_each_thread(Visitor&& visit) const {
-    for (unsigned i = 0; i < max_threads_; ++i)
-      if (const ThreadState* t = threads_[i].load(std::memory_order_acquire)) visit(*t);
+    threads_.for_each(visit);
   }
 
-  unsigned max_threads_;
-  std::atomic<ThreadState*>* threads_;
+  PerThreadStates<ThreadState> threads_;
 };
 
 }  // namespace weft

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <new>
 
 #include "analyzers/state/page_memory.h"
@@ -26,5 +27,50 @@ T* publish_once(std::atomic<T*>& slot, Init&& init) {
   release(memory, sizeof(T));
   return expected;
 }
+
+// The table of an analyzer's per-thread states, indexed by thread id: slots
+// reserved once (untouched pages cost nothing), states created on first
+// attach and destroyed with the table.
+template <class State>
+class PerThreadStates {
+ public:
+  explicit PerThreadStates(unsigned max_threads)
+      : size_(max_threads),
+        slots_(static_cast<std::atomic<State*>*>(
+            reserve_zeroed(max_threads * sizeof(std::atomic<State*>)))) {}
+  ~PerThreadStates() {
+    if (!slots_) return;
+    for (unsigned i = 0; i < size_; ++i)
+      if (State* s = slots_[i].load()) {
+        s->~State();
+        release(s, sizeof(State));
+      }
+    release(slots_, size_ * sizeof(std::atomic<State*>));
+  }
+  PerThreadStates(const PerThreadStates&) = delete;
+  PerThreadStates& operator=(const PerThreadStates&) = delete;
+
+  // The state of `tid`, created with `init(State&)` (see publish_once) on
+  // first call; nullptr beyond the table or out of memory. Thread-safe.
+  template <class Init>
+  State* attach(uint32_t tid, Init&& init) {
+    if (tid >= size_ || !slots_) return nullptr;
+    return publish_once(slots_[tid], static_cast<Init&&>(init));
+  }
+
+  // Every created state, by thread id.
+  template <class Visitor>
+  void for_each(Visitor&& visit) const {
+    if (!slots_) return;
+    for (unsigned i = 0; i < size_; ++i)
+      if (const State* s = slots_[i].load(std::memory_order_acquire)) visit(*s);
+  }
+
+  unsigned size() const { return size_; }
+
+ private:
+  unsigned size_;
+  std::atomic<State*>* slots_;
+};
 
 }  // namespace weft

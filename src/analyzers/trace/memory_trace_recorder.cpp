@@ -107,7 +107,8 @@ void Arena::give_free(unsigned size_class, void* p) {
 
 }  // namespace memory_trace_detail
 
-MemoryTraceRecorder::MemoryTraceRecorder(const MemoryTraceConfig& config) : config_(config) {
+MemoryTraceRecorder::MemoryTraceRecorder(const MemoryTraceConfig& config)
+    : config_(config), threads_(config.max_threads) {
   config_.max_depth = clamp(config_.max_depth, 1, loop_trace_format::kMaxDepth);
   config_.max_body = clamp(config_.max_body, 1, 256);
   config_.stack_length = clamp(config_.stack_length, 1, 1u << 16);
@@ -117,23 +118,12 @@ MemoryTraceRecorder::MemoryTraceRecorder(const MemoryTraceConfig& config) : conf
   const size_t nodes = (size_t{config_.stack_length} + 1) * 8;
   max_size_class_ = 4;
   while ((size_t{1} << max_size_class_) < nodes) ++max_size_class_;
-  threads_ = static_cast<std::atomic<ThreadState*>*>(
-      reserve_zeroed(config_.max_threads * sizeof(std::atomic<ThreadState*>)));
 }
 
-MemoryTraceRecorder::~MemoryTraceRecorder() {
-  if (!threads_) return;
-  for (unsigned tid = 0; tid < config_.max_threads; ++tid)
-    if (ThreadState* t = threads_[tid].load()) {
-      t->~ThreadState();
-      release(t, sizeof(ThreadState));
-    }
-  release(threads_, config_.max_threads * sizeof(std::atomic<ThreadState*>));
-}
+MemoryTraceRecorder::~MemoryTraceRecorder() = default;
 
 MemoryTraceRecorder::ThreadState* MemoryTraceRecorder::attach(uint32_t tid) {
-  if (tid >= config_.max_threads || !threads_) return nullptr;
-  return publish_once(threads_[tid], [&](ThreadState& t) {
+  return threads_.attach(tid, [&](ThreadState& t) {
     t.tid = tid;
     t.arena.set_budget(config_.max_bytes_per_thread);
     return true;

@@ -51,6 +51,7 @@
 #include <type_traits>
 
 #include "analyzers/state/paged_hash_table.h"
+#include "analyzers/state/per_thread_slot.h"
 #include "common/loop_trace_format.h"
 #include "common/run_capture.h"
 
@@ -291,9 +292,7 @@ class MemoryTraceRecorder {
  private:
   template <class Visitor>
   void for_each_thread(Visitor&& visit) const {
-    if (!threads_) return;
-    for (unsigned tid = 0; tid < config_.max_threads; ++tid)
-      if (const ThreadState* t = threads_[tid].load(std::memory_order_acquire)) visit(*t);
+    threads_.for_each(visit);
   }
 
   uint64_t encoded_bytes(const memory_trace_detail::Stream& s) const;
@@ -317,7 +316,7 @@ class MemoryTraceRecorder {
   MemoryTraceConfig config_;
   unsigned max_size_class_ = 0;  // stacks hold at most 1 << max_size_class_ nodes
   bool finished_ = false;
-  std::atomic<ThreadState*>* threads_ = nullptr;
+  PerThreadStates<ThreadState> threads_;
 };
 
 }  // namespace weft
