@@ -10,6 +10,8 @@
 #   native          the plain build (gcc -O2 -g), no tool
 #   weft-comm       weft-cc build under `weft record --analyses comm`
 #   weft-imbalance  weft-cc build under `weft record --analyses comm,imbalance`
+#   weft-falseshare weft-cc build under `weft record --analyses comm,falseshare`
+#   weft-traces     weft-cc build under `weft record --analyses comm,traces`
 #   weft-all        weft-cc build under `weft record` (every analyzer)
 #   weft-vg-comm    the plain build under `weft record --backend valgrind --analyses comm`
 #   weft-valgrind   the plain build under `weft record --backend valgrind`
@@ -56,7 +58,7 @@ PROGRAMS=(
 if ((QUICK)); then
   PROGRAMS=("examples/ring_pthreads.c|4 1024 20|4 1024 2" "examples/stencil_omp.c|4|4")
 fi
-MODES=(native weft-comm weft-imbalance weft-all vg-none weft-vg-comm weft-valgrind vg-lackey)
+MODES=(native weft-comm weft-imbalance weft-falseshare weft-traces weft-all vg-none weft-vg-comm weft-valgrind vg-lackey)
 [[ -n $ONLY ]] && IFS=, read -r -a MODES <<<"native,$ONLY"
 
 build_program() {  # source -> sets PLAIN and INSTR
@@ -98,6 +100,8 @@ run_mode() {  # mode args...
     native) measure "$PLAIN" "$@" ;;
     weft-comm) measure "$WEFT" record --analyses comm -o "$OUT/p.db" -- "$INSTR" "$@" ;;
     weft-imbalance) measure "$WEFT" record --analyses comm,imbalance -o "$OUT/p.db" -- "$INSTR" "$@" ;;
+    weft-falseshare) measure "$WEFT" record --analyses comm,falseshare -o "$OUT/p.db" -- "$INSTR" "$@" ;;
+    weft-traces) measure "$WEFT" record --analyses comm,traces -o "$OUT/p.db" -- "$INSTR" "$@" ;;
     weft-all) measure "$WEFT" record -o "$OUT/p.db" -- "$INSTR" "$@" ;;
     weft-vg-comm) measure "$WEFT" record --backend valgrind --analyses comm -o "$OUT/p.db" -- "$PLAIN" "$@" ;;
     weft-valgrind) measure "$WEFT" record --backend valgrind -o "$OUT/p.db" -- "$PLAIN" "$@" ;;
