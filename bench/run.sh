@@ -38,7 +38,7 @@ done
 scripts/setup.sh >/dev/null
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_BUILD_TESTS=ON >/dev/null
 cmake --build build -j"$(nproc)" --target weft weft_rt weft_valgrind_tool weft_valgrind_preload \
-  weft_bench_imbalance weft_bench_traces >/dev/null
+  weft_bench_imbalance weft_bench_traces weft_bench_hot_paths >/dev/null
 
 OUT=$ROOT/build/bench
 mkdir -p "$OUT"
@@ -154,4 +154,10 @@ build/bin/weft_bench_imbalance --benchmark_repetitions=5 --benchmark_report_aggr
 echo
 echo "# trace compression per kernel (Google Benchmark, median of 3)"
 build/bin/weft_bench_traces --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+  2>/dev/null | grep -E "^Benchmark|_median"
+
+# The analyzers' per-access hot paths, ns per event (Google Benchmark).
+echo
+echo "# hot paths, ns per event (Google Benchmark, median of 3)"
+build/bin/weft_bench_hot_paths --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
   2>/dev/null | grep -E "^Benchmark|_median"

@@ -1,0 +1,161 @@
+// The per-access hot paths of the analyzers, in nanoseconds per event
+// (Google Benchmark; bench/run.sh prints the medians): the communication
+// shadow's private re-read and re-write (the inline fast paths), a write
+// followed by another thread's first read (the slow path with its counts),
+// the CRD distance update, one step of the simulated private and shared
+// caches, the false-sharing detector's private re-read and a line transfer,
+// and the trace recorder's step on a regular stream (its O(1) path).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "analyzers/communication/communication_analyzer.h"
+#include "analyzers/crd/communication_reuse_distance.h"
+#include "analyzers/false_sharing/false_sharing_detector.h"
+#include "analyzers/imbalance/cache_simulator.h"
+#include "analyzers/trace/memory_trace_recorder.h"
+
+namespace {
+
+using namespace weft;
+
+constexpr size_t kGranules = 4096;  // a working set that stays in the host's caches
+
+std::vector<uint64_t>& buffer() {
+  static std::vector<uint64_t> data(kGranules * 8);  // one 64-byte granule per 8 words
+  return data;
+}
+
+uintptr_t address_of(size_t granule) {
+  return reinterpret_cast<uintptr_t>(buffer().data() + granule * 8);
+}
+
+void CommPrivateReread(benchmark::State& state) {
+  CommunicationAnalyzer comm(CommunicationConfig{});
+  auto* t = comm.attach(0);
+  for (size_t g = 0; g < kGranules; ++g) comm.write(*t, 0x401000, address_of(g), 8);
+  size_t g = 0;
+  for (auto _ : state) {
+    comm.read(*t, 0x401010, address_of(g), 8);
+    g = (g + 1) % kGranules;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(CommPrivateReread);
+
+void CommPrivateRewrite(benchmark::State& state) {
+  CommunicationAnalyzer comm(CommunicationConfig{});
+  auto* t = comm.attach(0);
+  for (size_t g = 0; g < kGranules; ++g) comm.write(*t, 0x401000, address_of(g), 8);
+  size_t g = 0;
+  for (auto _ : state) {
+    comm.write(*t, 0x401020, address_of(g), 8);
+    g = (g + 1) % kGranules;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(CommPrivateRewrite);
+
+// One event = thread 0 writes a granule thread 1 read (an invalidation),
+// then thread 1 reads it first (one true communication, with CRD).
+void CommRemoteWriteThenFirstRead(benchmark::State& state) {
+  CommunicationAnalyzer comm(CommunicationConfig{});
+  CommunicationReuseDistance crd(CrdConfig{});
+  comm.connect(&crd, nullptr, nullptr);
+  auto* writer = comm.attach(0);
+  auto* reader = comm.attach(1);
+  size_t g = 0;
+  for (auto _ : state) {
+    comm.write(*writer, 0x401000, address_of(g), 8);
+    comm.read(*reader, 0x401100, address_of(g), 8);
+    g = (g + 1) % kGranules;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(CommRemoteWriteThenFirstRead);
+
+void CrdDistanceUpdate(benchmark::State& state) {
+  CommunicationReuseDistance crd(CrdConfig{});
+  auto* reader = crd.attach(1);
+  uint64_t g = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(crd.on_event(*reader, 0x401100, 0, g));
+    g = (g + 1) % kGranules;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(CrdDistanceUpdate);
+
+// A stream of lines twice the cache's size: every step a miss and an
+// eviction (the simulator's slowest path), and a resident set (hits).
+void PrivateCacheStep(benchmark::State& state) {
+  PrivateCache cache;
+  cache.configure(CacheLevelGeometry{32 << 10, 8}, 64);
+  const uint64_t lines = static_cast<uint64_t>(state.range(0));
+  uint64_t line = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(cache.access(line));
+    line = (line + 1) % lines;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(PrivateCacheStep)->Arg(256)->Arg(1024);
+
+void SharedCacheStep(benchmark::State& state) {
+  SharedCache cache;
+  cache.configure(CacheLevelGeometry{8 << 20, 16}, 64);
+  const uint64_t lines = static_cast<uint64_t>(state.range(0));
+  uint64_t line = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(cache.access(line));
+    line = (line + 1) % lines;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(SharedCacheStep)->Arg(65536)->Arg(262144);
+
+void FalseSharingPrivateReread(benchmark::State& state) {
+  FalseSharingDetector detector(FalseSharingConfig{});
+  auto* t = detector.attach(0);
+  for (size_t g = 0; g < kGranules; ++g) detector.access(*t, 0x401000, address_of(g), 8, true);
+  size_t g = 0;
+  for (auto _ : state) {
+    detector.access(*t, 0x401010, address_of(g), 8, false);
+    g = (g + 1) % kGranules;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(FalseSharingPrivateReread);
+
+// One event = two threads incrementing their own counters in one line,
+// alternately: every access is a line transfer (false sharing).
+void FalseSharingTransfer(benchmark::State& state) {
+  FalseSharingDetector detector(FalseSharingConfig{});
+  FalseSharingDetector::ThreadState* t[2] = {detector.attach(0), detector.attach(1)};
+  const uintptr_t line = address_of(0);
+  unsigned who = 0;
+  for (auto _ : state) {
+    detector.access(*t[who], 0x401000 + who, line + 8 * who, 8, true);
+    who ^= 1;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(FalseSharingTransfer);
+
+void TraceRecorderRegularStep(benchmark::State& state) {
+  MemoryTraceConfig config;
+  config.max_threads = 1;
+  MemoryTraceRecorder recorder(config);
+  auto* t = recorder.attach(0);
+  uint64_t address = 0x7f0000000000;
+  for (auto _ : state) {
+    recorder.access(*t, 0x401000, address, 8, false);
+    address += 8;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(TraceRecorderRegularStep);
+
+}  // namespace
