@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "analyzers/communication/communication_analyzer.h"
@@ -32,31 +33,27 @@ uintptr_t address_of(size_t granule) {
   return reinterpret_cast<uintptr_t>(buffer().data() + granule * 8);
 }
 
-void CommPrivateReread(benchmark::State& state) {
+// A thread re-reading or re-writing granules it wrote last: the inline
+// fast path.
+// (A compile-time choice: a branch per access would be measured with it.)
+template <class IsWrite>
+void CommPrivate(benchmark::State& state, IsWrite) {
   CommunicationAnalyzer comm(CommunicationConfig{});
   auto* t = comm.attach(0);
   for (size_t g = 0; g < kGranules; ++g) comm.write(*t, 0x401000, address_of(g), 8);
   size_t g = 0;
   for (auto _ : state) {
-    comm.read(*t, 0x401010, address_of(g), 8);
+    if constexpr (IsWrite::value) {
+      comm.write(*t, 0x401020, address_of(g), 8);
+    } else {
+      comm.read(*t, 0x401010, address_of(g), 8);
+    }
     g = (g + 1) % kGranules;
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(CommPrivateReread);
-
-void CommPrivateRewrite(benchmark::State& state) {
-  CommunicationAnalyzer comm(CommunicationConfig{});
-  auto* t = comm.attach(0);
-  for (size_t g = 0; g < kGranules; ++g) comm.write(*t, 0x401000, address_of(g), 8);
-  size_t g = 0;
-  for (auto _ : state) {
-    comm.write(*t, 0x401020, address_of(g), 8);
-    g = (g + 1) % kGranules;
-  }
-  state.SetItemsProcessed(state.iterations());
-}
-BENCHMARK(CommPrivateRewrite);
+BENCHMARK_CAPTURE(CommPrivate, reread, std::false_type{});
+BENCHMARK_CAPTURE(CommPrivate, rewrite, std::true_type{});
 
 // One event = thread 0 writes a granule thread 1 read (an invalidation),
 // then thread 1 reads it first (one true communication, with CRD).

@@ -557,4 +557,19 @@ std::optional<size_t> pick_representative(
   return std::nullopt;
 }
 
+RecoveredSchedule schedule_from_traces(const std::vector<TracedInstruction>& per_thread_streams,
+                                       uint32_t thread_count) {
+  const auto chunks = chunks_from_traces(per_thread_streams, thread_count);
+  if (!chunks) return {};
+  RecoveredSchedule schedule = classify_schedule(*chunks);
+  int64_t runs = 0;
+  for (const auto& thread_chunks : *chunks) runs += static_cast<int64_t>(thread_chunks.size());
+  if (schedule.kind != ScheduleKind::Static && schedule.iterations < 2 * runs) {
+    schedule.kind = ScheduleKind::Unknown;
+    schedule.chunk = 0;
+    schedule.evidence = "chunks of about one iteration: the instruction may be in an inner loop";
+  }
+  return schedule;
+}
+
 }  // namespace weft

@@ -77,6 +77,15 @@ RecoveredSchedule classify_schedule(
 std::optional<std::vector<std::vector<IterationChunk>>> chunks_from_traces(
     const std::vector<TracedInstruction>& per_thread_streams_of_one_pc, uint32_t thread_count);
 
+// The schedule one instruction's streams show: chunks_from_traces, then
+// classify_schedule. Unknown when the instruction does not qualify, and
+// when the result is not to be trusted: chunks of about one iteration
+// (fewer than 2 on average) are what an instruction of an inner loop that
+// qualifies by chance shows too, so a non-static schedule made of them is
+// Unknown rather than "dynamic,1".
+RecoveredSchedule schedule_from_traces(const std::vector<TracedInstruction>& per_thread_streams,
+                                       uint32_t thread_count);
+
 // Among several instructions of one loop (each a vector of per-thread
 // streams), the index of the one that qualifies for chunks_from_traces
 // (thread_count: 1 + the largest thread number of its streams) with the

@@ -9,23 +9,11 @@
 #include <vector>
 
 #include "common/run_capture.h"
+#include "profile/profile.h"
 #include "profile/sqlite_db.h"
 #include "static/symbolizer.h"
 
 namespace weft {
-
-// What a line with false sharing belongs to: a global or static variable
-// (from the modules' symbol tables), a heap block (by the call site that
-// allocated it, as recorded by the event source), or nothing known.
-struct DataObject {
-  uint64_t line_address = 0;
-  std::string kind;  // "global", "heap" or "unknown"
-  std::string name;  // the variable's name (global); empty otherwise
-  uint64_t object_address = 0;
-  uint64_t object_size = 0;
-  uint64_t allocation_pc = 0;  // heap: the allocating call
-  uint32_t allocation_thread = 0;
-};
 
 // One DataObject per line of `capture.line_sharing`, in line order. A heap
 // line belongs to the latest recorded block (highest sequence) covering it.

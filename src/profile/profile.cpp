@@ -471,21 +471,26 @@ bool Profile::has_false_sharing() const {
   return impl_->has_memory_tables && analyses.find(",falseshare,") != std::string::npos;
 }
 
+uint32_t Profile::line_size() const {
+  const std::optional<int64_t> size = parse_integer(meta_value("line_size"));
+  return size && *size >= 8 ? static_cast<uint32_t>(*size) : 64;
+}
+
 bool Profile::has_traces() const {
   const std::string analyses = "," + meta_value("analyses") + ",";
   return impl_->has_memory_tables && analyses.find(",traces,") != std::string::npos;
 }
 
-std::vector<LineSharingEntry> Profile::line_sharing() const {
+std::vector<LineSharingRecord> Profile::line_sharing() const {
   if (!impl_->has_memory_tables) return {};
   return impl_->guarded([&] {
-    std::vector<LineSharingEntry> out;
+    std::vector<LineSharingRecord> out;
     sqlite::Statement query(impl_->db,
                             "SELECT line_address, thread, writer, pc, false_events, thread_bytes,"
                             " writer_bytes FROM line_sharing"
                             " ORDER BY line_address, thread, writer, pc");
     while (query.step()) {
-      LineSharingEntry e;
+      LineSharingRecord e;
       e.line_address = query.column_u64(0);
       e.thread = static_cast<uint32_t>(query.column_int(1));
       e.writer = static_cast<uint32_t>(query.column_int(2));
@@ -499,10 +504,10 @@ std::vector<LineSharingEntry> Profile::line_sharing() const {
   });
 }
 
-std::vector<SharingTotal> Profile::sharing_totals() const {
+std::vector<SharingPairTotals> Profile::sharing_totals() const {
   if (!impl_->has_memory_tables) return {};
   return impl_->guarded([&] {
-    std::vector<SharingTotal> out;
+    std::vector<SharingPairTotals> out;
     sqlite::Statement query(impl_->db,
                             "SELECT thread, writer, true_events, false_events FROM sharing_totals"
                             " ORDER BY writer, thread");
@@ -515,16 +520,16 @@ std::vector<SharingTotal> Profile::sharing_totals() const {
   });
 }
 
-std::vector<DataObjectInfo> Profile::data_objects() const {
+std::vector<DataObject> Profile::data_objects() const {
   if (!impl_->has_memory_tables) return {};
   return impl_->guarded([&] {
-    std::vector<DataObjectInfo> out;
+    std::vector<DataObject> out;
     sqlite::Statement query(impl_->db,
                             "SELECT line_address, kind, name, object_address, object_size,"
                             " allocation_pc, allocation_thread FROM data_objects"
                             " ORDER BY line_address");
     while (query.step()) {
-      DataObjectInfo o;
+      DataObject o;
       o.line_address = query.column_u64(0);
       o.kind = query.column_text(1);
       o.name = query.column_text(2);

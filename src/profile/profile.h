@@ -130,27 +130,10 @@ struct SourcePosition {
   uint32_t line = 0;
 };
 
-// line_sharing: false-sharing events of (line, reader thread, writer, pc).
-struct LineSharingEntry {
-  uint64_t line_address = 0;
-  uint32_t thread = 0;
-  uint32_t writer = 0;
-  uint64_t pc = 0;
-  uint64_t false_events = 0;
-  uint64_t thread_bytes = 0;  // bit b: byte b of the line (scaled for lines > 64 bytes)
-  uint64_t writer_bytes = 0;
-};
-
-// sharing_totals: line transfers from `writer` to `thread`.
-struct SharingTotal {
-  uint32_t thread = 0;
-  uint32_t writer = 0;
-  uint64_t true_events = 0;
-  uint64_t false_events = 0;
-};
-
-// data_objects: what a falsely shared line belongs to.
-struct DataObjectInfo {
+// data_objects: what a falsely shared line belongs to: a global or static
+// variable (from the symbol table), a heap block (by the call that
+// allocated it, as recorded by the event source), or nothing known.
+struct DataObject {
   uint64_t line_address = 0;
   std::string kind;  // "global", "heap", "unknown"
   std::string name;
@@ -232,10 +215,13 @@ class Profile {
   // True when the run recorded the false-sharing analysis (meta analyses
   // holds "falseshare" and the profile has its tables); likewise traces.
   bool has_false_sharing() const;
+  // The false-sharing analysis' line (meta line_size); 64 when absent.
+  uint32_t line_size() const;
   bool has_traces() const;
-  std::vector<LineSharingEntry> line_sharing() const;
-  std::vector<SharingTotal> sharing_totals() const;
-  std::vector<DataObjectInfo> data_objects() const;
+  // The tables' rows as the analysis produced them (common/run_capture.h).
+  std::vector<LineSharingRecord> line_sharing() const;
+  std::vector<SharingPairTotals> sharing_totals() const;
+  std::vector<DataObject> data_objects() const;
   // The traces of `thread` / `pc` (nullopt: all), by thread then pc.
   std::vector<MemoryTraceInfo> memory_traces(std::optional<uint32_t> thread = std::nullopt,
                                              std::optional<uint64_t> pc = std::nullopt) const;

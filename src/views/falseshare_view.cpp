@@ -63,10 +63,9 @@ std::vector<FalseSharingLine> analyze_false_sharing(const Profile& profile) {
     throw ViewError(profile.path() +
                     " has no false-sharing data: record it with the falseshare analysis "
                     "(weft record --analyses comm,falseshare ...)");
-  const uint32_t line_size = static_cast<uint32_t>(
-      std::max<int64_t>(8, std::stoll("0" + profile.meta_value("line_size"))));
-  std::map<uint64_t, DataObjectInfo> objects;
-  for (DataObjectInfo& o : profile.data_objects()) objects[o.line_address] = std::move(o);
+  const uint32_t line_size = profile.line_size();
+  std::map<uint64_t, DataObject> objects;
+  for (DataObject& o : profile.data_objects()) objects[o.line_address] = std::move(o);
 
   struct Gathered {
     FalseSharingLine line;
@@ -75,7 +74,7 @@ std::vector<FalseSharingLine> analyze_false_sharing(const Profile& profile) {
     std::map<std::pair<uint32_t, uint64_t>, uint64_t> sites;  // (thread, pc) -> events
   };
   std::map<uint64_t, Gathered> lines;
-  for (const LineSharingEntry& e : profile.line_sharing()) {
+  for (const LineSharingRecord& e : profile.line_sharing()) {
     Gathered& g = lines[e.line_address];
     g.line.line_address = e.line_address;
     g.line.events += e.false_events;
@@ -127,7 +126,7 @@ std::vector<FalseSharingLine> analyze_false_sharing(const Profile& profile) {
 }
 
 std::string data_object_description(const FalseSharingLine& line) {
-  const DataObjectInfo& o = line.object;
+  const DataObject& o = line.object;
   if (o.kind == "global")
     return fmt::format("{} (global, {} bytes, line at offset {})", o.name, o.object_size,
                        static_cast<int64_t>(line.line_address - o.object_address));

@@ -45,7 +45,7 @@ struct ThreadOffsets {
 struct FalseSharingLine {
   uint64_t line_address = 0;
   uint64_t events = 0;
-  DataObjectInfo object;                       // kind "unknown" when nothing is known
+  DataObject object;                           // kind "unknown" when nothing is known
   std::optional<SourcePosition> allocated_at;  // heap blocks
   std::vector<ThreadOffsets> threads;          // by thread id
   std::vector<FalseSharingPair> pairs;         // by events, descending

@@ -111,19 +111,21 @@ std::vector<LoopSchedule> trace_schedules(const Profile& profile, const DecodedT
   for (RegionInfo& r : profile.regions()) regions[r.id] = std::move(r);
   const uint32_t threads = profile.thread_count();
 
-  // region -> pc -> streams (one per thread)
+  // region -> pc -> streams (one per thread), for the loops of outlined
+  // bodies (the pc's physical function) without runtime chunks.
+  std::map<uint64_t, bool> candidate_pc;
   std::map<int64_t, std::map<uint64_t, std::vector<TracedInstruction>>> by_region;
   for (size_t i = 0; i < traces.all.size(); ++i) {
     auto region = regions.find(traces.region_of[i]);
     if (region == regions.end() || region->second.kind != "loop") continue;
-    // A loop region is "FUNCTION:loop@FILE:LINE", FUNCTION the physical one
-    // (the outlined body; the region's `function` is the one it came from),
-    // with "@FILE:LINE" added to clang's `.omp_outlined.` names.
-    const std::string& name = region->second.name;
-    std::string body = name.substr(0, name.find(":loop@"));
-    body = body.substr(0, body.find('@'));
-    if (!is_outlined_parallel_body(body) || functions_with_chunks.contains(body)) continue;
-    by_region[region->first][traces.all[i].pc].push_back(traces.all[i]);
+    const uint64_t pc = traces.all[i].pc;
+    auto [known, fresh] = candidate_pc.try_emplace(pc, false);
+    if (fresh) {
+      const std::string function = position_of(profile, pc).function;
+      known->second =
+          is_outlined_parallel_body(function) && !functions_with_chunks.contains(function);
+    }
+    if (known->second) by_region[region->first][pc].push_back(traces.all[i]);
   }
   std::vector<LoopSchedule> out;
   for (auto& [region_id, pcs] : by_region) {
@@ -136,9 +138,9 @@ std::vector<LoopSchedule> trace_schedules(const Profile& profile, const DecodedT
     }
     const std::optional<size_t> pick = pick_representative(candidates);
     if (!pick) continue;
-    const auto chunks = chunks_from_traces(candidates[*pick], threads);
-    if (!chunks) continue;
     LoopSchedule s;
+    s.schedule = schedule_from_traces(candidates[*pick], threads);
+    if (s.schedule.kind == ScheduleKind::Unknown) continue;
     s.pc = candidate_pcs[*pick];
     const RegionInfo& region = regions.at(region_id);
     s.position = position_of(profile, s.pc);
@@ -146,15 +148,6 @@ std::vector<LoopSchedule> trace_schedules(const Profile& profile, const DecodedT
       s.position.file = region.file;
       s.position.line = region.first_line;
     }
-    s.schedule = classify_schedule(*chunks);
-    // Traces cannot tell an instruction run once per iteration from one in
-    // an inner loop; a schedule of single-iteration chunks is usually the
-    // latter (e.g. a column loop whose instruction walks rows): not shown.
-    int64_t runs = 0;
-    for (const auto& thread_chunks : *chunks) runs += static_cast<int64_t>(thread_chunks.size());
-    if (s.schedule.kind == ScheduleKind::Unknown ||
-        (s.schedule.kind != ScheduleKind::Static && runs > 0 && s.schedule.iterations < 2 * runs))
-      continue;
     s.name = schedule_name(s.schedule);
     s.source = "traces";
     out.push_back(std::move(s));
@@ -218,7 +211,6 @@ ReuseDegree reuse_degree_of(const std::vector<const TracedInstruction*>& group) 
 struct InstructionTotals {
   uint64_t accesses = 0;
   const TracedInstruction* busiest = nullptr;  // the thread with the most accesses
-  unsigned threads = 0;
 };
 
 std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces& traces) {
@@ -226,11 +218,10 @@ std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces&
   for (const TracedInstruction& t : traces.all) {
     InstructionTotals& totals = by_pc[t.pc];
     totals.accesses += t.accesses;
-    ++totals.threads;
     if (!totals.busiest || t.accesses > totals.busiest->accesses) totals.busiest = &t;
   }
   const uint64_t threshold = std::max(kMinAccesses, traces.total_accesses / kShareDivisor);
-  const unsigned line_size = 64;
+  const unsigned line_size = profile.line_size();
 
   // An unrolled loop is several copies of one access on one source line,
   // each striding over the others' elements: n copies with the same stride
@@ -262,6 +253,7 @@ std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces&
   }
 
   std::vector<MemoryHint> hints;
+  std::map<std::pair<uint32_t, std::string>, ReuseDegree> line_reuse;
   for (const auto& [pc, totals] : by_pc) {
     auto found = patterns.find(pc);
     if (found == patterns.end()) continue;
@@ -312,19 +304,23 @@ std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces&
           "neighbouring addresses";
     } else if (t.reads && !t.writes) {
       // The loads of one source line in this thread together (an unrolled
-      // repetition is several instructions reading the same data).
-      std::vector<const TracedInstruction*> group;
-      for (const TracedInstruction& other : traces.all)
-        if (other.thread == t.thread && other.reads && !other.writes &&
-            (other.pc == pc || (!found->second.line.empty() && patterns.contains(other.pc) &&
-                                patterns.at(other.pc).line == found->second.line)))
-          group.push_back(&other);
-      if (group.front()->pc != pc && group.size() > 1) {
-        bool first = true;  // report the group once, at its lowest pc
-        for (const TracedInstruction* g : group) first = first && g->pc >= pc;
-        if (!first) continue;
+      // repetition is several instructions reading the same data), once per
+      // line: its instructions' findings merge below.
+      const std::pair<uint32_t, std::string> key{
+          t.thread, found->second.line.empty() ? std::to_string(pc) : found->second.line};
+      auto reuse_it = line_reuse.find(key);
+      if (reuse_it == line_reuse.end()) {
+        std::vector<const TracedInstruction*> group;
+        for (const TracedInstruction& other : traces.all) {
+          if (other.thread != t.thread || !other.reads || other.writes) continue;
+          auto other_line = line_of.find(other.pc);
+          const std::string other_key =
+              other_line == line_of.end() ? std::to_string(other.pc) : other_line->second;
+          if (other_key == key.second) group.push_back(&other);
+        }
+        reuse_it = line_reuse.emplace(key, reuse_degree_of(group)).first;
       }
-      const ReuseDegree reuse = reuse_degree_of(group);
+      const ReuseDegree reuse = reuse_it->second;
       // A loop-invariant scalar (a handful of addresses) is not data reuse.
       if (reuse.degree < kMinReuseDegree || reuse.distinct < kMinReuseAddresses) continue;
       hint.kind = "reuse";
@@ -379,8 +375,7 @@ MemoryHints analyze_memory_hints(const Profile& profile, size_t top) {
   MemoryHints out;
   out.traces = profile.has_traces();
   out.false_sharing = profile.has_false_sharing();
-  const uint32_t line_size = static_cast<uint32_t>(
-      std::max<int64_t>(8, std::atoll(profile.meta_value("line_size").c_str())));
+  const uint32_t line_size = profile.line_size();
 
   std::vector<FalseSharingLine> lines;
   if (out.false_sharing) lines = analyze_false_sharing(profile);
@@ -436,11 +431,8 @@ MemoryHints analyze_memory_hints(const Profile& profile, size_t top) {
       return m.kind == hint.kind && m.position.file == hint.position.file &&
              m.position.line == hint.position.line && !hint.position.file.empty();
     });
-    if (same == merged.end()) {
-      merged.push_back(std::move(hint));
-    } else {
-      same->weight += hint.weight;
-    }
+    // Trace findings already weigh their whole line; only distinct lines add.
+    if (same == merged.end()) merged.push_back(std::move(hint));
   }
   out.hints = std::move(merged);
   if (out.hints.size() > top) out.hints.resize(top);

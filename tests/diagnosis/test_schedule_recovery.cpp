@@ -477,6 +477,34 @@ TEST(ChunksFromTraces, SingleIterationChunksDefaultToAPositiveStride) {
   EXPECT_EQ(*recovered, expected);
 }
 
+// Iterations handed out one or two at a time (the Thue-Morse order over 2
+// threads): chunks of about one iteration, which traces cannot tell from an
+// inner-loop instruction's: not trusted, Unknown (classify_schedule alone
+// says dynamic,1).
+TEST(ScheduleFromTraces, ChunksOfAboutOneIterationAreUnknown) {
+  Chunks chunks(2);
+  const int owner[16] = {0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0};
+  for (int64_t i = 0; i < 16; ++i) {
+    auto& mine = chunks[static_cast<size_t>(owner[i])];
+    if (!mine.empty() && mine.back().end == i) {
+      ++mine.back().end;
+    } else {
+      mine.push_back({i, i + 1});
+    }
+  }
+  const std::vector<TracedInstruction> streams = streams_of(chunks, 8);
+  ASSERT_TRUE(chunks_from_traces(streams, 2).has_value());
+  EXPECT_EQ(schedule_name(classify_schedule(*chunks_from_traces(streams, 2))), "dynamic,1");
+  const RecoveredSchedule s = schedule_from_traces(streams, 2);
+  EXPECT_EQ(s.kind, ScheduleKind::Unknown);
+  EXPECT_EQ(schedule_name(s), "unknown");
+}
+
+TEST(ScheduleFromTraces, LoopBodyInstructionKeepsItsSchedule) {
+  const RecoveredSchedule s = schedule_from_traces(streams_of(static_chunked(1024, 4, 4), 8), 4);
+  EXPECT_EQ(schedule_name(s), "static,4");
+}
+
 TEST(PickRepresentative, FewestAccessesAmongQualifying) {
   const Chunks chunks = static_chunked(256, 4, 4);
   // An inner-loop instruction (a[i][j], 8 per iteration): qualifies too,

@@ -35,37 +35,6 @@ inline bool compare_exchange_line(FalseSharingDetector::LineWords& line,
 
 }  // namespace
 
-FalseSharingDetector::Shadow::Shadow(unsigned line_log2)
-    : line_log2_(line_log2),
-      chunk_bytes_((size_t{1} << (kChunkBits - line_log2)) * sizeof(LineWords)),
-      directory_(static_cast<std::atomic<LineWords*>*>(
-          reserve_zeroed(kChunkCount * sizeof(std::atomic<LineWords*>)))) {}
-
-FalseSharingDetector::Shadow::~Shadow() {
-  if (!directory_) return;
-  for (uintptr_t i = 0; i < kChunkCount && chunks_allocated_.load() > 0; ++i) {
-    // Untouched directory pages read as zero pages, without allocating.
-    if (LineWords* c = directory_[i].load(std::memory_order_relaxed)) {
-      release(c, chunk_bytes_);
-      chunks_allocated_.fetch_sub(1);
-    }
-  }
-  release(directory_, kChunkCount * sizeof(std::atomic<LineWords*>));
-}
-
-FalseSharingDetector::LineWords* FalseSharingDetector::Shadow::allocate_chunk(uintptr_t chunk) {
-  if (!directory_) return nullptr;
-  auto* fresh = static_cast<LineWords*>(reserve_zeroed(chunk_bytes_));
-  if (!fresh) return nullptr;
-  LineWords* expected = nullptr;
-  if (directory_[chunk].compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) {
-    chunks_allocated_.fetch_add(1, std::memory_order_relaxed);
-    return fresh;
-  }
-  release(fresh, chunk_bytes_);  // another thread won the race
-  return expected;
-}
-
 FalseSharingDetector::FalseSharingDetector(const FalseSharingConfig& config)
     : config_(sanitized(config)),
       line_log2_(log2_of(config_.line_size)),
@@ -111,8 +80,8 @@ void FalseSharingDetector::access_slow(ThreadState& t, uint64_t pc, uint64_t add
     ++t.untracked;
     return;
   }
-  if (!Shadow::covers(address)) return;              // not program memory
-  const uint64_t end = address + (size ? size : 1);  // no overflow: address < 2^47
+  if (!ShadowTable<LineWords>::covers(address)) return;  // not program memory
+  const uint64_t end = address + (size ? size : 1);      // no overflow: address < 2^47
   const uint64_t line_size = config_.line_size;
   for (uint64_t line = address & ~line_offset_mask_; line < end; line += line_size) {
     const uint64_t first = address > line ? address - line : 0;
@@ -123,8 +92,8 @@ void FalseSharingDetector::access_slow(ThreadState& t, uint64_t pc, uint64_t add
 
 void FalseSharingDetector::access_line(ThreadState& t, uint64_t pc, uint64_t line_address,
                                        uint64_t mask, bool is_write) {
-  if (!Shadow::covers(line_address)) return;
-  LineWords* line = shadow_.get(line_address);
+  if (!ShadowTable<LineWords>::covers(line_address)) return;
+  LineWords* line = shadow_.word(line_address);
   if (!line) {
     ++t.dropped;
     return;

@@ -38,10 +38,9 @@
 //     are created only at false-sharing events, so their memory grows with
 //     false sharing, not with the true sharing of large arrays.
 //
-// Shadow: two 64-bit words per line, 16-byte aligned, in a two-level table
-// like ShadowMemory's (a directory of chunk pointers, one per 16 MiB of
-// address space, chunks mmap'ed with MAP_NORESERVE on first touch: only the
-// pages of touched lines cost memory, 16 bytes per line):
+// Shadow: two 64-bit words per line, 16-byte aligned, in a ShadowTable
+// (analyzers/state/shadow_memory.h: only the pages of touched lines cost
+// memory, 16 bytes per line):
 //   state    bits 0..15 W (tid + 1), bits 16..63 the valid bitset (tid 0..47)
 //   written  the mask above
 // Both words change together with one 16-byte compare-and-swap
@@ -64,6 +63,7 @@
 
 #include "analyzers/state/paged_hash_table.h"
 #include "analyzers/state/per_thread_slot.h"
+#include "analyzers/state/shadow_memory.h"
 #include "common/run_capture.h"
 
 namespace weft {
@@ -144,8 +144,9 @@ class FalseSharingDetector {
   // t's own thread (or serialized).
   void access(ThreadState& t, uint64_t pc, uint64_t address, uint32_t size, bool is_write) {
     // The line size is read from the shadow, which the lookup needs anyway.
-    if (__builtin_expect(((address ^ (address + size - 1)) >> shadow_.line_log2()) == 0, 1)) {
-      if (const LineWords* line = shadow_.find(address)) {
+    if (__builtin_expect(((address ^ (address + size - 1)) >> shadow_.granularity_log2()) == 0,
+                         1)) {
+      if (const LineWords* line = shadow_.word_if_present(address)) {
         const uint64_t state = __atomic_load_n(&line->state, __ATOMIC_RELAXED);
         if (!is_write) {
           if (state & t.valid_bit) return;
@@ -200,50 +201,6 @@ class FalseSharingDetector {
   uint64_t untracked_accesses() const;
 
  private:
-  // Two-level shadow, two words per line (same layout as ShadowMemory).
-  class Shadow {
-   public:
-    static constexpr unsigned kAddressBits = 47;  // x86-64 user space
-    static constexpr unsigned kChunkBits = 24;
-    static constexpr uintptr_t kChunkCount = uintptr_t{1} << (kAddressBits - kChunkBits);
-    static constexpr uintptr_t kChunkMask = (uintptr_t{1} << kChunkBits) - 1;
-
-    explicit Shadow(unsigned line_log2);
-    ~Shadow();
-    Shadow(const Shadow&) = delete;
-    Shadow& operator=(const Shadow&) = delete;
-
-    unsigned line_log2() const { return line_log2_; }
-    static bool covers(uintptr_t addr) { return (addr >> kChunkBits) < kChunkCount; }
-
-    // The line of `addr` if its chunk exists; nullptr otherwise.
-    const LineWords* find(uintptr_t addr) const {
-      const unsigned line_log2 = line_log2_;  // loaded once, before the acquire
-      const uintptr_t chunk = addr >> kChunkBits;
-      if (chunk >= kChunkCount) return nullptr;
-      const LineWords* base = directory_[chunk].load(std::memory_order_acquire);
-      return base ? base + ((addr & kChunkMask) >> line_log2) : nullptr;
-    }
-
-    // The line of `addr`, its chunk allocated if needed; nullptr outside
-    // user space or out of memory.
-    LineWords* get(uintptr_t addr) {
-      const uintptr_t chunk = addr >> kChunkBits;
-      if (chunk >= kChunkCount) return nullptr;
-      LineWords* base = directory_[chunk].load(std::memory_order_acquire);
-      if (__builtin_expect(base == nullptr, 0)) base = allocate_chunk(chunk);
-      return base ? base + ((addr & kChunkMask) >> line_log2_) : nullptr;
-    }
-
-   private:
-    LineWords* allocate_chunk(uintptr_t chunk);
-
-    unsigned line_log2_;
-    size_t chunk_bytes_;
-    std::atomic<LineWords*>* directory_;
-    std::atomic<size_t> chunks_allocated_{0};
-  };
-
   // Bits first..last of the line's byte mask for bytes [offset, offset + size).
   uint64_t byte_mask(uint64_t offset, uint64_t size) const {
     const unsigned first = static_cast<unsigned>(offset >> mask_shift_);
@@ -262,7 +219,7 @@ class FalseSharingDetector {
   unsigned line_log2_;
   unsigned mask_shift_;  // log2(line_size / 64) when line_size > 64, else 0
   uint64_t line_offset_mask_;
-  Shadow shadow_;
+  ShadowTable<LineWords> shadow_;  // two words per line
   PerThreadStates<ThreadState> threads_;
 };
 

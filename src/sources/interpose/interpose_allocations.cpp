@@ -67,6 +67,16 @@ void* allocate(uint64_t pc, size_t size) {
   return p;
 }
 
+// Calls the next definition of `name` (null if it cannot be resolved yet)
+// and notes the block of `size` bytes it returns as allocated at `pc`.
+template <class Fn, class... Args>
+void* forward(uint64_t pc, std::atomic<Fn>& slot, const char* name, size_t size, Args... args) {
+  Fn f = resolve(slot, name);
+  void* p = f ? f(args...) : nullptr;
+  note(pc, p, size);
+  return p;
+}
+
 }  // namespace
 
 WEFT_EXPORT void* malloc(size_t size) { return allocate(WEFT_CALLER_PC, size); }
@@ -84,27 +94,15 @@ WEFT_EXPORT void* calloc(size_t count, size_t size) {
 }
 
 WEFT_EXPORT void* realloc(void* old, size_t size) {
-  const uint64_t pc = WEFT_CALLER_PC;
-  ReallocFn f = resolve(g_realloc, "realloc");
-  void* p = f ? f(old, size) : nullptr;
-  note(pc, p, size);
-  return p;
+  return forward(WEFT_CALLER_PC, g_realloc, "realloc", size, old, size);
 }
 
 WEFT_EXPORT void* aligned_alloc(size_t alignment, size_t size) {
-  const uint64_t pc = WEFT_CALLER_PC;
-  AlignedFn f = resolve(g_aligned_alloc, "aligned_alloc");
-  void* p = f ? f(alignment, size) : nullptr;
-  note(pc, p, size);
-  return p;
+  return forward(WEFT_CALLER_PC, g_aligned_alloc, "aligned_alloc", size, alignment, size);
 }
 
 WEFT_EXPORT void* memalign(size_t alignment, size_t size) {
-  const uint64_t pc = WEFT_CALLER_PC;
-  AlignedFn f = resolve(g_memalign, "memalign");
-  void* p = f ? f(alignment, size) : nullptr;
-  note(pc, p, size);
-  return p;
+  return forward(WEFT_CALLER_PC, g_memalign, "memalign", size, alignment, size);
 }
 
 WEFT_EXPORT int posix_memalign(void** out, size_t alignment, size_t size) {
@@ -118,15 +116,13 @@ WEFT_EXPORT int posix_memalign(void** out, size_t alignment, size_t size) {
 // operator new and new[] (plain, nothrow, aligned): the next definition
 // (libstdc++'s, which calls malloc from its own code, so not recorded twice)
 // does the work and the failure handling; the program's call site is noted.
-#define WEFT_OPERATOR_NEW(SYMBOL, PARAMS, ARGS, ...) \
-  WEFT_EXPORT void* SYMBOL PARAMS __VA_ARGS__ {      \
-    using Fn = void*(*)PARAMS;                       \
-    static std::atomic<Fn> next{nullptr};            \
-    Fn f = resolve(next, #SYMBOL);                   \
-    void* p = f ? f ARGS : nullptr;                  \
-    note(WEFT_CALLER_PC, p, size);                   \
-    return p;                                        \
+#define WEFT_OPERATOR_NEW(SYMBOL, PARAMS, ARGS, ...)                        \
+  WEFT_EXPORT void* SYMBOL PARAMS __VA_ARGS__ {                             \
+    using Fn = void*(*)PARAMS;                                              \
+    static std::atomic<Fn> next{nullptr};                                   \
+    return forward(WEFT_CALLER_PC, next, #SYMBOL, size, WEFT_UNPAREN ARGS); \
   }
+#define WEFT_UNPAREN(...) __VA_ARGS__
 
 WEFT_OPERATOR_NEW(_Znwm, (size_t size), (size))
 WEFT_OPERATOR_NEW(_Znam, (size_t size), (size))
