@@ -82,12 +82,19 @@ class CommunicationAnalyzer {
   static constexpr uint64_t kLocked = uint64_t{1} << 62;
   static constexpr uint64_t kExtended = uint64_t{1} << 63;
   static constexpr unsigned kMaxThreadsLimit = 65534;
+  // A writer tag no shadow word holds: writer bits are at most 0xffff, and a
+  // word is all ones only with writer 0xffff, beyond kMaxThreadsLimit.
+  static constexpr uint64_t kRetiredTag = ~uint64_t{0};
 
   // Everything one thread owns: its counters and a reentrancy flag (a signal
   // handler running instrumented code must not touch a table mid-update).
   struct ThreadState {
-    uint32_t tid = 0;
+    // What the fast path reads comes first: the tag, the granule size and
+    // the shadow chunks this thread used last.
     uint64_t writer_tag = 0;  // tid + 1
+    unsigned granularity_log2 = 6;
+    uint32_t tid = 0;
+    ShadowChunkCache chunks;  // of the analyzer's shadow
     uint64_t reader_bit = 0;  // inline reader bit, 0 if tid >= kInlineReaders
     volatile int busy = 0;
     uint64_t dropped = 0;
@@ -128,26 +135,40 @@ class CommunicationAnalyzer {
   // beyond max_threads. Thread-safe.
   ThreadState* attach(uint32_t tid);
 
-  // The fast paths stay inline and frame-free: an access inside one granule
-  // whose shadow word says "this thread wrote it last" (a private re-read or
-  // re-write) returns after one directory load and one word load. Anything
-  // else goes to the out-of-line slow path.
+  // The fast paths: an access inside one granule whose shadow word says
+  // "this thread wrote it last" (a private re-read or re-write) is decided
+  // from the thread's own state and one shadow word, without the analyzer
+  // object, so an event source can inline them into its hooks. False means
+  // "not decided here": call read() or write().
+  static bool is_local_read(const ThreadState& t, uintptr_t addr, size_t size) {
+    const unsigned g = t.granularity_log2;
+    if (__builtin_expect(((addr ^ (addr + size - 1)) >> g) != 0, 0)) return false;
+    const std::atomic<uint64_t>* word;
+    return ShadowMemory::find_cached(t.chunks, g, addr, word) &&
+           (word->load(std::memory_order_relaxed) & kWriterMask) == t.writer_tag;
+  }
+
+  static bool is_local_write(const ThreadState& t, uintptr_t addr, size_t size) {
+    const unsigned g = t.granularity_log2;
+    if (__builtin_expect(((addr ^ (addr + size - 1)) >> g) != 0, 0)) return false;
+    const std::atomic<uint64_t>* word;
+    return ShadowMemory::find_cached(t.chunks, g, addr, word) &&
+           word->load(std::memory_order_relaxed) == t.writer_tag;
+  }
+
+  // After this, is_local_read/write decide nothing for `t` (its tag matches
+  // no shadow word): a source that keeps `t` in a place it cannot clear from
+  // another thread stops its fast path this way. Then detach `t` too.
+  static void retire(ThreadState& t) {
+    __atomic_store_n(&t.writer_tag, kRetiredTag, __ATOMIC_RELAXED);
+  }
+
   void read(ThreadState& t, uint64_t pc, uintptr_t addr, size_t size) {
-    if (__builtin_expect(((addr ^ (addr + size - 1)) >> granularity_log2_) == 0, 1)) {
-      if (const std::atomic<uint64_t>* word = shadow_.word_if_present(addr)) {
-        if ((word->load(std::memory_order_relaxed) & kWriterMask) == t.writer_tag) return;
-      }
-    }
-    read_slow(t, pc, addr, size);
+    if (__builtin_expect(!is_local_read(t, addr, size), 0)) read_slow(t, pc, addr, size);
   }
 
   void write(ThreadState& t, uint64_t pc, uintptr_t addr, size_t size) {
-    if (__builtin_expect(((addr ^ (addr + size - 1)) >> granularity_log2_) == 0, 1)) {
-      if (const std::atomic<uint64_t>* word = shadow_.word_if_present(addr)) {
-        if (word->load(std::memory_order_relaxed) == t.writer_tag) return;
-      }
-    }
-    write_slow(t, pc, addr, size);
+    if (__builtin_expect(!is_local_write(t, addr, size), 0)) write_slow(t, pc, addr, size);
   }
 
   __attribute__((noinline)) void read_slow(ThreadState& t, uint64_t pc, uintptr_t addr,
@@ -195,7 +216,7 @@ class CommunicationAnalyzer {
   // The footprint is touched only where this thread may not have touched the
   // granule before: not when it wrote it last, not on a reuse (it read it).
   void read_granule(ThreadState& t, uint64_t pc, uintptr_t addr) {
-    std::atomic<uint64_t>* word = shadow_.word(addr);
+    std::atomic<uint64_t>* word = shadow_.word(addr, t.chunks);
     if (!word) return;
     uint64_t cur = word->load(std::memory_order_relaxed);
     for (;;) {
@@ -223,7 +244,7 @@ class CommunicationAnalyzer {
   }
 
   void write_granule(ThreadState& t, uint64_t pc, uintptr_t addr) {
-    std::atomic<uint64_t>* word = shadow_.word(addr);
+    std::atomic<uint64_t>* word = shadow_.word(addr, t.chunks);
     if (!word) return;
     if (footprint_) footprint_->touch(t.footprint_tag, pc, addr);
     uint64_t cur = word->load(std::memory_order_relaxed);

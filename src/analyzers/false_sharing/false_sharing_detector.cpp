@@ -93,7 +93,7 @@ void FalseSharingDetector::access_slow(ThreadState& t, uint64_t pc, uint64_t add
 void FalseSharingDetector::access_line(ThreadState& t, uint64_t pc, uint64_t line_address,
                                        uint64_t mask, bool is_write) {
   if (!ShadowTable<LineWords>::covers(line_address)) return;
-  LineWords* line = shadow_.word(line_address);
+  LineWords* line = shadow_.word(line_address, t.chunks);
   if (!line) {
     ++t.dropped;
     return;

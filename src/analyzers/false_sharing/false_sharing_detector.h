@@ -124,6 +124,7 @@ class FalseSharingDetector {
     volatile int busy = 0;
     uint64_t dropped = 0;
     uint64_t untracked = 0;
+    ShadowChunkCache chunks;            // of shadow_
     PairCounts pairs[kTrackedThreads];  // indexed by writer
     PagedHashTable<LineEntry> lines;
   };
@@ -143,10 +144,10 @@ class FalseSharingDetector {
   // Thread `t` accessed [address, address + size) at `pc`. Call only from
   // t's own thread (or serialized).
   void access(ThreadState& t, uint64_t pc, uint64_t address, uint32_t size, bool is_write) {
-    // The line size is read from the shadow, which the lookup needs anyway.
-    if (__builtin_expect(((address ^ (address + size - 1)) >> shadow_.granularity_log2()) == 0,
-                         1)) {
-      if (const LineWords* line = shadow_.word_if_present(address)) {
+    // Fast path: one line, its chunk cached, and nothing to change.
+    if (__builtin_expect(((address ^ (address + size - 1)) >> line_log2_) == 0, 1)) {
+      if (const LineWords* line =
+              ShadowTable<LineWords>::cached_word(t.chunks, line_log2_, address)) {
         const uint64_t state = __atomic_load_n(&line->state, __ATOMIC_RELAXED);
         if (!is_write) {
           if (state & t.valid_bit) return;

@@ -1,9 +1,15 @@
 // ShadowTable<Cell>: one Cell per granule of the user address space, for
-// the analyzers' per-granule state. Two levels: a directory of 2^23 chunk
-// pointers (one per 16 MiB of program address space, 64 MiB reserved,
-// touched sparsely) and chunks allocated on first touch. Only chunks the
-// program touches cost memory, and within a chunk only the pages whose
-// granules were touched.
+// the analyzers' per-granule state. Three levels, all allocated on first
+// touch except the root: a root of 2^12 pointers (32 KiB, the only fixed
+// part), directories of 2^11 chunk pointers (16 KiB, one per 32 GiB of
+// program address space) and chunks of cells (one per 16 MiB of program
+// address space). Nothing proportional to the address space is reserved;
+// within a chunk only the pages whose granules were touched cost memory.
+//
+// The walk costs three dependent loads, so the hot paths go through a
+// per-thread ChunkCache instead: a few recently used chunks, checked with
+// one compare (chunks are never freed while the table lives, so an entry
+// stays valid).
 //
 // ShadowMemory (one 64-bit atomic word per granule: at 64-byte granules
 // 1/8 of the touched memory) is the communication analyzer's and the
@@ -19,31 +25,46 @@
 
 namespace weft {
 
+// Recently used chunks of one ShadowTable, owned by one thread: direct
+// mapped on the chunk number's low bits.
+struct ShadowChunkCache {
+  static constexpr unsigned kEntries = 8;
+  struct Entry {
+    uintptr_t chunk = ~uintptr_t{0};  // chunk number (address >> chunk bits); ~0: empty
+    void* base = nullptr;
+  };
+  Entry entries[kEntries];
+};
+
 template <class Cell>
 class ShadowTable {
  public:
   static constexpr unsigned kAddressBits = 47;  // x86-64 user space
-  static constexpr unsigned kChunkBits = 24;
+  static constexpr unsigned kChunkBits = 24;    // 16 MiB of program memory per chunk
+  static constexpr unsigned kDirectoryBits = 11;
+  static constexpr unsigned kRootBits = kAddressBits - kChunkBits - kDirectoryBits;
   static constexpr uintptr_t kChunkCount = uintptr_t{1} << (kAddressBits - kChunkBits);
   static constexpr uintptr_t kChunkMask = (uintptr_t{1} << kChunkBits) - 1;
+  static constexpr size_t kRootEntries = size_t{1} << kRootBits;
+  static constexpr size_t kDirectoryEntries = size_t{1} << kDirectoryBits;
+  using Directory = std::atomic<Cell*>;
 
   explicit ShadowTable(unsigned granularity_log2)
       : granularity_log2_(granularity_log2),
         chunk_bytes_((size_t{1} << (kChunkBits - granularity_log2)) * sizeof(Cell)),
-        directory_(static_cast<std::atomic<Cell*>*>(
-            reserve_zeroed(kChunkCount * sizeof(std::atomic<Cell*>)))) {}
+        root_(static_cast<std::atomic<Directory*>*>(
+            reserve_zeroed(kRootEntries * sizeof(std::atomic<Directory*>)))) {}
 
   ~ShadowTable() {
-    if (!directory_) return;
-    for (uintptr_t i = 0; i < kChunkCount && chunks_allocated_.load() > 0; ++i) {
-      // Only pages of the directory that were touched hold non-null entries;
-      // scanning reads zero pages, which the kernel maps without allocating.
-      if (Cell* c = directory_[i].load(std::memory_order_relaxed)) {
-        release(c, chunk_bytes_);
-        chunks_allocated_.fetch_sub(1);
-      }
+    if (!root_) return;
+    for (size_t r = 0; r < kRootEntries; ++r) {
+      Directory* directory = root_[r].load(std::memory_order_relaxed);
+      if (!directory) continue;
+      for (size_t d = 0; d < kDirectoryEntries; ++d)
+        release(directory[d].load(std::memory_order_relaxed), chunk_bytes_);
+      release(directory, kDirectoryEntries * sizeof(Directory));
     }
-    release(directory_, kChunkCount * sizeof(std::atomic<Cell*>));
+    release(root_, kRootEntries * sizeof(std::atomic<Directory*>));
   }
   ShadowTable(const ShadowTable&) = delete;
   ShadowTable& operator=(const ShadowTable&) = delete;
@@ -53,22 +74,46 @@ class ShadowTable {
   // Whether `addr` is in the user address space the table covers.
   static bool covers(uintptr_t addr) { return (addr >> kChunkBits) < kChunkCount; }
 
+  // The cell of `addr` when its chunk is in `cache`, else nullptr. The hot
+  // path: one compare, no walk. Addresses the table does not cover are
+  // never cached.
+  static Cell* cached_word(const ShadowChunkCache& cache, unsigned granularity_log2,
+                           uintptr_t addr) {
+    Cell* cell;
+    return find_cached(cache, granularity_log2, addr, cell) ? cell : nullptr;
+  }
+
+  // The same as a test the compiler sees through (no null test of the cell).
+  template <class C>
+  static bool find_cached(const ShadowChunkCache& cache, unsigned granularity_log2, uintptr_t addr,
+                          C*& cell) {
+    const uintptr_t chunk = addr >> kChunkBits;
+    const ShadowChunkCache::Entry& e = cache.entries[chunk % ShadowChunkCache::kEntries];
+    if (__builtin_expect(e.chunk != chunk, 0)) return false;
+    cell = static_cast<Cell*>(e.base) + ((addr & kChunkMask) >> granularity_log2);
+    return true;
+  }
+
   // The cell of the granule holding `addr`, its chunk allocated if needed;
   // nullptr outside user space or out of memory.
   Cell* word(uintptr_t addr) {
+    Cell* base = chunk_base(addr >> kChunkBits, true);
+    return base ? base + ((addr & kChunkMask) >> granularity_log2_) : nullptr;
+  }
+
+  // Likewise, and remembers the chunk in `cache`.
+  Cell* word(uintptr_t addr, ShadowChunkCache& cache) {
+    if (Cell* cell = cached_word(cache, granularity_log2_, addr)) return cell;
     const uintptr_t chunk = addr >> kChunkBits;
-    if (chunk >= kChunkCount) return nullptr;
-    Cell* base = directory_[chunk].load(std::memory_order_acquire);
-    if (__builtin_expect(base == nullptr, 0)) base = allocate_chunk(chunk);
-    if (base == nullptr) return nullptr;
+    Cell* base = chunk_base(chunk, true);
+    if (!base) return nullptr;
+    cache.entries[chunk % ShadowChunkCache::kEntries] = {chunk, base};
     return base + ((addr & kChunkMask) >> granularity_log2_);
   }
 
   // The cell if its chunk exists (no allocation); nullptr otherwise.
   const Cell* word_if_present(uintptr_t addr) const {
-    const uintptr_t chunk = addr >> kChunkBits;
-    if (chunk >= kChunkCount) return nullptr;
-    const Cell* base = directory_[chunk].load(std::memory_order_acquire);
+    Cell* base = const_cast<ShadowTable*>(this)->chunk_base(addr >> kChunkBits, false);
     return base ? base + ((addr & kChunkMask) >> granularity_log2_) : nullptr;
   }
 
@@ -76,36 +121,57 @@ class ShadowTable {
   // cells, cell count). Call when no thread is allocating chunks.
   template <class Visitor>
   void for_each_chunk(Visitor&& visit) const {
-    if (!directory_) return;
+    if (!root_) return;
     const size_t cells = chunk_bytes_ / sizeof(Cell);
-    size_t left = chunks_allocated();
-    for (uintptr_t i = 0; i < kChunkCount && left > 0; ++i) {
-      if (const Cell* base = directory_[i].load(std::memory_order_acquire)) {
-        visit(i << kChunkBits, base, cells);
-        --left;
-      }
+    for (size_t r = 0; r < kRootEntries; ++r) {
+      const Directory* directory = root_[r].load(std::memory_order_acquire);
+      if (!directory) continue;
+      for (size_t d = 0; d < kDirectoryEntries; ++d)
+        if (const Cell* base = directory[d].load(std::memory_order_acquire))
+          visit(((r << kDirectoryBits) | d) << kChunkBits, base, cells);
     }
   }
 
   size_t chunks_allocated() const { return chunks_allocated_.load(std::memory_order_relaxed); }
 
  private:
-  __attribute__((noinline)) Cell* allocate_chunk(uintptr_t chunk) {
-    if (!directory_) return nullptr;
-    auto* fresh = static_cast<Cell*>(reserve_zeroed(chunk_bytes_));
-    if (!fresh) return nullptr;
-    Cell* expected = nullptr;
-    if (directory_[chunk].compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) {
-      chunks_allocated_.fetch_add(1, std::memory_order_relaxed);
-      return fresh;
+  // The chunk's cells; allocated (with its directory) when `allocate`.
+  Cell* chunk_base(uintptr_t chunk, bool allocate) {
+    if (chunk >= kChunkCount || !root_) return nullptr;
+    std::atomic<Directory*>& slot = root_[chunk >> kDirectoryBits];
+    Directory* directory = slot.load(std::memory_order_acquire);
+    if (__builtin_expect(directory == nullptr, 0)) {
+      if (!allocate) return nullptr;
+      bool won = false;
+      directory = install(slot, kDirectoryEntries * sizeof(Directory), won);
+      if (!directory) return nullptr;
     }
-    release(fresh, chunk_bytes_);  // another thread won the race
+    Directory& entry = directory[chunk & (kDirectoryEntries - 1)];
+    Cell* base = entry.load(std::memory_order_acquire);
+    if (__builtin_expect(base == nullptr, 0) && allocate) {
+      bool won = false;
+      base = install(entry, chunk_bytes_, won);
+      if (won) chunks_allocated_.fetch_add(1, std::memory_order_relaxed);
+    }
+    return base;
+  }
+
+  // Publishes fresh zeroed memory in `slot` unless another thread did first;
+  // returns what the slot holds; `won` tells whether this call installed it.
+  template <class T>
+  __attribute__((noinline)) T* install(std::atomic<T*>& slot, size_t bytes, bool& won) {
+    auto* fresh = static_cast<T*>(reserve_zeroed(bytes));
+    if (!fresh) return slot.load(std::memory_order_acquire);
+    T* expected = nullptr;
+    won = slot.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel);
+    if (won) return fresh;
+    release(fresh, bytes);  // another thread won the race
     return expected;
   }
 
   unsigned granularity_log2_;
   size_t chunk_bytes_;
-  std::atomic<Cell*>* directory_;
+  std::atomic<Directory*>* root_;
   std::atomic<size_t> chunks_allocated_{0};
 };
 

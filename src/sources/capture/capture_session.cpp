@@ -250,7 +250,8 @@ void CaptureSession::stop_counting(bool wait) {
   counting_.store(false);
   for (uint32_t i = 0; i < max_threads_; ++i)
     if (ThreadContext* c = contexts_[i].load()) {
-      c->comm.store(nullptr);
+      if (CommunicationAnalyzer::ThreadState* state = c->comm.exchange(nullptr))
+        CommunicationAnalyzer::retire(*state);
       c->imbalance.store(nullptr);
       c->false_sharing.store(nullptr);
       c->traces.store(nullptr);

@@ -15,6 +15,11 @@
 #include "analyzers/state/page_memory.h"
 #include "sources/compile/raw_capture_format.h"
 
+// The thread's context, read by the hooks of every instrumented module.
+__thread weft::ThreadContext* weft_thread_context WEFT_INITIAL_EXEC = nullptr;
+__thread const weft::CommunicationAnalyzer::ThreadState* weft_comm_only_state WEFT_INITIAL_EXEC =
+    nullptr;
+
 namespace weft::rt {
 
 Runtime* g_runtime = nullptr;
@@ -22,7 +27,6 @@ CommunicationAnalyzer* g_communication = nullptr;
 ImbalanceCounts* g_imbalance = nullptr;
 FalseSharingDetector* g_false_sharing = nullptr;
 MemoryTraceRecorder* g_traces = nullptr;
-__thread ThreadContext* t_context WEFT_INITIAL_EXEC = nullptr;
 
 namespace {
 
@@ -187,8 +191,9 @@ ThreadContext* start_thread(uint32_t tid, int32_t parent, uint64_t start_routine
   ThreadContext* c = rt->session->start_thread(tid, parent, start_routine,
                                                static_cast<int32_t>(syscall(SYS_gettid)), now_ns());
   if (!c) return nullptr;
-  t_context = c;
+  weft_thread_context = c;
   if (rt->saved.load()) c->comm.store(nullptr);
+  if (rt->session->communication_only()) weft_comm_only_state = c->comm.load();
   pthread_setspecific(g_thread_exit_key, c);
   return c;
 }
@@ -286,7 +291,7 @@ void initialize() {
   g_traces = session->traces();
   g_runtime = rt;
 
-  if (!t_context) attach_unknown_thread();  // the main thread: id 0
+  if (!weft_thread_context) attach_unknown_thread();  // the main thread: id 0
   install_signal_handlers();
   pthread_atfork(nullptr, nullptr, in_forked_child);
   atexit(at_exit);

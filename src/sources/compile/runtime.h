@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "sources/capture/capture_session.h"
+#include "sources/compile/access_entry.h"
 #include "sources/interpose/interpose_host.h"
 
 namespace weft::rt {
@@ -31,8 +32,6 @@ extern CommunicationAnalyzer* g_communication;
 extern ImbalanceCounts* g_imbalance;
 extern FalseSharingDetector* g_false_sharing;
 extern MemoryTraceRecorder* g_traces;
-// __thread, not thread_local: no TLS wrapper call on the access path.
-extern __thread ThreadContext* t_context WEFT_INITIAL_EXEC;
 
 uint64_t now_ns();
 // One line on stderr, without allocation.
@@ -47,7 +46,7 @@ ThreadContext* start_thread(uint32_t tid, int32_t parent, uint64_t start_routine
 ThreadContext* attach_unknown_thread();
 
 inline ThreadContext* current_thread() {
-  ThreadContext* t = t_context;
+  ThreadContext* t = weft_thread_context;
   if (__builtin_expect(t == nullptr, 0)) t = attach_unknown_thread();
   return t;
 }

@@ -1,7 +1,9 @@
 // The ThreadSanitizer instrumentation ABI, as emitted by gcc and clang with
-// -fsanitize=thread, implemented as weft events: every plain, unaligned,
-// volatile, range and atomic access becomes a read and/or write for the
-// communication analyzer. Atomics perform the real operation (sequentially
+// -fsanitize=thread, implemented as weft events: module initialization,
+// annotations and atomics here; the plain, unaligned, volatile and range
+// accesses and the coverage callback in access_hooks.cpp (linked into each
+// instrumented module), which passes what it does not decide inline to the
+// entry points below. Atomics perform the real operation (sequentially
 // consistent, which is at least as strong as requested) and then report it.
 #include <cstddef>
 #include <cstdint>
@@ -19,70 +21,19 @@ WEFT_EXPORT void __tsan_init() {
   weft::rt::register_instrumented_module(__builtin_return_address(0));
 }
 
-// Plain, unaligned, volatile and compound accesses.
-#define WEFT_ACCESS_HOOKS(N)                                                                       \
-  WEFT_EXPORT void __tsan_read##N(void* a) { on_read(WEFT_CALLER_PC, a, N); }                      \
-  WEFT_EXPORT void __tsan_write##N(void* a) { on_write(WEFT_CALLER_PC, a, N); }                    \
-  WEFT_EXPORT void __tsan_read##N##_pc(void* a, void* pc) {                                        \
-    on_read(reinterpret_cast<uint64_t>(pc), a, N);                                                 \
-  }                                                                                                \
-  WEFT_EXPORT void __tsan_write##N##_pc(void* a, void* pc) {                                       \
-    on_write(reinterpret_cast<uint64_t>(pc), a, N);                                                \
-  }                                                                                                \
-  WEFT_EXPORT void __tsan_unaligned_read##N(const void* a) { on_read(WEFT_CALLER_PC, a, N); }      \
-  WEFT_EXPORT void __tsan_unaligned_write##N(void* a) { on_write(WEFT_CALLER_PC, a, N); }          \
-  WEFT_EXPORT void __tsan_volatile_read##N(void* a) { on_read(WEFT_CALLER_PC, a, N); }             \
-  WEFT_EXPORT void __tsan_volatile_write##N(void* a) { on_write(WEFT_CALLER_PC, a, N); }           \
-  WEFT_EXPORT void __tsan_unaligned_volatile_read##N(void* a) { on_read(WEFT_CALLER_PC, a, N); }   \
-  WEFT_EXPORT void __tsan_unaligned_volatile_write##N(void* a) { on_write(WEFT_CALLER_PC, a, N); } \
-  WEFT_EXPORT void __tsan_read_write##N(void* a) {                                                 \
-    on_read(WEFT_CALLER_PC, a, N);                                                                 \
-    on_write(WEFT_CALLER_PC, a, N);                                                                \
-  }                                                                                                \
-  WEFT_EXPORT void __tsan_unaligned_read_write##N(void* a) {                                       \
-    on_read(WEFT_CALLER_PC, a, N);                                                                 \
-    on_write(WEFT_CALLER_PC, a, N);                                                                \
-  }
-
-WEFT_ACCESS_HOOKS(1)
-WEFT_ACCESS_HOOKS(2)
-WEFT_ACCESS_HOOKS(4)
-WEFT_ACCESS_HOOKS(8)
-WEFT_ACCESS_HOOKS(16)
-
-WEFT_EXPORT void __tsan_read_range(void* a, unsigned long size) {
-  if (size) on_read(WEFT_CALLER_PC, a, size);
+// The accesses and blocks the inline hooks (access_hooks.cpp, linked into
+// each instrumented module) pass on: every analyzer sees them.
+WEFT_EXPORT void weft_access_read(uint64_t pc, const volatile void* a, size_t n) {
+  on_read(pc, a, n);
 }
-WEFT_EXPORT void __tsan_write_range(void* a, unsigned long size) {
-  if (size) on_write(WEFT_CALLER_PC, a, size);
+WEFT_EXPORT void weft_access_write(uint64_t pc, const volatile void* a, size_t n) {
+  on_write(pc, a, n);
 }
-WEFT_EXPORT void __tsan_read_range_pc(void* a, unsigned long size, void* pc) {
-  if (size) on_read(reinterpret_cast<uint64_t>(pc), a, size);
-}
-WEFT_EXPORT void __tsan_write_range_pc(void* a, unsigned long size, void* pc) {
-  if (size) on_write(reinterpret_cast<uint64_t>(pc), a, size);
-}
-
-// C++ virtual table pointers: an update is a write of the object's vptr.
-WEFT_EXPORT void __tsan_vptr_update(void** vptr_p, void* new_val) {
-  if (*vptr_p != new_val) on_write(WEFT_CALLER_PC, vptr_p, sizeof(void*));
-}
-WEFT_EXPORT void __tsan_vptr_read(void** vptr_p) { on_read(WEFT_CALLER_PC, vptr_p, sizeof(void*)); }
-
-// Function entry/exit: no analyzer of this source needs a call stack yet
-// (regions come from the access's own pc), so these stay as cheap as possible.
-WEFT_EXPORT void __tsan_func_entry(void*) {}
-WEFT_EXPORT void __tsan_func_exit() {}
-
-// Control flow: one call per basic block (-fsanitize-coverage=trace-pc).
-// The block's own size is not known here: the profile takes it from the
-// binary (0 = unknown).
-WEFT_EXPORT void __sanitizer_cov_trace_pc() {
-  ThreadContext* t = weft::rt::t_context;
+WEFT_EXPORT void weft_block(uint64_t pc) {
+  ThreadContext* t = weft_thread_context;
   if (!t) return;
-  ++t->basic_blocks;
   if (auto* counts = t->imbalance.load(std::memory_order_relaxed))
-    weft::rt::g_imbalance->block(*counts, WEFT_CALLER_PC, 0);
+    weft::rt::g_imbalance->block(*counts, pc, 0);
 }
 
 // Annotations some libraries emit; they carry no memory access.

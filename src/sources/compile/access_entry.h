@@ -1,0 +1,34 @@
+// What libweft-rt.so exports for the hooks that libweft-hooks.a links into
+// each instrumented module (access_hooks.cpp): the calling thread's context
+// and the entry points of accesses and blocks the hooks do not decide inline.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "analyzers/communication/communication_analyzer.h"
+#include "sources/interpose/interpose_host.h"
+
+namespace weft {
+struct ThreadContext;
+}
+
+// The calling thread's context (null until the runtime attached the thread,
+// and in a program not run under `weft record`). __thread, initial-exec: one
+// load from the thread pointer, no TLS call.
+extern "C" __attribute__((
+    visibility("default"))) __thread weft::ThreadContext* weft_thread_context WEFT_INITIAL_EXEC;
+
+// The calling thread's communication state while communication is the only
+// per-access analysis (CaptureSession::communication_only), else null: the
+// hooks then decide private accesses inline. Set by the thread itself; once
+// the capture is saved the state is retired and decides nothing.
+extern "C"
+    __attribute__((visibility("default"))) __thread const weft::CommunicationAnalyzer::ThreadState*
+        weft_comm_only_state WEFT_INITIAL_EXEC;
+
+// An access of `size` bytes at `addr` by instruction `pc`, for every analyzer.
+WEFT_EXPORT void weft_access_read(uint64_t pc, const volatile void* addr, size_t size);
+WEFT_EXPORT void weft_access_write(uint64_t pc, const volatile void* addr, size_t size);
+// A basic block entered at `pc` (the imbalance analysis' control flow).
+WEFT_EXPORT void weft_block(uint64_t pc);
