@@ -16,6 +16,7 @@
 #include "analyzers/crd/communication_reuse_distance.h"
 #include "analyzers/false_sharing/false_sharing_detector.h"
 #include "analyzers/imbalance/cache_simulator.h"
+#include "analyzers/imbalance/imbalance_counts.h"
 #include "analyzers/trace/memory_trace_recorder.h"
 
 namespace {
@@ -112,6 +113,38 @@ void SharedCacheStep(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(SharedCacheStep)->Arg(65536)->Arg(262144);
+
+// The imbalance analysis' step on a 2-D stencil's five interleaved streams
+// (four loads around a point of one grid, the store into the other; rows of
+// 8 KiB, so all five lines fall into one L1 set): the per-instruction count
+// and the L1/L2 lookups. Arg 0: no simulated caches (the count alone).
+void ImbalanceStencilStep(benchmark::State& state) {
+  ImbalanceConfig config;
+  config.max_threads = 1;
+  config.cache.levels[0] = {48 << 10, 12};
+  config.cache.levels[1] = {2 << 20, 16};
+  config.cache.levels[2] = {32 << 20, 16};
+  if (state.range(0) == 0)
+    for (CacheLevelGeometry& level : config.cache.levels) level = {0, 0};
+  ImbalanceCounts counts(config);
+  auto* t = counts.attach(0);
+  static std::vector<double> grid(2 * 64 * 1024);
+  const uintptr_t x = reinterpret_cast<uintptr_t>(grid.data());
+  const uintptr_t y = x + 64 * 1024 * 8;
+  constexpr uintptr_t kRow = 1024 * 8;
+  uintptr_t c = kRow + 8;
+  for (auto _ : state) {
+    counts.access(*t, 0x401000, x + c - kRow, 8);
+    counts.access(*t, 0x401010, x + c + kRow, 8);
+    counts.access(*t, 0x401020, x + c - 8, 8);
+    counts.access(*t, 0x401030, x + c + 8, 8);
+    counts.access(*t, 0x401040, y + c, 8);
+    c += 8;
+    if (c >= 62 * kRow) c = kRow + 8;
+  }
+  state.SetItemsProcessed(state.iterations() * 5);
+}
+BENCHMARK(ImbalanceStencilStep)->Arg(0)->Arg(1);
 
 void FalseSharingPrivateReread(benchmark::State& state) {
   FalseSharingDetector detector(FalseSharingConfig{});

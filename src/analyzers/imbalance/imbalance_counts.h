@@ -141,5 +141,8 @@ class ImbalanceCounts {
 inline size_t hash_key(const ImbalanceCounts::EdgeCount::Key& key) {
   return hash_key(key.from * 0x9e3779b97f4a7c15ULL ^ key.to);
 }
+inline size_t recent_index(const ImbalanceCounts::EdgeCount::Key& key) {
+  return recent_index(key.from ^ (key.to >> 3));
+}
 
 }  // namespace weft

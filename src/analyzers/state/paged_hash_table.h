@@ -23,6 +23,16 @@ inline size_t hash_key(uint64_t key) {
   return static_cast<size_t>(key);
 }
 
+// The index into a table's few recently found entries: cheaper than
+// hash_key, it only needs to separate the keys of one loop body.
+inline size_t recent_index(uint64_t key) {
+  return static_cast<size_t>((key * 0x9e3779b97f4a7c15ULL) >> 40);
+}
+template <class Key>
+size_t recent_index(const Key& key) {
+  return hash_key(key);
+}
+
 template <class Entry>
 class PagedHashTable {
   static_assert(std::is_trivially_copyable_v<Entry>, "slots are moved with plain copies");
@@ -39,23 +49,12 @@ class PagedHashTable {
   // The entry of `key`, value-initialized and inserted if new; nullptr only
   // when out of memory.
   Entry* find_or_insert(const Key& key) {
-    if (last_ != nullptr && last_->key == key) return last_;
-    if (__builtin_expect(slots_ == nullptr, 0) && !grow()) return nullptr;
-    size_t i = hash_key(key) & (capacity_ - 1);
-    for (;;) {
-      Entry& slot = slots_[i];
-      if (slot.key == key) return last_ = &slot;
-      if (slot.key == Key{}) {
-        if ((used_ + 1) * 2 > capacity_) {
-          if (!grow()) return nullptr;
-          return find_or_insert(key);
-        }
-        ++used_;
-        slot.key = key;
-        return last_ = &slot;
-      }
-      i = (i + 1) & (capacity_ - 1);
-    }
+    // Two ways per set of recent entries, the latest first.
+    Entry** set = recent_ + (recent_index(key) & (kRecent / 2 - 1)) * 2;
+    if (set[0] != nullptr && set[0]->key == key) return set[0];
+    Entry* e = set[1] != nullptr && set[1]->key == key ? set[1] : find_or_insert_slow(key);
+    set[1] = set[0];
+    return set[0] = e;
   }
 
   // The entry of `key`, or nullptr.
@@ -73,15 +72,16 @@ class PagedHashTable {
   // Frees every slot; the table is empty and usable again.
   void clear() {
     release(slots_, capacity_ * sizeof(Entry));
-    slots_ = last_ = nullptr;
+    slots_ = nullptr;
     capacity_ = used_ = 0;
+    forget_recent();
   }
 
   // Empties the table but keeps its memory (for tables refilled often).
   void zero() {
     if (used_ != 0) __builtin_memset(static_cast<void*>(slots_), 0, capacity_ * sizeof(Entry));
     used_ = 0;
-    last_ = nullptr;
+    forget_recent();
   }
 
   size_t size() const { return used_; }
@@ -94,6 +94,31 @@ class PagedHashTable {
   }
 
  private:
+  static constexpr size_t kRecent = 64;
+
+  __attribute__((noinline)) Entry* find_or_insert_slow(const Key& key) {
+    if (__builtin_expect(slots_ == nullptr, 0) && !grow()) return nullptr;
+    size_t i = hash_key(key) & (capacity_ - 1);
+    for (;;) {
+      Entry& slot = slots_[i];
+      if (slot.key == key) return &slot;
+      if (slot.key == Key{}) {
+        if ((used_ + 1) * 2 > capacity_) {
+          if (!grow()) return nullptr;
+          return find_or_insert_slow(key);
+        }
+        ++used_;
+        slot.key = key;
+        return &slot;
+      }
+      i = (i + 1) & (capacity_ - 1);
+    }
+  }
+
+  void forget_recent() {
+    for (Entry*& e : recent_) e = nullptr;
+  }
+
   bool grow() {
     const size_t new_capacity = capacity_ ? capacity_ * 2 : kInitialCapacity;
     auto* fresh = static_cast<Entry*>(reserve_zeroed(new_capacity * sizeof(Entry)));
@@ -107,14 +132,17 @@ class PagedHashTable {
     release(slots_, capacity_ * sizeof(Entry));
     slots_ = fresh;
     capacity_ = new_capacity;
-    last_ = nullptr;
+    forget_recent();
     return true;
   }
 
   Entry* slots_ = nullptr;
   size_t capacity_ = 0;
   size_t used_ = 0;
-  Entry* last_ = nullptr;  // the last hit: consecutive events often share a key
+  // Recently found entries, direct mapped by a cheap index of the key: the
+  // per-access callers cycle through the few instructions of a loop body,
+  // which then cost one compare instead of a hash and a probe.
+  Entry* recent_[kRecent] = {};
 };
 
 }  // namespace weft
