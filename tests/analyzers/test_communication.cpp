@@ -15,6 +15,7 @@
 
 #include "analyzers/communication/communication_analyzer.h"
 #include "analyzers/crd/communication_reuse_distance.h"
+#include "analyzers/sections/section_attribution.h"
 
 namespace weft {
 namespace {
@@ -163,6 +164,88 @@ INSTANTIATE_TEST_SUITE_P(
       return "g" + std::to_string(info.param.granularity) + "_t" +
              std::to_string(info.param.threads) + "_seed" + std::to_string(info.param.seed);
     });
+
+// Streams of reads in runs (one thread, one instruction, consecutive
+// addresses), as loops make them: most reuses repeat the thread's previous
+// one and are counted by the fast path's ReuseMemo. Counts, distances and the
+// per-section totals (sections closed every few runs) must still be exactly
+// the definition's.
+TEST(CommunicationAnalyzer, RepeatedReusesCountedInlineMatchTheOracle) {
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    std::mt19937_64 rng(seed);
+    const unsigned granularity = seed % 2 ? 64 : 8;
+    const unsigned threads = seed <= 4 ? 4 : 50;  // 50: also readers beyond the inline bitset
+    std::vector<unsigned char> memory(8192 + 64);
+    const uintptr_t base = (reinterpret_cast<uintptr_t>(memory.data()) + 63) & ~uintptr_t{63};
+    std::vector<Access> accesses;
+    while (accesses.size() < 40000) {
+      Access a;
+      a.tid = static_cast<uint32_t>(rng() % threads);
+      a.write = rng() % 5 == 0;
+      a.pc = 0x1000 + (rng() % 4) * 4;
+      a.size = 8;
+      uintptr_t offset = (rng() % 1000) * 8;
+      const unsigned run = 1 + static_cast<unsigned>(rng() % 40);
+      for (unsigned i = 0; i < run && offset + 8 <= 8192; ++i, offset += 8) {
+        a.addr = base + offset;
+        accesses.push_back(a);
+      }
+    }
+    CommunicationConfig config;
+    config.granularity = granularity;
+    config.max_threads = 64;
+    CommunicationAnalyzer analyzer(config);
+    CommunicationReuseDistance crd({config.max_threads, 0});
+    SectionAttribution sections(config.max_threads);
+    if (seed % 3 != 0) {
+      analyzer.connect(&crd, nullptr, &sections);
+    } else {
+      analyzer.connect(nullptr, nullptr, &sections);  // without CRD: any granule repeats
+    }
+    CommunicationOracle oracle(granularity);
+    for (size_t i = 0; i < accesses.size(); ++i) {
+      const Access& a = accesses[i];
+      auto* t = analyzer.attach(a.tid);
+      ASSERT_NE(t, nullptr);
+      a.write ? analyzer.write(*t, a.pc, a.addr, a.size) : analyzer.read(*t, a.pc, a.addr, a.size);
+      oracle.apply(a);
+      if (i % 997 == 0) analyzer.close_section(*t, 0x9000 + i % 3);
+    }
+    for (uint32_t tid = 0; tid < threads; ++tid)
+      if (auto* t = analyzer.attach(tid)) analyzer.close_section(*t, 0x9100);
+    const Counts expected = without_zeros(oracle.counts());
+    EXPECT_EQ(without_zeros(analyzer_counts(analyzer)), expected) << "seed " << seed;
+    EXPECT_EQ(analyzer.dropped(), 0u);
+    // Sections partition the same events: per (thread, peer) totals agree.
+    std::map<std::pair<uint32_t, uint32_t>, std::array<uint64_t, 3>> by_pair, by_sections;
+    for (const auto& [key, v] : expected)
+      for (int k = 0; k < 3; ++k) by_pair[{std::get<1>(key), std::get<2>(key)}][k] += v[k];
+    sections.for_each_count([&](uint32_t tid, const PcPeerCounts& c) {
+      auto& v = by_sections[{tid, c.peer()}];
+      v[0] += c.comm;
+      v[1] += c.reuse;
+      v[2] += c.inval;
+    });
+    for (auto it = by_sections.begin(); it != by_sections.end();)
+      it = it->second == std::array<uint64_t, 3>{0, 0, 0} ? by_sections.erase(it) : std::next(it);
+    EXPECT_EQ(by_sections, by_pair) << "seed " << seed;
+    if (seed % 3 != 0) {
+      Distances distances;
+      crd.for_each_distance([&](const CommunicationReuseDistance::Record& r) {
+        distances[{r.pc, r.reader, r.writer, r.distance}] += r.count;
+      });
+      EXPECT_EQ(distances, oracle.distances()) << "seed " << seed;
+      // Section distance histograms pool the same events.
+      std::map<std::pair<uint32_t, uint64_t>, uint64_t> pooled, section_pooled;
+      for (const auto& [key, n] : oracle.distances())
+        pooled[{std::get<1>(key), std::get<3>(key)}] += n;
+      sections.for_each_distance([&](uint32_t tid, const PcWriterDistanceCount& d) {
+        if (d.count) section_pooled[{tid, d.key.distance}] += d.count;
+      });
+      EXPECT_EQ(section_pooled, pooled) << "seed " << seed;
+    }
+  }
+}
 
 TEST(CommunicationAnalyzer, AttachRefusesThreadsBeyondTheLimit) {
   CommunicationConfig config;

@@ -66,6 +66,31 @@ bool CommunicationAnalyzer::any_thread_busy() const {
   return busy;
 }
 
+void CommunicationAnalyzer::remember_reuse(ThreadState& t, uint64_t pc, uint32_t peer,
+                                           uintptr_t addr, PcPeerCounts& c, uint64_t distance) {
+  ReuseMemo m;
+  m.pc = pc;
+  m.counters[0] = &c.reuse;
+  if (t.distances) {
+    // Only a repeat of the same granule has a known distance (0).
+    if (distance != 0) return;
+    m.granule = addr >> granularity_log2_;
+    m.granule_mask = ~uint64_t{0};
+    m.counters[2] = distances_->count_of(*t.distances, pc, peer, 0);
+    if (!m.counters[2]) return;
+  }
+  if (t.sections) {
+    m.counters[1] = sections_->open_reuse_count(*t.sections, peer);
+    if (!m.counters[1]) return;
+    if (t.distances) {
+      m.counters[3] = sections_->open_distance_count(*t.sections, peer, 0);
+      if (!m.counters[3]) return;
+    }
+  }
+  m.writer_tag = uint64_t{peer} + 1;
+  t.reuse_memo = m;
+}
+
 void CommunicationAnalyzer::count_inline_invalidations(ThreadState& t, uint64_t pc,
                                                        uint64_t old_word) {
   uint64_t readers = (old_word & kReaderMask) >> kReaderShift;

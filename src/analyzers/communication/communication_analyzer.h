@@ -86,6 +86,21 @@ class CommunicationAnalyzer {
   // word is all ones only with writer 0xffff, beyond kMaxThreadsLimit.
   static constexpr uint64_t kRetiredTag = ~uint64_t{0};
 
+  // The last reuse a thread counted, so that the fast path can count the
+  // next one like it without the tables: the same instruction reading data
+  // of the same writer again (and, when CRD runs, the same granule again:
+  // distance 0, which leaves the pair's trace as it is). `counters` point at
+  // the entries the slow path incremented: the reuse count, the open
+  // section's reuse count, and with CRD the two distance-0 counts (null when
+  // absent). Emptied (writer_tag 0) before anything may move those entries.
+  struct ReuseMemo {
+    uint64_t writer_tag = 0;  // 0: empty
+    uint64_t pc = 0;
+    uint64_t granule = 0;
+    uint64_t granule_mask = 0;  // ~0 when the granule must match, else 0
+    uint64_t* counters[4] = {};
+  };
+
   // Everything one thread owns: its counters and a reentrancy flag (a signal
   // handler running instrumented code must not touch a table mid-update).
   struct ThreadState {
@@ -95,6 +110,7 @@ class CommunicationAnalyzer {
     unsigned granularity_log2 = 6;
     uint32_t tid = 0;
     ShadowChunkCache chunks;  // of the analyzer's shadow
+    ReuseMemo reuse_memo;
     uint64_t reader_bit = 0;  // inline reader bit, 0 if tid >= kInlineReaders
     volatile int busy = 0;
     uint64_t dropped = 0;
@@ -125,6 +141,7 @@ class CommunicationAnalyzer {
   void close_section(ThreadState& t, uint64_t site) {
     if (!t.sections || t.busy) return;
     t.busy = 1;
+    t.reuse_memo.writer_tag = 0;  // the open section's entries are emptied
     std::atomic_signal_fence(std::memory_order_seq_cst);
     sections_->close(*t.sections, site);
     std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -140,12 +157,22 @@ class CommunicationAnalyzer {
   // from the thread's own state and one shadow word, without the analyzer
   // object, so an event source can inline them into its hooks. False means
   // "not decided here": call read() or write().
-  static bool is_local_read(const ThreadState& t, uintptr_t addr, size_t size) {
+  // A read is decided here when it is local, or when it repeats the
+  // thread's last reuse (ReuseMemo), which it then counts.
+  static bool read_fast(ThreadState& t, uint64_t pc, uintptr_t addr, size_t size) {
     const unsigned g = t.granularity_log2;
     if (__builtin_expect(((addr ^ (addr + size - 1)) >> g) != 0, 0)) return false;
     const std::atomic<uint64_t>* word;
-    return ShadowMemory::find_cached(t.chunks, g, addr, word) &&
-           (word->load(std::memory_order_relaxed) & kWriterMask) == t.writer_tag;
+    if (__builtin_expect(!ShadowMemory::find_cached(t.chunks, g, addr, word), 0)) return false;
+    const uint64_t w = word->load(std::memory_order_relaxed);
+    if ((w & kWriterMask) == t.writer_tag) return true;
+    const ReuseMemo& m = t.reuse_memo;
+    if ((w & kWriterMask) != m.writer_tag || pc != m.pc || (w & (kExtended | kLocked)) ||
+        !(w & t.reader_bit) || (((addr >> g) ^ m.granule) & m.granule_mask))
+      return false;
+    for (uint64_t* c : m.counters)
+      if (c) ++*c;
+    return true;
   }
 
   static bool is_local_write(const ThreadState& t, uintptr_t addr, size_t size) {
@@ -156,15 +183,16 @@ class CommunicationAnalyzer {
            word->load(std::memory_order_relaxed) == t.writer_tag;
   }
 
-  // After this, is_local_read/write decide nothing for `t` (its tag matches
+  // After this, read_fast and is_local_write decide nothing for `t` (its tag matches
   // no shadow word): a source that keeps `t` in a place it cannot clear from
   // another thread stops its fast path this way. Then detach `t` too.
   static void retire(ThreadState& t) {
     __atomic_store_n(&t.writer_tag, kRetiredTag, __ATOMIC_RELAXED);
+    __atomic_store_n(&t.reuse_memo.writer_tag, 0, __ATOMIC_RELAXED);
   }
 
   void read(ThreadState& t, uint64_t pc, uintptr_t addr, size_t size) {
-    if (__builtin_expect(!is_local_read(t, addr, size), 0)) read_slow(t, pc, addr, size);
+    if (__builtin_expect(!read_fast(t, pc, addr, size), 0)) read_slow(t, pc, addr, size);
   }
 
   void write(ThreadState& t, uint64_t pc, uintptr_t addr, size_t size) {
@@ -270,6 +298,7 @@ class CommunicationAnalyzer {
       return;
     }
     t.busy = 1;
+    t.reuse_memo.writer_tag = 0;  // the tables below may move their entries
     std::atomic_signal_fence(std::memory_order_seq_cst);
     PcPeerCounts* c = t.counts.find_or_insert(PcPeerCounts::make_key(pc, peer));
     if (c) {
@@ -278,6 +307,7 @@ class CommunicationAnalyzer {
       if (t.distances && what != Count::Inval)
         distance = distances_->on_event(*t.distances, pc, peer, addr >> granularity_log2_);
       if (t.sections) sections_->on_event(*t.sections, peer, what, distance);
+      if (what == Count::Reuse) remember_reuse(t, pc, peer, addr, *c, distance);
     } else {
       ++t.dropped;
     }
@@ -285,6 +315,11 @@ class CommunicationAnalyzer {
     t.busy = 0;
   }
 
+  // Sets t's ReuseMemo after counting a reuse of `peer`'s data at `pc` with
+  // `distance`; leaves it empty when the next such read would not simply
+  // repeat the same counts.
+  void remember_reuse(ThreadState& t, uint64_t pc, uint32_t peer, uintptr_t addr, PcPeerCounts& c,
+                      uint64_t distance);
   void count_inline_invalidations(ThreadState& t, uint64_t pc, uint64_t old_word);
   void read_granule_extended(ThreadState& t, uint64_t pc, uintptr_t addr,
                              std::atomic<uint64_t>& word);

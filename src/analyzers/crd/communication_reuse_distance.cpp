@@ -66,8 +66,11 @@ bool PairReuseTrace::compact() {
 
 uint64_t PairReuseTrace::record(uint64_t granule) {
   if (capped_) return kUnmeasured;
-  if (now_ == slots_ && !compact()) return kOutOfMemory;
   const uint64_t key = granule + 1;
+  // A repeat of the latest event's granule: distance 0, and moving its mark
+  // one step later would change no later distance (no mark lies between).
+  if (key == last_key_) return 0;
+  if (now_ == slots_ && !compact()) return kOutOfMemory;
   GranuleTime* entry = last_time_.find(key);
   uint64_t distance = kFirstEvent;
   if (entry) {
@@ -87,6 +90,7 @@ uint64_t PairReuseTrace::record(uint64_t granule) {
     ++distinct_;
   }
   entry->time = now_;
+  last_key_ = key;
   granule_at_[now_] = key;
   add_mark(now_, +1);
   ++now_;

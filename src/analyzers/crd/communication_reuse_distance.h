@@ -71,6 +71,7 @@ class PairReuseTrace {
   uint64_t slots_ = 0;     // times available before the next compaction
   uint64_t now_ = 0;       // the next event's time
   uint64_t distinct_ = 0;  // marks in the tree
+  uint64_t last_key_ = 0;  // granule + 1 of the latest event
   bool capped_ = false;
   uint32_t* tree_ = nullptr;        // Fenwick tree, 1-based, slots_ + 1 entries
   uint64_t* granule_at_ = nullptr;  // [time] granule + 1 whose latest event is at time, else 0
@@ -148,6 +149,14 @@ class CommunicationReuseDistance {
     else
       ++reader.dropped;
     return distance;
+  }
+
+  // The count of events of pair (writer, reader) at `pc` with `distance`
+  // (created at 0 if absent, for a caller that counts a repeat of an event
+  // just recorded); nullptr when out of memory.
+  uint64_t* count_of(ReaderState& reader, uint64_t pc, uint32_t writer, uint64_t distance) {
+    PcWriterDistanceCount* c = reader.distances.find_or_insert({(pc << 16) | writer, distance});
+    return c ? &c->count : nullptr;
   }
 
   // Visits every recorded distance count. Call when no reader is updating.

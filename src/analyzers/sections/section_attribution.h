@@ -63,6 +63,19 @@ class SectionAttribution {
       ++t.dropped;
   }
 
+  // The open section's reuse count of `peer` and its count of events from
+  // `peer` at `distance` (created at 0 if absent), for a caller that counts
+  // a repeat of an event just recorded; nullptr when out of memory. Valid
+  // until the next on_event or close.
+  uint64_t* open_reuse_count(ThreadState& t, uint32_t peer) {
+    PcPeerCounts* c = t.open_counts.find_or_insert(PcPeerCounts::make_key(kOpen, peer));
+    return c ? &c->reuse : nullptr;
+  }
+  uint64_t* open_distance_count(ThreadState& t, uint32_t peer, uint64_t distance) {
+    PcWriterDistanceCount* d = t.open_distances.find_or_insert({(kOpen << 16) | peer, distance});
+    return d ? &d->count : nullptr;
+  }
+
   // Closes the open section at `site` (a pc, or kThreadExitSite).
   void close(ThreadState& t, uint64_t site);
 

@@ -93,7 +93,7 @@ class CaptureSession {
   uint32_t max_threads() const { return max_threads_; }
   // True when communication is the only analysis that sees every access: a
   // source may then decide private accesses itself, from the thread's
-  // communication state alone (CommunicationAnalyzer::is_local_read/write).
+  // communication state alone (CommunicationAnalyzer::read_fast, is_local_write).
   bool communication_only() const { return !imbalance_ && !false_sharing_ && !traces_; }
 
   uint32_t reserve_thread_id() { return next_tid_.fetch_add(1); }

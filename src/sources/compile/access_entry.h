@@ -23,9 +23,8 @@ extern "C" __attribute__((
 // per-access analysis (CaptureSession::communication_only), else null: the
 // hooks then decide private accesses inline. Set by the thread itself; once
 // the capture is saved the state is retired and decides nothing.
-extern "C"
-    __attribute__((visibility("default"))) __thread const weft::CommunicationAnalyzer::ThreadState*
-        weft_comm_only_state WEFT_INITIAL_EXEC;
+extern "C" __attribute__((visibility("default"))) __thread weft::CommunicationAnalyzer::ThreadState*
+    weft_comm_only_state WEFT_INITIAL_EXEC;
 
 // An access of `size` bytes at `addr` by instruction `pc`, for every analyzer.
 WEFT_EXPORT void weft_access_read(uint64_t pc, const volatile void* addr, size_t size);

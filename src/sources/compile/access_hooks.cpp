@@ -23,9 +23,9 @@ using weft::ThreadContext;
 
 __attribute__((always_inline)) inline void hook_read(uint64_t pc, const volatile void* a,
                                                      size_t n) {
-  const CommunicationAnalyzer::ThreadState* s = weft_comm_only_state;
+  CommunicationAnalyzer::ThreadState* s = weft_comm_only_state;
   if (__builtin_expect(s != nullptr, 1) &&
-      CommunicationAnalyzer::is_local_read(*s, reinterpret_cast<uintptr_t>(a), n))
+      CommunicationAnalyzer::read_fast(*s, pc, reinterpret_cast<uintptr_t>(a), n))
     return;
   weft_access_read(pc, a, n);
 }

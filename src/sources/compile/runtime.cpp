@@ -17,8 +17,7 @@
 
 // The thread's context, read by the hooks of every instrumented module.
 __thread weft::ThreadContext* weft_thread_context WEFT_INITIAL_EXEC = nullptr;
-__thread const weft::CommunicationAnalyzer::ThreadState* weft_comm_only_state WEFT_INITIAL_EXEC =
-    nullptr;
+__thread weft::CommunicationAnalyzer::ThreadState* weft_comm_only_state WEFT_INITIAL_EXEC = nullptr;
 
 namespace weft::rt {
 
