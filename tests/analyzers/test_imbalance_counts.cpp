@@ -2,7 +2,10 @@
 // caches, and the per-segment edge and miss counts of ImbalanceCounts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <map>
+#include <random>
 #include <tuple>
 #include <vector>
 
@@ -108,6 +111,64 @@ TEST(ImbalanceCounts, MissesPerLevelAreCountedPerLineTouched) {
   EXPECT_EQ(by_pc[2].l1_misses, 3u);
   EXPECT_EQ(by_pc[2].l2_misses, 3u);
   EXPECT_EQ(by_pc[2].llc_misses, 3u);
+}
+
+// Set-associative LRU, the textbook way (a recency list per set).
+class ReferenceLru {
+ public:
+  ReferenceLru(uint64_t size_bytes, uint32_t ways) : sets_(size_bytes / 64 / ways), ways_(ways) {}
+  bool access(uint64_t line) {
+    std::vector<uint64_t>& set = lines_[line % sets_];
+    auto it = std::find(set.begin(), set.end(), line);
+    const bool hit = it != set.end();
+    if (hit) set.erase(it);
+    set.insert(set.begin(), line);
+    if (set.size() > ways_) set.pop_back();
+    return hit;
+  }
+
+ private:
+  uint64_t sets_;
+  uint32_t ways_;
+  std::map<uint64_t, std::vector<uint64_t>> lines_;
+};
+
+// Streams that touch lines several times in a row (the L1 shortcut for the
+// thread's latest line) mixed with random jumps and line-straddling accesses:
+// per-instruction misses equal the reference model's at every level.
+TEST(ImbalanceCounts, MissesMatchAReferenceLruOnRandomStreams) {
+  ImbalanceConfig config = small_config();
+  config.cache.levels[0] = {4 * 64, 2};
+  config.cache.levels[1] = {16 * 64, 4};
+  ImbalanceCounts counts(config);
+  ImbalanceCounts::ThreadState* t = counts.attach(0);
+  ASSERT_NE(t, nullptr);
+  ReferenceLru l1(4 * 64, 2), l2(16 * 64, 4), llc(64 * 64, 16);
+  std::map<uint64_t, std::array<uint64_t, 4>> expected;  // pc -> executions, misses
+  std::mt19937_64 rng(11);
+  uint64_t address = 0;
+  for (int i = 0; i < 50000; ++i) {
+    const uint64_t pc = 1 + rng() % 3;
+    if (rng() % 8 == 0) address = (rng() % 200) * 16;
+    const uint64_t size = rng() % 10 == 0 ? 16 : 8;
+    counts.access(*t, pc, address, size);
+    auto& e = expected[pc];
+    ++e[0];
+    for (uint64_t line = address / 64; line <= (address + size - 1) / 64; ++line) {
+      if (l1.access(line)) continue;
+      ++e[1];
+      if (l2.access(line)) continue;
+      ++e[2];
+      if (!llc.access(line)) ++e[3];
+    }
+    address += 8;
+  }
+  counts.close_segment(*t);
+  std::map<uint64_t, std::array<uint64_t, 4>> got;
+  counts.for_each_instruction([&](const SegmentInstruction& r) {
+    got[r.pc] = {r.executions, r.l1_misses, r.l2_misses, r.llc_misses};
+  });
+  EXPECT_EQ(got, expected);
 }
 
 TEST(ImbalanceCounts, TheLastLevelIsSharedAndPrivateLevelsAreNot) {

@@ -58,6 +58,8 @@ class PrivateCache {
     return tags_ != nullptr;
   }
 
+  bool present() const { return tags_ != nullptr; }
+
   // Whether `line` was present; it is the most recent line of its set after.
   bool access(uint64_t line) {
     if (__builtin_expect(tags_ == nullptr, 0)) return false;

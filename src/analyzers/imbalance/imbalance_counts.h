@@ -58,6 +58,7 @@ class ImbalanceCounts {
     uint32_t tid = 0;
     uint32_t segment = 0;  // ordinal of the open segment
     uint64_t previous_block = 0;
+    uint64_t last_line = ~uint64_t{0};  // the line of the thread's latest cache lookup
     PagedHashTable<EdgeCount> edges;
     PagedHashTable<InstructionCount> instructions;
     PrivateCache l1;
@@ -103,7 +104,15 @@ class ImbalanceCounts {
     const uint64_t first = addr >> line_shift_;
     const uint64_t last = (addr + (size ? size - 1 : 0)) >> line_shift_;
     for (uint64_t line = first; line <= last; ++line) {
-      if (t.l1.access(line)) continue;
+      // The line this thread accessed last is the most recent of its L1 set:
+      // a hit that changes nothing (streams touch each line several times).
+      // (Without an L1 every lookup misses: last_line then stays ~0.)
+      if (line == t.last_line) continue;
+      if (t.l1.access(line)) {
+        t.last_line = line;
+        continue;
+      }
+      if (t.l1.present()) t.last_line = line;
       ++c->misses[0];
       if (t.l2.access(line)) continue;
       ++c->misses[1];
