@@ -18,6 +18,7 @@
 #include "analyzers/imbalance/cache_simulator.h"
 #include "analyzers/imbalance/imbalance_counts.h"
 #include "analyzers/trace/memory_trace_recorder.h"
+#include "sources/capture/capture_session.h"
 
 namespace {
 
@@ -145,6 +146,52 @@ void ImbalanceStencilStep(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * 5);
 }
 BENCHMARK(ImbalanceStencilStep)->Arg(0)->Arg(1);
+
+// Every analyzer on one thread's 2-D stencil streams (as above), fed the
+// way both sources feed them (communication, then CaptureSession's
+// per-access analyses): the cost per access of `weft record` without the
+// hook call itself. Arg: the analyses beyond communication (bits: 1 crd,
+// 2 imbalance, 4 falseshare, 8 traces; 15 = every analyzer).
+void AllAnalyzersStencilStep(benchmark::State& state) {
+  CaptureConfig config;
+  config.max_threads = 2;
+  config.cache.levels[0] = {48 << 10, 12};
+  config.cache.levels[1] = {2 << 20, 16};
+  config.cache.levels[2] = {32 << 20, 16};
+  // The analyses beyond communication, as a bit set.
+  const int64_t analyses = state.range(0);
+  config.crd = analyses & 1;
+  config.imbalance = analyses & 2;
+  config.false_sharing = analyses & 4;
+  config.traces = analyses & 8;
+  static CaptureSession* session = nullptr;  // sessions live as long as the process
+  session = CaptureSession::create(config);
+  ThreadContext* t = session->start_thread(session->reserve_thread_id(), -1, 0, 1, 0);
+  CommunicationAnalyzer& comm = session->communication();
+  CommunicationAnalyzer::ThreadState& c = *t->comm.load();
+  static std::vector<double> grid(2 * 64 * 1024);
+  const uintptr_t x = reinterpret_cast<uintptr_t>(grid.data());
+  const uintptr_t y = x + 64 * 1024 * 8;
+  constexpr uintptr_t kRow = 1024 * 8;
+  auto access = [&](uint64_t pc, uintptr_t a, bool write) {
+    write ? comm.write(c, pc, a, 8) : comm.read(c, pc, a, 8);
+    CaptureSession::feed_access(*t, session->imbalance(), session->false_sharing(),
+                                session->traces(), pc, a, 8, write);
+  };
+  for (uintptr_t a = x; a < y + 64 * kRow; a += 8) access(0x400f00, a, true);  // initialization
+  uintptr_t p = kRow + 8;
+  for (auto _ : state) {
+    access(0x401000, x + p - kRow, false);
+    access(0x401010, x + p + kRow, false);
+    access(0x401020, x + p - 8, false);
+    access(0x401030, x + p + 8, false);
+    access(0x401040, y + p, true);
+    p += 8;
+    if (p >= 62 * kRow) p = kRow + 8;
+  }
+  state.SetItemsProcessed(state.iterations() * 5);
+}
+BENCHMARK(AllAnalyzersStencilStep)->Arg(0)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(15);
 
 void FalseSharingPrivateReread(benchmark::State& state) {
   FalseSharingDetector detector(FalseSharingConfig{});

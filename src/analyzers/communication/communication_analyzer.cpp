@@ -46,6 +46,7 @@ CommunicationAnalyzer::ThreadState* CommunicationAnalyzer::attach(uint32_t tid) 
     fresh.tid = tid;
     fresh.writer_tag = uint64_t{tid} + 1;
     fresh.granularity_log2 = granularity_log2_;
+    fresh.unwritten_word = footprint_ ? kRetiredTag : 0;
     fresh.reader_bit = tid < kInlineReaders ? uint64_t{1} << (kReaderShift + tid) : 0;
     fresh.footprint_tag = SharingFootprint::owner_tag(tid);
     if (distances_) fresh.distances = distances_->attach(tid);

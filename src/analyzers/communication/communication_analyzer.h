@@ -109,6 +109,9 @@ class CommunicationAnalyzer {
     uint64_t writer_tag = 0;  // tid + 1
     unsigned granularity_log2 = 6;
     uint32_t tid = 0;
+    // 0 when a read of a never-written granule is local (no footprint to
+    // touch), else a word that never occurs (kRetiredTag).
+    uint64_t unwritten_word = 0;
     ShadowChunkCache chunks;  // of the analyzer's shadow
     ReuseMemo reuse_memo;
     uint64_t reader_bit = 0;  // inline reader bit, 0 if tid >= kInlineReaders
@@ -165,7 +168,7 @@ class CommunicationAnalyzer {
     const std::atomic<uint64_t>* word;
     if (__builtin_expect(!ShadowMemory::find_cached(t.chunks, g, addr, word), 0)) return false;
     const uint64_t w = word->load(std::memory_order_relaxed);
-    if ((w & kWriterMask) == t.writer_tag) return true;
+    if ((w & kWriterMask) == t.writer_tag || w == t.unwritten_word) return true;
     const ReuseMemo& m = t.reuse_memo;
     if ((w & kWriterMask) != m.writer_tag || pc != m.pc || (w & (kExtended | kLocked)) ||
         !(w & t.reader_bit) || (((addr >> g) ^ m.granule) & m.granule_mask))
