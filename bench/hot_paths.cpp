@@ -43,12 +43,13 @@ void CommPrivate(benchmark::State& state, IsWrite) {
   CommunicationAnalyzer comm(CommunicationConfig{});
   auto* t = comm.attach(0);
   for (size_t g = 0; g < kGranules; ++g) comm.write(*t, 0x401000, address_of(g), 8);
+  const uintptr_t base = address_of(0);
   size_t g = 0;
   for (auto _ : state) {
     if constexpr (IsWrite::value) {
-      comm.write(*t, 0x401020, address_of(g), 8);
+      comm.write(*t, 0x401020, base + g * 64, 8);
     } else {
-      comm.read(*t, 0x401010, address_of(g), 8);
+      comm.read(*t, 0x401010, base + g * 64, 8);
     }
     g = (g + 1) % kGranules;
   }
