@@ -232,6 +232,9 @@ struct RunCapture {
   uint32_t max_threads = 0;
   uint64_t dropped_events = 0;  // accesses the runtime could not account (reentrancy, limits)
   uint64_t dropped_sync_events = 0;
+  // Mutex lock/unlock events counted but not logged (beyond each thread's
+  // first SyncLog::kMaxMutexRecords): not a loss, nothing is derived from them.
+  uint64_t unlogged_mutex_events = 0;
   std::string process_maps;  // text of /proc/self/maps at the end of the run
   std::vector<ThreadRecord> threads;
   std::vector<PcCommunication> communication;

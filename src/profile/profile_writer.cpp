@@ -696,6 +696,7 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
     meta.emplace_back("max_threads", std::to_string(capture.max_threads));
     meta.emplace_back("dropped_events", std::to_string(capture.dropped_events));
     meta.emplace_back("dropped_sync_events", std::to_string(capture.dropped_sync_events));
+    meta.emplace_back("unlogged_mutex_events", std::to_string(capture.unlogged_mutex_events));
     std::string analyses;
     for (const std::string& a : capture.analyses) analyses += (analyses.empty() ? "" : ",") + a;
     meta.emplace_back("analyses", analyses);
@@ -730,6 +731,7 @@ void write_placeholder_profile(const std::string& path, const RunInfo& info,
     meta.emplace_back("max_threads", "0");
     meta.emplace_back("dropped_events", "0");
     meta.emplace_back("dropped_sync_events", "0");
+    meta.emplace_back("unlogged_mutex_events", "0");
     write_meta(db, meta);
   });
   file.commit();

@@ -193,6 +193,34 @@ TEST_F(SourceTest, MoreThreadsThanTheInlineReaderSetAreExact) {
   }
 }
 
+// A lock-heavy program: each thread logs its first 4,096 mutex events and
+// counts the rest, so its other synchronization records (here the thread
+// exits that close its sections) are never crowded out of the log.
+TEST_F(SourceTest, MutexEventsBeyondEachThreadsFirst4096AreCountedNotLogged) {
+  const Result r = run(weft() + " record -o " + db() + " -- " + program("lock_heavy"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(meta(db(), "unlogged_mutex_events"), "63616");
+  EXPECT_EQ(meta(db(), "dropped_sync_events"), "0");
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db().c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  auto count = [&](const std::string& sql) {
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(h, sql.c_str(), -1, &s, nullptr);
+    int64_t n = -1;
+    if (sqlite3_step(s) == SQLITE_ROW) n = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return n;
+  };
+  for (int worker = 1; worker <= 4; ++worker) {
+    const std::string of = " FROM sync_events WHERE thread = " + std::to_string(worker);
+    EXPECT_EQ(count("SELECT COUNT(*)" + of + " AND kind IN ('mutex_lock', 'mutex_unlock')"), 4096)
+        << "worker " << worker;
+    EXPECT_EQ(count("SELECT COUNT(*)" + of + " AND kind = 'thread_exit'"), 1)
+        << "worker " << worker;
+  }
+  sqlite3_close(h);
+}
+
 TEST_F(SourceTest, ThreadsBeyondMaxThreadsAreReportedNotLost) {
   const Result r = run(weft() + " record --max-threads 50 -o " + db() + " -- " +
                        program("many_threads") + " 100");

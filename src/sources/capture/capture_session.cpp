@@ -194,6 +194,13 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
                                  uint64_t pc, uint64_t object, int64_t arg0, int64_t arg1) {
   SyncLog& log = thread.sync;
   if (!log.records) return;
+  if (kind == SyncKind::MutexLock || kind == SyncKind::MutexUnlock) {
+    if (log.mutex_records >= SyncLog::kMaxMutexRecords) {
+      ++log.unlogged_mutex_events;
+      return;
+    }
+    ++log.mutex_records;
+  }
   if (log.size >= SyncLog::kCapacity) {
     ++log.dropped;
     return;
@@ -307,7 +314,10 @@ void CaptureSession::write(int fd, bool complete, const char* reason, const char
   }
   if (traces_) meta.analyses |= kRawAnalysisTraces;
   for (uint32_t i = 0; i < recorded; ++i)
-    if (ThreadContext* c = contexts_[i].load()) meta.dropped_sync_events += c->sync.dropped;
+    if (ThreadContext* c = contexts_[i].load()) {
+      meta.dropped_sync_events += c->sync.dropped;
+      meta.unlogged_mutex_events += c->sync.unlogged_mutex_events;
+    }
   out.section(RawSection::Meta, sizeof meta, 1);
   out.bytes(&meta, sizeof meta);
   out.section(RawSection::Reason, 1, strlen(reason));

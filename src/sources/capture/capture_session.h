@@ -40,9 +40,15 @@ struct CaptureConfig {
 // Per-thread synchronization log, reserved once, filled without locks.
 struct SyncLog {
   static constexpr uint64_t kCapacity = uint64_t{1} << 18;
+  // Mutex lock/unlock records a thread logs; later ones are only counted, so
+  // a lock-heavy thread never crowds out the records sections are built
+  // from (and weft record does not store millions of them).
+  static constexpr uint64_t kMaxMutexRecords = 4096;
   SyncRecord* records = nullptr;
   uint64_t size = 0;
   uint64_t dropped = 0;
+  uint64_t mutex_records = 0;
+  uint64_t unlogged_mutex_events = 0;
 };
 
 struct ThreadContext {

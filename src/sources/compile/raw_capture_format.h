@@ -59,7 +59,8 @@ struct RawMeta {
   CacheGeometry caches;    // with kRawAnalysisImbalance
   uint32_t line_size = 0;  // with kRawAnalysisFalseSharing
   uint32_t reserved2 = 0;
-  uint64_t untracked_accesses = 0;  // with kRawAnalysisFalseSharing
+  uint64_t untracked_accesses = 0;     // with kRawAnalysisFalseSharing
+  uint64_t unlogged_mutex_events = 0;  // beyond SyncLog::kMaxMutexRecords per thread
 };
 
 // Decodes a raw capture; throws std::runtime_error with a one-line cause if

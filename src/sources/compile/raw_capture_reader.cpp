@@ -129,6 +129,7 @@ RunCapture read_raw_capture(const std::string& path) {
     capture.max_threads = meta.max_threads;
     capture.dropped_events = meta.dropped_events;
     capture.dropped_sync_events = meta.dropped_sync_events;
+    capture.unlogged_mutex_events = meta.unlogged_mutex_events;
     if (meta.analyses & kRawAnalysisCrd) capture.analyses.push_back(kAnalysisCrd);
     if (meta.analyses & kRawAnalysisImbalance) {
       capture.analyses.push_back(kAnalysisImbalance);
