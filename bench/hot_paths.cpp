@@ -116,35 +116,60 @@ void SharedCacheStep(benchmark::State& state) {
 }
 BENCHMARK(SharedCacheStep)->Arg(65536)->Arg(262144);
 
-// The imbalance analysis' step on a 2-D stencil's five interleaved streams
-// (four loads around a point of one grid, the store into the other; rows of
-// 8 KiB, so all five lines fall into one L1 set): the per-instruction count
-// and the L1/L2 lookups. Arg 0: no simulated caches (the count alone).
+// A 2-D stencil's five interleaved streams on one thread: four loads around
+// a point of one grid, the store into the other (rows of 8 KiB, so all five
+// lines fall into one L1 set). step(access) makes one point's accesses,
+// access(pc, address, is_write).
+class StencilStreams {
+ public:
+  template <class Access>
+  void step(Access&& access) {
+    access(0x401000, x_ + p_ - kRow, false);
+    access(0x401010, x_ + p_ + kRow, false);
+    access(0x401020, x_ + p_ - 8, false);
+    access(0x401030, x_ + p_ + 8, false);
+    access(0x401040, y_ + p_, true);
+    p_ += 8;
+    if (p_ >= 62 * kRow) p_ = kRow + 8;
+  }
+  // Every address of both grids once, as writes (the initialization).
+  template <class Access>
+  void initialize(Access&& access) {
+    for (uintptr_t a = x_; a < y_ + 64 * kRow; a += 8) access(0x400f00, a, true);
+  }
+  static constexpr int kAccessesPerStep = 5;
+
+ private:
+  static constexpr uintptr_t kRow = 1024 * 8;
+  std::vector<double> grid_ = std::vector<double>(2 * 64 * 1024);
+  uintptr_t x_ = reinterpret_cast<uintptr_t>(grid_.data());
+  uintptr_t y_ = x_ + 64 * kRow;
+  uintptr_t p_ = kRow + 8;
+};
+
+// This machine's caches (48 KiB 12-way L1, 2 MiB 16-way L2) with a 32 MiB LLC.
+CacheGeometry machine_like_caches() {
+  CacheGeometry g;
+  g.levels[0] = {48 << 10, 12};
+  g.levels[1] = {2 << 20, 16};
+  g.levels[2] = {32 << 20, 16};
+  return g;
+}
+
+// The imbalance analysis' step on the stencil's streams: the per-instruction
+// count and the L1/L2 lookups. Arg 0: no simulated caches (the count alone).
 void ImbalanceStencilStep(benchmark::State& state) {
   ImbalanceConfig config;
   config.max_threads = 1;
-  config.cache.levels[0] = {48 << 10, 12};
-  config.cache.levels[1] = {2 << 20, 16};
-  config.cache.levels[2] = {32 << 20, 16};
+  config.cache = machine_like_caches();
   if (state.range(0) == 0)
     for (CacheLevelGeometry& level : config.cache.levels) level = {0, 0};
   ImbalanceCounts counts(config);
   auto* t = counts.attach(0);
-  static std::vector<double> grid(2 * 64 * 1024);
-  const uintptr_t x = reinterpret_cast<uintptr_t>(grid.data());
-  const uintptr_t y = x + 64 * 1024 * 8;
-  constexpr uintptr_t kRow = 1024 * 8;
-  uintptr_t c = kRow + 8;
-  for (auto _ : state) {
-    counts.access(*t, 0x401000, x + c - kRow, 8);
-    counts.access(*t, 0x401010, x + c + kRow, 8);
-    counts.access(*t, 0x401020, x + c - 8, 8);
-    counts.access(*t, 0x401030, x + c + 8, 8);
-    counts.access(*t, 0x401040, y + c, 8);
-    c += 8;
-    if (c >= 62 * kRow) c = kRow + 8;
-  }
-  state.SetItemsProcessed(state.iterations() * 5);
+  StencilStreams streams;
+  for (auto _ : state)
+    streams.step([&](uint64_t pc, uintptr_t a, bool) { counts.access(*t, pc, a, 8); });
+  state.SetItemsProcessed(state.iterations() * StencilStreams::kAccessesPerStep);
 }
 BENCHMARK(ImbalanceStencilStep)->Arg(0)->Arg(1);
 
@@ -156,41 +181,26 @@ BENCHMARK(ImbalanceStencilStep)->Arg(0)->Arg(1);
 void AllAnalyzersStencilStep(benchmark::State& state) {
   CaptureConfig config;
   config.max_threads = 2;
-  config.cache.levels[0] = {48 << 10, 12};
-  config.cache.levels[1] = {2 << 20, 16};
-  config.cache.levels[2] = {32 << 20, 16};
+  config.cache = machine_like_caches();
   // The analyses beyond communication, as a bit set.
   const int64_t analyses = state.range(0);
   config.crd = analyses & 1;
   config.imbalance = analyses & 2;
   config.false_sharing = analyses & 4;
   config.traces = analyses & 8;
-  static CaptureSession* session = nullptr;  // sessions live as long as the process
-  session = CaptureSession::create(config);
+  CaptureSession* session = CaptureSession::create(config);  // lives as long as the process
   ThreadContext* t = session->start_thread(session->reserve_thread_id(), -1, 0, 1, 0);
   CommunicationAnalyzer& comm = session->communication();
   CommunicationAnalyzer::ThreadState& c = *t->comm.load();
-  static std::vector<double> grid(2 * 64 * 1024);
-  const uintptr_t x = reinterpret_cast<uintptr_t>(grid.data());
-  const uintptr_t y = x + 64 * 1024 * 8;
-  constexpr uintptr_t kRow = 1024 * 8;
   auto access = [&](uint64_t pc, uintptr_t a, bool write) {
     write ? comm.write(c, pc, a, 8) : comm.read(c, pc, a, 8);
     CaptureSession::feed_access(*t, session->imbalance(), session->false_sharing(),
                                 session->traces(), pc, a, 8, write);
   };
-  for (uintptr_t a = x; a < y + 64 * kRow; a += 8) access(0x400f00, a, true);  // initialization
-  uintptr_t p = kRow + 8;
-  for (auto _ : state) {
-    access(0x401000, x + p - kRow, false);
-    access(0x401010, x + p + kRow, false);
-    access(0x401020, x + p - 8, false);
-    access(0x401030, x + p + 8, false);
-    access(0x401040, y + p, true);
-    p += 8;
-    if (p >= 62 * kRow) p = kRow + 8;
-  }
-  state.SetItemsProcessed(state.iterations() * 5);
+  StencilStreams streams;
+  streams.initialize(access);
+  for (auto _ : state) streams.step(access);
+  state.SetItemsProcessed(state.iterations() * StencilStreams::kAccessesPerStep);
 }
 BENCHMARK(AllAnalyzersStencilStep)->Arg(0)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(15);
 

@@ -332,6 +332,41 @@ if [[ -n $SAVE_BASELINE ]]; then
 fi
 
 if ((MICRO)); then
+  # Shadow memory of the communication analysis at line granularity: the
+  # instrumented program's own peak RSS (run under the runtime directly, not
+  # through `weft record`, whose own RSS is the profile builder's) against
+  # native, for a program that touches 8 x 16 MiB and one that touches
+  # almost nothing. The small program's increase is weft's fixed part; what
+  # the large one adds beyond it, over the memory it touches, is the
+  # shadow's share (target: at most 1/8 plus a fixed part under 64 MiB).
+  echo
+  echo "# shadow memory (--analyses comm, granularity 64): program peak RSS, MiB"
+  program_rss() {  # binary args... -> peak RSS in kB (WEFT_* from the caller's environment)
+    if /usr/bin/time -f "%M" -o "$OUT/time" "$@" >/dev/null 2>&1; then tail -1 "$OUT/time"; else echo 0; fi
+  }
+  SHADOW_RSS=()
+  for entry in "bench/kernels/pointer_chase_pthreads.c|8 262144 200000" "examples/ring_pthreads.c|2 1024 20"; do
+    IFS='|' read -r src args <<<"$entry"
+    name=$(basename "${src%.*}")
+    read -r -a argv <<<"$args"
+    if ! gcc -O2 -g -pthread -o "$OUT/$name.mem.plain" "$src" ||
+      ! "$ROOT/build/bin/weft-cc" -O2 -g -pthread -o "$OUT/$name.mem.weft" "$src"; then
+      echo "bench: build failed: $src" >&2
+      continue
+    fi
+    native=$(program_rss "$OUT/$name.mem.plain" "${argv[@]}")
+    weft=$(WEFT_CAPTURE=$OUT/shadow.raw WEFT_ANALYSES=comm program_rss "$OUT/$name.mem.weft" "${argv[@]}")
+    SHADOW_RSS+=("$native" "$weft")
+    awk -v n="$name $args" -v a="$native" -v b="$weft" \
+      'BEGIN { printf "%-40s native %8.1f  weft-comm %8.1f  increase %8.1f\n", n, a / 1024, b / 1024, (b - a) / 1024 }'
+  done
+  if ((${#SHADOW_RSS[@]} == 4)); then
+    awk -v nb="${SHADOW_RSS[0]}" -v wb="${SHADOW_RSS[1]}" -v ns="${SHADOW_RSS[2]}" -v ws="${SHADOW_RSS[3]}" 'BEGIN {
+      fixed = ws - ns; shadow = (wb - nb) - fixed; touched = nb - ns
+      printf "fixed part %.1f MiB; shadow %.1f MiB for %.1f MiB touched: %.3f of the touched memory (1/%.1f)\n",
+        fixed / 1024, shadow / 1024, touched / 1024, shadow / touched, touched / (shadow > 0 ? shadow : 1) }'
+  fi
+
   # The imbalance diagnosis alone (Google Benchmark): one section instance of
   # 64 threads and 10,000 events, LIME's reference size (5.0 s in the paper).
   echo
