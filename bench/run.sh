@@ -335,8 +335,8 @@ if ((MICRO)); then
   # Shadow memory of the communication analysis at line granularity: the
   # instrumented program's own peak RSS (run under the runtime directly, not
   # through `weft record`, whose own RSS is the profile builder's) against
-  # native, for a program that touches 8 x 16 MiB and one that touches
-  # almost nothing. The small program's increase is weft's fixed part; what
+  # native, for a program whose 64 MiB (two 2048 x 2048 grids of doubles)
+  # are all live at once and one that touches almost nothing. The small program's increase is weft's fixed part; what
   # the large one adds beyond it, over the memory it touches, is the
   # shadow's share (target: at most 1/8 plus a fixed part under 64 MiB).
   echo
@@ -345,7 +345,7 @@ if ((MICRO)); then
     if /usr/bin/time -f "%M" -o "$OUT/time" "$@" >/dev/null 2>&1; then tail -1 "$OUT/time"; else echo 0; fi
   }
   SHADOW_RSS=()
-  for entry in "bench/kernels/pointer_chase_pthreads.c|8 262144 200000" "examples/ring_pthreads.c|2 1024 20"; do
+  for entry in "bench/kernels/stencil2d_pthreads.c|8 2048 2" "examples/ring_pthreads.c|2 1024 20"; do
     IFS='|' read -r src args <<<"$entry"
     name=$(basename "${src%.*}")
     read -r -a argv <<<"$args"
