@@ -345,7 +345,7 @@ if ((MICRO)); then
     if /usr/bin/time -f "%M" -o "$OUT/time" "$@" >/dev/null 2>&1; then tail -1 "$OUT/time"; else echo 0; fi
   }
   SHADOW_RSS=()
-  for entry in "bench/kernels/stencil2d_pthreads.c|8 2048 2" "examples/ring_pthreads.c|2 1024 20"; do
+  for entry in "bench/kernels/stencil2d_pthreads.c|8 2048 2" "examples/ring_pthreads.c|8 1024 20"; do
     IFS='|' read -r src args <<<"$entry"
     name=$(basename "${src%.*}")
     read -r -a argv <<<"$args"
