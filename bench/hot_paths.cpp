@@ -88,11 +88,14 @@ void CrdDistanceUpdate(benchmark::State& state) {
 }
 BENCHMARK(CrdDistanceUpdate);
 
-// A stream of lines twice the cache's size: every step a miss and an
-// eviction (the simulator's slowest path), and a resident set (hits).
-void PrivateCacheStep(benchmark::State& state) {
-  PrivateCache cache;
-  cache.configure(CacheLevelGeometry{32 << 10, 8}, 64);
+// One step of a simulated cache on a cyclic stream of Arg lines: for the
+// 32 KiB L1, 1024 lines make every step a miss and an eviction (the slowest
+// path) and 256 a resident set (hits); likewise for the 8 MiB shared LLC.
+// (The null pointer only names the cache type.)
+template <class Cache>
+void CacheStep(benchmark::State& state, Cache*, CacheLevelGeometry geometry) {
+  Cache cache;
+  cache.configure(geometry, 64);
   const uint64_t lines = static_cast<uint64_t>(state.range(0));
   uint64_t line = 0;
   for (auto _ : state) {
@@ -101,20 +104,14 @@ void PrivateCacheStep(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(PrivateCacheStep)->Arg(256)->Arg(1024);
-
-void SharedCacheStep(benchmark::State& state) {
-  SharedCache cache;
-  cache.configure(CacheLevelGeometry{8 << 20, 16}, 64);
-  const uint64_t lines = static_cast<uint64_t>(state.range(0));
-  uint64_t line = 0;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(cache.access(line));
-    line = (line + 1) % lines;
-  }
-  state.SetItemsProcessed(state.iterations());
-}
-BENCHMARK(SharedCacheStep)->Arg(65536)->Arg(262144);
+BENCHMARK_CAPTURE(CacheStep, private_l1, static_cast<PrivateCache*>(nullptr),
+                  CacheLevelGeometry{32 << 10, 8})
+    ->Arg(256)
+    ->Arg(1024);
+BENCHMARK_CAPTURE(CacheStep, shared_llc, static_cast<SharedCache*>(nullptr),
+                  CacheLevelGeometry{8 << 20, 16})
+    ->Arg(65536)
+    ->Arg(262144);
 
 // A 2-D stencil's five interleaved streams on one thread: four loads around
 // a point of one grid, the store into the other (rows of 8 KiB, so all five

@@ -146,8 +146,8 @@ class FalseSharingDetector {
   void access(ThreadState& t, uint64_t pc, uint64_t address, uint32_t size, bool is_write) {
     // Fast path: one line, its chunk cached, and nothing to change.
     if (__builtin_expect(((address ^ (address + size - 1)) >> line_log2_) == 0, 1)) {
-      if (const LineWords* line =
-              ShadowTable<LineWords>::cached_word(t.chunks, line_log2_, address)) {
+      const LineWords* line;
+      if (ShadowTable<LineWords>::find_cached(t.chunks, line_log2_, address, line)) {
         const uint64_t state = __atomic_load_n(&line->state, __ATOMIC_RELAXED);
         if (!is_write) {
           if (state & t.valid_bit) return;

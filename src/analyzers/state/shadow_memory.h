@@ -74,16 +74,9 @@ class ShadowTable {
   // Whether `addr` is in the user address space the table covers.
   static bool covers(uintptr_t addr) { return (addr >> kChunkBits) < kChunkCount; }
 
-  // The cell of `addr` when its chunk is in `cache`, else nullptr. The hot
-  // path: one compare, no walk. Addresses the table does not cover are
-  // never cached.
-  static Cell* cached_word(const ShadowChunkCache& cache, unsigned granularity_log2,
-                           uintptr_t addr) {
-    Cell* cell;
-    return find_cached(cache, granularity_log2, addr, cell) ? cell : nullptr;
-  }
-
-  // The same as a test the compiler sees through (no null test of the cell).
+  // Sets `cell` to the cell of `addr` when its chunk is in `cache`. The hot
+  // path: one compare, no walk (and a test the compiler sees through, not a
+  // null cell). Addresses the table does not cover are never cached.
   template <class C>
   static bool find_cached(const ShadowChunkCache& cache, unsigned granularity_log2, uintptr_t addr,
                           C*& cell) {
@@ -97,24 +90,19 @@ class ShadowTable {
   // The cell of the granule holding `addr`, its chunk allocated if needed;
   // nullptr outside user space or out of memory.
   Cell* word(uintptr_t addr) {
-    Cell* base = chunk_base(addr >> kChunkBits, true);
+    Cell* base = chunk_base(addr >> kChunkBits);
     return base ? base + ((addr & kChunkMask) >> granularity_log2_) : nullptr;
   }
 
   // Likewise, and remembers the chunk in `cache`.
   Cell* word(uintptr_t addr, ShadowChunkCache& cache) {
-    if (Cell* cell = cached_word(cache, granularity_log2_, addr)) return cell;
+    Cell* cell;
+    if (find_cached(cache, granularity_log2_, addr, cell)) return cell;
     const uintptr_t chunk = addr >> kChunkBits;
-    Cell* base = chunk_base(chunk, true);
+    Cell* base = chunk_base(chunk);
     if (!base) return nullptr;
     cache.entries[chunk % ShadowChunkCache::kEntries] = {chunk, base};
     return base + ((addr & kChunkMask) >> granularity_log2_);
-  }
-
-  // The cell if its chunk exists (no allocation); nullptr otherwise.
-  const Cell* word_if_present(uintptr_t addr) const {
-    Cell* base = const_cast<ShadowTable*>(this)->chunk_base(addr >> kChunkBits, false);
-    return base ? base + ((addr & kChunkMask) >> granularity_log2_) : nullptr;
   }
 
   // Visits every allocated chunk: visit(first address it shadows, its
@@ -132,39 +120,31 @@ class ShadowTable {
     }
   }
 
-  size_t chunks_allocated() const { return chunks_allocated_.load(std::memory_order_relaxed); }
-
  private:
-  // The chunk's cells; allocated (with its directory) when `allocate`.
-  Cell* chunk_base(uintptr_t chunk, bool allocate) {
+  // The chunk's cells, allocated (with its directory) on first use;
+  // nullptr outside user space or out of memory.
+  Cell* chunk_base(uintptr_t chunk) {
     if (chunk >= kChunkCount || !root_) return nullptr;
     std::atomic<Directory*>& slot = root_[chunk >> kDirectoryBits];
     Directory* directory = slot.load(std::memory_order_acquire);
     if (__builtin_expect(directory == nullptr, 0)) {
-      if (!allocate) return nullptr;
-      bool won = false;
-      directory = install(slot, kDirectoryEntries * sizeof(Directory), won);
+      directory = install(slot, kDirectoryEntries * sizeof(Directory));
       if (!directory) return nullptr;
     }
     Directory& entry = directory[chunk & (kDirectoryEntries - 1)];
     Cell* base = entry.load(std::memory_order_acquire);
-    if (__builtin_expect(base == nullptr, 0) && allocate) {
-      bool won = false;
-      base = install(entry, chunk_bytes_, won);
-      if (won) chunks_allocated_.fetch_add(1, std::memory_order_relaxed);
-    }
+    if (__builtin_expect(base == nullptr, 0)) base = install(entry, chunk_bytes_);
     return base;
   }
 
   // Publishes fresh zeroed memory in `slot` unless another thread did first;
-  // returns what the slot holds; `won` tells whether this call installed it.
+  // returns what the slot holds.
   template <class T>
-  __attribute__((noinline)) T* install(std::atomic<T*>& slot, size_t bytes, bool& won) {
+  __attribute__((noinline)) T* install(std::atomic<T*>& slot, size_t bytes) {
     auto* fresh = static_cast<T*>(reserve_zeroed(bytes));
     if (!fresh) return slot.load(std::memory_order_acquire);
     T* expected = nullptr;
-    won = slot.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel);
-    if (won) return fresh;
+    if (slot.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) return fresh;
     release(fresh, bytes);  // another thread won the race
     return expected;
   }
@@ -172,7 +152,6 @@ class ShadowTable {
   unsigned granularity_log2_;
   size_t chunk_bytes_;
   std::atomic<Directory*>* root_;
-  std::atomic<size_t> chunks_allocated_{0};
 };
 
 using ShadowMemory = ShadowTable<std::atomic<uint64_t>>;
