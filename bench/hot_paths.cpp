@@ -178,13 +178,10 @@ BENCHMARK(ImbalanceStencilStep)->Arg(0)->Arg(1);
 void AllAnalyzersStencilStep(benchmark::State& state) {
   CaptureConfig config;
   config.max_threads = 2;
-  config.cache = machine_like_caches();
-  // The analyses beyond communication, as a bit set.
-  const int64_t analyses = state.range(0);
-  config.crd = analyses & 1;
-  config.imbalance = analyses & 2;
-  config.false_sharing = analyses & 4;
-  config.traces = analyses & 8;
+  config.imbalance.cache = machine_like_caches();
+  // The analyses beyond communication, as a bit set (AnalysisSet's bits
+  // without communication's).
+  config.analyses = AnalysisSet::from_bits(1u | static_cast<uint32_t>(state.range(0)) << 1);
   CaptureSession* session = CaptureSession::create(config);  // lives as long as the process
   ThreadContext* t = session->start_thread(session->reserve_thread_id(), -1, 0, 1, 0);
   CommunicationAnalyzer& comm = session->communication();

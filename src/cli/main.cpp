@@ -5,9 +5,13 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "cli/record_command.h"
+#include "common/analyses.h"
 #include "profile/profile.h"
 #include "topology/topology.h"
 #include "views/comm_view.h"
@@ -19,6 +23,14 @@
 #include "views/trace_view.h"
 
 namespace {
+
+// "comm, crd, imbalance, falseshare, traces"
+std::string analysis_names() {
+  std::string names;
+  for (const weft::AnalysisDescriptor& d : weft::kAnalyses)
+    names += (names.empty() ? "" : ", ") + std::string(d.name);
+  return names;
+}
 
 void print(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
@@ -72,26 +84,21 @@ int main(int argc, char** argv) {
   rec->add_option("--max-threads", record.max_threads, "threads analyzed at most")
       ->capture_default_str();
   rec->add_option("--analyses", record.analyses,
-                  "comma-separated analyses (default: all; available: comm, crd, imbalance, "
-                  "falseshare, traces)")
+                  "comma-separated analyses (default: all; available: " +
+                      std::string(analysis_names()) + ")")
       ->delimiter(',');
-  rec->add_option("--crd-max-granules", record.crd_max_granules,
-                  "distinct granules per thread pair whose CRD is measured (0: no cap)")
-      ->capture_default_str();
-  rec->add_option(
-      "--cache", record.cache,
-      "simulated caches of the imbalance analysis, L1SIZE:WAYS,L2SIZE:WAYS,LLCSIZE:WAYS "
-      "(default: this machine's, from hwloc)");
-  rec->add_option("--miss-penalties", record.miss_penalties,
-                  "cycles per L1, L2 and LLC miss in the modeled busy time")
-      ->capture_default_str();
-  rec->add_option("--line-size", record.line_size,
-                  "cache line of the false-sharing analysis, bytes (power of two, 8..4096)")
-      ->capture_default_str();
-  rec->add_option("--trace-budget", record.trace_budget,
-                  "memory per thread for compressed traces (e.g. 64M); beyond it the traces "
-                  "keep their beginning and count the rest as lost")
-      ->capture_default_str();
+  // Each analysis' settings, as common/analyses.h declares them.
+  std::map<std::string, std::string> setting_text;
+  std::vector<std::pair<std::string, CLI::Option*>> setting_options;
+  for (const weft::AnalysisDescriptor& d : weft::kAnalyses)
+    for (const weft::AnalysisSetting& setting : d.settings) {
+      const std::string key(setting.key);
+      CLI::Option* option = rec->add_option(std::string(setting.option), setting_text[key],
+                                            std::string(setting.help));
+      if (!setting.default_value.empty()) option->default_str(std::string(setting.default_value));
+      if (setting.type == weft::SettingType::ByteSize) option->transform(CLI::AsSizeValue(false));
+      setting_options.emplace_back(key, option);
+    }
   rec->add_option("command", record.command, "PROGRAM ARGS (after --)")->required();
 
   std::string profile_path;
@@ -204,7 +211,11 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*rec) return weft::run_record(record);
+    if (*rec) {
+      for (const auto& [key, option] : setting_options)
+        if (option->count() > 0) record.settings[key] = setting_text[key];
+      return weft::run_record(record);
+    }
     if (*comm_cmd) {
       weft::CommOptions comm;
       if (!region.empty()) comm.region = region;

@@ -5,19 +5,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <optional>
 #include <stdexcept>
 
+#include "common/analyses.h"
 #include "common/executable_search.h"
 #include "profile/profile_writer.h"
-#include "sources/compile/raw_capture_format.h"
+#include "sources/capture/raw_capture.h"
 #include "sources/valgrind/valgrind_backend.h"
 #include "topology/topology.h"
-#include "views/locality_metrics.h"
 
 extern char** environ;
 
@@ -25,31 +29,24 @@ namespace weft {
 
 namespace {
 
-const char* const kKnownAnalyses[] = {kAnalysisCommunication, kAnalysisCrd, kAnalysisImbalance,
-                                      kAnalysisFalseSharing, kAnalysisTraces};
-
-bool analysis_selected(const RecordOptions& o, const char* name) {
-  return o.analyses.empty() ||
-         std::find(o.analyses.begin(), o.analyses.end(), name) != o.analyses.end();
+// A size in the command line's form (32K, 8M, 8MiB: CLI11's size units,
+// K = 1024), or nullopt.
+std::optional<uint64_t> byte_size(std::string text) {
+  if (!CLI::AsSizeValue(false)(text).empty()) return std::nullopt;
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
 }
 
-// --cache's SIZE (parse_byte_size: 32K, 8M, 8MiB) or WAYS (a plain number).
+// --cache's SIZE or WAYS (a plain number).
 uint64_t cache_number(const std::string& text, bool size) {
   const bool plain = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-  const std::optional<uint64_t> value = size || plain ? parse_byte_size(text) : std::nullopt;
+  const std::optional<uint64_t> value = size || plain ? byte_size(text) : std::nullopt;
   if (!value)
     throw std::runtime_error(fmt::format("--cache: '{}' is not a {}", text,
                                          size ? "size (e.g. 32K, 8M)" : "number of ways"));
   return *value;
-}
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t end; (end = text.find(sep, start)) != std::string::npos; start = end + 1)
-    parts.push_back(text.substr(start, end - start));
-  parts.push_back(text.substr(start));
-  return parts;
 }
 
 // The simulated caches: --cache when given, else this machine's L1, L2 and
@@ -58,12 +55,12 @@ std::vector<std::string> split(const std::string& text, char sep) {
 CacheGeometry cache_geometry(const std::string& option) {
   CacheGeometry g;
   if (!option.empty()) {
-    const std::vector<std::string> levels = split(option, ',');
+    std::vector<std::string> levels = CLI::detail::split(option, ',');
     if (levels.size() != 3)
       throw std::runtime_error(fmt::format(
           "--cache '{}': expected three levels L1SIZE:WAYS,L2SIZE:WAYS,LLCSIZE:WAYS", option));
     for (size_t i = 0; i < 3; ++i) {
-      const std::vector<std::string> size_ways = split(levels[i], ':');
+      const std::vector<std::string> size_ways = CLI::detail::split(levels[i], ':');
       if (size_ways.size() != 2)
         throw std::runtime_error(fmt::format("--cache: '{}' is not SIZE:WAYS", levels[i]));
       g.levels[i].size_bytes = cache_number(size_ways[0], true);
@@ -89,12 +86,6 @@ CacheGeometry cache_geometry(const std::string& option) {
     // no topology: the defaults
   }
   return g;
-}
-
-std::array<double, 3> miss_penalties(const std::string& option) {
-  if (auto penalties = parse_miss_penalties(option)) return *penalties;
-  throw std::runtime_error(fmt::format(
-      "--miss-penalties '{}': expected three non-negative cycle counts P1,P2,P3", option));
 }
 
 pid_t g_child = 0;
@@ -129,6 +120,13 @@ std::string topology_summary() {
   }
 }
 
+std::string available_analyses() {
+  std::string names;
+  for (const AnalysisDescriptor& d : kAnalyses)
+    names += (names.empty() ? "" : ", ") + std::string(d.name);
+  return names;
+}
+
 void validate(const RecordOptions& o) {
   if (o.command.empty())
     throw std::runtime_error("no program given (usage: weft record [options] -- PROGRAM ARGS)");
@@ -140,26 +138,79 @@ void validate(const RecordOptions& o) {
         fmt::format("--granularity {} is not a power of two between 1 and 4096", o.granularity));
   if (o.max_threads < 1 || o.max_threads > 65534)
     throw std::runtime_error(fmt::format("--max-threads {} is outside 1..65534", o.max_threads));
-  for (const std::string& a : o.analyses) {
-    bool known = false;
-    for (const char* k : kKnownAnalyses) known = known || a == k;
-    if (!known)
+}
+
+// The analyses that run (with what they need) and every setting of theirs in
+// the runtime's form, each checked once here for both sources.
+struct AnalysisPlan {
+  AnalysisSet analyses;
+  std::map<std::string, std::string> values;  // by setting key
+};
+
+AnalysisSet selected_analyses(const std::vector<std::string>& names) {
+  if (names.empty()) return AnalysisSet::all();
+  AnalysisSet set;
+  for (const std::string& name : names) {
+    const AnalysisDescriptor* d = find_analysis(name);
+    if (!d)
       throw std::runtime_error(
-          fmt::format("unknown analysis '{}' (available: comm, crd, imbalance, falseshare, "
-                      "traces)",
-                      a));
+          fmt::format("unknown analysis '{}' (available: {})", name, available_analyses()));
+    set.add(d->id);
   }
-  if (o.line_size < 8 || o.line_size > 4096 || (o.line_size & (o.line_size - 1)))
-    throw std::runtime_error(
-        fmt::format("--line-size {} is not a power of two between 8 and 4096", o.line_size));
-  if (!parse_byte_size(o.trace_budget) || *parse_byte_size(o.trace_budget) < 4096)
-    throw std::runtime_error(
-        fmt::format("--trace-budget '{}' is not a size of at least 4K", o.trace_budget));
+  return set.with_requirements();
+}
+
+// `text` as the setting's runtime form, or a one-line error naming the option.
+std::string setting_value(const AnalysisSetting& setting, const std::string& text) {
+  if (setting.key == "cache_levels") return format_cache_levels(cache_geometry(text));
+  if (setting.key == "miss_penalties") {
+    const std::optional<std::array<double, 3>> p = parse_miss_penalties(text);
+    if (!p)
+      throw std::runtime_error(fmt::format(
+          "{} '{}': expected three non-negative cycle counts P1,P2,P3", setting.option, text));
+    return fmt::format("{},{},{}", (*p)[0], (*p)[1], (*p)[2]);
+  }
+  uint64_t number = 0;
+  if (parse_setting_number(setting, text, number)) return text;
+  switch (setting.type) {
+    case SettingType::PowerOfTwo:
+      throw std::runtime_error(fmt::format("{} {} is not a power of two between {} and {}",
+                                           setting.option, text, setting.min, setting.max));
+    case SettingType::ByteSize:
+      throw std::runtime_error(fmt::format("{} '{}' is not a size of at least {} bytes",
+                                           setting.option, text, setting.min));
+    default:
+      throw std::runtime_error(fmt::format("{} '{}' is not a whole number between {} and {}",
+                                           setting.option, text, setting.min, setting.max));
+  }
+}
+
+AnalysisPlan plan_analyses(const RecordOptions& o) {
+  for (const auto& [key, text] :
+       o.settings)  // given for an analysis that does not run: checked too
+    if (const AnalysisSetting* setting = find_setting(key)) setting_value(*setting, text);
+  AnalysisPlan plan;
+  plan.analyses = selected_analyses(o.analyses);
+  plan.analyses.for_each([&](const AnalysisDescriptor& d) {
+    for (const AnalysisSetting& setting : d.settings) {
+      auto given = o.settings.find(std::string(setting.key));
+      const std::string text =
+          given != o.settings.end() ? given->second : std::string(setting.default_value);
+      plan.values[std::string(setting.key)] = setting_value(setting, text);
+    }
+  });
+  return plan;
+}
+
+std::string analysis_list(AnalysisSet analyses) {
+  char list[256];
+  analyses.format(list, sizeof list);
+  return list;
 }
 
 // Runs a program built with weft's compiler wrappers: its runtime reads
 // these variables and writes the raw capture itself.
-int run_with_runtime(const RecordOptions& options, const CacheGeometry& cache,
+int run_with_runtime(const RecordOptions& options, const AnalysisPlan& plan,
                      const std::string& program, const std::string& capture_path,
                      const std::function<void(pid_t)>& started) {
   const pid_t child = fork();
@@ -168,18 +219,18 @@ int run_with_runtime(const RecordOptions& options, const CacheGeometry& cache,
     setenv("WEFT_CAPTURE", capture_path.c_str(), 1);
     setenv("WEFT_GRANULARITY", std::to_string(options.granularity).c_str(), 1);
     setenv("WEFT_MAX_THREADS", std::to_string(options.max_threads).c_str(), 1);
-    setenv("WEFT_CRD_MAX_GRANULES", std::to_string(options.crd_max_granules).c_str(), 1);
-    setenv("WEFT_CACHE_LEVELS", format_cache_levels(cache).c_str(), 1);
-    setenv("WEFT_LINE_SIZE", std::to_string(options.line_size).c_str(), 1);
-    setenv("WEFT_TRACE_BYTES_PER_THREAD",
-           std::to_string(*parse_byte_size(options.trace_budget)).c_str(), 1);
-    if (options.analyses.empty()) {
+    // Unset means every analysis: the program's environment (and so its
+    // stack addresses) is then the one a default record has always had.
+    if (plan.analyses == AnalysisSet::all())
       unsetenv("WEFT_ANALYSES");
-    } else {
-      std::string list;
-      for (const std::string& a : options.analyses) list += (list.empty() ? "" : ",") + a;
-      setenv("WEFT_ANALYSES", list.c_str(), 1);
-    }
+    else
+      setenv("WEFT_ANALYSES", analysis_list(plan.analyses).c_str(), 1);
+    plan.analyses.for_each([&](const AnalysisDescriptor& d) {
+      for (const AnalysisSetting& setting : d.settings)
+        if (!setting.env.empty())
+          setenv(std::string(setting.env).c_str(), plan.values.at(std::string(setting.key)).c_str(),
+                 1);
+    });
     std::vector<char*> argv;
     for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -194,20 +245,39 @@ int run_with_runtime(const RecordOptions& options, const CacheGeometry& cache,
   return status;
 }
 
-}  // namespace
+// The Valgrind backend's session is configured in this process, through the
+// same setting parser the runtime applies to its environment.
+CaptureConfig capture_config(const RecordOptions& options, const AnalysisPlan& plan) {
+  CaptureConfig config;
+  config.granularity = options.granularity;
+  config.max_threads = options.max_threads;
+  config.analyses = plan.analyses;
+  for (const auto& [key, value] : plan.values)
+    if (!config.apply_setting(key, value.c_str()))
+      throw std::runtime_error(fmt::format("setting {} = '{}' is not valid", key, value));
+  return config;
+}
 
-int run_record(const RecordOptions& options) {
-  validate(options);
-  const CacheGeometry cache = cache_geometry(options.cache);
-  const std::array<double, 3> penalties = miss_penalties(options.miss_penalties);
-  const std::string program = resolve_program(options.command.front());
-  ValgrindSetup valgrind;
-  if (options.backend == "valgrind") valgrind = check_valgrind_backend(program);
-  const std::string output = std::filesystem::absolute(options.output).string();
-  const std::string capture_path = fmt::format("{}.capture-{}", output, getpid());
+// Ctrl-C reaches the program through the terminal's process group; a
+// SIGTERM or SIGHUP sent to weft alone is passed on. Either way weft stays
+// alive to write the profile.
+void forward_signals(pid_t child) {
+  g_child = child;
+  struct sigaction forward {};
+  forward.sa_handler = forward_to_child;
+  sigemptyset(&forward.sa_mask);
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGTERM, &forward, nullptr);
+  sigaction(SIGHUP, &forward, nullptr);
+  sigaction(SIGINT, &ignore, nullptr);
+  sigaction(SIGQUIT, &ignore, nullptr);
+}
 
+RunInfo run_info(const RecordOptions& options, const AnalysisPlan& plan) {
   RunInfo info;
-  info.miss_penalties = penalties;
+  if (auto it = plan.values.find("miss_penalties"); it != plan.values.end())
+    info.miss_penalties = *parse_miss_penalties(it->second);
   info.command = options.command.front();
   info.args.assign(options.command.begin() + 1, options.command.end());
   info.cwd = std::filesystem::current_path().string();
@@ -219,77 +289,54 @@ int run_record(const RecordOptions& options) {
   } catch (const std::exception&) {
     info.llc_bytes = 0;  // the views then need --cache-size
   }
+  return info;
+}
 
-  // A profile exists from the start: if weft itself is killed, the file
-  // still says what was being recorded.
-  write_placeholder_profile(output, info, options.backend, options.granularity,
-                            "recording in progress");
-
-  std::filesystem::remove(capture_path);
-  // Ctrl-C reaches the program through the terminal's process group; a
-  // SIGTERM or SIGHUP sent to weft alone is passed on. Either way weft stays
-  // alive to write the profile.
-  auto forward_signals = [](pid_t child) {
-    g_child = child;
-    struct sigaction forward {};
-    forward.sa_handler = forward_to_child;
-    sigemptyset(&forward.sa_mask);
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    sigaction(SIGTERM, &forward, nullptr);
-    sigaction(SIGHUP, &forward, nullptr);
-    sigaction(SIGINT, &ignore, nullptr);
-    sigaction(SIGQUIT, &ignore, nullptr);
-  };
-  const auto started = std::chrono::steady_clock::now();
-  int status = 0;
-  if (options.backend == "valgrind") {
-    CaptureConfig config;
-    config.granularity = options.granularity;
-    config.max_threads = options.max_threads;
-    config.crd = analysis_selected(options, kAnalysisCrd);
-    config.imbalance = analysis_selected(options, kAnalysisImbalance);
-    config.false_sharing = analysis_selected(options, kAnalysisFalseSharing);
-    config.line_size = options.line_size;
-    config.traces = analysis_selected(options, kAnalysisTraces);
-    config.trace_bytes_per_thread = *parse_byte_size(options.trace_budget);
-    config.cache = cache;
-    config.crd_max_granules = options.crd_max_granules;
-    status = record_under_valgrind(valgrind, options.command, program, config, capture_path,
-                                   forward_signals);
-  } else {
-    status = run_with_runtime(options, cache, program, capture_path, forward_signals);
-  }
-  info.duration_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  int exit_code = 0;
+// The program's exit code for weft (its status, or 128 + signal), with the
+// facts stored in `info`.
+int exit_code_of(int status, RunInfo& info) {
   if (WIFEXITED(status)) {
     info.exit_status = WEXITSTATUS(status);
-    exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
+    return WEXITSTATUS(status);
+  }
+  if (WIFSIGNALED(status)) {
     info.exit_signal = signal_name(WTERMSIG(status));
-    exit_code = 128 + WTERMSIG(status);
+    return 128 + WTERMSIG(status);
   }
+  return 0;
+}
 
-  if (!std::filesystem::exists(capture_path)) {
-    std::string reason;
-    if (info.exit_signal)
-      reason = fmt::format("the program was killed by {} before weft could save its data",
-                           *info.exit_signal);
-    else if (exit_code == 127)
-      reason = "the program could not be started";
-    else
-      reason =
-          "the program did not load weft's runtime: build it with weft-cc, weft-c++ or "
-          "weft-fortran";
-    write_placeholder_profile(output, info, options.backend, options.granularity, reason);
-    throw std::runtime_error(fmt::format("{}; profile {} is flagged incomplete", reason, output));
-  }
+// No capture at all: why, in the placeholder profile and as the error.
+[[noreturn]] void fail_without_capture(const RecordOptions& options, const RunInfo& info,
+                                       int exit_code, const std::string& output) {
+  std::string reason;
+  if (info.exit_signal)
+    reason = fmt::format("the program was killed by {} before weft could save its data",
+                         *info.exit_signal);
+  else if (exit_code == 127)
+    reason = "the program could not be started";
+  else
+    reason =
+        "the program did not load weft's runtime: build it with weft-cc, weft-c++ or "
+        "weft-fortran";
+  write_placeholder_profile(output, info, options.backend, options.granularity, reason);
+  throw std::runtime_error(fmt::format("{}; profile {} is flagged incomplete", reason, output));
+}
 
+// The capture as the profile should describe it: under Valgrind the tool
+// ends normally even when the program dies of a signal (Valgrind reports it
+// as its own exit), so the signal decides; settings only weft record knew
+// are added.
+RunCapture read_capture(const RecordOptions& options, const AnalysisPlan& plan,
+                        const std::string& capture_path, int status, const RunInfo& info) {
   RunCapture capture = read_raw_capture(capture_path);
   capture.source = options.backend;
-  // Under Valgrind the tool ends normally even when the program dies of a
-  // signal (Valgrind reports it as its own exit): the signal decides.
+  plan.analyses.for_each([&](const AnalysisDescriptor& d) {
+    for (const AnalysisSetting& setting : d.settings)
+      if (setting.env.empty())
+        capture.analysis_values[std::string(setting.key)] =
+            plan.values.at(std::string(setting.key));
+  });
   if (capture.complete && info.exit_signal) {
     const int sig = WTERMSIG(status);
     const bool stopped = sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT;
@@ -299,6 +346,40 @@ int run_record(const RecordOptions& options) {
   }
   if (!capture.complete && capture.incomplete_reason.empty())
     capture.incomplete_reason = "the program did not end normally";
+  return capture;
+}
+
+}  // namespace
+
+int run_record(const RecordOptions& options) {
+  validate(options);
+  const AnalysisPlan plan = plan_analyses(options);
+  const std::string program = resolve_program(options.command.front());
+  ValgrindSetup valgrind;
+  if (options.backend == "valgrind") valgrind = check_valgrind_backend(program);
+  const std::string output = std::filesystem::absolute(options.output).string();
+  const std::string capture_path = fmt::format("{}.capture-{}", output, getpid());
+
+  RunInfo info = run_info(options, plan);
+  // A profile exists from the start: if weft itself is killed, the file
+  // still says what was being recorded.
+  write_placeholder_profile(output, info, options.backend, options.granularity,
+                            "recording in progress");
+  std::filesystem::remove(capture_path);
+
+  const auto started = std::chrono::steady_clock::now();
+  const int status =
+      options.backend == "valgrind"
+          ? record_under_valgrind(valgrind, options.command, program, capture_config(options, plan),
+                                  capture_path, forward_signals)
+          : run_with_runtime(options, plan, program, capture_path, forward_signals);
+  info.duration_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const int exit_code = exit_code_of(status, info);
+  if (!std::filesystem::exists(capture_path))
+    fail_without_capture(options, info, exit_code, output);
+
+  const RunCapture capture = read_capture(options, plan, capture_path, status, info);
   build_profile(capture, info, output);
   std::filesystem::remove(capture_path);
 

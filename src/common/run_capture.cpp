@@ -78,11 +78,62 @@ bool resumes_section(SyncKind kind) {
   }
 }
 
+size_t format_decimal(uint64_t value, char* out, size_t size) {
+  char digits[20];
+  size_t n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  for (size_t i = 0; i < n && i + 1 < size; ++i) out[i] = digits[n - 1 - i];
+  if (size != 0) out[n < size ? n : size - 1] = '\0';
+  return n;
+}
+
+size_t format_cache_levels(const CacheGeometry& geometry, char* out, size_t size) {
+  size_t n = 0;
+  auto put = [&](uint64_t value, char after) {
+    char digits[24];
+    const size_t k = format_decimal(value, digits, sizeof digits);
+    for (size_t i = 0; i < k; ++i, ++n)
+      if (n + 1 < size) out[n] = digits[i];
+    if (after != '\0') {
+      if (n + 1 < size) out[n] = after;
+      ++n;
+    }
+  };
+  put(geometry.line_bytes, ',');
+  for (int i = 0; i < 3; ++i) {
+    put(geometry.levels[i].size_bytes, ':');
+    put(geometry.levels[i].ways, i < 2 ? ',' : '\0');
+  }
+  if (size != 0) out[n < size ? n : size - 1] = '\0';
+  return n;
+}
+
 std::string format_cache_levels(const CacheGeometry& geometry) {
-  std::string text = std::to_string(geometry.line_bytes);
-  for (const CacheLevelGeometry& level : geometry.levels)
-    text += "," + std::to_string(level.size_bytes) + ":" + std::to_string(level.ways);
+  char text[128];
+  format_cache_levels(geometry, text, sizeof text);
   return text;
+}
+
+bool parse_cache_levels(const char* s, CacheGeometry& out) {
+  char* end = nullptr;
+  CacheGeometry g;
+  g.line_bytes = static_cast<uint32_t>(std::strtoull(s, &end, 10));
+  if (end == s || g.line_bytes == 0 || (g.line_bytes & (g.line_bytes - 1)) != 0) return false;
+  for (CacheLevelGeometry& level : g.levels) {
+    if (*end != ',') return false;
+    s = end + 1;
+    level.size_bytes = std::strtoull(s, &end, 10);
+    if (end == s || *end != ':') return false;
+    s = end + 1;
+    level.ways = static_cast<uint32_t>(std::strtoull(s, &end, 10));
+    if (end == s) return false;
+  }
+  if (*end != '\0') return false;
+  out = g;
+  return true;
 }
 
 std::optional<std::array<double, 3>> parse_miss_penalties(const std::string& text) {
@@ -95,6 +146,14 @@ std::optional<std::array<double, 3>> parse_miss_penalties(const std::string& tex
     p = end + 1;
   }
   return penalties;
+}
+
+uint64_t RunCapture::analysis_number(std::string_view key, uint64_t fallback) const {
+  auto it = analysis_values.find(key);
+  if (it == analysis_values.end() || it->second.empty()) return fallback;
+  char* end = nullptr;
+  const uint64_t value = std::strtoull(it->second.c_str(), &end, 10);
+  return *end == '\0' ? value : fallback;
 }
 
 }  // namespace weft

@@ -6,9 +6,14 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "common/analyses.h"
 
 namespace weft {
 
@@ -85,14 +90,15 @@ struct ThreadRecord {
 };
 
 // Per static instruction and thread pair, the communication counted there.
-// comm/reuse: `thread` is the reader, `peer` the last writer.
-// inval: `thread` is the writer, `peer` a thread whose copy the write invalidated.
+// raw (true communication) / rar (communication reuse): `thread` is the
+// reader, `peer` the last writer. inval: `thread` is the writer, `peer` a
+// thread whose copy the write invalidated.
 struct PcCommunication {
   uint64_t pc = 0;
   uint32_t thread = 0;
   uint32_t peer = 0;
-  uint64_t comm = 0;
-  uint64_t reuse = 0;
+  uint64_t raw = 0;
+  uint64_t rar = 0;
   uint64_t inval = 0;
 };
 
@@ -208,6 +214,16 @@ struct CacheGeometry {
 // in bytes; the form of meta.cache_levels and of the runtime's
 // WEFT_CACHE_LEVELS.
 std::string format_cache_levels(const CacheGeometry& geometry);
+// The same into `out` (at most `size` bytes with the NUL), allocation-free;
+// returns the length it needed.
+size_t format_cache_levels(const CacheGeometry& geometry, char* out, size_t size);
+// Reads that form; false when malformed (the line size must be a power of
+// two). Allocation-free.
+bool parse_cache_levels(const char* text, CacheGeometry& out);
+
+// `value` in decimal into `out` (at most `size` bytes with the NUL),
+// allocation-free; returns the length it needed.
+size_t format_decimal(uint64_t value, char* out, size_t size);
 
 // "12,40,200": three non-negative cycle counts (--miss-penalties,
 // meta.miss_penalties); nullopt when malformed.
@@ -216,13 +232,6 @@ inline constexpr std::array<double, 3> kDefaultMissPenalties = {12, 40, 200};
 
 inline constexpr uint64_t kThreadExitSectionSite = 1;
 inline constexpr uint64_t kUnknownSectionSite = 2;
-
-// Analyses an event source can run (RunCapture::analyses, --analyses).
-inline constexpr const char* kAnalysisCommunication = "comm";
-inline constexpr const char* kAnalysisCrd = "crd";  // CRD and sharing footprint; needs comm
-inline constexpr const char* kAnalysisImbalance = "imbalance";      // control flow and cache misses
-inline constexpr const char* kAnalysisFalseSharing = "falseshare";  // line sharing, heap sites
-inline constexpr const char* kAnalysisTraces = "traces";  // compressed per-instruction traces
 
 struct RunCapture {
   std::string source = "compile";  // "compile" or "valgrind"
@@ -239,9 +248,13 @@ struct RunCapture {
   std::vector<ThreadRecord> threads;
   std::vector<PcCommunication> communication;
   std::vector<SyncRecord> sync;
-  std::vector<std::string> analyses = {kAnalysisCommunication};
-  uint64_t crd_max_granules = 0;  // per-pair cap, 0 = none
-  uint64_t crd_capped_pairs = 0;
+  AnalysisSet analyses = {AnalysisId::Communication};
+  // The analyses' settings and counters by meta key (common/analyses.h), in
+  // the runtime's form: "line_size" -> "64".
+  std::map<std::string, std::string, std::less<>> analysis_values;
+  // analysis_values[key] as a number; `fallback` when absent or not a number.
+  uint64_t analysis_number(std::string_view key, uint64_t fallback) const;
+
   std::vector<PcDistanceCount> distances;
   std::vector<PcFootprint> footprints;
   // Per parallel section: the same records with `pc` = the site that closed
@@ -250,12 +263,9 @@ struct RunCapture {
   std::vector<PcCommunication> section_communication;
   std::vector<PcDistanceCount> section_distances;
   // The imbalance analysis (when in `analyses`).
-  CacheGeometry caches;
   std::vector<SegmentEdge> segment_edges;
   std::vector<SegmentInstruction> segment_instructions;
   // The false-sharing analysis (when in `analyses`).
-  uint32_t line_size = 64;
-  uint64_t untracked_accesses = 0;  // by threads beyond the analysis' limit
   std::vector<LineSharingRecord> line_sharing;
   std::vector<SharingPairTotals> sharing_totals;
   std::vector<AllocationRecord> allocations;

@@ -23,7 +23,7 @@ std::vector<DataObject> resolve_data_objects(const RunCapture& capture, Symboliz
   uint64_t largest = 0;
   for (const AllocationRecord& b : blocks) largest = std::max(largest, b.size);
 
-  const uint64_t line_size = capture.line_size ? capture.line_size : 64;
+  const uint64_t line_size = capture.analysis_number("line_size", 64);
   std::vector<DataObject> objects;
   for (uint64_t line : lines) {
     DataObject object;

@@ -78,8 +78,7 @@ struct Profile::Impl {
   int schema_version = 0;
   std::map<std::string, std::string> meta;
   uint32_t thread_count = 0;
-  bool has_imbalance_tables = false;
-  bool has_memory_tables = false;
+  AnalysisSet analyses;  // meta analyses
 
   Impl(std::string profile_path, sqlite::Database database)
       : path(std::move(profile_path)), db(std::move(database)) {}
@@ -148,13 +147,16 @@ Profile Profile::open(const std::string& path) {
       }
     }
 
-    impl->has_imbalance_tables =
-        std::all_of(kImbalanceTables.begin(), kImbalanceTables.end(),
-                    [&](std::string_view table) { return tables.contains(std::string(table)); });
-
-    impl->has_memory_tables =
-        std::all_of(kMemoryTables.begin(), kMemoryTables.end(),
-                    [&](std::string_view table) { return tables.contains(std::string(table)); });
+    // An unknown name (a newer weft's analysis) is not one this weft reads.
+    auto analyses = impl->meta.find("analyses");
+    const std::string_view listed =
+        analyses == impl->meta.end() ? std::string_view() : std::string_view(analyses->second);
+    for (size_t start = 0; start <= listed.size() && !listed.empty();) {
+      const size_t comma = std::min(listed.find(',', start), listed.size());
+      if (const AnalysisDescriptor* d = find_analysis(listed.substr(start, comma - start)))
+        impl->analyses.add(d->id);
+      start = comma + 1;
+    }
 
     sqlite::Statement largest(impl->db,
                               "SELECT MAX(COALESCE((SELECT MAX(id) FROM threads), -1),"
@@ -282,10 +284,9 @@ std::vector<RegionVolume> Profile::region_volumes() const {
   });
 }
 
-bool Profile::has_crd() const {
-  const std::string analyses = "," + meta_value("analyses") + ",";
-  return analyses.find(",crd,") != std::string::npos;
-}
+bool Profile::has_analysis(AnalysisId id) const { return impl_->analyses.has(id); }
+
+bool Profile::has_crd() const { return has_analysis(AnalysisId::Crd); }
 
 namespace {
 
@@ -386,13 +387,9 @@ CommunicationMatrix Profile::matrix(const std::vector<int64_t>& region_ids, Matr
   return matrix;
 }
 
-bool Profile::has_imbalance() const {
-  const std::string analyses = "," + meta_value("analyses") + ",";
-  return impl_->has_imbalance_tables && analyses.find(",imbalance,") != std::string::npos;
-}
+bool Profile::has_imbalance() const { return has_analysis(AnalysisId::Imbalance); }
 
 std::vector<SectionInstanceInfo> Profile::section_instances() const {
-  if (!impl_->has_imbalance_tables) return {};
   return impl_->guarded([&] {
     std::vector<SectionInstanceInfo> out;
     std::map<int64_t, size_t> index;
@@ -425,7 +422,6 @@ std::vector<SectionInstanceInfo> Profile::section_instances() const {
 }
 
 std::vector<InstanceEdgeCount> Profile::instance_edges(int64_t instance_id) const {
-  if (!impl_->has_imbalance_tables) return {};
   return impl_->guarded([&] {
     std::vector<InstanceEdgeCount> out;
     sqlite::Statement query(impl_->db,
@@ -440,7 +436,6 @@ std::vector<InstanceEdgeCount> Profile::instance_edges(int64_t instance_id) cons
 }
 
 std::vector<InstanceInstructionCount> Profile::instance_instructions(int64_t instance_id) const {
-  if (!impl_->has_imbalance_tables) return {};
   return impl_->guarded([&] {
     std::vector<InstanceInstructionCount> out;
     sqlite::Statement query(
@@ -457,7 +452,6 @@ std::vector<InstanceInstructionCount> Profile::instance_instructions(int64_t ins
 }
 
 std::map<uint64_t, uint64_t> Profile::block_decisions() const {
-  if (!impl_->has_imbalance_tables) return {};
   return impl_->guarded([&] {
     std::map<uint64_t, uint64_t> out;
     sqlite::Statement query(impl_->db, "SELECT pc, decision_pc FROM control_flow_blocks");
@@ -466,23 +460,16 @@ std::map<uint64_t, uint64_t> Profile::block_decisions() const {
   });
 }
 
-bool Profile::has_false_sharing() const {
-  const std::string analyses = "," + meta_value("analyses") + ",";
-  return impl_->has_memory_tables && analyses.find(",falseshare,") != std::string::npos;
-}
+bool Profile::has_false_sharing() const { return has_analysis(AnalysisId::FalseSharing); }
 
 uint32_t Profile::line_size() const {
   const std::optional<int64_t> size = parse_integer(meta_value("line_size"));
   return size && *size >= 8 ? static_cast<uint32_t>(*size) : 64;
 }
 
-bool Profile::has_traces() const {
-  const std::string analyses = "," + meta_value("analyses") + ",";
-  return impl_->has_memory_tables && analyses.find(",traces,") != std::string::npos;
-}
+bool Profile::has_traces() const { return has_analysis(AnalysisId::Traces); }
 
 std::vector<LineSharingRecord> Profile::line_sharing() const {
-  if (!impl_->has_memory_tables) return {};
   return impl_->guarded([&] {
     std::vector<LineSharingRecord> out;
     sqlite::Statement query(impl_->db,
@@ -505,7 +492,6 @@ std::vector<LineSharingRecord> Profile::line_sharing() const {
 }
 
 std::vector<SharingPairTotals> Profile::sharing_totals() const {
-  if (!impl_->has_memory_tables) return {};
   return impl_->guarded([&] {
     std::vector<SharingPairTotals> out;
     sqlite::Statement query(impl_->db,
@@ -521,7 +507,6 @@ std::vector<SharingPairTotals> Profile::sharing_totals() const {
 }
 
 std::vector<DataObject> Profile::data_objects() const {
-  if (!impl_->has_memory_tables) return {};
   return impl_->guarded([&] {
     std::vector<DataObject> out;
     sqlite::Statement query(impl_->db,
@@ -545,7 +530,6 @@ std::vector<DataObject> Profile::data_objects() const {
 
 std::vector<MemoryTraceInfo> Profile::memory_traces(std::optional<uint32_t> thread,
                                                     std::optional<uint64_t> pc) const {
-  if (!impl_->has_memory_tables) return {};
   return impl_->guarded([&] {
     std::vector<MemoryTraceInfo> out;
     sqlite::Statement query(

@@ -193,7 +193,9 @@ class Profile {
   // Sum over `region_ids` (empty = whole program) of the entries of `kind`.
   CommunicationMatrix matrix(const std::vector<int64_t>& region_ids, MatrixKind kind) const;
 
-  // True when the run measured CRD (meta analyses holds "crd").
+  // True when the run ran analysis `id` (meta analyses names it).
+  bool has_analysis(AnalysisId id) const;
+  // The same for the crd analysis.
   bool has_crd() const;
   // CRD distance counts pooled over `region_ids` (empty = whole program),
   // ordered by writer, reader, distance.
@@ -203,8 +205,7 @@ class Profile {
   // Granules first touched by the regions' instructions.
   Footprint footprint(const std::vector<int64_t>& region_ids) const;
 
-  // True when the run recorded the imbalance analysis (meta analyses holds
-  // "imbalance" and the profile has its tables).
+  // True when the run recorded the imbalance analysis.
   bool has_imbalance() const;
   // Every section instance, by id, with its threads.
   std::vector<SectionInstanceInfo> section_instances() const;
@@ -212,8 +213,7 @@ class Profile {
   std::vector<InstanceInstructionCount> instance_instructions(int64_t instance_id) const;
   // The decision (last instruction) of each block the analysis saw.
   std::map<uint64_t, uint64_t> block_decisions() const;
-  // True when the run recorded the false-sharing analysis (meta analyses
-  // holds "falseshare" and the profile has its tables); likewise traces.
+  // True when the run recorded the false-sharing analysis; likewise traces.
   bool has_false_sharing() const;
   // The false-sharing analysis' line (meta line_size); 64 when absent.
   uint32_t line_size() const;

@@ -8,29 +8,38 @@
 
 namespace weft {
 
-inline constexpr int kProfileSchemaVersion = 2;
-// The oldest schema this weft reads: v1 (before CRD and loop regions) is
-// refused with a request to record again.
-inline constexpr int kOldestReadableSchemaVersion = 2;
+inline constexpr int kProfileSchemaVersion = 3;
+// The oldest schema this weft reads: older ones are refused with a request to
+// record again (docs/profile-format.md, "Versions", says how to migrate a v2
+// profile by hand).
+inline constexpr int kOldestReadableSchemaVersion = 3;
 
 // PRAGMA application_id of every profile ("weft" in ASCII), so that `file`
 // and other tools can recognise one.
 inline constexpr int kProfileApplicationId = 0x77656674;
 
-inline constexpr std::array<std::string_view, 12> kProfileTables = {
-    "meta",          "threads",       "modules",        "code_locations",
-    "inline_frames", "regions",       "matrix_entries", "pc_communication",
-    "sync_events",   "crd_distances", "crd_unmeasured", "region_footprints"};
-// Added to schema 2 later without a version change (older readers ignore
-// them): a profile written before has none of them, and then holds no
-// imbalance data.
-inline constexpr std::array<std::string_view, 5> kImbalanceTables = {
-    "section_instances", "section_instance_threads", "instance_edges", "instance_instructions",
-    "control_flow_blocks"};
-
-// Likewise for the false-sharing and traces analyses.
-inline constexpr std::array<std::string_view, 4> kMemoryTables = {"line_sharing", "sharing_totals",
-                                                                  "data_objects", "memory_traces"};
+// Every table of a profile; each analysis' own are in common/analyses.h.
+inline constexpr std::array<std::string_view, 21> kProfileTables = {"meta",
+                                                                    "threads",
+                                                                    "modules",
+                                                                    "code_locations",
+                                                                    "inline_frames",
+                                                                    "regions",
+                                                                    "matrix_entries",
+                                                                    "pc_communication",
+                                                                    "sync_events",
+                                                                    "crd_distances",
+                                                                    "crd_unmeasured",
+                                                                    "region_footprints",
+                                                                    "section_instances",
+                                                                    "section_instance_threads",
+                                                                    "instance_edges",
+                                                                    "instance_instructions",
+                                                                    "control_flow_blocks",
+                                                                    "line_sharing",
+                                                                    "sharing_totals",
+                                                                    "data_objects",
+                                                                    "memory_traces"};
 
 inline constexpr const char* kProfileSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
@@ -55,8 +64,8 @@ CREATE TABLE matrix_entries(
   PRIMARY KEY(region_id, kind, writer, reader)) WITHOUT ROWID;
 CREATE INDEX matrix_entries_by_kind ON matrix_entries(kind, writer, reader);
 CREATE TABLE pc_communication(
-  pc INTEGER NOT NULL, thread INTEGER NOT NULL, peer INTEGER NOT NULL, comm INTEGER NOT NULL,
-  reuse INTEGER NOT NULL, inval INTEGER NOT NULL);
+  pc INTEGER NOT NULL, thread INTEGER NOT NULL, peer INTEGER NOT NULL, raw INTEGER NOT NULL,
+  rar INTEGER NOT NULL, inval INTEGER NOT NULL);
 CREATE INDEX pc_communication_by_pc ON pc_communication(pc);
 CREATE TABLE sync_events(
   thread INTEGER NOT NULL, kind TEXT NOT NULL, time_ns INTEGER NOT NULL, pc INTEGER,

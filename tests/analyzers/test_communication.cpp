@@ -90,8 +90,8 @@ Counts analyzer_counts(const CommunicationAnalyzer& analyzer) {
   Counts out;
   analyzer.for_each_count([&](const PcCommunication& c) {
     auto& v = out[{c.pc, c.thread, c.peer}];
-    v[0] += c.comm;
-    v[1] += c.reuse;
+    v[0] += c.raw;
+    v[1] += c.rar;
     v[2] += c.inval;
   });
   // Drop all-zero entries (the oracle never creates them except via [] on read of nothing).
@@ -222,8 +222,8 @@ TEST(CommunicationAnalyzer, RepeatedReusesCountedInlineMatchTheOracle) {
       for (int k = 0; k < 3; ++k) by_pair[{std::get<1>(key), std::get<2>(key)}][k] += v[k];
     sections.for_each_count([&](uint32_t tid, const PcPeerCounts& c) {
       auto& v = by_sections[{tid, c.peer()}];
-      v[0] += c.comm;
-      v[1] += c.reuse;
+      v[0] += c.raw;
+      v[1] += c.rar;
       v[2] += c.inval;
     });
     for (auto it = by_sections.begin(); it != by_sections.end();)
@@ -265,7 +265,7 @@ TEST(CommunicationAnalyzer, SpanningAccessTouchesEveryGranule) {
   analyzer.write(*w, 0x10, reinterpret_cast<uintptr_t>(data), sizeof data);
   analyzer.read(*r, 0x20, reinterpret_cast<uintptr_t>(data) + 4, 16);  // granules 0,1,2
   uint64_t comm = 0;
-  analyzer.for_each_count([&](const PcCommunication& c) { comm += c.comm; });
+  analyzer.for_each_count([&](const PcCommunication& c) { comm += c.raw; });
   EXPECT_EQ(comm, 3u);
 }
 
@@ -299,8 +299,8 @@ TEST(CommunicationAnalyzer, ConcurrentRingIsExact) {
     std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> matrix;
     analyzer.for_each_count([&](const PcCommunication& c) {
       auto& m = matrix[{c.peer, c.thread}];
-      m.first += c.comm;
-      m.second += c.reuse;
+      m.first += c.raw;
+      m.second += c.rar;
     });
     const uint64_t granules = kWords * 8 / granularity;
     ASSERT_EQ(matrix.size(), kThreads);
@@ -338,8 +338,8 @@ TEST(CommunicationAnalyzer, ConcurrentReadersOfOneWriter) {
   std::vector<std::pair<uint64_t, uint64_t>> per_reader(kThreads + 1);
   analyzer.for_each_count([&](const PcCommunication& c) {
     ASSERT_EQ(c.peer, 0u);
-    per_reader[c.thread].first += c.comm;
-    per_reader[c.thread].second += c.reuse;
+    per_reader[c.thread].first += c.raw;
+    per_reader[c.thread].second += c.rar;
   });
   for (unsigned i = 1; i <= kThreads; ++i) {
     EXPECT_EQ(per_reader[i].first, 8u) << i;            // 512 bytes = 8 lines

@@ -94,9 +94,9 @@ RunCapture sample_capture() {
        .basic_blocks = 7},
   };
   capture.communication = {
-      {.pc = kReaderPc, .thread = 1, .peer = 0, .comm = 5, .reuse = 7, .inval = 0},
-      {.pc = kReaderPc, .thread = 2, .peer = 1, .comm = 3, .reuse = 0, .inval = 0},
-      {.pc = kWriterPc, .thread = 0, .peer = 2, .comm = 2, .reuse = 0, .inval = 4},
+      {.pc = kReaderPc, .thread = 1, .peer = 0, .raw = 5, .rar = 7, .inval = 0},
+      {.pc = kReaderPc, .thread = 2, .peer = 1, .raw = 3, .rar = 0, .inval = 0},
+      {.pc = kWriterPc, .thread = 0, .peer = 2, .raw = 2, .rar = 0, .inval = 4},
   };
   capture.sync = {
       {.thread = 0, .kind = SyncKind::ThreadCreate, .time_ns = 15, .pc = kWriterPc, .arg0 = 1},
@@ -178,9 +178,9 @@ TEST_F(ProfileTest, RoundTripMetaAndThreads) {
   build_profile(sample_capture(), sample_info(), path);
   Profile profile = Profile::open(path);
 
-  EXPECT_EQ(profile.schema_version(), 2);
+  EXPECT_EQ(profile.schema_version(), 3);
   EXPECT_TRUE(profile.complete());
-  EXPECT_EQ(profile.meta_value("schema_version"), "2");
+  EXPECT_EQ(profile.meta_value("schema_version"), "3");
   EXPECT_EQ(profile.meta_value("weft_version"), "0.1.0-test");
   EXPECT_EQ(profile.meta_value("source"), "compile");
   EXPECT_EQ(profile.meta_value("command"), "/bin/app");
@@ -287,7 +287,7 @@ TEST_F(ProfileTest, RoundTripSymbolization) {
 TEST_F(ProfileTest, OutlinedOpenMpBodyIsAnOmpParallelRegion) {
   RunCapture capture = sample_capture();
   const uint64_t body_pc = weft_test::parallel_body_pc();
-  capture.communication.push_back({.pc = body_pc, .thread = 1, .peer = 0, .comm = 9});
+  capture.communication.push_back({.pc = body_pc, .thread = 1, .peer = 0, .raw = 9});
   const std::string path = file("omp.weft");
   build_profile(capture, sample_info(), path);
   Profile profile = Profile::open(path);
@@ -385,24 +385,25 @@ TEST_F(ProfileTest, NewerSchemaIsRefused) {
   write_placeholder_profile(path, sample_info(), "compile", 64, "test");
   sql(path, "UPDATE meta SET value = '99' WHERE key = 'schema_version'");
   EXPECT_EQ(expect_open_error(path),
-            path + " has profile schema version 99, this weft reads up to 2; upgrade weft");
+            path + " has profile schema version 99, this weft reads up to 3; upgrade weft");
 }
 
 TEST_F(ProfileTest, OlderSchemaAsksToRecordAgain) {
   const std::string path = file("past.weft");
   write_placeholder_profile(path, sample_info(), "compile", 64, "test");
-  sql(path, "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+  // Version 2 named pc_communication's columns comm/reuse.
+  sql(path, "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
   EXPECT_EQ(expect_open_error(path), path +
-                                         " has profile schema version 1, older than this weft "
-                                         "reads (2); record it again");
+                                         " has profile schema version 2, older than this weft "
+                                         "reads (3); record it again");
 }
 
 // CRD distances, footprints and sections: pooled per region, and the
 // whole-program queries count each event once (sections excluded).
 TEST_F(ProfileTest, RoundTripCrdFootprintAndSections) {
   RunCapture capture = sample_capture();
-  capture.analyses = {kAnalysisCommunication, kAnalysisCrd};
-  capture.crd_max_granules = 1000;
+  capture.analyses = {AnalysisId::Communication, AnalysisId::Crd};
+  capture.analysis_values["crd_max_granules"] = "1000";
   capture.distances = {{kReaderPc, 1, 0, 4, 6},
                        {kReaderPc, 1, 0, 9, 1},
                        {kReaderPc, 2, 1, 4, 2},
@@ -410,7 +411,7 @@ TEST_F(ProfileTest, RoundTripCrdFootprintAndSections) {
   capture.footprints = {{kReaderPc, 1, 0, 10, 2}, {kWriterPc, 0, 0, 5, 7}};
   // Thread 1's section closed at its exit, which thread 0 joined at kWriterPc.
   capture.section_communication = {
-      {.pc = kThreadExitSectionSite, .thread = 1, .peer = 0, .comm = 5, .reuse = 7, .inval = 0}};
+      {.pc = kThreadExitSectionSite, .thread = 1, .peer = 0, .raw = 5, .rar = 7, .inval = 0}};
   capture.section_distances = {{kThreadExitSectionSite, 1, 0, 4, 6}};
   const std::string path = file("crd.weft");
   build_profile(capture, sample_info(), path);

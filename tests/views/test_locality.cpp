@@ -258,14 +258,14 @@ RunCapture crd_capture(uint64_t far_distance = 100) {
   capture.granularity = 8;
   capture.max_threads = 3;
   capture.process_maps = text.str();
-  capture.analyses = {kAnalysisCommunication, kAnalysisCrd};
+  capture.analyses = {AnalysisId::Communication, AnalysisId::Crd};
   capture.threads = {{.id = 0}, {.id = 1, .parent = 0}, {.id = 2, .parent = 0}};
   capture.communication = {
-      {.pc = kLoopPc, .thread = 1, .peer = 0, .comm = 10, .reuse = 3},
-      {.pc = kStagePc, .thread = 1, .peer = 2, .comm = 3, .reuse = 0},
-      {.pc = kGatherPc, .thread = 2, .peer = 1, .comm = 2, .reuse = 20},
-      {.pc = kGatherPc, .thread = 2, .peer = 0, .comm = 4, .reuse = 4},
-      {.pc = kGatherPc, .thread = 0, .peer = 2, .comm = 5, .reuse = 0},
+      {.pc = kLoopPc, .thread = 1, .peer = 0, .raw = 10, .rar = 3},
+      {.pc = kStagePc, .thread = 1, .peer = 2, .raw = 3, .rar = 0},
+      {.pc = kGatherPc, .thread = 2, .peer = 1, .raw = 2, .rar = 20},
+      {.pc = kGatherPc, .thread = 2, .peer = 0, .raw = 4, .rar = 4},
+      {.pc = kGatherPc, .thread = 0, .peer = 2, .raw = 5, .rar = 0},
   };
   capture.distances = {
       {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = 0, .count = 1},
@@ -480,7 +480,7 @@ TEST_F(LocalityViewsTest, ReportShowsLocalityAndSuggestions) {
 TEST_F(LocalityViewsTest, DiffRanksTheRegionWhoseMedianGrows) {
   // B: the loop's four distances of 100 become 900 (same events), and a new function.
   RunCapture capture_b = crd_capture(900);
-  capture_b.communication.push_back({.pc = kExtraPc, .thread = 2, .peer = 0, .comm = 7});
+  capture_b.communication.push_back({.pc = kExtraPc, .thread = 2, .peer = 0, .raw = 7});
   capture_b.distances.push_back(
       {.pc = kExtraPc, .reader = 2, .writer = 0, .distance = 2, .count = 7});
   const std::string path_b = dir_ + "/b.weft";
@@ -529,7 +529,7 @@ TEST_F(LocalityViewsTest, DiffRanksTheRegionWhoseMedianGrows) {
 TEST_F(LocalityViewsTest, Errors) {
   // A profile recorded without crd.
   RunCapture plain = crd_capture();
-  plain.analyses = {kAnalysisCommunication};
+  plain.analyses = {AnalysisId::Communication};
   plain.distances.clear();
   plain.footprints.clear();
   const std::string plain_path = dir_ + "/plain.weft";

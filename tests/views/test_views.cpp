@@ -38,10 +38,10 @@ RunCapture sample_capture() {
   capture.process_maps = text.str();
   capture.threads = {{.id = 0}, {.id = 1, .parent = 0}, {.id = 2, .parent = 0}};
   capture.communication = {
-      {.pc = kStencilPc, .thread = 1, .peer = 0, .comm = 4, .reuse = 6},
-      {.pc = kStencilPc, .thread = 2, .peer = 1, .comm = 3, .reuse = 1},
-      {.pc = kReducePc, .thread = 0, .peer = 2, .comm = 10, .reuse = 0, .inval = 2},
-      {.pc = kReducePc, .thread = 1, .peer = 2, .comm = 0, .reuse = 5},
+      {.pc = kStencilPc, .thread = 1, .peer = 0, .raw = 4, .rar = 6},
+      {.pc = kStencilPc, .thread = 2, .peer = 1, .raw = 3, .rar = 1},
+      {.pc = kReducePc, .thread = 0, .peer = 2, .raw = 10, .rar = 0, .inval = 2},
+      {.pc = kReducePc, .thread = 1, .peer = 2, .raw = 0, .rar = 5},
   };
   return capture;
 }

@@ -71,7 +71,7 @@ void CommunicationAnalyzer::remember_reuse(ThreadState& t, uint64_t pc, uint32_t
                                            uintptr_t addr, PcPeerCounts& c, uint64_t distance) {
   ReuseMemo m;
   m.pc = pc;
-  m.counters[0] = &c.reuse;
+  m.counters[0] = &c.rar;
   if (t.distances) {
     // Only a repeat of the same granule has a known distance (0).
     if (distance != 0) return;
@@ -135,7 +135,7 @@ void CommunicationAnalyzer::read_granule_extended(ThreadState& t, uint64_t pc, u
     const uint64_t bits = __atomic_load_n(&set[t.tid / 64], __ATOMIC_ACQUIRE);
     if ((bits >> (t.tid % 64)) & 1) {
       if (word.load(std::memory_order_acquire) == seen) {
-        add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Reuse, addr);
+        add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Rar, addr);
         return;
       }
     }
@@ -165,7 +165,7 @@ void CommunicationAnalyzer::read_granule_extended(ThreadState& t, uint64_t pc, u
   const bool first = !(bits & mine);
   if (first) __atomic_store_n(&bits, bits | mine, __ATOMIC_RELAXED);
   word.store(cur | kHasReaders, std::memory_order_release);  // unlocks
-  add(t, pc, static_cast<uint32_t>(writer_tag - 1), first ? Count::Comm : Count::Reuse, addr);
+  add(t, pc, static_cast<uint32_t>(writer_tag - 1), first ? Count::Raw : Count::Rar, addr);
 }
 
 void CommunicationAnalyzer::write_granule_extended(ThreadState& t, uint64_t pc,

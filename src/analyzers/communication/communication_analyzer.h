@@ -228,8 +228,8 @@ class CommunicationAnalyzer {
         record.pc = c.pc();
         record.thread = t.tid;
         record.peer = c.peer();
-        record.comm = c.comm;
-        record.reuse = c.reuse;
+        record.raw = c.raw;
+        record.rar = c.rar;
         record.inval = c.inval;
         visit(record);
       });
@@ -263,12 +263,12 @@ class CommunicationAnalyzer {
         return;
       }
       if (cur & t.reader_bit) {
-        add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Reuse, addr);
+        add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Rar, addr);
         return;
       }
       if (footprint_) footprint_->touch(t.footprint_tag, pc, addr);
       if (word->compare_exchange_weak(cur, cur | t.reader_bit, std::memory_order_relaxed)) {
-        add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Comm, addr);
+        add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Raw, addr);
         return;
       }
     }
@@ -310,7 +310,7 @@ class CommunicationAnalyzer {
       if (t.distances && what != Count::Inval)
         distance = distances_->on_event(*t.distances, pc, peer, addr >> granularity_log2_);
       if (t.sections) sections_->on_event(*t.sections, peer, what, distance);
-      if (what == Count::Reuse) remember_reuse(t, pc, peer, addr, *c, distance);
+      if (what == Count::Rar) remember_reuse(t, pc, peer, addr, *c, distance);
     } else {
       ++t.dropped;
     }

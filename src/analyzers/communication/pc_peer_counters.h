@@ -8,21 +8,22 @@
 
 namespace weft {
 
-// What one count is: a true communication, a reuse, or an invalidation.
-enum class CommunicationEvent { Comm, Reuse, Inval };
+// What one count is: a true communication (raw), a communication reuse
+// (rar), or an invalidation.
+enum class CommunicationEvent { Raw, Rar, Inval };
 
 struct PcPeerCounts {
   uint64_t key = 0;  // (pc << 16) | peer; 0 = empty slot
-  uint64_t comm = 0;
-  uint64_t reuse = 0;
+  uint64_t raw = 0;
+  uint64_t rar = 0;
   uint64_t inval = 0;
 
   static uint64_t make_key(uint64_t pc, uint32_t peer) { return (pc << 16) | peer; }
   void count(CommunicationEvent what) {
-    if (what == CommunicationEvent::Comm)
-      ++comm;
-    else if (what == CommunicationEvent::Reuse)
-      ++reuse;
+    if (what == CommunicationEvent::Raw)
+      ++raw;
+    else if (what == CommunicationEvent::Rar)
+      ++rar;
     else
       ++inval;
   }

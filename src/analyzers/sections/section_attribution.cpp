@@ -25,8 +25,8 @@ void SectionAttribution::close(ThreadState& t, uint64_t site) {
       ++t.dropped;
       return;
     }
-    total->comm += open.comm;
-    total->reuse += open.reuse;
+    total->raw += open.raw;
+    total->rar += open.rar;
     total->inval += open.inval;
   });
   t.open_distances.for_each([&](const PcWriterDistanceCount& open) {

@@ -7,7 +7,7 @@
 // totals keyed by the closing site when the section closes.
 //
 // The totals reuse the per-instruction record types with the closing site in
-// place of the instruction: (site, peer) -> comm/reuse/inval, and
+// place of the instruction: (site, peer) -> raw/rar/inval, and
 // (site, writer, distance) -> events. Sections are a second, time-based
 // partition of the same events as the code regions.
 #pragma once
@@ -69,7 +69,7 @@ class SectionAttribution {
   // until the next on_event or close.
   uint64_t* open_reuse_count(ThreadState& t, uint32_t peer) {
     PcPeerCounts* c = t.open_counts.find_or_insert(PcPeerCounts::make_key(kOpen, peer));
-    return c ? &c->reuse : nullptr;
+    return c ? &c->rar : nullptr;
   }
   uint64_t* open_distance_count(ThreadState& t, uint32_t peer, uint64_t distance) {
     PcWriterDistanceCount* d = t.open_distances.find_or_insert({(kOpen << 16) | peer, distance});

@@ -7,7 +7,7 @@
 #include <new>
 
 #include "analyzers/state/page_memory.h"
-#include "sources/compile/raw_capture_format.h"
+#include "sources/capture/raw_capture_writer.h"
 
 namespace weft {
 
@@ -19,94 +19,50 @@ T* make_reserved(Args&&... args) {
   return mem ? new (mem) T(static_cast<Args&&>(args)...) : nullptr;
 }
 
-// Buffered write(2), no allocation.
-class RawWriter {
- public:
-  explicit RawWriter(int fd) : fd_(fd) {}
-  ~RawWriter() { flush(); }
-  void bytes(const void* p, size_t n) {
-    const char* c = static_cast<const char*>(p);
-    while (n > 0) {
-      const size_t room = sizeof buffer_ - used_;
-      const size_t k = n < room ? n : room;
-      memcpy(buffer_ + used_, c, k);
-      used_ += k;
-      c += k;
-      n -= k;
-      if (used_ == sizeof buffer_) flush();
-    }
-  }
-  void section(RawSection tag, uint32_t record_size, uint64_t count) {
-    const uint32_t t = static_cast<uint32_t>(tag);
-    bytes(&t, 4);
-    bytes(&record_size, 4);
-    bytes(&count, 8);
-  }
-  void flush() {
-    size_t off = 0;
-    while (off < used_) {
-      const ssize_t w = ::write(fd_, buffer_ + off, used_ - off);
-      if (w <= 0) break;
-      off += static_cast<size_t>(w);
-    }
-    used_ = 0;
-  }
-
- private:
-  int fd_;
-  size_t used_ = 0;
-  char buffer_[1 << 16];
-};
-
 void write_own_process_maps(RawWriter& out) {
   // Two passes: the section header needs the length first.
-  char chunk[4096];
-  uint64_t total = 0;
-  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
+  write_text_section(out, RawSection::ProcessMaps, [](auto&& write) {
+    char chunk[4096];
+    const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
     ssize_t n;
-    while ((n = read(fd, chunk, sizeof chunk)) > 0) total += static_cast<uint64_t>(n);
+    while ((n = read(fd, chunk, sizeof chunk)) > 0) write(chunk, static_cast<size_t>(n));
     close(fd);
-  }
-  out.section(RawSection::ProcessMaps, 1, total);
-  fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  uint64_t written = 0;
-  if (fd >= 0) {
-    ssize_t n;
-    while (written < total && (n = read(fd, chunk, sizeof chunk)) > 0) {
-      const uint64_t k =
-          written + static_cast<uint64_t>(n) > total ? total - written : static_cast<uint64_t>(n);
-      out.bytes(chunk, k);
-      written += k;
-    }
-    close(fd);
-  }
-  while (written < total) {  // the maps shrank between passes: pad with newlines
-    out.bytes("\n", 1);
-    ++written;
-  }
+  });
 }
 
-// Writes one section of records produced by `produce(emit)`, which is run
-// twice (count, then write): no allocation, so it works in a signal handler.
-// If the second pass yields a different number (an update raced with the
-// save), the section is padded or cut to the announced count.
-template <class Record, class Produce>
-void write_records(RawWriter& out, RawSection tag, Produce produce) {
-  uint64_t count = 0;
-  produce([&](const Record&) { ++count; });
-  out.section(tag, sizeof(Record), count);
-  uint64_t written = 0;
-  produce([&](const Record& r) {
-    if (written++ < count) out.bytes(&r, sizeof r);
-  });
-  for (; written < count; ++written) {
-    const Record empty{};
-    out.bytes(&empty, sizeof empty);
-  }
+// One "key=value\n" line of the AnalysisValues section.
+template <class Write>
+void value_line(Write&& write, std::string_view key, const char* value) {
+  write(key.data(), key.size());
+  write("=", 1);
+  write(value, strlen(value));
+  write("\n", 1);
+}
+
+template <class Write>
+void number_line(Write&& write, std::string_view key, uint64_t value) {
+  char digits[24];
+  format_decimal(value, digits, sizeof digits);
+  value_line(write, key, digits);
 }
 
 }  // namespace
+
+bool CaptureConfig::apply_setting(std::string_view key, const char* value) {
+  const AnalysisSetting* setting = find_setting(key);
+  if (!setting || !value) return false;
+  if (setting->type == SettingType::Text) {
+    if (key == "cache_levels") return parse_cache_levels(value, imbalance.cache);
+    return key == "miss_penalties";  // weft record's alone: the runtime ignores it
+  }
+  uint64_t number = 0;
+  if (!parse_setting_number(*setting, value, number)) return false;
+  if (key == "crd_max_granules") crd.max_granules_per_pair = number;
+  if (key == "line_size") false_sharing.line_size = static_cast<unsigned>(number);
+  if (key == "trace_budget") traces.max_bytes_per_thread = number;
+  return true;
+}
 
 CaptureSession* CaptureSession::create(const CaptureConfig& config) {
   void* mem = reserve_zeroed(sizeof(CaptureSession));
@@ -117,43 +73,213 @@ CaptureSession* CaptureSession::create(const CaptureConfig& config) {
   return session;
 }
 
-CaptureSession::CaptureSession(const CaptureConfig& config) : max_threads_(config.max_threads) {
-  CommunicationConfig comm;
-  comm.granularity = config.granularity;
-  comm.max_threads = config.max_threads;
-  comm.count_invalidations = true;
-  communication_ = make_reserved<CommunicationAnalyzer>(comm);
-  sections_ = make_reserved<SectionAttribution>(config.max_threads);
-  if (config.crd) {
-    CrdConfig crd;
-    crd.max_threads = config.max_threads;
-    crd.max_granules_per_pair = config.crd_max_granules;
-    distances_ = make_reserved<CommunicationReuseDistance>(crd);
-    footprint_ =
-        make_reserved<SharingFootprint>(static_cast<unsigned>(__builtin_ctz(config.granularity)));
-  }
+CaptureSession::CaptureSession(const CaptureConfig& config)
+    : analyses_(config.analyses.with_requirements()), max_threads_(config.max_threads) {
+  // An analysis whose memory cannot be reserved does not run (create()
+  // refuses a session without communication).
+  const AnalysisSet wanted = analyses_;
+  wanted.for_each([&](const AnalysisDescriptor& d) {
+    if (!create_analyzer(d.id, config)) analyses_.remove(d.id);
+  });
   if (communication_) communication_->connect(distances_, footprint_, sections_);
-  if (config.imbalance) {
-    ImbalanceConfig imbalance;
-    imbalance.max_threads = config.max_threads;
-    imbalance.cache = config.cache;
-    imbalance_ = make_reserved<ImbalanceCounts>(imbalance);
-  }
-  if (config.false_sharing) {
-    FalseSharingConfig false_sharing;
-    false_sharing.line_size = config.line_size;
-    false_sharing.max_threads = config.max_threads;
-    false_sharing_ = make_reserved<FalseSharingDetector>(false_sharing);
-  }
-  if (config.traces) {
-    MemoryTraceConfig traces;
-    traces.max_threads = config.max_threads;
-    traces.max_bytes_per_thread = config.trace_bytes_per_thread;
-    traces_ = make_reserved<MemoryTraceRecorder>(traces);
-  }
   threads_ = static_cast<ThreadRecord*>(reserve_zeroed(max_threads_ * sizeof(ThreadRecord)));
   contexts_ = static_cast<std::atomic<ThreadContext*>*>(
       reserve_zeroed(max_threads_ * sizeof(std::atomic<ThreadContext*>)));
+}
+
+bool CaptureSession::create_analyzer(AnalysisId id, const CaptureConfig& config) {
+  switch (id) {
+    case AnalysisId::Communication: {
+      CommunicationConfig comm;
+      comm.granularity = config.granularity;
+      comm.max_threads = config.max_threads;
+      comm.count_invalidations = true;
+      communication_ = make_reserved<CommunicationAnalyzer>(comm);
+      sections_ = make_reserved<SectionAttribution>(config.max_threads);
+      return communication_ && sections_;
+    }
+    case AnalysisId::Crd: {
+      CrdConfig crd = config.crd;
+      crd.max_threads = config.max_threads;
+      distances_ = make_reserved<CommunicationReuseDistance>(crd);
+      footprint_ =
+          make_reserved<SharingFootprint>(static_cast<unsigned>(__builtin_ctz(config.granularity)));
+      if (distances_ && footprint_) return true;
+      distances_ = nullptr;
+      footprint_ = nullptr;
+      return false;
+    }
+    case AnalysisId::Imbalance: {
+      ImbalanceConfig imbalance = config.imbalance;
+      imbalance.max_threads = config.max_threads;
+      imbalance_ = make_reserved<ImbalanceCounts>(imbalance);
+      return imbalance_ != nullptr;
+    }
+    case AnalysisId::FalseSharing: {
+      FalseSharingConfig false_sharing = config.false_sharing;
+      false_sharing.max_threads = config.max_threads;
+      false_sharing_ = make_reserved<FalseSharingDetector>(false_sharing);
+      return false_sharing_ != nullptr;
+    }
+    case AnalysisId::Traces: {
+      MemoryTraceConfig traces = config.traces;
+      traces.max_threads = config.max_threads;
+      traces_ = make_reserved<MemoryTraceRecorder>(traces);
+      return traces_ != nullptr;
+    }
+  }
+  return false;
+}
+
+// The CRD analyzer needs no per-thread attachment of its own: the
+// communication analyzer connects each reader's state.
+void CaptureSession::attach_analyzer(AnalysisId id, ThreadContext& c) {
+  switch (id) {
+    case AnalysisId::Communication:
+      c.comm.store(communication_->attach(c.tid));
+      break;
+    case AnalysisId::Crd:
+      break;
+    case AnalysisId::Imbalance:
+      if (imbalance_) c.imbalance.store(imbalance_->attach(c.tid));
+      break;
+    case AnalysisId::FalseSharing:
+      if (false_sharing_) c.false_sharing.store(false_sharing_->attach(c.tid));
+      break;
+    case AnalysisId::Traces:
+      if (traces_) c.traces.store(traces_->attach(c.tid));
+      break;
+  }
+}
+
+void CaptureSession::detach_analyzer(AnalysisId id, ThreadContext& c) {
+  switch (id) {
+    case AnalysisId::Communication:
+      if (CommunicationAnalyzer::ThreadState* state = c.comm.exchange(nullptr))
+        CommunicationAnalyzer::retire(*state);
+      break;
+    case AnalysisId::Crd:
+      break;
+    case AnalysisId::Imbalance:
+      c.imbalance.store(nullptr);
+      break;
+    case AnalysisId::FalseSharing:
+      c.false_sharing.store(nullptr);
+      break;
+    case AnalysisId::Traces:
+      c.traces.store(nullptr);
+      break;
+  }
+}
+
+uint64_t CaptureSession::dropped(AnalysisId id) const {
+  switch (id) {
+    case AnalysisId::Communication:
+      return communication_->dropped() + sections_->dropped();
+    case AnalysisId::Crd:
+      return distances_ ? distances_->dropped() : 0;
+    case AnalysisId::Imbalance:
+      return imbalance_ ? imbalance_->dropped() : 0;
+    case AnalysisId::FalseSharing:
+      return false_sharing_ ? false_sharing_->dropped() : 0;
+    case AnalysisId::Traces:
+      return 0;  // a trace beyond its budget counts its accesses as lost, per stream
+  }
+  return 0;
+}
+
+void CaptureSession::write_values(AnalysisId id, RawWriter& out) const {
+  write_text_section(out, RawSection::AnalysisValues, [&](auto&& write) {
+    switch (id) {
+      case AnalysisId::Communication:
+        break;
+      case AnalysisId::Crd:
+        number_line(write, "crd_max_granules", distances_->config().max_granules_per_pair);
+        number_line(write, "crd_capped_pairs", distances_->capped_pairs());
+        break;
+      case AnalysisId::Imbalance: {
+        char levels[128];
+        format_cache_levels(imbalance_->config().cache, levels, sizeof levels);
+        value_line(write, "cache_levels", levels);
+        break;
+      }
+      case AnalysisId::FalseSharing:
+        number_line(write, "line_size", false_sharing_->config().line_size);
+        number_line(write, "untracked_accesses", false_sharing_->untracked_accesses());
+        break;
+      case AnalysisId::Traces:
+        number_line(write, "trace_budget", traces_->config().max_bytes_per_thread);
+        break;
+    }
+  });
+}
+
+void CaptureSession::write_sections(AnalysisId id, RawWriter& out) {
+  switch (id) {
+    case AnalysisId::Communication:
+      write_records<PcCommunication>(out, RawSection::Communication,
+                                     [&](auto&& emit) { communication_->for_each_count(emit); });
+      write_records<PcCommunication>(out, RawSection::SectionCommunication, [&](auto&& emit) {
+        sections_->for_each_count([&](uint32_t tid, const PcPeerCounts& c) {
+          emit(PcCommunication{c.pc(), tid, c.peer(), c.raw, c.rar, c.inval});
+        });
+      });
+      write_records<PcDistanceCount>(out, RawSection::SectionDistances, [&](auto&& emit) {
+        sections_->for_each_distance([&](uint32_t tid, const PcWriterDistanceCount& d) {
+          emit(PcDistanceCount{d.key.pc_writer >> 16, tid,
+                               static_cast<uint32_t>(d.key.pc_writer & 0xffff), d.key.distance,
+                               d.count});
+        });
+      });
+      break;
+    case AnalysisId::Crd: {
+      write_records<PcDistanceCount>(out, RawSection::Distances, [&](auto&& emit) {
+        distances_->for_each_distance([&](const CommunicationReuseDistance::Record& r) {
+          emit(PcDistanceCount{r.pc, r.reader, r.writer, r.distance, r.count});
+        });
+      });
+      // One walk of the shadow; write_records reads the totals twice.
+      PagedHashTable<SharingFootprint::Totals> totals;
+      footprint_->collect(totals);
+      write_records<PcFootprint>(out, RawSection::Footprints, [&](auto&& emit) {
+        totals.for_each([&](const SharingFootprint::Totals& t) {
+          const SharingFootprint::Record r = t.record();
+          emit(PcFootprint{r.pc, r.thread, 0, r.private_granules, r.shared_granules});
+        });
+      });
+      break;
+    }
+    case AnalysisId::Imbalance:
+      write_records<SegmentEdge>(out, RawSection::SegmentEdges,
+                                 [&](auto&& emit) { imbalance_->for_each_edge(emit); });
+      write_records<SegmentInstruction>(out, RawSection::SegmentInstructions, [&](auto&& emit) {
+        imbalance_->for_each_instruction(emit);
+      });
+      break;
+    case AnalysisId::FalseSharing: {
+      write_records<LineSharingRecord>(out, RawSection::LineSharing, [&](auto&& emit) {
+        false_sharing_->for_each_line_record(emit);
+      });
+      write_records<SharingPairTotals>(out, RawSection::SharingTotals, [&](auto&& emit) {
+        false_sharing_->for_each_pair_total(emit);
+      });
+      const uint32_t recorded = recorded_threads();
+      write_records<AllocationRecord>(out, RawSection::Allocations, [&](auto&& emit) {
+        for (uint32_t i = 0; i < recorded; ++i)
+          if (ThreadContext* c = contexts_[i].load()) c->allocations.for_each(emit);
+      });
+      break;
+    }
+    case AnalysisId::Traces:
+      traces_->finish();
+      write_text_section(out, RawSection::Traces, [&](auto&& write) {
+        traces_->for_each_stream([&](const TraceStreamHeader& h, const auto& body) {
+          write(&h, sizeof h);
+          body.write(write);
+        });
+      });
+      break;
+  }
 }
 
 ThreadContext* CaptureSession::start_thread(uint32_t tid, int32_t parent, uint64_t start_routine,
@@ -168,10 +294,7 @@ ThreadContext* CaptureSession::start_thread(uint32_t tid, int32_t parent, uint64
   c->sync.records =
       static_cast<SyncRecord*>(reserve_zeroed(SyncLog::kCapacity * sizeof(SyncRecord)));
   if (tid < max_threads_) {
-    c->comm.store(communication_->attach(tid));
-    if (imbalance_) c->imbalance.store(imbalance_->attach(tid));
-    if (false_sharing_) c->false_sharing.store(false_sharing_->attach(tid));
-    if (traces_) c->traces.store(traces_->attach(tid));
+    analyses_.for_each([&](const AnalysisDescriptor& d) { attach_analyzer(d.id, *c); });
     ThreadRecord& r = threads_[tid];
     r.id = tid;
     r.os_tid = os_tid;
@@ -256,15 +379,69 @@ void CaptureSession::record_allocation(ThreadContext& thread, uint64_t pc, uint6
 void CaptureSession::stop_counting(bool wait) {
   counting_.store(false);
   for (uint32_t i = 0; i < max_threads_; ++i)
-    if (ThreadContext* c = contexts_[i].load()) {
-      if (CommunicationAnalyzer::ThreadState* state = c->comm.exchange(nullptr))
-        CommunicationAnalyzer::retire(*state);
-      c->imbalance.store(nullptr);
-      c->false_sharing.store(nullptr);
-      c->traces.store(nullptr);
-    }
+    if (ThreadContext* c = contexts_[i].load())
+      analyses_.for_each([&](const AnalysisDescriptor& d) { detach_analyzer(d.id, *c); });
   if (wait)
     for (int spin = 0; spin < 1000 && communication_->any_thread_busy(); ++spin) usleep(50);
+}
+
+uint32_t CaptureSession::recorded_threads() const {
+  const uint32_t thread_count = next_tid_.load();
+  return thread_count < max_threads_ ? thread_count : max_threads_;
+}
+
+void CaptureSession::write_meta(RawWriter& out, bool complete, const char* reason) {
+  const uint32_t thread_count = next_tid_.load();
+  if (thread_count > max_threads_) {
+    reason =
+        "the program created more threads than --max-threads allows; "
+        "threads beyond the limit were not analyzed";
+    complete = false;
+  }
+  RawMeta meta;
+  meta.complete = complete ? 1 : 0;
+  meta.granularity = communication_->config().granularity;
+  meta.max_threads = max_threads_;
+  meta.thread_count = thread_count;
+  meta.analyses = analyses_.bits();
+  analyses_.for_each([&](const AnalysisDescriptor& d) { meta.dropped_events += dropped(d.id); });
+  const uint32_t recorded = recorded_threads();
+  for (uint32_t i = 0; i < recorded; ++i)
+    if (ThreadContext* c = contexts_[i].load()) {
+      meta.dropped_sync_events += c->sync.dropped;
+      meta.unlogged_mutex_events += c->sync.unlogged_mutex_events;
+    }
+  out.section(RawSection::Meta, sizeof meta, 1);
+  out.bytes(&meta, sizeof meta);
+  out.section(RawSection::Reason, 1, strlen(reason));
+  out.text(reason);
+}
+
+// Threads, in id order; a thread still running has end_ns = 0.
+void CaptureSession::write_threads(RawWriter& out) {
+  const uint32_t recorded = recorded_threads();
+  uint64_t live = 0;
+  for (uint32_t i = 0; i < recorded; ++i)
+    if (ThreadContext* c = contexts_[i].load()) {
+      threads_[i].basic_blocks = c->basic_blocks;
+      ++live;
+    }
+  out.section(RawSection::Threads, sizeof(ThreadRecord), live);
+  for (uint32_t i = 0; i < recorded; ++i)
+    if (contexts_[i].load()) out.bytes(&threads_[i], sizeof(ThreadRecord));
+}
+
+void CaptureSession::write_sync(RawWriter& out) {
+  const uint32_t recorded = recorded_threads();
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < recorded; ++i)
+    if (ThreadContext* c = contexts_[i].load()) total += c->sync.size;
+  out.section(RawSection::Sync, sizeof(SyncRecord), total);
+  uint64_t written = 0;
+  for (uint32_t i = 0; i < recorded; ++i)
+    if (ThreadContext* c = contexts_[i].load())
+      for (uint64_t k = 0; k < c->sync.size && written < total; ++k, ++written)
+        out.bytes(&c->sync.records[k], sizeof(SyncRecord));
 }
 
 void CaptureSession::write(int fd, bool complete, const char* reason, const char* maps,
@@ -280,138 +457,13 @@ void CaptureSession::write(int fd, bool complete, const char* reason, const char
   alignas(RawWriter) static char writer_memory[sizeof(RawWriter)];
   RawWriter& out = *new (writer_memory) RawWriter(fd);
   out.bytes(kRawCaptureMagic, sizeof kRawCaptureMagic);
-
-  const uint32_t thread_count = next_tid_.load();
-  const uint32_t recorded = thread_count < max_threads_ ? thread_count : max_threads_;
-  if (thread_count > max_threads_) {
-    reason =
-        "the program created more threads than --max-threads allows; "
-        "threads beyond the limit were not analyzed";
-    complete = false;
-  }
-
-  RawMeta meta;
-  meta.complete = complete ? 1 : 0;
-  meta.granularity = communication_->config().granularity;
-  meta.max_threads = max_threads_;
-  meta.thread_count = thread_count;
-  meta.dropped_events = communication_->dropped() + (distances_ ? distances_->dropped() : 0) +
-                        sections_->dropped() + (imbalance_ ? imbalance_->dropped() : 0) +
-                        (false_sharing_ ? false_sharing_->dropped() : 0);
-  if (distances_) {
-    meta.analyses |= kRawAnalysisCrd;
-    meta.crd_max_granules = distances_->config().max_granules_per_pair;
-    meta.crd_capped_pairs = distances_->capped_pairs();
-  }
-  if (imbalance_) {
-    meta.analyses |= kRawAnalysisImbalance;
-    meta.caches = imbalance_->config().cache;
-  }
-  if (false_sharing_) {
-    meta.analyses |= kRawAnalysisFalseSharing;
-    meta.line_size = false_sharing_->config().line_size;
-    meta.untracked_accesses = false_sharing_->untracked_accesses();
-  }
-  if (traces_) meta.analyses |= kRawAnalysisTraces;
-  for (uint32_t i = 0; i < recorded; ++i)
-    if (ThreadContext* c = contexts_[i].load()) {
-      meta.dropped_sync_events += c->sync.dropped;
-      meta.unlogged_mutex_events += c->sync.unlogged_mutex_events;
-    }
-  out.section(RawSection::Meta, sizeof meta, 1);
-  out.bytes(&meta, sizeof meta);
-  out.section(RawSection::Reason, 1, strlen(reason));
-  out.bytes(reason, strlen(reason));
-
-  // Threads, in id order; a thread still running has end_ns = 0.
-  uint64_t live = 0;
-  for (uint32_t i = 0; i < recorded; ++i)
-    if (contexts_[i].load()) ++live;
-  for (uint32_t i = 0; i < recorded; ++i)
-    if (ThreadContext* c = contexts_[i].load()) threads_[i].basic_blocks = c->basic_blocks;
-  out.section(RawSection::Threads, sizeof(ThreadRecord), live);
-  for (uint32_t i = 0; i < recorded; ++i)
-    if (contexts_[i].load()) out.bytes(&threads_[i], sizeof(ThreadRecord));
-
-  write_records<PcCommunication>(out, RawSection::Communication,
-                                 [&](auto&& emit) { communication_->for_each_count(emit); });
-  if (distances_) {
-    write_records<PcDistanceCount>(out, RawSection::Distances, [&](auto&& emit) {
-      distances_->for_each_distance([&](const CommunicationReuseDistance::Record& r) {
-        emit(PcDistanceCount{r.pc, r.reader, r.writer, r.distance, r.count});
-      });
-    });
-  }
-  write_records<PcCommunication>(out, RawSection::SectionCommunication, [&](auto&& emit) {
-    sections_->for_each_count([&](uint32_t tid, const PcPeerCounts& c) {
-      emit(PcCommunication{c.pc(), tid, c.peer(), c.comm, c.reuse, c.inval});
-    });
+  write_meta(out, complete, reason);
+  write_threads(out);
+  analyses_.for_each([&](const AnalysisDescriptor& d) {
+    write_values(d.id, out);
+    write_sections(d.id, out);
   });
-  write_records<PcDistanceCount>(out, RawSection::SectionDistances, [&](auto&& emit) {
-    sections_->for_each_distance([&](uint32_t tid, const PcWriterDistanceCount& d) {
-      emit(PcDistanceCount{d.key.pc_writer >> 16, tid,
-                           static_cast<uint32_t>(d.key.pc_writer & 0xffff), d.key.distance,
-                           d.count});
-    });
-  });
-  if (footprint_) {
-    // One walk of the shadow; write_records reads the totals twice.
-    PagedHashTable<SharingFootprint::Totals> totals;
-    footprint_->collect(totals);
-    write_records<PcFootprint>(out, RawSection::Footprints, [&](auto&& emit) {
-      totals.for_each([&](const SharingFootprint::Totals& t) {
-        const SharingFootprint::Record r = t.record();
-        emit(PcFootprint{r.pc, r.thread, 0, r.private_granules, r.shared_granules});
-      });
-    });
-  }
-
-  if (imbalance_) {
-    write_records<SegmentEdge>(out, RawSection::SegmentEdges,
-                               [&](auto&& emit) { imbalance_->for_each_edge(emit); });
-    write_records<SegmentInstruction>(out, RawSection::SegmentInstructions,
-                                      [&](auto&& emit) { imbalance_->for_each_instruction(emit); });
-  }
-
-  if (false_sharing_) {
-    write_records<LineSharingRecord>(out, RawSection::LineSharing, [&](auto&& emit) {
-      false_sharing_->for_each_line_record(emit);
-    });
-    write_records<SharingPairTotals>(out, RawSection::SharingTotals, [&](auto&& emit) {
-      false_sharing_->for_each_pair_total(emit);
-    });
-    write_records<AllocationRecord>(out, RawSection::Allocations, [&](auto&& emit) {
-      for (uint32_t i = 0; i < recorded; ++i)
-        if (ThreadContext* c = contexts_[i].load()) c->allocations.for_each(emit);
-    });
-  }
-  if (traces_) {
-    traces_->finish();
-    uint64_t trace_bytes = 0;
-    traces_->for_each_stream([&](const TraceStreamHeader& h, const auto&) {
-      trace_bytes += sizeof h + h.encoded_bytes;
-    });
-    out.section(RawSection::Traces, 1, trace_bytes);
-    uint64_t written = 0;
-    traces_->for_each_stream([&](const TraceStreamHeader& h, const auto& body) {
-      if (written + sizeof h + h.encoded_bytes > trace_bytes) return;
-      out.bytes(&h, sizeof h);
-      body.write([&](const void* p, size_t n) { out.bytes(p, n); });
-      written += sizeof h + h.encoded_bytes;
-    });
-    for (; written < trace_bytes; ++written) out.bytes("", 1);  // cannot happen once finished
-  }
-
-  uint64_t sync_total = 0;
-  for (uint32_t i = 0; i < recorded; ++i)
-    if (ThreadContext* c = contexts_[i].load()) sync_total += c->sync.size;
-  out.section(RawSection::Sync, sizeof(SyncRecord), sync_total);
-  uint64_t sync_written = 0;
-  for (uint32_t i = 0; i < recorded; ++i)
-    if (ThreadContext* c = contexts_[i].load())
-      for (uint64_t k = 0; k < c->sync.size && sync_written < sync_total; ++k, ++sync_written)
-        out.bytes(&c->sync.records[k], sizeof(SyncRecord));
-
+  write_sync(out);
   if (maps) {
     out.section(RawSection::ProcessMaps, 1, maps_size);
     out.bytes(maps, maps_size);

@@ -1,8 +1,8 @@
 // CaptureSession: the recording side shared by both event sources. It owns
 // the analyzers of one run, the weft thread table and each thread's
 // synchronization log, turns synchronization events into section
-// boundaries, and writes everything as a raw capture (raw_capture_format.h)
-// that `weft record` turns into the profile.
+// boundaries, and writes everything as a raw capture (raw_capture.h) that
+// `weft record` turns into the profile.
 //
 // The compile-time runtime drives it from the program's own threads (one
 // ThreadContext per thread, no locks); the Valgrind backend drives it from
@@ -14,27 +14,33 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "analyzers/communication/communication_analyzer.h"
 #include "analyzers/false_sharing/false_sharing_detector.h"
 #include "analyzers/imbalance/imbalance_counts.h"
 #include "analyzers/state/record_log.h"
 #include "analyzers/trace/memory_trace_recorder.h"
+#include "common/analyses.h"
 #include "common/run_capture.h"
 
 namespace weft {
 
 struct CaptureConfig {
   unsigned granularity = 64;
-  unsigned max_threads = 1024;
-  bool crd = true;  // the crd analysis (and the footprint it needs)
-  uint64_t crd_max_granules = CrdConfig{}.max_granules_per_pair;
-  bool imbalance = true;  // control-flow edges and simulated cache misses per segment
-  CacheGeometry cache;
-  bool false_sharing = true;  // line sharing between threads, heap allocation sites
-  unsigned line_size = 64;
-  bool traces = true;  // compressed per-(thread, instruction) address traces
-  size_t trace_bytes_per_thread = size_t{64} << 20;
+  unsigned max_threads = 1024;  // every analyzer's limit
+  // Communication always runs; the others run when present.
+  AnalysisSet analyses = AnalysisSet::all();
+  // The analyses' settings (their max_threads fields are max_threads above).
+  CrdConfig crd;
+  ImbalanceConfig imbalance;
+  FalseSharingConfig false_sharing;
+  MemoryTraceConfig traces{1024, size_t{64} << 20};
+
+  // Sets the analysis setting `key` (common/analyses.h) from its runtime
+  // form; false when the key is unknown or `value` is malformed or out of
+  // range. Allocation-free: the runtime applies its environment with it.
+  bool apply_setting(std::string_view key, const char* value);
 };
 
 // Per-thread synchronization log, reserved once, filled without locks.
@@ -72,6 +78,8 @@ struct ThreadContext {
   // Heap blocks the thread allocated (with the false-sharing analysis).
   RecordLog<AllocationRecord> allocations;
 };
+
+class RawWriter;  // raw_capture_writer.h
 
 class CaptureSession {
  public:
@@ -136,6 +144,21 @@ class CaptureSession {
   explicit CaptureSession(const CaptureConfig& config);
   void count_segments(ThreadContext& thread, SyncKind kind);
 
+  // The cold path, per analysis (dispatched on the descriptors' ids).
+  bool create_analyzer(AnalysisId id, const CaptureConfig& config);  // false: no memory
+  void attach_analyzer(AnalysisId id, ThreadContext& thread);
+  void detach_analyzer(AnalysisId id, ThreadContext& thread);
+  uint64_t dropped(AnalysisId id) const;
+  // "key=value\n" lines of the analysis' settings and counters.
+  void write_values(AnalysisId id, RawWriter& out) const;
+  void write_sections(AnalysisId id, RawWriter& out);
+
+  void write_meta(RawWriter& out, bool complete, const char* reason);
+  void write_threads(RawWriter& out);
+  void write_sync(RawWriter& out);
+  uint32_t recorded_threads() const;
+
+  AnalysisSet analyses_;
   uint32_t max_threads_ = 0;
   CommunicationAnalyzer* communication_ = nullptr;
   CommunicationReuseDistance* distances_ = nullptr;  // null unless the crd analysis runs

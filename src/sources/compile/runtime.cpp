@@ -13,7 +13,6 @@
 #include <new>
 
 #include "analyzers/state/page_memory.h"
-#include "sources/compile/raw_capture_format.h"
 
 // The thread's context, read by the hooks of every instrumented module.
 __thread weft::ThreadContext* weft_thread_context WEFT_INITIAL_EXEC = nullptr;
@@ -41,40 +40,6 @@ uint64_t parse_u64(const char* s, uint64_t fallback) {
     v = v * 10 + static_cast<uint64_t>(*s - '0');
   }
   return v;
-}
-
-// True when the comma-separated `list` holds `item`.
-bool has_item(const char* list, const char* item) {
-  const size_t n = strlen(item);
-  for (const char* p = list; *p;) {
-    const char* end = strchr(p, ',');
-    const size_t len = end ? static_cast<size_t>(end - p) : strlen(p);
-    if (len == n && strncmp(p, item, n) == 0) return true;
-    if (!end) break;
-    p = end + 1;
-  }
-  return false;
-}
-
-// WEFT_CACHE_LEVELS = "LINE,L1SIZE:WAYS,L2SIZE:WAYS,LLCSIZE:WAYS" in bytes
-// (`weft record` writes it); false when malformed.
-bool parse_cache_levels(const char* s, CacheGeometry& out) {
-  char* end = nullptr;
-  CacheGeometry g;
-  g.line_bytes = static_cast<uint32_t>(strtoull(s, &end, 10));
-  if (end == s || g.line_bytes == 0 || (g.line_bytes & (g.line_bytes - 1)) != 0) return false;
-  for (CacheLevelGeometry& level : g.levels) {
-    if (*end != ',') return false;
-    s = end + 1;
-    level.size_bytes = strtoull(s, &end, 10);
-    if (end == s || *end != ':') return false;
-    s = end + 1;
-    level.ways = static_cast<uint32_t>(strtoull(s, &end, 10));
-    if (end == s) return false;
-  }
-  if (*end != '\0') return false;
-  out = g;
-  return true;
 }
 
 }  // namespace
@@ -251,28 +216,29 @@ void initialize() {
     write_stderr("weft: invalid WEFT_GRANULARITY or WEFT_MAX_THREADS; runtime stays dormant");
     return;
   }
-  // WEFT_ANALYSES: comma-separated, unset = all. The crd analysis consumes
-  // the communication analyzer's events, so comm always runs.
-  const char* analyses = getenv("WEFT_ANALYSES");
-  config.crd = !analyses || has_item(analyses, "crd");
-  config.imbalance = !analyses || has_item(analyses, "imbalance");
-  config.false_sharing = !analyses || has_item(analyses, "falseshare");
-  config.traces = !analyses || has_item(analyses, "traces");
-  // WEFT_LINE_SIZE: the false-sharing analysis' line, in bytes.
-  config.line_size = static_cast<unsigned>(parse_u64(getenv("WEFT_LINE_SIZE"), 64));
-  if (config.line_size < 8 || config.line_size > 4096 ||
-      (config.line_size & (config.line_size - 1)) != 0) {
-    write_stderr("weft: invalid WEFT_LINE_SIZE; runtime stays dormant");
+  // WEFT_ANALYSES: comma-separated names (common/analyses.h), unset = all;
+  // communication always runs. Each analysis' settings come from its
+  // variables, unset = the analyzer's default.
+  if (const char* analyses = getenv("WEFT_ANALYSES");
+      analyses && !AnalysisSet::parse(analyses, config.analyses)) {
+    write_stderr("weft: invalid WEFT_ANALYSES; runtime stays dormant");
     return;
   }
-  config.trace_bytes_per_thread =
-      parse_u64(getenv("WEFT_TRACE_BYTES_PER_THREAD"), config.trace_bytes_per_thread);
-  const char* caches = getenv("WEFT_CACHE_LEVELS");
-  if (caches && *caches && !parse_cache_levels(caches, config.cache)) {
-    write_stderr("weft: invalid WEFT_CACHE_LEVELS; runtime stays dormant");
+  bool settings_valid = true;
+  config.analyses.with_requirements().for_each([&](const AnalysisDescriptor& d) {
+    for (const AnalysisSetting& setting : d.settings) {
+      if (setting.env.empty()) continue;
+      const char* value = getenv(setting.env.data());
+      if (value && *value && !config.apply_setting(setting.key, value)) {
+        write_stderr("weft: invalid ", setting.env.data());
+        settings_valid = false;
+      }
+    }
+  });
+  if (!settings_valid) {
+    write_stderr("weft: runtime stays dormant");
     return;
   }
-  config.crd_max_granules = parse_u64(getenv("WEFT_CRD_MAX_GRANULES"), config.crd_max_granules);
 
   CaptureSession* session = CaptureSession::create(config);
   void* mem = session ? reserve_zeroed(sizeof(Runtime)) : nullptr;

@@ -162,7 +162,7 @@ int record_under_valgrind(const ValgrindSetup& setup, const std::vector<std::str
   // The imbalance analysis counts edges between guest blocks: superblocks
   // must not follow jumps into other blocks, so that a block record starts
   // where a block of the binary (or its part after a call) does.
-  if (config.imbalance) {
+  if (config.analyses.has(AnalysisId::Imbalance)) {
     args.push_back("--weft-blocks=yes");
     args.push_back("--vex-guest-chase=no");
   }

@@ -1,12 +1,15 @@
-// The raw capture file: how the in-program runtime hands its results to the
-// `weft record` process. The runtime writes it once, at exit, on a fatal
-// signal or on SIGINT/SIGTERM, with plain write(2) calls and no allocation
-// (so it also works from a signal handler); `weft record` decodes it into a
-// RunCapture and builds the profile. Internal to weft; not a user format.
+// The raw capture: how a CaptureSession hands what it gathered to the profile
+// builder. Both event sources write it through CaptureSession::write (the
+// compile-time runtime inside the program, at exit, on a fatal signal or on
+// SIGINT/SIGTERM, with plain write(2) calls and no allocation; the Valgrind
+// backend inside `weft record`), and `weft record` decodes it into a
+// RunCapture. Internal to weft; not a user format.
 //
 // Layout: 8-byte magic, then sections. Each section: u32 tag, u32 record
 // size, u64 record count, then count * size bytes. A file cut short keeps
-// every whole record before the cut.
+// every whole record before the cut. A reader copies the common prefix of
+// records whose size differs from its own, and skips sections it does not
+// know.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +19,7 @@
 
 namespace weft {
 
-inline constexpr char kRawCaptureMagic[8] = {'W', 'E', 'F', 'T', 'R', 'A', 'W', '1'};
+inline constexpr char kRawCaptureMagic[8] = {'W', 'E', 'F', 'T', 'R', 'A', 'W', '2'};
 
 enum class RawSection : uint32_t {
   Meta = 1,                   // one RawMeta
@@ -37,13 +40,10 @@ enum class RawSection : uint32_t {
   Allocations = 16,           // AllocationRecord[]
   // bytes: per stream a TraceStreamHeader, then its encoded_bytes bytes
   Traces = 17,
+  // bytes: "key=value\n" lines, the analyses' settings and counters by their
+  // meta keys (common/analyses.h)
+  AnalysisValues = 18,
 };
-
-// RawMeta::analyses bits.
-inline constexpr uint32_t kRawAnalysisCrd = 1;
-inline constexpr uint32_t kRawAnalysisImbalance = 2;
-inline constexpr uint32_t kRawAnalysisFalseSharing = 4;
-inline constexpr uint32_t kRawAnalysisTraces = 8;
 
 struct RawMeta {
   uint32_t complete = 0;
@@ -52,14 +52,8 @@ struct RawMeta {
   uint32_t thread_count = 0;  // ids handed out, may exceed max_threads
   uint64_t dropped_events = 0;
   uint64_t dropped_sync_events = 0;
-  uint32_t analyses = 0;  // kRawAnalysis* bits beyond communication
+  uint32_t analyses = 0;  // AnalysisSet bits
   uint32_t reserved = 0;
-  uint64_t crd_max_granules = 0;
-  uint64_t crd_capped_pairs = 0;
-  CacheGeometry caches;    // with kRawAnalysisImbalance
-  uint32_t line_size = 0;  // with kRawAnalysisFalseSharing
-  uint32_t reserved2 = 0;
-  uint64_t untracked_accesses = 0;     // with kRawAnalysisFalseSharing
   uint64_t unlogged_mutex_events = 0;  // beyond SyncLog::kMaxMutexRecords per thread
 };
 

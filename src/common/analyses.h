@@ -1,0 +1,262 @@
+// The analyses weft can run, declared once: each one's name (for
+// `--analyses`, the runtime's WEFT_ANALYSES and the profile's meta
+// `analyses`), what it needs, its settings (a `weft record` option, the
+// environment variable the in-program runtime reads it from, the profile
+// meta key that keeps it), the counters it reports and the profile tables it
+// writes. The command line, both event sources, the raw capture and the
+// profile iterate this list; docs/architecture.md ("Adding an analysis")
+// says what else a new analysis touches.
+//
+// Header-only and allocation-free: the in-program runtime uses it too.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string_view>
+
+namespace weft {
+
+enum class AnalysisId : uint8_t { Communication, Crd, Imbalance, FalseSharing, Traces };
+inline constexpr size_t kAnalysisCount = 5;
+
+// How a setting's value is written (in the runtime's form: what the
+// environment variable, the raw capture and the profile meta hold).
+enum class SettingType : uint8_t {
+  Unsigned,    // a whole number in [min, max]
+  PowerOfTwo,  // a power of two in [min, max]
+  ByteSize,    // a number of bytes, at least min (the option also takes 64K, 32M, 1G)
+  Text,        // checked by the code that reads it (cache levels, miss penalties)
+};
+
+struct AnalysisSetting {
+  std::string_view key;     // meta key, and RunCapture::analysis_values key
+  std::string_view option;  // `weft record` option
+  std::string_view env;     // the runtime's variable; empty: only `weft record` needs it
+  std::string_view help;
+  std::string_view default_value;  // empty: weft record computes it (the machine's caches)
+  SettingType type = SettingType::Unsigned;
+  uint64_t min = 0;
+  uint64_t max = UINT64_MAX;
+};
+
+struct AnalysisDescriptor {
+  AnalysisId id = AnalysisId::Communication;
+  std::string_view name;
+  std::string_view summary;
+  std::span<const AnalysisId> requires_analyses;
+  std::span<const AnalysisSetting> settings;
+  // Meta keys of the counts the analysis reports about itself (pairs
+  // capped, accesses not analyzed): written by the capture, kept in meta.
+  std::span<const std::string_view> counters;
+  // The profile tables it writes (all of them exist in every profile; they
+  // are empty when the analysis did not run).
+  std::span<const std::string_view> tables;
+};
+
+namespace analysis_catalog {
+
+inline constexpr AnalysisId kNeedsCommunication[] = {AnalysisId::Communication};
+
+inline constexpr AnalysisSetting kCrdSettings[] = {
+    {"crd_max_granules", "--crd-max-granules", "WEFT_CRD_MAX_GRANULES",
+     "distinct granules per thread pair whose CRD is measured (0: no cap)", "1048576",
+     SettingType::Unsigned, 0, UINT64_MAX - 1},
+};
+inline constexpr std::string_view kCrdCounters[] = {"crd_capped_pairs"};
+inline constexpr std::string_view kCommunicationTables[] = {"matrix_entries", "pc_communication"};
+inline constexpr std::string_view kCrdTables[] = {"crd_distances", "crd_unmeasured",
+                                                  "region_footprints"};
+
+inline constexpr AnalysisSetting kImbalanceSettings[] = {
+    {"cache_levels", "--cache", "WEFT_CACHE_LEVELS",
+     "simulated caches of the imbalance analysis, L1SIZE:WAYS,L2SIZE:WAYS,LLCSIZE:WAYS "
+     "(default: this machine's, from hwloc)",
+     "", SettingType::Text},
+    {"miss_penalties", "--miss-penalties", "",
+     "cycles per L1, L2 and LLC miss in the modeled busy time", "12,40,200", SettingType::Text},
+};
+inline constexpr std::string_view kImbalanceTables[] = {
+    "section_instances", "section_instance_threads", "instance_edges", "instance_instructions",
+    "control_flow_blocks"};
+
+inline constexpr AnalysisSetting kFalseSharingSettings[] = {
+    {"line_size", "--line-size", "WEFT_LINE_SIZE",
+     "cache line of the false-sharing analysis, bytes (power of two, 8..4096)", "64",
+     SettingType::PowerOfTwo, 8, 4096},
+};
+inline constexpr std::string_view kFalseSharingCounters[] = {"untracked_accesses"};
+inline constexpr std::string_view kFalseSharingTables[] = {"line_sharing", "sharing_totals",
+                                                           "data_objects"};
+
+inline constexpr AnalysisSetting kTracesSettings[] = {
+    {"trace_budget", "--trace-budget", "WEFT_TRACE_BYTES_PER_THREAD",
+     "memory per thread for compressed traces (e.g. 64M); beyond it the traces keep their "
+     "beginning and count the rest as lost",
+     "67108864", SettingType::ByteSize, 4096},
+};
+inline constexpr std::string_view kTracesTables[] = {"memory_traces"};
+
+}  // namespace analysis_catalog
+
+// The list, in AnalysisId order.
+inline constexpr std::array<AnalysisDescriptor, kAnalysisCount> kAnalyses = {{
+    {AnalysisId::Communication,
+     "comm",
+     "true communication (raw), communication reuse (rar) and invalidations per thread pair",
+     {},
+     {},
+     {},
+     analysis_catalog::kCommunicationTables},
+    {AnalysisId::Crd, "crd", "communication reuse distance and the sharing footprint",
+     analysis_catalog::kNeedsCommunication, analysis_catalog::kCrdSettings,
+     analysis_catalog::kCrdCounters, analysis_catalog::kCrdTables},
+    {AnalysisId::Imbalance,
+     "imbalance",
+     "control-flow edges and simulated cache misses per thread and parallel section",
+     {},
+     analysis_catalog::kImbalanceSettings,
+     {},
+     analysis_catalog::kImbalanceTables},
+    {AnalysisId::FalseSharing,
+     "falseshare",
+     "cache lines threads share falsely, with their data objects and heap allocation sites",
+     {},
+     analysis_catalog::kFalseSharingSettings,
+     analysis_catalog::kFalseSharingCounters,
+     analysis_catalog::kFalseSharingTables},
+    {AnalysisId::Traces,
+     "traces",
+     "compressed per-thread, per-instruction memory traces",
+     {},
+     analysis_catalog::kTracesSettings,
+     {},
+     analysis_catalog::kTracesTables},
+}};
+
+constexpr const AnalysisDescriptor& descriptor(AnalysisId id) {
+  return kAnalyses[static_cast<size_t>(id)];
+}
+
+// Null for an unknown name.
+constexpr const AnalysisDescriptor* find_analysis(std::string_view name) {
+  for (const AnalysisDescriptor& d : kAnalyses)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+// The setting with meta key `key`, null when no analysis has it.
+constexpr const AnalysisSetting* find_setting(std::string_view key) {
+  for (const AnalysisDescriptor& d : kAnalyses)
+    for (const AnalysisSetting& s : d.settings)
+      if (s.key == key) return &s;
+  return nullptr;
+}
+
+// The number a Unsigned, PowerOfTwo or ByteSize setting holds in its runtime
+// form (decimal digits), checked against the setting's type and range; false
+// when malformed, out of range or too large for 64 bits.
+constexpr bool parse_setting_number(const AnalysisSetting& setting, std::string_view text,
+                                    uint64_t& out) {
+  if (text.empty() || setting.type == SettingType::Text) return false;
+  uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    const uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (value > (UINT64_MAX - digit) / 10) return false;
+    value = value * 10 + digit;
+  }
+  if (value < setting.min || value > setting.max) return false;
+  if (setting.type == SettingType::PowerOfTwo && (value & (value - 1)) != 0) return false;
+  out = value;
+  return true;
+}
+
+// A set of analyses (a bit per AnalysisId).
+class AnalysisSet {
+ public:
+  constexpr AnalysisSet() = default;
+  constexpr AnalysisSet(std::initializer_list<AnalysisId> ids) {
+    for (AnalysisId id : ids) add(id);
+  }
+  static constexpr AnalysisSet all() {
+    AnalysisSet s;
+    for (const AnalysisDescriptor& d : kAnalyses) s.add(d.id);
+    return s;
+  }
+  static constexpr AnalysisSet from_bits(uint32_t bits) {
+    AnalysisSet s;
+    s.bits_ = bits & all().bits_;
+    return s;
+  }
+
+  constexpr bool has(AnalysisId id) const { return (bits_ >> static_cast<unsigned>(id)) & 1u; }
+  constexpr void add(AnalysisId id) { bits_ |= 1u << static_cast<unsigned>(id); }
+  constexpr void remove(AnalysisId id) { bits_ &= ~(1u << static_cast<unsigned>(id)); }
+  constexpr uint32_t bits() const { return bits_; }
+  constexpr bool operator==(const AnalysisSet&) const = default;
+
+  // Adds what the members need (crd needs comm), and comm, which every run has.
+  constexpr AnalysisSet with_requirements() const {
+    AnalysisSet s = *this;
+    s.add(AnalysisId::Communication);
+    for (const AnalysisDescriptor& d : kAnalyses)
+      if (has(d.id))
+        for (AnalysisId needed : d.requires_analyses) s.add(needed);
+    return s;
+  }
+
+  // Calls visit(descriptor) for each member, in AnalysisId order.
+  template <class Visit>
+  constexpr void for_each(Visit&& visit) const {
+    for (const AnalysisDescriptor& d : kAnalyses)
+      if (has(d.id)) visit(d);
+  }
+
+  // "comm,crd,falseshare": the members' names in AnalysisId order, the form
+  // of --analyses, WEFT_ANALYSES and meta analyses. Writes at most `size`
+  // bytes with the terminating NUL; returns the length it needed.
+  size_t format(char* out, size_t size) const {
+    size_t n = 0;
+    for_each([&](const AnalysisDescriptor& d) {
+      if (n != 0) put(out, size, n, ",");
+      put(out, size, n, d.name);
+    });
+    if (size != 0) out[n < size ? n : size - 1] = '\0';
+    return n;
+  }
+
+  // Parses a comma-separated list of names: false (and `unknown` set to the
+  // first bad item) for an unknown or empty item.
+  static bool parse(std::string_view list, AnalysisSet& out, std::string_view* unknown = nullptr) {
+    AnalysisSet s;
+    for (size_t start = 0;;) {
+      const size_t comma = list.find(',', start);
+      const std::string_view item = list.substr(
+          start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+      const AnalysisDescriptor* d = find_analysis(item);
+      if (!d) {
+        if (unknown) *unknown = item;
+        return false;
+      }
+      s.add(d->id);
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+    out = s;
+    return true;
+  }
+
+ private:
+  static void put(char* out, size_t size, size_t& n, std::string_view text) {
+    for (char c : text) {
+      if (n + 1 < size) out[n] = c;
+      ++n;
+    }
+  }
+  uint32_t bits_ = 0;
+};
+
+}  // namespace weft
