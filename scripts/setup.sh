@@ -12,6 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev                    # tests, bench
   valgrind                                                      # binary source
   procps make time                                              # pkill, make (tests); /usr/bin/time (bench)
+  python3                                                       # scripts/check-includes.py, view snapshots
 )
 
 missing=()
