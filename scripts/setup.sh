@@ -8,10 +8,11 @@ PACKAGES=(
   libcli11-dev libfmt-dev nlohmann-json3-dev                    # CLI, output
   libsqlite3-dev sqlite3                                        # the profile
   libhwloc-dev hwloc                                            # topology
-  libzstd-dev libeigen3-dev                                     # later analyses
+  libzstd-dev libeigen3-dev libboost-math-dev                   # later analyses
   libgtest-dev libgmock-dev libbenchmark-dev                    # tests, bench
   valgrind                                                      # binary source
   procps make time                                              # pkill, make (tests); /usr/bin/time (bench)
+  python3                                                       # scripts/check-includes.py, view snapshots
 )
 
 missing=()

@@ -46,8 +46,10 @@ TEST(FDistribution, ClosedForms) {
       EXPECT_NEAR(f_distribution_sf(f, d1, 2), 1 - std::pow(d1 * f / (d1 * f + 2), d1 / 2), 1e-12);
     }
   }
-  EXPECT_NEAR(regularized_incomplete_beta(0.5, 3.5, 3.5), 0.5, 1e-12);
-  EXPECT_NEAR(regularized_incomplete_beta(0.3, 1, 1), 0.3, 1e-12);
+  // The incomplete beta values I_0.5(3.5, 3.5) = 0.5 and I_0.3(1, 1) = 0.3,
+  // through P(X > f) = I_{d2 / (d2 + d1 f)}(d2 / 2, d1 / 2).
+  EXPECT_NEAR(f_distribution_sf(1, 7, 7), 0.5, 1e-12);
+  EXPECT_NEAR(f_distribution_sf(7.0 / 3.0, 2, 2), 0.3, 1e-12);
 }
 
 TEST(FDistribution, Limits) {
@@ -56,6 +58,9 @@ TEST(FDistribution, Limits) {
   EXPECT_EQ(f_distribution_sf(INFINITY, 1, 10), 0.0);
   EXPECT_EQ(f_distribution_sf(NAN, 1, 10), 1.0);
   EXPECT_EQ(f_distribution_sf(3, 0, 10), 1.0);
+  EXPECT_EQ(f_distribution_sf(3, 1, -2), 1.0);
+  EXPECT_EQ(f_distribution_sf(3, NAN, 10), 1.0);
+  EXPECT_EQ(f_distribution_sf(3, 1, INFINITY), 1.0);
   EXPECT_LT(f_distribution_sf(1e6, 1, 6), 1e-12);
 }
 

@@ -1,0 +1,4 @@
+// Fixture: app may call core (allowed).
+#pragma once
+
+#include "core/core.h"
