@@ -1,0 +1,430 @@
+// The recording side shared by both event sources, driven directly: a
+// CaptureSession fed by hand, its raw capture written and read back section
+// by section; the Valgrind ring decoder fed synthetic slots; the analyses'
+// settings applied as the runtime applies its environment.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "../support/command_runner.h"
+#include "sources/capture/capture_session.h"
+#include "sources/capture/raw_capture.h"
+#include "sources/valgrind/event_ring_reader.h"
+
+namespace weft {
+namespace {
+
+constexpr uint64_t kWriterPc = 0x401000;
+constexpr uint64_t kReaderPc = 0x402000;
+constexpr uint64_t kAllocPc = 0x403000;
+constexpr uint64_t kBarrierPc = 0x404000;
+constexpr uint64_t kBarrier = 0x7000;
+constexpr char kMaps[] = "00400000-00401000 r-xp 00000000 08:01 42 /bin/prog\n";
+
+// A 64-byte aligned granule and line of our own, so that no other state
+// shares it.
+alignas(64) char g_line[128];
+
+uint64_t line_address() { return reinterpret_cast<uint64_t>(&g_line[0]); }
+
+class CaptureSessionTest : public ::testing::Test {
+ protected:
+  // Writes the session's capture into the temporary directory and reads it.
+  RunCapture round_trip(CaptureSession& session, bool complete = true, const char* reason = "") {
+    const std::string path = (dir_.path / "capture").string();
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    session.write(fd, complete, reason, kMaps, sizeof kMaps - 1);
+    close(fd);
+    return read_raw_capture(path);
+  }
+
+  std::string path(const std::string& name) const { return (dir_.path / name).string(); }
+
+  weft_test::TempDir dir_{"weft-test-capture"};
+};
+
+// Thread 0 writes the first line's first 8 bytes; thread 1 reads them twice
+// (one true communication, one reuse). On the second line, thread 0 writes
+// bytes 0..7 and thread 1 bytes 8..15: a false-sharing transfer (disjoint
+// from the writer's bytes) and an invalidation. Both meet at a barrier.
+CaptureSession& run_two_threads(const CaptureConfig& config) {
+  CaptureSession& s = *CaptureSession::create(config);
+  ThreadContext* t0 = s.start_thread(s.reserve_thread_id(), -1, 0, 100, 1000);
+  ThreadContext* t1 = s.start_thread(s.reserve_thread_id(), 0, 0x405000, 101, 1100);
+  auto access = [&](ThreadContext* t, uint64_t pc, uint64_t addr, uint32_t size, bool write) {
+    CommunicationAnalyzer::ThreadState* c = t->comm.load();
+    if (write)
+      s.communication().write(*c, pc, addr, size);
+    else
+      s.communication().read(*c, pc, addr, size);
+    CaptureSession::feed_access(*t, s.imbalance(), s.false_sharing(), s.traces(), pc, addr, size,
+                                write);
+  };
+  s.record_allocation(*t0, kAllocPc, line_address(), sizeof g_line);
+  access(t0, kWriterPc, line_address(), 8, true);
+  access(t1, kReaderPc, line_address(), 8, false);
+  access(t1, kReaderPc, line_address(), 8, false);
+  access(t0, kWriterPc, line_address() + 64, 8, true);
+  access(t1, kWriterPc + 4, line_address() + 72, 8, true);
+  for (ThreadContext* t : {t0, t1}) {
+    s.record_sync(*t, SyncKind::BarrierEnter, 2000, kBarrierPc, kBarrier);
+    s.record_sync(*t, SyncKind::BarrierLeave, 2100, kBarrierPc, kBarrier);
+  }
+  s.finish_thread(*t1, 3000);
+  return s;
+}
+
+uint64_t sum_raw(const std::vector<PcCommunication>& records, uint64_t pc) {
+  uint64_t n = 0;
+  for (const PcCommunication& r : records)
+    if (r.pc == pc) n += r.raw;
+  return n;
+}
+
+TEST_F(CaptureSessionTest, RoundTripKeepsEverySection) {
+  CaptureConfig config;
+  config.max_threads = 4;
+  RunCapture c = round_trip(run_two_threads(config));
+
+  EXPECT_TRUE(c.complete);
+  EXPECT_EQ(c.incomplete_reason, "");
+  EXPECT_EQ(c.granularity, 64u);
+  EXPECT_EQ(c.max_threads, 4u);
+  EXPECT_EQ(c.analyses, AnalysisSet::all());
+  EXPECT_EQ(c.process_maps, kMaps);
+  EXPECT_EQ(c.dropped_events, 0u);
+
+  // Threads, in id order, with what start_thread and finish_thread gave.
+  ASSERT_EQ(c.threads.size(), 2u);
+  EXPECT_EQ(c.threads[0].id, 0u);
+  EXPECT_EQ(c.threads[0].parent, -1);
+  EXPECT_EQ(c.threads[0].os_tid, 100);
+  EXPECT_EQ(c.threads[1].id, 1u);
+  EXPECT_EQ(c.threads[1].parent, 0);
+  EXPECT_EQ(c.threads[1].start_routine, 0x405000u);
+  EXPECT_EQ(c.threads[1].start_ns, 1100u);
+  EXPECT_EQ(c.threads[1].end_ns, 3000u);
+
+  // Communication at the reading instruction: 0 -> 1, once true, once
+  // reuse; thread 1's write invalidated thread 0's copy of the granule.
+  ASSERT_EQ(c.communication.size(), 2u);
+  std::sort(c.communication.begin(), c.communication.end(),
+            [](const PcCommunication& a, const PcCommunication& b) { return a.pc < b.pc; });
+  EXPECT_EQ(c.communication[0].pc, kWriterPc + 4);
+  EXPECT_EQ(c.communication[0].thread, 1u);
+  EXPECT_EQ(c.communication[0].peer, 0u);
+  EXPECT_EQ(c.communication[0].inval, 1u);
+  EXPECT_EQ(c.communication[0].raw + c.communication[0].rar, 0u);
+  EXPECT_EQ(c.communication[1].pc, kReaderPc);
+  EXPECT_EQ(c.communication[1].thread, 1u);
+  EXPECT_EQ(c.communication[1].peer, 0u);
+  EXPECT_EQ(c.communication[1].raw, 1u);
+  EXPECT_EQ(c.communication[1].rar, 1u);
+  // The same counts attributed to the section the barrier closed.
+  uint64_t section_raw = 0, section_rar = 0, section_inval = 0;
+  for (const PcCommunication& r : c.section_communication) {
+    EXPECT_EQ(r.pc, kBarrierPc);
+    section_raw += r.raw;
+    section_rar += r.rar;
+    section_inval += r.inval;
+  }
+  EXPECT_EQ(section_raw, 1u);
+  EXPECT_EQ(section_rar, 1u);
+  EXPECT_EQ(section_inval, 1u);
+  EXPECT_EQ(sum_raw(c.communication, kWriterPc), 0u);
+
+  // CRD: the reuse of the pair's only granule, distance 0.
+  uint64_t distance_events = 0;
+  for (const PcDistanceCount& d : c.distances) {
+    EXPECT_EQ(d.writer, 0u);
+    EXPECT_EQ(d.reader, 1u);
+    EXPECT_EQ(d.distance, 0u);
+    distance_events += d.count;
+  }
+  EXPECT_EQ(distance_events, 1u);
+  // Both granules were touched by both threads: shared, first touched by 0.
+  ASSERT_EQ(c.footprints.size(), 1u);
+  EXPECT_EQ(c.footprints[0].pc, kWriterPc);
+  EXPECT_EQ(c.footprints[0].shared_granules, 2u);
+  EXPECT_EQ(c.footprints[0].private_granules, 0u);
+
+  // Synchronization: each thread's start, its barrier, thread 1's exit.
+  ASSERT_EQ(c.sync.size(), 7u);
+  EXPECT_EQ(std::count_if(c.sync.begin(), c.sync.end(),
+                          [](const SyncRecord& r) { return r.kind == SyncKind::BarrierEnter; }),
+            2);
+  EXPECT_EQ(c.sync.back().kind, SyncKind::ThreadExit);
+
+  // Imbalance: each thread's accesses in its first segment, per instruction.
+  uint64_t executions = 0;
+  for (const SegmentInstruction& r : c.segment_instructions) {
+    EXPECT_EQ(r.segment, 0u);
+    executions += r.executions;
+  }
+  EXPECT_EQ(executions, 5u);
+
+  // False sharing: thread 1 took the line thread 0 wrote, at other bytes.
+  ASSERT_EQ(c.line_sharing.size(), 1u);
+  EXPECT_EQ(c.line_sharing[0].line_address, line_address() + 64);
+  EXPECT_EQ(c.line_sharing[0].thread, 1u);
+  EXPECT_EQ(c.line_sharing[0].writer, 0u);
+  EXPECT_EQ(c.line_sharing[0].thread_bytes, 0xff00u);
+  EXPECT_EQ(c.line_sharing[0].writer_bytes, 0xffu);
+  ASSERT_EQ(c.allocations.size(), 1u);
+  EXPECT_EQ(c.allocations[0].pc, kAllocPc);
+  EXPECT_EQ(c.allocations[0].size, sizeof g_line);
+
+  // Traces: one stream per (thread, instruction), each access recorded.
+  ASSERT_EQ(c.traces.size(), 3u);
+  uint64_t traced = 0;
+  for (const RunCapture::TraceStream& t : c.traces) {
+    EXPECT_EQ(t.encoding.size(), t.header.encoded_bytes);
+    traced += t.header.accesses;
+  }
+  EXPECT_EQ(traced, 5u);
+
+  // Every setting and counter of every analysis, by its meta key.
+  for (const AnalysisDescriptor& d : kAnalyses) {
+    for (const AnalysisSetting& setting : d.settings) {
+      if (!setting.env.empty()) {
+        EXPECT_TRUE(c.analysis_values.contains(setting.key)) << setting.key;
+      }
+    }
+    for (std::string_view counter : d.counters)
+      EXPECT_TRUE(c.analysis_values.contains(counter)) << counter;
+  }
+  EXPECT_EQ(c.analysis_values.at("line_size"), "64");
+  EXPECT_EQ(c.analysis_values.at("crd_max_granules"), "1048576");
+  EXPECT_EQ(c.analysis_values.at("crd_capped_pairs"), "0");
+  EXPECT_EQ(c.analysis_values.at("untracked_accesses"), "0");
+  EXPECT_EQ(c.analysis_values.at("trace_budget"), "67108864");
+  EXPECT_EQ(c.analysis_values.at("cache_levels"), "64,32768:8,262144:8,8388608:16");
+}
+
+TEST_F(CaptureSessionTest, CommunicationAloneWritesOnlyItsSections) {
+  CaptureConfig config;
+  config.max_threads = 4;
+  config.analyses = {AnalysisId::Communication};
+  CaptureSession& s = run_two_threads(config);
+  EXPECT_TRUE(s.communication_only());
+  EXPECT_EQ(s.imbalance(), nullptr);
+  RunCapture c = round_trip(s);
+  EXPECT_EQ(c.analyses, AnalysisSet{AnalysisId::Communication});
+  EXPECT_EQ(sum_raw(c.communication, kReaderPc), 1u);
+  EXPECT_TRUE(c.distances.empty());
+  EXPECT_TRUE(c.footprints.empty());
+  EXPECT_TRUE(c.segment_instructions.empty());
+  EXPECT_TRUE(c.line_sharing.empty());
+  EXPECT_TRUE(c.allocations.empty());
+  EXPECT_TRUE(c.traces.empty());
+  EXPECT_TRUE(c.analysis_values.empty());
+}
+
+TEST_F(CaptureSessionTest, CrdBringsCommunicationAlong) {
+  CaptureConfig config;
+  config.analyses = {AnalysisId::Crd};
+  config.crd.max_granules_per_pair = 7;
+  RunCapture c = round_trip(run_two_threads(config));
+  EXPECT_EQ(c.analyses, (AnalysisSet{AnalysisId::Communication, AnalysisId::Crd}));
+  EXPECT_EQ(c.analysis_values.at("crd_max_granules"), "7");
+}
+
+TEST_F(CaptureSessionTest, ThreadsBeyondTheLimitMakeTheCaptureIncomplete) {
+  CaptureConfig config;
+  config.max_threads = 2;
+  config.analyses = {AnalysisId::Communication};
+  CaptureSession& s = *CaptureSession::create(config);
+  for (int i = 0; i < 3; ++i) s.start_thread(s.reserve_thread_id(), -1, 0, 0, 0);
+  EXPECT_EQ(s.context(2), nullptr);
+  RunCapture c = round_trip(s);
+  EXPECT_FALSE(c.complete);
+  EXPECT_NE(c.incomplete_reason.find("--max-threads"), std::string::npos) << c.incomplete_reason;
+  EXPECT_EQ(c.threads.size(), 2u);
+}
+
+TEST_F(CaptureSessionTest, TruncatedCaptureKeepsWholeRecords) {
+  CaptureConfig config;
+  config.analyses = {AnalysisId::Communication};
+  const RunCapture whole = round_trip(run_two_threads(config));
+  const std::string full = path("capture");
+  const auto size = std::filesystem::file_size(full);
+  std::vector<char> bytes(size);
+  std::ifstream(full, std::ios::binary).read(bytes.data(), static_cast<std::streamsize>(size));
+  // Cut at every length: never a throw, never a record that was not written,
+  // and only the whole file is complete.
+  for (size_t cut = sizeof kRawCaptureMagic; cut < size; cut += 7) {
+    const std::string part = path("part");
+    std::ofstream(part, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(cut));
+    const RunCapture c = read_raw_capture(part);
+    EXPECT_FALSE(c.complete) << cut;
+    EXPECT_LE(c.threads.size(), whole.threads.size());
+    EXPECT_LE(c.sync.size(), whole.sync.size());
+    EXPECT_LE(c.communication.size(), whole.communication.size());
+  }
+}
+
+TEST_F(CaptureSessionTest, NotARawCaptureIsRefused) {
+  const std::string p = path("other");
+  std::ofstream(p) << "hello, world";
+  try {
+    read_raw_capture(p);
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), p + " is not a weft raw capture");
+  }
+}
+
+TEST(CaptureConfigTest, SettingsAreCheckedAsTheDescriptorsSay) {
+  CaptureConfig config;
+  EXPECT_TRUE(config.apply_setting("line_size", "128"));
+  EXPECT_EQ(config.false_sharing.line_size, 128u);
+  EXPECT_FALSE(config.apply_setting("line_size", "48"));    // not a power of two
+  EXPECT_FALSE(config.apply_setting("line_size", "8192"));  // above 4096
+  EXPECT_FALSE(config.apply_setting("line_size", "64K"));   // the runtime's form is digits
+  EXPECT_TRUE(config.apply_setting("trace_budget", "4096"));
+  EXPECT_EQ(config.traces.max_bytes_per_thread, 4096u);
+  EXPECT_FALSE(config.apply_setting("trace_budget", "4095"));
+  EXPECT_TRUE(config.apply_setting("crd_max_granules", "0"));
+  EXPECT_EQ(config.crd.max_granules_per_pair, 0u);
+  EXPECT_FALSE(config.apply_setting("crd_max_granules", "-1"));
+  EXPECT_FALSE(config.apply_setting("crd_max_granules", "18446744073709551616"));  // 2^64
+  EXPECT_TRUE(config.apply_setting("cache_levels", "128,1024:2,4096:4,65536:8"));
+  EXPECT_EQ(config.imbalance.cache.line_bytes, 128u);
+  EXPECT_EQ(config.imbalance.cache.levels[2].size_bytes, 65536u);
+  EXPECT_EQ(config.imbalance.cache.levels[2].ways, 8u);
+  EXPECT_FALSE(config.apply_setting("cache_levels", "64,1024:2"));
+  EXPECT_FALSE(config.apply_setting("no_such_setting", "1"));
+}
+
+TEST(AnalysisSetTest, ParsesAndFormatsTheNames) {
+  AnalysisSet s;
+  ASSERT_TRUE(AnalysisSet::parse("traces,crd", s));
+  EXPECT_TRUE(s.has(AnalysisId::Traces));
+  EXPECT_TRUE(s.has(AnalysisId::Crd));
+  EXPECT_FALSE(s.has(AnalysisId::Communication));
+  char text[64];
+  s.with_requirements().format(text, sizeof text);
+  EXPECT_STREQ(text, "comm,crd,traces");
+  std::string_view bad;
+  EXPECT_FALSE(AnalysisSet::parse("comm,,crd", s, &bad));
+  EXPECT_EQ(bad, "");
+  EXPECT_FALSE(AnalysisSet::parse("comm,nonsense", s, &bad));
+  EXPECT_EQ(bad, "nonsense");
+  AnalysisSet::all().format(text, sizeof text);
+  EXPECT_STREQ(text, "comm,crd,imbalance,falseshare,traces");
+}
+
+// --- The Valgrind ring decoder, on synthetic slots -------------------------
+
+class RingSlots {
+ public:
+  RingSlots& record(uint64_t a, uint64_t b) {
+    slots_.push_back({a, b});
+    return *this;
+  }
+  RingSlots& thread_start(uint64_t tid, int64_t parent, uint64_t time) {
+    record(tid, WEFT_REC_THREAD_START | static_cast<uint64_t>(parent + 1) << 8);
+    record(0x405000, 200 + tid);
+    return record(time, 0);
+  }
+  RingSlots& access(uint64_t type, uint64_t pc, uint64_t addr, uint64_t size) {
+    return record(addr, type | size << 8 | pc << WEFT_REC_PC_SHIFT);
+  }
+  RingSlots& sync(SyncKind kind, uint64_t pc, uint64_t object, uint64_t time) {
+    record(time, WEFT_REC_SYNC | static_cast<uint64_t>(kind) << 8 | pc << WEFT_REC_PC_SHIFT);
+    record(object, 0);
+    return record(0, 0);
+  }
+  RingSlots& text(uint64_t type, uint64_t header_bits, const std::string& s) {
+    record(s.size(), type | header_bits);
+    for (size_t i = 0; i < s.size(); i += sizeof(WeftRingSlot)) {
+      WeftRingSlot slot{};
+      std::memcpy(&slot, s.data() + i, std::min(sizeof slot, s.size() - i));
+      slots_.push_back(slot);
+    }
+    return *this;
+  }
+  const std::vector<WeftRingSlot>& slots() const { return slots_; }
+
+ private:
+  std::vector<WeftRingSlot> slots_;
+};
+
+TEST_F(CaptureSessionTest, RingDecoderFeedsTheSessionLikeTheRuntime) {
+  CaptureConfig config;
+  config.max_threads = 4;
+  config.analyses = {AnalysisId::Communication, AnalysisId::FalseSharing};
+  CaptureSession& s = *CaptureSession::create(config);
+  RingEventDecoder decoder(s);
+  RingSlots ring;
+  ring.thread_start(0, -1, 1000)
+      .record(line_address(), WEFT_REC_ALLOCATION | kAllocPc << WEFT_REC_PC_SHIFT)
+      .record(sizeof g_line, 0)
+      .access(WEFT_REC_WRITE, kWriterPc, line_address(), 8)
+      .thread_start(1, 0, 1100)
+      .access(WEFT_REC_READ, kReaderPc, line_address(), 8)
+      .access(WEFT_REC_READ, kReaderPc, line_address(), 8)
+      .sync(SyncKind::BarrierEnter, kBarrierPc, kBarrier, 2000)
+      .record(1, WEFT_REC_THREAD_EXIT)
+      .record(3000, 17)
+      .record(0, WEFT_REC_SWITCH)
+      .text(WEFT_REC_MAPS, 0, kMaps)
+      .text(WEFT_REC_END, 1 << 8, "");
+  // Delivered in two blocks, split inside nothing.
+  const std::vector<WeftRingSlot>& slots = ring.slots();
+  decoder.consume(slots.data(), 3);
+  decoder.consume(slots.data() + 3, slots.size() - 3);
+  EXPECT_TRUE(decoder.ended());
+  EXPECT_TRUE(decoder.complete());
+  EXPECT_EQ(decoder.maps(), kMaps);
+
+  const RunCapture c = round_trip(s, decoder.complete(), decoder.reason().c_str());
+  ASSERT_EQ(c.threads.size(), 2u);
+  EXPECT_EQ(c.threads[1].os_tid, 201);
+  EXPECT_EQ(c.threads[1].end_ns, 3000u);
+  EXPECT_EQ(c.threads[1].basic_blocks, 17u);
+  ASSERT_EQ(c.communication.size(), 1u);
+  EXPECT_EQ(c.communication[0].pc, kReaderPc);
+  EXPECT_EQ(c.communication[0].raw, 1u);
+  EXPECT_EQ(c.communication[0].rar, 1u);
+  ASSERT_EQ(c.allocations.size(), 1u);
+  EXPECT_EQ(c.allocations[0].thread, 0u);
+  EXPECT_EQ(c.allocations[0].pc, kAllocPc);
+  // Starts of 0 and 1, 1's barrier, 1's exit.
+  ASSERT_EQ(c.sync.size(), 4u);
+  EXPECT_EQ(c.sync[3].kind, SyncKind::ThreadExit);
+}
+
+TEST_F(CaptureSessionTest, RingDecoderRefusesAnUnknownRecord) {
+  CaptureSession& s = *CaptureSession::create(CaptureConfig{});
+  RingEventDecoder decoder(s);
+  const WeftRingSlot bad[] = {{0, 0xee}};
+  try {
+    decoder.consume(bad, 1);
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "corrupt event ring: record type 238 from weft's Valgrind tool");
+  }
+}
+
+TEST_F(CaptureSessionTest, RingDecoderStopsAtARecordCutByTheBlockEnd) {
+  CaptureSession& s = *CaptureSession::create(CaptureConfig{});
+  RingEventDecoder decoder(s);
+  RingSlots ring;
+  ring.thread_start(0, -1, 1000);
+  // The start record's two payload slots are missing: nothing is started.
+  decoder.consume(ring.slots().data(), 1);
+  EXPECT_EQ(s.thread_count(), 0u);
+  EXPECT_FALSE(decoder.ended());
+}
+
+}  // namespace
+}  // namespace weft
