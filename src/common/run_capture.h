@@ -57,7 +57,7 @@ inline constexpr LoopScheduleKind omp_loop_schedule(uint64_t object) {
   return static_cast<LoopScheduleKind>(object & 0xf);
 }
 
-// DESIGN.md, "Parallel section": the synchronization points that end a
+// docs/metrics.md, "Parallel section": the synchronization points that end a
 // thread's part of a section (a barrier reached, a thread created or joined,
 // a parallel region begun, the thread's end).
 bool closes_section(SyncKind kind);

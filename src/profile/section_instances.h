@@ -1,4 +1,4 @@
-// Section instances (DESIGN.md, "Parallel section"; issue: load imbalance):
+// Section instances (docs/metrics.md, "Parallel section"):
 // the dynamic occurrences of a parallel section, each with the threads of the
 // team that closed it together. They are recovered after the run from each
 // thread's synchronization log, in the thread's own order:

@@ -1,5 +1,5 @@
 // The communication analyzer against a serial oracle written straight from
-// the definition in DESIGN.md, on random access sequences (including thread
+// the definition in docs/metrics.md, on random access sequences (including thread
 // ids beyond the inline reader bitset), and on real concurrent threads whose
 // counts are fixed by barriers.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// CommunicationAnalyzer: exact inter-thread communication (DESIGN.md,
+// CommunicationAnalyzer: exact inter-thread communication (docs/metrics.md,
 // "Communication (RaW)"): per granule the last writer W and the set R of
 // threads that read it since; a read by t != W counts raw[W][t] the first
 // time (t joins R) and rar[W][t] after. A write resets R and, optionally,

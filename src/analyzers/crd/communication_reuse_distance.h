@@ -1,4 +1,4 @@
-// Communication reuse distance (DESIGN.md, "CRD"): for each ordered pair
+// Communication reuse distance (docs/metrics.md, "CRD"): for each ordered pair
 // (writer i, reader j), the communication events of that pair (true
 // communication and reuse alike) form one whole-run trace of granules; the
 // distance of an event is the number of distinct granules in that trace since

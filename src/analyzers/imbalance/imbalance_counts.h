@@ -1,6 +1,6 @@
 // ImbalanceCounts: what LIME's load-imbalance analysis needs from a run, per
 // thread and per parallel-section segment (the part of a thread's execution
-// between two of its section-closing synchronization points, DESIGN.md
+// between two of its section-closing synchronization points, docs/metrics.md
 // "Parallel section"):
 //
 //   - control-flow edge counts: when block b starts right after block p in

@@ -1,5 +1,5 @@
 // SectionAttribution: communication counts and CRD distances per parallel
-// section (DESIGN.md, "Parallel section"): the code a thread runs between two
+// section (docs/metrics.md, "Parallel section"): the code a thread runs between two
 // consecutive synchronization points (barrier, create, join, the end of an
 // OpenMP region, its own exit). A section is identified by the site that
 // closes it, which is only known at its end, so each thread accumulates the

@@ -125,7 +125,7 @@ class CaptureSession {
   void finish_thread(ThreadContext& thread, uint64_t time_ns);
 
   // Logs a synchronization event; the ones that end a parallel section
-  // (DESIGN.md, "Parallel section") close the thread's open section.
+  // (docs/metrics.md, "Parallel section") close the thread's open section.
   void record_sync(ThreadContext& thread, SyncKind kind, uint64_t time_ns, uint64_t pc,
                    uint64_t object, int64_t arg0 = 0, int64_t arg1 = 0);
 
