@@ -12,12 +12,12 @@
 #include <functional>
 #include <stdexcept>
 
+#include "common/byte_size.h"
 #include "common/executable_search.h"
 #include "profile/profile_writer.h"
 #include "sources/compile/raw_capture_format.h"
 #include "sources/valgrind/valgrind_backend.h"
 #include "topology/topology.h"
-#include "views/locality_metrics.h"
 
 extern char** environ;
 

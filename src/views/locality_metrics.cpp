@@ -11,6 +11,7 @@
 #include <limits>
 #include <set>
 
+#include "common/byte_size.h"
 #include "profile/region_naming.h"
 #include "topology/topology.h"
 #include "views/view_format.h"
@@ -47,28 +48,6 @@ const char* cache_source_name(CacheSource source) {
       return "machine";
   }
   return "none";
-}
-
-std::optional<uint64_t> parse_byte_size(std::string_view text) {
-  size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  std::optional<uint64_t> number = parse_unsigned(text.substr(0, digits));
-  if (!number) return std::nullopt;
-  const std::string_view suffix = text.substr(digits);
-  unsigned shift = 0;
-  if (suffix.empty() || suffix == "B") {
-    shift = 0;
-  } else if (suffix == "K" || suffix == "k" || suffix == "KiB") {
-    shift = 10;
-  } else if (suffix == "M" || suffix == "MiB") {
-    shift = 20;
-  } else if (suffix == "G" || suffix == "GiB") {
-    shift = 30;
-  } else {
-    return std::nullopt;
-  }
-  if (*number > (std::numeric_limits<uint64_t>::max() >> shift)) return std::nullopt;
-  return *number << shift;
 }
 
 CacheModel resolve_cache(const Profile& profile, const CacheOptions& options) {

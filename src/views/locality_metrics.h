@@ -39,10 +39,6 @@ struct CacheModel {
   CacheSource source = CacheSource::None;
 };
 
-// "4096", "64K", "64KiB", "32M", "32MiB", "1G", "1GiB" (powers of 1024);
-// nullopt for anything else, including overflow.
-std::optional<uint64_t> parse_byte_size(std::string_view text);
-
 // --cache-size if given, else --topology's last-level cache, else the
 // profile's meta llc_bytes, else this machine's last-level cache. Throws
 // ViewError (one line) for a bad --cache-size, an unreadable topology, or a

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/byte_size.h"
 #include "profile/profile_writer.h"
 #include "views/comm_view.h"
 #include "views/crd_view.h"
