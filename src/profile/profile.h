@@ -104,6 +104,11 @@ struct SectionInstanceInfo {
   std::vector<InstanceThreadBusy> threads;  // by thread id
 };
 
+// LIME's imbalance of one instance: the mean over its threads of the idle
+// fraction (max - b_t) / max of their busy times b_t; 0 when all are 0.
+// Shared by the writer (sections' stored imbalance) and the findings.
+double idle_fraction(const std::vector<double>& busy);
+
 // Control-flow edge (from, to) counted `count` times by `thread` in an
 // instance; from = 0 is the section's entry.
 struct InstanceEdgeCount {
