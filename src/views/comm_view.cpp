@@ -5,7 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
-#include "views/locality_metrics.h"
+#include "findings/locality.h"
+#include "findings/suggestions.h"
 #include "views/text_table.h"
 
 namespace weft {

@@ -6,8 +6,9 @@
 #include <optional>
 #include <string>
 
+#include "findings/locality.h"
+#include "findings/suggestions.h"
 #include "profile/profile.h"
-#include "views/locality_metrics.h"
 #include "views/view_format.h"
 
 namespace weft {

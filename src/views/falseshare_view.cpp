@@ -8,7 +8,7 @@
 #include <optional>
 #include <tuple>
 
-#include "views/source_lines.h"
+#include "findings/source_lines.h"
 #include "views/text_table.h"
 
 namespace weft {

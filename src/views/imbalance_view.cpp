@@ -13,9 +13,9 @@
 
 #include "common/run_capture.h"
 #include "diagnosis/imbalance_diagnosis.h"
+#include "findings/source_lines.h"
 #include "profile/region_naming.h"
 #include "profile/section_instances.h"
-#include "views/source_lines.h"
 
 namespace weft {
 

@@ -11,8 +11,8 @@
 
 #include "common/loop_trace.h"
 #include "diagnosis/trace_hints.h"
+#include "findings/source_lines.h"
 #include "views/falseshare_view.h"
-#include "views/source_lines.h"
 
 namespace weft {
 namespace {

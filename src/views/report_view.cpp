@@ -6,10 +6,10 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "findings/source_lines.h"
 #include "profile/region_naming.h"
 #include "views/imbalance_view.h"
 #include "views/memory_hints.h"
-#include "views/source_lines.h"
 #include "views/text_table.h"
 
 namespace weft {

@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "findings/locality.h"
+#include "findings/suggestions.h"
 #include "profile/profile.h"
-#include "views/locality_metrics.h"
 #include "views/view_format.h"
 
 namespace weft {

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "common/loop_trace.h"
-#include "views/source_lines.h"
+#include "findings/source_lines.h"
 #include "views/view_format.h"
 
 namespace weft {

@@ -11,11 +11,13 @@
 #include <sstream>
 
 #include "common/byte_size.h"
+#include "findings/finding_error.h"
+#include "findings/locality.h"
+#include "findings/suggestions.h"
 #include "profile/profile_writer.h"
 #include "views/comm_view.h"
 #include "views/crd_view.h"
 #include "views/diff_view.h"
-#include "views/locality_metrics.h"
 #include "views/report_view.h"
 
 namespace weft_crd_test {
@@ -539,13 +541,13 @@ TEST_F(LocalityViewsTest, Errors) {
   try {
     render_crd(without, {});
     FAIL() << "no error";
-  } catch (const ViewError& error) {
+  } catch (const FindingError& error) {
     const std::string what = error.what();
     EXPECT_NE(what.find("was recorded without the crd analysis"), std::string::npos) << what;
     EXPECT_EQ(what.find('\n'), std::string::npos);
   }
   Profile with = Profile::open(path_);
-  EXPECT_THROW(render_diff(with, without, {}), ViewError);
+  EXPECT_THROW(render_diff(with, without, {}), FindingError);
   // The report still works, with H and B and without CRD columns.
   json report = json::parse(render_report(without, {.format = OutputFormat::Json}));
   EXPECT_TRUE(report["cache"].is_null());
@@ -553,9 +555,10 @@ TEST_F(LocalityViewsTest, Errors) {
 
   EXPECT_THROW(render_crd(with, {.region = std::string("nope")}), ProfileError);
   for (const char* bad : {"0", "12abc", "-1", ""}) {
-    EXPECT_THROW(render_crd(with, {.cache = {.cache_size = std::string(bad)}}), ViewError) << bad;
+    EXPECT_THROW(render_crd(with, {.cache = {.cache_size = std::string(bad)}}), FindingError)
+        << bad;
   }
-  EXPECT_THROW(render_crd(with, {.cache = {.topology = dir_ + "/missing.xml"}}), ViewError);
+  EXPECT_THROW(render_crd(with, {.cache = {.topology = dir_ + "/missing.xml"}}), FindingError);
 }
 
 TEST_F(LocalityViewsTest, TopologyFileSetsTheCache) {
