@@ -258,11 +258,11 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*falseshare_cmd) {
-      weft::FalseShareOptions falseshare;
+      weft::FalseShareRenderOptions falseshare;
       falseshare.format = *weft::parse_output_format(format);
       falseshare.top = falseshare_top;
       const weft::Profile profile = weft::Profile::open(profile_path);
-      std::string text = weft::render_false_sharing(profile, falseshare);
+      std::string text = weft::render_false_sharing(weft::find_false_sharing(profile), falseshare);
       warn_if_incomplete(profile, format);
       print(text);
       return 0;

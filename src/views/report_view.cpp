@@ -9,7 +9,7 @@
 #include "findings/source_lines.h"
 #include "profile/region_naming.h"
 #include "views/imbalance_view.h"
-#include "views/memory_hints.h"
+#include "findings/memory_findings.h"
 #include "views/text_table.h"
 
 namespace weft {
