@@ -247,12 +247,12 @@ int main(int argc, char** argv) {
     if (*imbalance_cmd) {
       weft::ImbalanceOptions imbalance;
       if (!section.empty()) imbalance.section = section;
-      imbalance.format = *weft::parse_output_format(format);
       imbalance.measure = *weft::parse_busy_measure(measure);
       imbalance.cluster_threshold = cluster_threshold;
-      imbalance.top = top;
+      const weft::ImbalanceRenderOptions rendering{*weft::parse_output_format(format), top};
       const weft::Profile profile = weft::Profile::open(profile_path);
-      std::string text = weft::render_imbalance(profile, imbalance);
+      std::string text =
+          weft::render_imbalance(weft::find_imbalance(profile, imbalance), rendering);
       warn_if_incomplete(profile, format);
       print(text);
       return 0;

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "findings/imbalance_findings.h"
+#include "findings/memory_findings.h"
 #include "findings/source_lines.h"
 #include "profile/region_naming.h"
-#include "views/imbalance_view.h"
-#include "findings/memory_findings.h"
 #include "views/text_table.h"
 
 namespace weft {
@@ -56,9 +56,7 @@ ReportData gather(const Profile& profile, const ReportOptions& options) {
   data.threads = profile.thread_count();
   data.has_imbalance = profile.has_imbalance();
   if (data.has_imbalance) {
-    ImbalanceOptions imbalance;
-    imbalance.top = kReportCauses;
-    for (SectionImbalance& section : analyze_imbalance(profile, imbalance)) {
+    for (SectionImbalance& section : analyze_imbalance(profile, ImbalanceOptions{})) {
       if (data.imbalance.size() == kReportSections) break;
       if (section.imbalance < kReportMinImbalance) continue;
       if (section.causes.size() > kReportCauses) section.causes.resize(kReportCauses);
