@@ -209,8 +209,8 @@ int main(int argc, char** argv) {
       weft::CommOptions comm;
       if (!region.empty()) comm.region = region;
       comm.kind = *weft::parse_comm_kind(kind);
-      comm.format = *weft::parse_output_format(format);
-      print(weft::render_comm(weft::Profile::open(profile_path), comm));
+      print(weft::render_comm(weft::find_comm(weft::Profile::open(profile_path), comm),
+                              *weft::parse_output_format(format)));
       return 0;
     }
     if (*report_cmd) {

@@ -427,7 +427,7 @@ TEST_F(LocalityViewsTest, CrdRegionPoolsFirstThenEachNested) {
 TEST_F(LocalityViewsTest, CommCrrUsesTheSameRatios) {
   Profile profile = Profile::open(path_);
   json crr =
-      json::parse(render_comm(profile, {.kind = CommKind::Crr, .format = OutputFormat::Json}));
+      json::parse(render_comm(find_comm(profile, {.kind = CommKind::Crr}), OutputFormat::Json));
   LocalityMetrics metrics = compute_locality(profile, {}, {});
   EXPECT_EQ(crr["matrix"], json(metrics.crr));
   EXPECT_DOUBLE_EQ(crr["matrix"][1][2].get<double>(), 10.0);

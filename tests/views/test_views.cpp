@@ -72,7 +72,7 @@ class ViewsTest : public ::testing::Test {
   std::string comm(CommKind kind, OutputFormat format,
                    std::optional<std::string> region = std::nullopt) {
     Profile profile = Profile::open(path_);
-    return render_comm(profile, {.region = region, .kind = kind, .format = format});
+    return render_comm(find_comm(profile, {.region = region, .kind = kind}), format);
   }
 
   std::string dir_;
@@ -215,8 +215,8 @@ TEST_F(ViewsTest, ReportOfPlaceholderSaysIncomplete) {
   EXPECT_NE(report.find("killed by SIGSEGV"), std::string::npos);
   EXPECT_NE(report.find("no communication recorded"), std::string::npos);
 
-  EXPECT_EQ(render_comm(profile, {.format = OutputFormat::Csv}), "writer\\reader\n");
-  auto json = nlohmann::json::parse(render_comm(profile, {.format = OutputFormat::Json}));
+  EXPECT_EQ(render_comm(find_comm(profile, {}), OutputFormat::Csv), "writer\\reader\n");
+  auto json = nlohmann::json::parse(render_comm(find_comm(profile, {}), OutputFormat::Json));
   EXPECT_EQ(json["matrix"], nlohmann::json::array());
   EXPECT_EQ(json["total"], 0);
 }
