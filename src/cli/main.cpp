@@ -224,10 +224,10 @@ int main(int argc, char** argv) {
     if (*crd_cmd) {
       weft::CrdOptions crd;
       if (!region.empty()) crd.region = region;
-      crd.format = *weft::parse_output_format(format);
       crd.cache = crd_cache.options();
       const weft::Profile profile = weft::Profile::open(profile_path);
-      std::string text = weft::render_crd(profile, crd);
+      std::string text =
+          weft::render_crd(weft::find_crd(profile, crd), *weft::parse_output_format(format));
       warn_if_incomplete(profile, format);
       print(text);
       return 0;

@@ -335,7 +335,7 @@ TEST_F(LocalityViewsTest, RegionsOfTheCapture) {
 
 TEST_F(LocalityViewsTest, CrdJsonPerRegion) {
   Profile profile = Profile::open(path_);
-  json list = json::parse(render_crd(profile, {.format = OutputFormat::Json}));
+  json list = json::parse(render_crd(find_crd(profile, {}), OutputFormat::Json));
   ASSERT_EQ(list.size(), 3u);  // by events: the loop (10), gather (6), stage (3)
   const json& loop = list[0];
   EXPECT_EQ(loop["region"], loop_name());
@@ -372,7 +372,7 @@ TEST_F(LocalityViewsTest, CrdJsonPerRegion) {
 
   // --cache-size wins over the profile's cache.
   json small = json::parse(render_crd(
-      profile, {.format = OutputFormat::Json, .cache = {.cache_size = std::string("1K")}}));
+      find_crd(profile, {.cache = {.cache_size = std::string("1K")}}), OutputFormat::Json));
   EXPECT_EQ(small[0]["max_cutoff"], 128);
   EXPECT_EQ(small[0]["min_cutoff"], 0);
   EXPECT_EQ(small[0]["cache_source"], "cache-size");
@@ -384,7 +384,7 @@ TEST_F(LocalityViewsTest, CrdJsonPerRegion) {
 TEST_F(LocalityViewsTest, CrdRegionPoolsFirstThenEachNested) {
   Profile profile = Profile::open(path_);
   json list = json::parse(
-      render_crd(profile, {.region = std::string(kStage), .format = OutputFormat::Json}));
+      render_crd(find_crd(profile, {.region = std::string(kStage)}), OutputFormat::Json));
   ASSERT_EQ(list.size(), 3u);
   const json& pooled = list[0];
   EXPECT_EQ(pooled["region"], kStage);
@@ -410,12 +410,13 @@ TEST_F(LocalityViewsTest, CrdRegionPoolsFirstThenEachNested) {
   EXPECT_EQ(list[2]["events"], 3);
 
   std::string csv =
-      render_crd(profile, {.region = std::string(kStage), .format = OutputFormat::Csv});
+      render_crd(find_crd(profile, {.region = std::string(kStage)}), OutputFormat::Csv);
   EXPECT_EQ(csv.substr(0, csv.find('\n', csv.find('\n') + 1) + 1),
             "region,lo,hi,count\nweft_crd_test::stage(int),0,0,1\n")
       << csv;
 
-  std::string table = render_crd(profile, {.region = std::string(kStage)});
+  std::string table =
+      render_crd(find_crd(profile, {.region = std::string(kStage)}), OutputFormat::Table);
   EXPECT_NE(table.find("pooled selection weft_crd_test::stage(int) (function"), std::string::npos)
       << table;
   EXPECT_NE(table.find("[1024,2047]"), std::string::npos) << table;
@@ -539,7 +540,7 @@ TEST_F(LocalityViewsTest, Errors) {
   build_profile(plain, crd_info(), plain_path);
   Profile without = Profile::open(plain_path);
   try {
-    render_crd(without, {});
+    find_crd(without, {});
     FAIL() << "no error";
   } catch (const FindingError& error) {
     const std::string what = error.what();
@@ -553,12 +554,11 @@ TEST_F(LocalityViewsTest, Errors) {
   EXPECT_TRUE(report["cache"].is_null());
   EXPECT_TRUE(report["regions_locality"][0]["median"].is_null());
 
-  EXPECT_THROW(render_crd(with, {.region = std::string("nope")}), ProfileError);
+  EXPECT_THROW(find_crd(with, {.region = std::string("nope")}), ProfileError);
   for (const char* bad : {"0", "12abc", "-1", ""}) {
-    EXPECT_THROW(render_crd(with, {.cache = {.cache_size = std::string(bad)}}), FindingError)
-        << bad;
+    EXPECT_THROW(find_crd(with, {.cache = {.cache_size = std::string(bad)}}), FindingError) << bad;
   }
-  EXPECT_THROW(render_crd(with, {.cache = {.topology = dir_ + "/missing.xml"}}), FindingError);
+  EXPECT_THROW(find_crd(with, {.cache = {.topology = dir_ + "/missing.xml"}}), FindingError);
 }
 
 TEST_F(LocalityViewsTest, TopologyFileSetsTheCache) {
@@ -585,7 +585,7 @@ TEST_F(LocalityViewsTest, IncompleteProfileWarns) {
   capture.incomplete_reason = "killed by SIGTERM";
   const std::string path = dir_ + "/partial.weft";
   build_profile(capture, crd_info(), path);
-  std::string table = render_crd(Profile::open(path), {});
+  std::string table = render_crd(find_crd(Profile::open(path), {}), OutputFormat::Table);
   EXPECT_NE(table.find("warning: INCOMPLETE profile (killed by SIGTERM)"), std::string::npos)
       << table;
 }
