@@ -234,11 +234,11 @@ int main(int argc, char** argv) {
     }
     if (*diff_cmd) {
       weft::DiffOptions diff;
-      diff.format = *weft::parse_output_format(format);
       diff.cache = diff_cache.options();
       const weft::Profile a = weft::Profile::open(profile_path);
       const weft::Profile b = weft::Profile::open(profile_b_path);
-      std::string text = weft::render_diff(a, b, diff);
+      std::string text =
+          weft::render_diff(weft::find_diff(a, b, diff), *weft::parse_output_format(format));
       warn_if_incomplete(a, format);
       warn_if_incomplete(b, format);
       print(text);

@@ -492,7 +492,7 @@ TEST_F(LocalityViewsTest, DiffRanksTheRegionWhoseMedianGrows) {
 
   Profile a = Profile::open(path_);
   Profile b = Profile::open(path_b);
-  json diff = json::parse(render_diff(a, b, {.format = OutputFormat::Json}));
+  json diff = json::parse(render_diff(find_diff(a, b, {}), OutputFormat::Json));
   ASSERT_EQ(diff["regions"].size(), 3u);
   const json& worst = diff["regions"][0];
   EXPECT_EQ(worst["region"], loop_name());
@@ -509,7 +509,7 @@ TEST_F(LocalityViewsTest, DiffRanksTheRegionWhoseMedianGrows) {
   EXPECT_EQ(diff["only_in_b"][0]["region"], kExtra);
   EXPECT_EQ(diff["only_in_b"][0]["events"], 7);
 
-  std::string table = render_diff(a, b, {});
+  std::string table = render_diff(find_diff(a, b, {}), OutputFormat::Table);
   EXPECT_NE(table.find("1  " + loop_name()), std::string::npos) << table;
   EXPECT_NE(table.find("scales badly: median CRD x8.92 outgrows events x1.00"), std::string::npos)
       << table;
@@ -521,13 +521,13 @@ TEST_F(LocalityViewsTest, DiffRanksTheRegionWhoseMedianGrows) {
   const std::string path_near = dir_ + "/near.weft";
   build_profile(crd_capture(3), crd_info(), path_near);
   json crossing =
-      json::parse(render_diff(Profile::open(path_near), b, {.format = OutputFormat::Json}));
+      json::parse(render_diff(find_diff(Profile::open(path_near), b, {}), OutputFormat::Json));
   EXPECT_EQ(crossing["regions"][0]["region"], loop_name());
   EXPECT_EQ(crossing["regions"][0]["a"]["median"], 3);
   EXPECT_EQ(crossing["regions"][0]["reasons"][1],
             "median CRD crosses the min cutoff (3 < 24 -> 900 >= 24)");
 
-  EXPECT_THROW(render_diff(a, b, {.format = OutputFormat::Csv}), ViewError);
+  EXPECT_THROW(render_diff(find_diff(a, b, {}), OutputFormat::Csv), ViewError);
 }
 
 TEST_F(LocalityViewsTest, Errors) {
@@ -548,7 +548,7 @@ TEST_F(LocalityViewsTest, Errors) {
     EXPECT_EQ(what.find('\n'), std::string::npos);
   }
   Profile with = Profile::open(path_);
-  EXPECT_THROW(render_diff(with, without, {}), FindingError);
+  EXPECT_THROW(find_diff(with, without, {}), FindingError);
   // The report still works, with H and B and without CRD columns.
   json report = json::parse(render_report(without, {.format = OutputFormat::Json}));
   EXPECT_TRUE(report["cache"].is_null());
