@@ -283,11 +283,10 @@ int main(int argc, char** argv) {
         trace.pc = pc;
       }
       if (!trace_line.empty()) trace.line = trace_line;
-      trace.json = trace_format == "json";
-      trace.max_lines = trace_max_lines;
+      const weft::TraceRenderOptions rendering{trace_format == "json", trace_max_lines};
       const weft::Profile profile = weft::Profile::open(profile_path);
-      std::string text = weft::render_traces(profile, trace);
-      warn_if_incomplete(profile, trace.json ? "json" : "table");
+      std::string text = weft::render_traces(weft::find_traces(profile, trace), rendering);
+      warn_if_incomplete(profile, rendering.json ? "json" : "table");
       print(text);
       return 0;
     }
