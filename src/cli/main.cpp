@@ -215,10 +215,10 @@ int main(int argc, char** argv) {
     }
     if (*report_cmd) {
       weft::ReportOptions report;
-      report.format = *weft::parse_output_format(format);
       report.top = top;
       report.cache = report_cache.options();
-      print(weft::render_report(weft::Profile::open(profile_path), report));
+      print(weft::render_report(weft::find_report(weft::Profile::open(profile_path), report),
+                                *weft::parse_output_format(format)));
       return 0;
     }
     if (*crd_cmd) {

@@ -205,6 +205,13 @@ std::string region_location(const RegionInfo& region) {
   return fmt::format("{}:{}", location, region.first_line);
 }
 
+std::string region_start_location(const RegionInfo& region) {
+  if (region.file.empty()) return "-";
+  std::string location(path_basename(region.file));
+  if (region.first_line != 0) location += fmt::format(":{}", region.first_line);
+  return location;
+}
+
 bool inside_omp_parallel(const RegionInfo& region, const std::vector<RegionInfo>& regions) {
   std::map<int64_t, const RegionInfo*> by_id;
   for (const RegionInfo& r : regions) by_id[r.id] = &r;

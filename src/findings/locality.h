@@ -131,6 +131,8 @@ LocalityMetrics compute_locality(const Profile& profile, const std::vector<int64
 
 // "file.c:12-20", "file.c:12" (one line), "file.c", or "-".
 std::string region_location(const RegionInfo& region);
+// "file.c:12" (the first line only), "file.c", or "-".
+std::string region_start_location(const RegionInfo& region);
 
 // True when `region` is an omp_parallel region or nested in one (`regions`:
 // the profile's regions, to follow parent_id), or a section that starts

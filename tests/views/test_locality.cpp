@@ -438,7 +438,7 @@ TEST_F(LocalityViewsTest, ReportShowsLocalityAndSuggestions) {
   Profile profile = Profile::open(path_);
   // 256 bytes = 32 granules: the loop's distances of 100 and 2000 are beyond it.
   const ReportOptions options{.cache = {.cache_size = std::string("256")}};
-  std::string table = render_report(profile, options);
+  std::string table = render_report(find_report(profile, options), OutputFormat::Table);
   const RegionInfo loop = region(path_, loop_name());
   ASSERT_GT(loop.last_line, loop.first_line);  // the loop spans two lines
   const std::string lines =
@@ -450,7 +450,7 @@ TEST_F(LocalityViewsTest, ReportShowsLocalityAndSuggestions) {
   EXPECT_NE(table.find("place threads 1 and 2 (22 events)"), std::string::npos) << table;
 
   json report = json::parse(render_report(
-      profile, {.format = OutputFormat::Json, .cache = {.cache_size = std::string("256")}}));
+      find_report(profile, {.cache = {.cache_size = std::string("256")}}), OutputFormat::Json));
   EXPECT_EQ(report["cache"], json::parse(R"({"bytes":256,"source":"cache-size"})"));
   ASSERT_EQ(report["regions_locality"].size(), 3u);
   const json& first = report["regions_locality"][0];  // gather: raw + rar = 35
@@ -475,7 +475,7 @@ TEST_F(LocalityViewsTest, ReportShowsLocalityAndSuggestions) {
 
   // With the profile's 8 KiB cache (1024 granules) gather's distances of 50
   // are far below its min cutoff: no data affinity there.
-  json roomy = json::parse(render_report(profile, {.format = OutputFormat::Json}));
+  json roomy = json::parse(render_report(find_report(profile, {}), OutputFormat::Json));
   for (const json& s : roomy["suggestions"]) {
     EXPECT_FALSE(s["kind"] == "data-affinity" && s["region"] == kGather) << s.dump();
   }
@@ -550,7 +550,7 @@ TEST_F(LocalityViewsTest, Errors) {
   Profile with = Profile::open(path_);
   EXPECT_THROW(find_diff(with, without, {}), FindingError);
   // The report still works, with H and B and without CRD columns.
-  json report = json::parse(render_report(without, {.format = OutputFormat::Json}));
+  json report = json::parse(render_report(find_report(without, {}), OutputFormat::Json));
   EXPECT_TRUE(report["cache"].is_null());
   EXPECT_TRUE(report["regions_locality"][0]["median"].is_null());
 

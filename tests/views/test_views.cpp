@@ -162,7 +162,7 @@ TEST_F(ViewsTest, ParseNames) {
 
 TEST_F(ViewsTest, ReportTable) {
   Profile profile = Profile::open(path_);
-  std::string report = render_report(profile, {});
+  std::string report = render_report(find_report(profile, {}), OutputFormat::Table);
   EXPECT_NE(report.find("./stencil -n 100 'two words'"), std::string::npos) << report;
   EXPECT_NE(report.find("complete"), std::string::npos);
   EXPECT_NE(report.find("status 0"), std::string::npos);
@@ -180,7 +180,7 @@ TEST_F(ViewsTest, ReportTable) {
 
 TEST_F(ViewsTest, ReportJson) {
   Profile profile = Profile::open(path_);
-  auto report = nlohmann::json::parse(render_report(profile, {.format = OutputFormat::Json}));
+  auto report = nlohmann::json::parse(render_report(find_report(profile, {}), OutputFormat::Json));
   EXPECT_EQ(report["run"]["command"], "./stencil");
   EXPECT_EQ(report["run"]["args"], nlohmann::json({"-n", "100", "two words"}));
   EXPECT_EQ(report["run"]["exit_status"], 0);
@@ -199,7 +199,7 @@ TEST_F(ViewsTest, ReportJson) {
   EXPECT_EQ(report["heatmap"]["max"], 10);
   EXPECT_EQ(report["heatmap"]["rows"][2], "@  ");
 
-  EXPECT_THROW(render_report(profile, {.format = OutputFormat::Csv}), ViewError);
+  EXPECT_THROW(render_report(find_report(profile, {}), OutputFormat::Csv), ViewError);
 }
 
 TEST_F(ViewsTest, ReportOfPlaceholderSaysIncomplete) {
@@ -209,7 +209,7 @@ TEST_F(ViewsTest, ReportOfPlaceholderSaysIncomplete) {
   info.exit_signal = "SIGSEGV";
   write_placeholder_profile(path, info, "compile", 64, "the program crashed before saving");
   Profile profile = Profile::open(path);
-  std::string report = render_report(profile, {});
+  std::string report = render_report(find_report(profile, {}), OutputFormat::Table);
   EXPECT_NE(report.find("INCOMPLETE: the program crashed before saving"), std::string::npos)
       << report;
   EXPECT_NE(report.find("killed by SIGSEGV"), std::string::npos);
