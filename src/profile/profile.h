@@ -1,5 +1,5 @@
 // Profile: read access to a weft profile (one SQLite file per run, schema in
-// docs/profile-format.md). Every view reads through this class only.
+// docs/profile-format.md). The findings read through this class only.
 #pragma once
 
 #include <cstdint>
