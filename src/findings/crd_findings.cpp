@@ -18,8 +18,8 @@ void sort_by_events(std::vector<CrdEntry>& entries) {
   });
 }
 
-std::vector<CrdEntry> gather(const Profile& profile, const CrdOptions& options,
-                             const CacheModel& cache) {
+std::vector<CrdEntry> crd_entries(const Profile& profile, const CrdOptions& options,
+                                  const CacheModel& cache) {
   std::vector<CrdEntry> entries;
   std::vector<RegionInfo> regions;
   if (options.region) {
@@ -52,7 +52,7 @@ CrdFindings find_crd(const Profile& profile, const CrdOptions& options) {
   require_crd(profile);
   CrdFindings findings;
   findings.cache = resolve_cache(profile, options.cache);
-  findings.entries = gather(profile, options, findings.cache);
+  findings.entries = crd_entries(profile, options, findings.cache);
   findings.region = options.region;
   findings.profile = profile_facts(profile);
   return findings;

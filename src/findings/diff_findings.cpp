@@ -89,7 +89,7 @@ void sort_by_events(std::vector<RegionDiff>& diffs, bool in_a) {
   });
 }
 
-DiffFindings gather(const Profile& a, const Profile& b, const DiffOptions& options) {
+DiffFindings compare_regions(const Profile& a, const Profile& b, const DiffOptions& options) {
   DiffFindings data;
   data.a.cache = resolve_cache(a, options.cache);
   data.b.cache = resolve_cache(b, options.cache);
@@ -152,7 +152,7 @@ DiffProfile describe(const Profile& profile, const CacheModel& cache) {
 DiffFindings find_diff(const Profile& a, const Profile& b, const DiffOptions& options) {
   require_crd(a);
   require_crd(b);
-  DiffFindings findings = gather(a, b, options);
+  DiffFindings findings = compare_regions(a, b, options);
   findings.a = describe(a, findings.a.cache);
   findings.b = describe(b, findings.b.cache);
   return findings;
