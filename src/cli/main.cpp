@@ -220,36 +220,36 @@ int main(int argc, char** argv) {
       weft::CommOptions comm;
       if (!region.empty()) comm.region = region;
       comm.kind = *weft::parse_comm_kind(kind);
-      comm.format = *weft::parse_output_format(format);
-      print(weft::render_comm(weft::Profile::open(profile_path), comm));
+      print(weft::render_comm(weft::find_comm(weft::Profile::open(profile_path), comm),
+                              *weft::parse_output_format(format)));
       return 0;
     }
     if (*report_cmd) {
       weft::ReportOptions report;
-      report.format = *weft::parse_output_format(format);
       report.top = top;
       report.cache = report_cache.options();
-      print(weft::render_report(weft::Profile::open(profile_path), report));
+      print(weft::render_report(weft::find_report(weft::Profile::open(profile_path), report),
+                                *weft::parse_output_format(format)));
       return 0;
     }
     if (*crd_cmd) {
       weft::CrdOptions crd;
       if (!region.empty()) crd.region = region;
-      crd.format = *weft::parse_output_format(format);
       crd.cache = crd_cache.options();
       const weft::Profile profile = weft::Profile::open(profile_path);
-      std::string text = weft::render_crd(profile, crd);
+      std::string text =
+          weft::render_crd(weft::find_crd(profile, crd), *weft::parse_output_format(format));
       warn_if_incomplete(profile, format);
       print(text);
       return 0;
     }
     if (*diff_cmd) {
       weft::DiffOptions diff;
-      diff.format = *weft::parse_output_format(format);
       diff.cache = diff_cache.options();
       const weft::Profile a = weft::Profile::open(profile_path);
       const weft::Profile b = weft::Profile::open(profile_b_path);
-      std::string text = weft::render_diff(a, b, diff);
+      std::string text =
+          weft::render_diff(weft::find_diff(a, b, diff), *weft::parse_output_format(format));
       warn_if_incomplete(a, format);
       warn_if_incomplete(b, format);
       print(text);
@@ -258,22 +258,22 @@ int main(int argc, char** argv) {
     if (*imbalance_cmd) {
       weft::ImbalanceOptions imbalance;
       if (!section.empty()) imbalance.section = section;
-      imbalance.format = *weft::parse_output_format(format);
       imbalance.measure = *weft::parse_busy_measure(measure);
       imbalance.cluster_threshold = cluster_threshold;
-      imbalance.top = top;
+      const weft::ImbalanceRenderOptions rendering{*weft::parse_output_format(format), top};
       const weft::Profile profile = weft::Profile::open(profile_path);
-      std::string text = weft::render_imbalance(profile, imbalance);
+      std::string text =
+          weft::render_imbalance(weft::find_imbalance(profile, imbalance), rendering);
       warn_if_incomplete(profile, format);
       print(text);
       return 0;
     }
     if (*falseshare_cmd) {
-      weft::FalseShareOptions falseshare;
+      weft::FalseShareRenderOptions falseshare;
       falseshare.format = *weft::parse_output_format(format);
       falseshare.top = falseshare_top;
       const weft::Profile profile = weft::Profile::open(profile_path);
-      std::string text = weft::render_false_sharing(profile, falseshare);
+      std::string text = weft::render_false_sharing(weft::find_false_sharing(profile), falseshare);
       warn_if_incomplete(profile, format);
       print(text);
       return 0;
@@ -294,11 +294,10 @@ int main(int argc, char** argv) {
         trace.pc = pc;
       }
       if (!trace_line.empty()) trace.line = trace_line;
-      trace.json = trace_format == "json";
-      trace.max_lines = trace_max_lines;
+      const weft::TraceRenderOptions rendering{trace_format == "json", trace_max_lines};
       const weft::Profile profile = weft::Profile::open(profile_path);
-      std::string text = weft::render_traces(profile, trace);
-      warn_if_incomplete(profile, trace.json ? "json" : "table");
+      std::string text = weft::render_traces(weft::find_traces(profile, trace), rendering);
+      warn_if_incomplete(profile, rendering.json ? "json" : "table");
       print(text);
       return 0;
     }

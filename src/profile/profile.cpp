@@ -609,4 +609,12 @@ std::optional<SourcePosition> Profile::source_position(uint64_t pc) const {
   });
 }
 
+double idle_fraction(const std::vector<double>& busy) {
+  const double longest = busy.empty() ? 0 : *std::max_element(busy.begin(), busy.end());
+  if (longest <= 0) return 0;
+  double idle = 0;
+  for (double b : busy) idle += (longest - b) / longest;
+  return idle / static_cast<double>(busy.size());
+}
+
 }  // namespace weft

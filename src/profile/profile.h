@@ -1,5 +1,5 @@
 // Profile: read access to a weft profile (one SQLite file per run, schema in
-// docs/profile-format.md). Every view reads through this class only.
+// docs/profile-format.md). The findings read through this class only.
 #pragma once
 
 #include <cstdint>
@@ -103,6 +103,11 @@ struct SectionInstanceInfo {
   double imbalance = 0;                     // by modeled cycles
   std::vector<InstanceThreadBusy> threads;  // by thread id
 };
+
+// LIME's imbalance of one instance: the mean over its threads of the idle
+// fraction (max - b_t) / max of their busy times b_t; 0 when all are 0.
+// Shared by the writer (sections' stored imbalance) and the findings.
+double idle_fraction(const std::vector<double>& busy);
 
 // Control-flow edge (from, to) counted `count` times by `thread` in an
 // instance; from = 0 is the section's entry.

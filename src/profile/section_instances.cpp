@@ -109,12 +109,4 @@ std::vector<SectionInstance> find_section_instances(const std::vector<SyncRecord
   return result;
 }
 
-double idle_fraction(const std::vector<double>& busy) {
-  const double longest = busy.empty() ? 0 : *std::max_element(busy.begin(), busy.end());
-  if (longest <= 0) return 0;
-  double idle = 0;
-  for (double b : busy) idle += (longest - b) / longest;
-  return idle / static_cast<double>(busy.size());
-}
-
 }  // namespace weft

@@ -50,8 +50,4 @@ struct SectionInstance {
 // Instances in order of their first arrival.
 std::vector<SectionInstance> find_section_instances(const std::vector<SyncRecord>& sync);
 
-// LIME's imbalance of one instance: the mean over its threads of the idle
-// fraction (max - b_t) / max of their busy times b_t; 0 when all are 0.
-double idle_fraction(const std::vector<double>& busy);
-
 }  // namespace weft

@@ -5,56 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
-#include <set>
 
 namespace weft {
 namespace {
-
-struct CrdEntry {
-  RegionInfo region;
-  bool pooled = false;
-  LocalityMetrics metrics;
-};
-
-bool has_crd_events(const LocalityMetrics& metrics) {
-  return metrics.crd.events > 0 || metrics.unmeasured > 0;
-}
-
-void sort_by_events(std::vector<CrdEntry>& entries) {
-  std::stable_sort(entries.begin(), entries.end(), [](const CrdEntry& a, const CrdEntry& b) {
-    if (a.metrics.crd.events != b.metrics.crd.events)
-      return a.metrics.crd.events > b.metrics.crd.events;
-    return a.metrics.unmeasured > b.metrics.unmeasured;
-  });
-}
-
-std::vector<CrdEntry> gather(const Profile& profile, const CrdOptions& options,
-                             const CacheModel& cache) {
-  std::vector<CrdEntry> entries;
-  std::vector<RegionInfo> regions;
-  if (options.region) {
-    RegionSelection selection = select_named(profile, *options.region);
-    entries.push_back({selection.head, true, compute_locality(profile, selection.ids(), cache)});
-    regions = std::move(selection.regions);
-  } else {
-    regions = profile.regions();
-  }
-  // CRD events are communication events: regions without any are skipped
-  // without querying their distances.
-  std::set<int64_t> communicating;
-  for (const RegionVolume& volume : profile.region_volumes()) {
-    if (volume.raw + volume.rar > 0) communicating.insert(volume.region.id);
-  }
-  std::vector<CrdEntry> single;
-  for (RegionInfo& region : regions) {
-    if (!communicating.contains(region.id)) continue;
-    LocalityMetrics metrics = compute_locality(profile, {region.id}, cache);
-    if (has_crd_events(metrics)) single.push_back({std::move(region), false, std::move(metrics)});
-  }
-  sort_by_events(single);
-  for (CrdEntry& entry : single) entries.push_back(std::move(entry));
-  return entries;
-}
 
 nlohmann::json optional_text(const std::string& text) {
   return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
@@ -130,16 +83,10 @@ std::string render_csv(const std::vector<CrdEntry>& entries) {
 // with a line for each cutoff before the first bin that reaches it.
 std::string render_histogram(const LocalityMetrics& m) {
   constexpr size_t kBarWidth = 40;
-  const std::vector<CrdBin>& bins = m.crd.histogram;
-  if (bins.empty()) return "    no distances measured\n";
-  std::vector<CrdBin> rows;
+  if (m.crd.histogram.empty()) return "    no distances measured\n";
+  const std::vector<CrdBin> rows = contiguous_bins(m.crd.histogram);
   uint64_t largest = 0;
-  for (unsigned bin = bins.front().index; bin <= bins.back().index; ++bin) {
-    auto it =
-        std::find_if(bins.begin(), bins.end(), [bin](const CrdBin& b) { return b.index == bin; });
-    rows.push_back(it != bins.end() ? *it : CrdBin{bin, crd_bin_lo(bin), crd_bin_hi(bin), 0});
-    largest = std::max(largest, rows.back().count);
-  }
+  for (const CrdBin& row : rows) largest = std::max(largest, row.count);
   std::vector<std::string> labels;
   size_t label_width = std::string("distance").size(), count_width = std::string("events").size();
   for (const CrdBin& row : rows) {
@@ -242,37 +189,33 @@ std::string render_block(const CrdEntry& entry) {
   return text;
 }
 
-std::string render_table(const Profile& profile, const CrdOptions& options, const CacheModel& cache,
-                         const std::vector<CrdEntry>& entries) {
+std::string render_table(const CrdFindings& findings) {
   std::string text = fmt::format(
       "crd: communication reuse distance (granules) in {}; cache {} ({}), granularity {} "
       "bytes\n",
-      options.region ? "region " + *options.region : profile.path(), human_bytes(cache.bytes),
-      cache_source_name(cache.source), profile.meta_value("granularity"));
-  if (!profile.complete()) {
-    text +=
-        fmt::format("warning: INCOMPLETE profile ({})\n", profile.meta_value("incomplete_reason"));
+      findings.region ? "region " + *findings.region : findings.profile.path,
+      human_bytes(findings.cache.bytes), cache_source_name(findings.cache.source),
+      findings.profile.granularity);
+  if (!findings.profile.complete) {
+    text += fmt::format("warning: INCOMPLETE profile ({})\n", findings.profile.incomplete_reason);
   }
-  if (entries.empty()) return text + "no CRD events recorded\n";
-  for (const CrdEntry& entry : entries) text += "\n" + render_block(entry);
+  if (findings.entries.empty()) return text + "no CRD events recorded\n";
+  for (const CrdEntry& entry : findings.entries) text += "\n" + render_block(entry);
   return text;
 }
 
 }  // namespace
 
-std::string render_crd(const Profile& profile, const CrdOptions& options) {
-  require_crd(profile);
-  const CacheModel cache = resolve_cache(profile, options.cache);
-  const std::vector<CrdEntry> entries = gather(profile, options, cache);
-  switch (options.format) {
+std::string render_crd(const CrdFindings& findings, OutputFormat format) {
+  switch (format) {
     case OutputFormat::Csv:
-      return render_csv(entries);
+      return render_csv(findings.entries);
     case OutputFormat::Json:
-      return render_json(entries);
+      return render_json(findings.entries);
     case OutputFormat::Table:
       break;
   }
-  return render_table(profile, options, cache, entries);
+  return render_table(findings);
 }
 
 }  // namespace weft

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -12,156 +10,6 @@
 
 namespace weft {
 namespace {
-
-// One profile's view of a region.
-struct Side {
-  RegionInfo region;
-  LocalityMetrics metrics;
-};
-
-struct RegionDiff {
-  RegionInfo region;  // as B names it, else as A does
-  std::optional<Side> a;
-  std::optional<Side> b;
-  std::optional<double> events_ratio;  // events B / events A, when A has events
-  std::optional<double> median_ratio;  // (median B + 1) / (median A + 1), when both have one
-  std::optional<double> bin_shift;     // mean log2 bin B - A, when both have events
-  bool scales_badly = false;
-  std::vector<std::string> reasons;
-};
-
-struct DiffData {
-  CacheModel cache_a;
-  CacheModel cache_b;
-  std::vector<RegionDiff> both;    // ranked, worst first
-  std::vector<RegionDiff> only_a;  // by events descending
-  std::vector<RegionDiff> only_b;
-};
-
-// The ids a region stands for: itself and everything nested in it, so that a
-// function compares as a whole even when its loops changed (a blocked
-// version has other loops than the original).
-std::vector<int64_t> pooled_ids(const Profile& profile, const RegionInfo& region) {
-  std::vector<int64_t> ids;
-  for (const RegionInfo& nested : profile.select_regions(region.name)) ids.push_back(nested.id);
-  return ids;
-}
-
-// Regions with communication (their own or nested), by name.
-std::map<std::string, Side> communicating_regions(const Profile& profile, const CacheModel& cache) {
-  std::map<std::string, Side> sides;
-  const std::vector<RegionVolume> volumes = profile.region_volumes();
-  std::map<int64_t, uint64_t> volume_of;
-  for (const RegionVolume& volume : volumes) volume_of[volume.region.id] = volume.raw + volume.rar;
-  for (const RegionVolume& volume : volumes) {
-    const std::vector<int64_t> ids = pooled_ids(profile, volume.region);
-    uint64_t pooled = 0;
-    for (int64_t id : ids) pooled += volume_of[id];
-    if (pooled == 0) continue;
-    LocalityMetrics metrics = compute_locality(profile, ids, cache);
-    sides.emplace(volume.region.name, Side{volume.region, std::move(metrics)});
-  }
-  return sides;
-}
-
-// A region of one profile that has no communication there but has it in the other.
-Side quiet_side(const Profile& profile, const RegionInfo& region, const CacheModel& cache) {
-  return {region, compute_locality(profile, pooled_ids(profile, region), cache)};
-}
-
-void judge(RegionDiff& diff) {
-  const LocalityMetrics& a = diff.a->metrics;
-  const LocalityMetrics& b = diff.b->metrics;
-  if (a.crd.events > 0) {
-    diff.events_ratio = static_cast<double>(b.crd.events) / static_cast<double>(a.crd.events);
-  }
-  if (a.crd.events > 0 && b.crd.events > 0) {
-    diff.bin_shift = b.crd.mean_log2_bin - a.crd.mean_log2_bin;
-  }
-  if (!a.crd.median || !b.crd.median) return;
-  const uint64_t median_a = *a.crd.median, median_b = *b.crd.median;
-  diff.median_ratio = (static_cast<double>(median_b) + 1.0) / (static_cast<double>(median_a) + 1.0);
-  if (median_b > median_a && *diff.median_ratio > kScalingSlack * *diff.events_ratio) {
-    diff.scales_badly = true;
-    diff.reasons.push_back(fmt::format("median CRD x{:.2f} outgrows events x{:.2f}",
-                                       *diff.median_ratio, *diff.events_ratio));
-  }
-  if (median_a < a.cutoffs.min && median_b >= b.cutoffs.min) {
-    diff.scales_badly = true;
-    diff.reasons.push_back(fmt::format("median CRD crosses the min cutoff ({} < {} -> {} >= {})",
-                                       median_a, a.cutoffs.min, median_b, b.cutoffs.min));
-  }
-}
-
-// Descending, a missing value after every present one.
-int compare_desc(const std::optional<double>& x, const std::optional<double>& y) {
-  if (x && y) return *x > *y ? -1 : *x < *y ? 1 : 0;
-  if (x) return -1;
-  if (y) return 1;
-  return 0;
-}
-
-void rank(std::vector<RegionDiff>& diffs) {
-  std::stable_sort(diffs.begin(), diffs.end(), [](const RegionDiff& x, const RegionDiff& y) {
-    if (x.scales_badly != y.scales_badly) return x.scales_badly;
-    if (int c = compare_desc(x.median_ratio, y.median_ratio); c != 0) return c < 0;
-    if (int c = compare_desc(x.events_ratio, y.events_ratio); c != 0) return c < 0;
-    return x.b->metrics.crd.events > y.b->metrics.crd.events;
-  });
-}
-
-void sort_by_events(std::vector<RegionDiff>& diffs, bool in_a) {
-  std::stable_sort(diffs.begin(), diffs.end(), [in_a](const RegionDiff& x, const RegionDiff& y) {
-    const Side& sx = in_a ? *x.a : *x.b;
-    const Side& sy = in_a ? *y.a : *y.b;
-    return sx.metrics.crd.events > sy.metrics.crd.events;
-  });
-}
-
-DiffData gather(const Profile& a, const Profile& b, const DiffOptions& options) {
-  DiffData data;
-  data.cache_a = resolve_cache(a, options.cache);
-  data.cache_b = resolve_cache(b, options.cache);
-  std::map<std::string, Side> sides_a = communicating_regions(a, data.cache_a);
-  std::map<std::string, Side> sides_b = communicating_regions(b, data.cache_b);
-  std::map<std::string, RegionInfo> all_a, all_b;
-  for (RegionInfo& region : a.regions()) all_a.emplace(region.name, std::move(region));
-  for (RegionInfo& region : b.regions()) all_b.emplace(region.name, std::move(region));
-
-  std::map<std::string, RegionDiff> by_name;
-  for (auto& [name, side] : sides_a) {
-    RegionDiff& diff = by_name[name];
-    diff.region = side.region;
-    diff.a = std::move(side);
-  }
-  for (auto& [name, side] : sides_b) {
-    RegionDiff& diff = by_name[name];
-    diff.region = side.region;
-    diff.b = std::move(side);
-  }
-  for (auto& [name, diff] : by_name) {
-    if (!diff.a) {
-      if (auto it = all_a.find(name); it != all_a.end())
-        diff.a = quiet_side(a, it->second, data.cache_a);
-    }
-    if (!diff.b) {
-      if (auto it = all_b.find(name); it != all_b.end())
-        diff.b = quiet_side(b, it->second, data.cache_b);
-    }
-    if (diff.a && diff.b) {
-      judge(diff);
-      data.both.push_back(std::move(diff));
-    } else if (diff.a) {
-      data.only_a.push_back(std::move(diff));
-    } else {
-      data.only_b.push_back(std::move(diff));
-    }
-  }
-  rank(data.both);
-  sort_by_events(data.only_a, true);
-  sort_by_events(data.only_b, false);
-  return data;
-}
 
 std::string median_text(const LocalityMetrics& m) {
   return m.crd.median ? std::to_string(*m.crd.median) : std::string("-");
@@ -176,14 +24,15 @@ std::string ratio_text(const std::optional<double>& ratio) {
   return ratio ? fmt::format("x{:.2f}", *ratio) : std::string("-");
 }
 
-std::string profile_line(const char* label, const Profile& profile, const CacheModel& cache) {
+std::string profile_line(const char* label, const DiffProfile& profile) {
+  const ProfileFacts& facts = profile.facts;
   std::string line =
-      fmt::format("{} = {}: {} threads, granularity {} bytes, cache {} ({})\n", label,
-                  profile.path(), profile.thread_count(), profile.meta_value("granularity"),
-                  human_bytes(cache.bytes), cache_source_name(cache.source));
-  if (!profile.complete()) {
-    line += fmt::format("warning: {} is an INCOMPLETE profile ({})\n", label,
-                        profile.meta_value("incomplete_reason"));
+      fmt::format("{} = {}: {} threads, granularity {} bytes, cache {} ({})\n", label, facts.path,
+                  facts.threads, facts.granularity, human_bytes(profile.cache.bytes),
+                  cache_source_name(profile.cache.source));
+  if (!facts.complete) {
+    line +=
+        fmt::format("warning: {} is an INCOMPLETE profile ({})\n", label, facts.incomplete_reason);
   }
   return line;
 }
@@ -195,7 +44,7 @@ std::string render_only(const char* title, const std::vector<RegionDiff>& diffs,
   TextTable table({A::Left, A::Left, A::Left, A::Right, A::Right, A::Right});
   table.add_row({"region", "kind", "location", "raw+rar", "crd events", "median crd"});
   for (const RegionDiff& diff : diffs) {
-    const Side& side = in_a ? *diff.a : *diff.b;
+    const DiffSide& side = in_a ? *diff.a : *diff.b;
     table.add_row({diff.region.name, diff.region.kind, region_location(diff.region),
                    std::to_string(side.metrics.raw_total + side.metrics.rar_total),
                    std::to_string(side.metrics.crd.events), median_text(side.metrics)});
@@ -203,10 +52,10 @@ std::string render_only(const char* title, const std::vector<RegionDiff>& diffs,
   return text + table.render("  ");
 }
 
-std::string render_table(const Profile& a, const Profile& b, const DiffData& data) {
+std::string render_table(const DiffFindings& data) {
   std::string text = "weft diff: communication locality, region by region\n";
-  text += profile_line("A", a, data.cache_a);
-  text += profile_line("B", b, data.cache_b);
+  text += profile_line("A", data.a);
+  text += profile_line("B", data.b);
   text += fmt::format(
       "\nRegions in both, worst scaling first (scales badly, then median CRD growth "
       "(B+1)/(A+1), then events B/A)\n");
@@ -268,24 +117,17 @@ nlohmann::json region_json(const RegionInfo& region) {
           {"last_line", region.last_line == 0 ? json(nullptr) : json(region.last_line)}};
 }
 
-nlohmann::json granularity_of(const Profile& profile) {
-  try {
-    return std::stoull(profile.meta_value("granularity"));
-  } catch (const std::exception&) {
-    return nullptr;
-  }
+nlohmann::json profile_json(const DiffProfile& profile) {
+  return {{"profile", profile.facts.path},
+          {"threads", profile.facts.threads},
+          {"granularity",
+           profile.granularity ? nlohmann::json(*profile.granularity) : nlohmann::json(nullptr)},
+          {"complete", profile.facts.complete},
+          {"cache_bytes", profile.cache.bytes},
+          {"cache_source", cache_source_name(profile.cache.source)}};
 }
 
-nlohmann::json profile_json(const Profile& profile, const CacheModel& cache) {
-  return {{"profile", profile.path()},
-          {"threads", profile.thread_count()},
-          {"granularity", granularity_of(profile)},
-          {"complete", profile.complete()},
-          {"cache_bytes", cache.bytes},
-          {"cache_source", cache_source_name(cache.source)}};
-}
-
-std::string render_json(const Profile& a, const Profile& b, const DiffData& data) {
+std::string render_json(const DiffFindings& data) {
   using nlohmann::json;
   json both = json::array();
   for (const RegionDiff& diff : data.both) {
@@ -308,8 +150,8 @@ std::string render_json(const Profile& a, const Profile& b, const DiffData& data
     }
     return list;
   };
-  json profile_a = profile_json(a, data.cache_a);
-  json profile_b = profile_json(b, data.cache_b);
+  json profile_a = profile_json(data.a);
+  json profile_b = profile_json(data.b);
   json out = {{"a", std::move(profile_a)},
               {"b", std::move(profile_b)},
               {"regions", std::move(both)},
@@ -320,15 +162,12 @@ std::string render_json(const Profile& a, const Profile& b, const DiffData& data
 
 }  // namespace
 
-std::string render_diff(const Profile& a, const Profile& b, const DiffOptions& options) {
-  if (options.format == OutputFormat::Csv) {
+std::string render_diff(const DiffFindings& findings, OutputFormat format) {
+  if (format == OutputFormat::Csv) {
     throw ViewError("diff has no csv format; use --format table or json");
   }
-  require_crd(a);
-  require_crd(b);
-  DiffData data = gather(a, b, options);
-  if (options.format == OutputFormat::Json) return render_json(a, b, data);
-  return render_table(a, b, data);
+  if (format == OutputFormat::Json) return render_json(findings);
+  return render_table(findings);
 }
 
 }  // namespace weft

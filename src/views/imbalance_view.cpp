@@ -3,268 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
-#include <cmath>
-#include <fstream>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <set>
-#include <tuple>
-
-#include "common/run_capture.h"
-#include "diagnosis/imbalance_diagnosis.h"
-#include "profile/region_naming.h"
-#include "profile/section_instances.h"
-#include "views/source_lines.h"
 
 namespace weft {
 
 namespace {
 
-double busy_of(const InstanceThreadBusy& t, BusyMeasure measure) {
-  switch (measure) {
-    case BusyMeasure::Instructions:
-      return static_cast<double>(t.instructions);
-    case BusyMeasure::Wall:
-      return static_cast<double>(t.wall_ns);
-    case BusyMeasure::ModeledCycles:
-      break;
-  }
-  return t.modeled_cycles;
-}
-
-// The counts of one instance in the diagnosis' layout (threads in the order
-// of instance.threads).
-double spread(const std::vector<double>& values) {
-  if (values.empty()) return 0;
-  double mean = 0;
-  for (double v : values) mean += v;
-  mean /= static_cast<double>(values.size());
-  double sum = 0;
-  for (double v : values) sum += (v - mean) * (v - mean);
-  return std::sqrt(sum / static_cast<double>(values.size()));
-}
-
-// The cycles meta.miss_penalties charges per L1, L2, LLC miss.
-std::array<double, 3> miss_penalties(const Profile& profile) {
-  return parse_miss_penalties(profile.meta_value("miss_penalties")).value_or(kDefaultMissPenalties);
-}
-
-// A cache-miss event whose spread over threads, in penalty cycles, is below
-// this share of the spread of the threads' modeled cycles cannot account for
-// a visible part of the imbalance; it is left out of the diagnosis
-// (docs/metrics.md).
-constexpr double kMinMissShare = 0.01;
-
-SectionInstanceData instance_data(const Profile& profile, const SectionInstanceInfo& instance,
-                                  BusyMeasure measure, const std::array<double, 3>& penalties) {
-  SectionInstanceData data;
-  data.threads = instance.threads.size();
-  std::map<uint32_t, size_t> position;
-  for (const InstanceThreadBusy& t : instance.threads) {
-    position[t.thread] = data.time.size();
-    data.time.push_back(busy_of(t, measure));
-  }
-  std::map<std::pair<uint64_t, uint64_t>, size_t> edge_index;
-  for (const InstanceEdgeCount& e : profile.instance_edges(instance.id)) {
-    auto at = position.find(e.thread);
-    if (at == position.end()) continue;
-    auto [it, fresh] = edge_index.try_emplace({e.from, e.to}, data.edges.size());
-    if (fresh) data.edges.push_back({e.from, e.to, std::vector<double>(data.threads, 0.0)});
-    data.edges[it->second].counts[at->second] += static_cast<double>(e.count);
-  }
-  std::map<uint64_t, size_t> instruction_index;
-  for (const InstanceInstructionCount& r : profile.instance_instructions(instance.id)) {
-    auto at = position.find(r.thread);
-    if (at == position.end()) continue;
-    auto [it, fresh] = instruction_index.try_emplace(r.pc, data.instructions.size());
-    if (fresh) {
-      InstructionEvents events;
-      events.pc = r.pc;
-      for (auto& counts : events.counts) counts.assign(data.threads, 0.0);
-      data.instructions.push_back(std::move(events));
-    }
-    InstructionEvents& events = data.instructions[it->second];
-    events.counts[0][at->second] += static_cast<double>(r.executions);
-    events.counts[1][at->second] += static_cast<double>(r.l1_misses);
-    events.counts[2][at->second] += static_cast<double>(r.l2_misses);
-    events.counts[3][at->second] += static_cast<double>(r.llc_misses);
-  }
-  std::vector<double> cycles;
-  for (const InstanceThreadBusy& t : instance.threads) cycles.push_back(t.modeled_cycles);
-  const double visible = kMinMissShare * spread(cycles);
-  for (InstructionEvents& events : data.instructions)
-    for (size_t level = 1; level < 4; ++level)
-      if (spread(events.counts[level]) * penalties[level - 1] < visible)
-        events.counts[level].assign(data.threads, 0.0);
-  return data;
-}
-
-const char* level_name(HardwareLevel level) {
-  switch (level) {
-    case HardwareLevel::L1Miss:
-      return "L1";
-    case HardwareLevel::L2Miss:
-      return "L2";
-    case HardwareLevel::LlcMiss:
-      return "LLC";
-    case HardwareLevel::Executions:
-      break;
-  }
-  return "";
-}
-
-bool section_matches(const RegionInfo& region, const std::string& wanted) {
-  if (region.name == wanted || region.name == "section@" + wanted) return true;
-  // FILE:LINE with a path: compare the basename form the name uses.
-  const size_t slash = wanted.rfind('/');
-  return slash != std::string::npos && region.name == "section@" + wanted.substr(slash + 1);
-}
-
-}  // namespace
-
-std::string section_location(const RegionInfo& region) {
-  const std::string prefix = "section@";
-  return region.name.rfind(prefix, 0) == 0 ? region.name.substr(prefix.size()) : region.name;
-}
-
-std::string cause_location(const ImbalanceCauseLine& cause) {
-  return code_location(cause.position, cause.pc);
-}
-
-const char* busy_measure_name(BusyMeasure measure) {
-  switch (measure) {
-    case BusyMeasure::Instructions:
-      return "instructions";
-    case BusyMeasure::Wall:
-      return "wall";
-    case BusyMeasure::ModeledCycles:
-      break;
-  }
-  return "cycles";
-}
-
-std::optional<BusyMeasure> parse_busy_measure(std::string_view name) {
-  if (name == "cycles") return BusyMeasure::ModeledCycles;
-  if (name == "instructions") return BusyMeasure::Instructions;
-  if (name == "wall") return BusyMeasure::Wall;
-  return std::nullopt;
-}
-
-std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
-                                                const ImbalanceOptions& options) {
-  if (!profile.has_imbalance())
-    throw ViewError(profile.path() +
-                    " has no imbalance data: record with --analyses including imbalance");
-  std::map<int64_t, std::vector<SectionInstanceInfo>> by_region;
-  for (SectionInstanceInfo& instance : profile.section_instances())
-    by_region[instance.region_id].push_back(std::move(instance));
-
-  DiagnosisOptions diagnosis;
-  diagnosis.cluster_threshold = options.cluster_threshold;
-  const std::map<uint64_t, uint64_t> decisions = profile.block_decisions();
-  const std::array<double, 3> penalties = miss_penalties(profile);
-  SourceLines sources;
-  std::vector<SectionImbalance> sections;
-  for (auto& [region_id, instances] : by_region) {
-    SectionImbalance section;
-    section.region = *profile.region_by_id(region_id);
-    if (options.section && !section_matches(section.region, *options.section)) continue;
-    section.instances = instances.size();
-
-    std::set<uint32_t> thread_ids;
-    for (const SectionInstanceInfo& instance : instances)
-      for (const InstanceThreadBusy& t : instance.threads) thread_ids.insert(t.thread);
-    section.threads.assign(thread_ids.begin(), thread_ids.end());
-    section.busy.assign(section.threads.size(), 0.0);
-    std::vector<std::pair<double, const SectionInstanceInfo*>> weighted;
-    double imbalance_sum = 0;
-    for (const SectionInstanceInfo& instance : instances) {
-      std::vector<double> busy;
-      for (const InstanceThreadBusy& t : instance.threads) {
-        busy.push_back(busy_of(t, options.measure));
-        const size_t at = static_cast<size_t>(
-            std::lower_bound(section.threads.begin(), section.threads.end(), t.thread) -
-            section.threads.begin());
-        section.busy[at] += busy.back();
-      }
-      const double imbalance = idle_fraction(busy);
-      const double longest = *std::max_element(busy.begin(), busy.end());
-      for (double b : busy) section.lost += longest - b;
-      imbalance_sum += imbalance;
-      weighted.emplace_back(imbalance, &instance);
-    }
-    section.imbalance = imbalance_sum / static_cast<double>(instances.size());
-
-    // The most imbalanced instances carry the aggregation's weight.
-    std::stable_sort(weighted.begin(), weighted.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
-    if (weighted.size() > options.max_instances) weighted.resize(options.max_instances);
-    std::vector<std::pair<double, InstanceDiagnosis>> diagnoses;
-    for (const auto& [imbalance, instance] : weighted) {
-      if (imbalance <= 0) continue;
-      InstanceDiagnosis d = diagnose_instance(
-          instance_data(profile, *instance, options.measure, penalties), diagnosis);
-      if (!d.analyzable) continue;
-      ++section.analyzed_instances;
-      diagnoses.emplace_back(imbalance, std::move(d));
-    }
-
-    // Causes at one source line are one finding, scored by the sum of its
-    // instructions' scores (unrolled copies of a load, the blocks of one
-    // condition; a hardware cluster's beta is divided among its members).
-    using LineKey = std::tuple<std::string, std::string, uint32_t, std::string>;
-    std::map<LineKey, ImbalanceCauseLine> lines;
-    std::map<LineKey, std::map<uint64_t, double>> score_per_pc;
-    for (const Cause& cause : combine_instances(diagnoses)) {
-      ImbalanceCauseLine line;
-      line.score = cause.score;
-      if (cause.kind == CauseKind::ControlFlow) {
-        line.kind = "control-flow";
-        auto decision = decisions.find(cause.pc);
-        line.pc = decision != decisions.end() ? decision->second : cause.pc;
-      } else {
-        line.kind = "cache-miss";
-        line.pc = cause.pc;
-        line.level = level_name(cause.level);
-      }
-      line.position = profile.source_position(line.pc).value_or(SourcePosition{});
-      if (!line.position.file.empty())
-        line.code = sources.line(line.position.file, line.position.line);
-      const LineKey key{line.kind, line.position.file, line.position.line,
-                        line.position.file.empty() ? fmt::format("{:x}", line.pc) : std::string()};
-      score_per_pc[key][line.pc] += line.score;
-      // The line is shown with its strongest instruction's pc and level.
-      auto [it, fresh] = lines.try_emplace(key, line);
-      if (!fresh && line.score > it->second.score) it->second = line;
-    }
-    for (auto& [key, line] : lines) {
-      line.score = 0;
-      for (const auto& [pc, score] : score_per_pc[key]) line.score += score;
-    }
-    for (auto& [key, line] : lines) section.causes.push_back(std::move(line));
-    std::stable_sort(section.causes.begin(), section.causes.end(),
-                     [](const auto& a, const auto& b) { return a.score > b.score; });
-    sections.push_back(std::move(section));
-  }
-  if (options.section && sections.empty())
-    throw ViewError(fmt::format("unknown section '{}' (see `weft imbalance {}` for the list)",
-                                *options.section, profile.path()));
-  std::stable_sort(sections.begin(), sections.end(),
-                   [](const auto& a, const auto& b) { return a.lost > b.lost; });
-  return sections;
-}
-
-namespace {
-
-std::string render_json(const std::vector<SectionImbalance>& sections,
-                        const ImbalanceOptions& options) {
+std::string render_json(const ImbalanceFindings& findings, size_t top) {
   nlohmann::json out;
-  out["measure"] = busy_measure_name(options.measure);
+  out["measure"] = busy_measure_name(findings.measure);
   out["sections"] = nlohmann::json::array();
-  for (const SectionImbalance& s : sections) {
+  for (const SectionImbalance& s : findings.sections) {
     nlohmann::json causes = nlohmann::json::array();
-    for (size_t i = 0; i < s.causes.size() && i < options.top; ++i) {
+    for (size_t i = 0; i < s.causes.size() && i < top; ++i) {
       const ImbalanceCauseLine& c = s.causes[i];
       nlohmann::json cause = {{"kind", c.kind},
                               {"score", c.score},
@@ -290,13 +41,13 @@ std::string render_json(const std::vector<SectionImbalance>& sections,
   return out.dump(2) + "\n";
 }
 
-std::string render_table(const std::vector<SectionImbalance>& sections,
-                         const ImbalanceOptions& options) {
+std::string render_table(const ImbalanceFindings& findings, size_t top) {
+  const std::vector<SectionImbalance>& sections = findings.sections;
   std::string out = fmt::format(
       "Load imbalance per parallel section (busy time = {}; imbalance = mean idle fraction at the "
       "closing point)\n",
-      options.measure == BusyMeasure::ModeledCycles ? "modeled cycles"
-                                                    : busy_measure_name(options.measure));
+      findings.measure == BusyMeasure::ModeledCycles ? "modeled cycles"
+                                                     : busy_measure_name(findings.measure));
   if (sections.empty()) out += "\nNo section instance with two or more threads was recorded.\n";
   constexpr size_t kBarWidth = 40;
   for (const SectionImbalance& s : sections) {
@@ -316,7 +67,7 @@ std::string render_table(const std::vector<SectionImbalance>& sections,
     }
     out +=
         fmt::format("  {:<4} {:<13} {:>8}  {:<28} {}\n", "rank", "cause", "score", "where", "code");
-    for (size_t i = 0; i < s.causes.size() && i < options.top; ++i) {
+    for (size_t i = 0; i < s.causes.size() && i < top; ++i) {
       const ImbalanceCauseLine& c = s.causes[i];
       const std::string kind = c.level.empty() ? c.kind : c.kind + " " + c.level;
       out += fmt::format("  {:<4} {:<13} {:>8.3f}  {:<28} {}\n", i + 1, kind, c.score,
@@ -328,12 +79,12 @@ std::string render_table(const std::vector<SectionImbalance>& sections,
 
 }  // namespace
 
-std::string render_imbalance(const Profile& profile, const ImbalanceOptions& options) {
+std::string render_imbalance(const ImbalanceFindings& findings,
+                             const ImbalanceRenderOptions& options) {
   if (options.format == OutputFormat::Csv)
     throw ViewError("imbalance has no csv format; use --format table or json");
-  const std::vector<SectionImbalance> sections = analyze_imbalance(profile, options);
-  return options.format == OutputFormat::Json ? render_json(sections, options)
-                                              : render_table(sections, options);
+  return options.format == OutputFormat::Json ? render_json(findings, options.top)
+                                              : render_table(findings, options.top);
 }
 
 }  // namespace weft

@@ -1,73 +1,22 @@
-// `weft imbalance`: per parallel section, how unevenly its threads were busy
-// (LIME's imbalance: the mean idle fraction at the closing barrier) and the
-// ranked causes — the control-flow decisions and the cache misses whose
-// per-thread counts explain the busy times — at source lines.
-//
-// The analysis of each instance is diagnosis/imbalance_diagnosis.h; this
-// view feeds it the profile's counts and turns its program counters into
-// source positions. `weft report` shows the top causes through
-// analyze_imbalance().
+// `weft imbalance`: renders the per-section load imbalance and its ranked
+// causes (findings/imbalance_findings.h) as a terminal listing or JSON.
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
-#include <optional>
 #include <string>
-#include <string_view>
-#include <vector>
 
-#include "profile/profile.h"
+#include "findings/imbalance_findings.h"
 #include "views/view_format.h"
 
 namespace weft {
 
-// Which per-thread busy time the analysis explains (docs/metrics.md).
-enum class BusyMeasure { ModeledCycles, Instructions, Wall };
-const char* busy_measure_name(BusyMeasure measure);  // "cycles", "instructions", "wall"
-std::optional<BusyMeasure> parse_busy_measure(std::string_view name);
-
-struct ImbalanceOptions {
-  std::optional<std::string> section = std::nullopt;  // region name or FILE:LINE of its barrier
-  OutputFormat format = OutputFormat::Table;          // table or json
-  BusyMeasure measure = BusyMeasure::ModeledCycles;
-  double cluster_threshold = 0.9;  // UPGMA stopping correlation
-  size_t top = 10;                 // causes listed per section
-  // Instances analyzed per section at most: those with the largest imbalance
-  // (they carry most of the weight of the per-section aggregation).
-  size_t max_instances = 256;
+struct ImbalanceRenderOptions {
+  OutputFormat format = OutputFormat::Table;  // table or json
+  size_t top = 10;                            // causes listed per section
 };
 
-struct ImbalanceCauseLine {
-  std::string kind;  // "control-flow" or "cache-miss"
-  double score = 0;
-  uint64_t pc = 0;    // the decision (last instruction of the leader block) or the load/store
-  std::string level;  // cache-miss: "L1", "L2" or "LLC"; empty for control flow
-  SourcePosition position;
-  std::string code;  // the source line's text, when the file is readable
-};
-
-struct SectionImbalance {
-  RegionInfo region;
-  size_t instances = 0;
-  size_t analyzed_instances = 0;
-  double imbalance = 0;                    // mean over instances of the idle fraction
-  double lost = 0;                         // sum over instances and threads of (max - busy)
-  std::vector<uint32_t> threads;           // thread ids, ascending
-  std::vector<double> busy;                // per thread, summed over instances
-  std::vector<ImbalanceCauseLine> causes;  // by score, descending
-};
-
-// Sections by lost busy time, descending. Throws ViewError when the profile
-// has no imbalance data or the section is unknown.
-std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
-                                                const ImbalanceOptions& options);
-
-std::string render_imbalance(const Profile& profile, const ImbalanceOptions& options);
-
-// "file.c:88 function" (or "function 0x…" without a source line).
-std::string cause_location(const ImbalanceCauseLine& cause);
-
-// "file.c:93" for region "section@file.c:93" (other names as they are).
-std::string section_location(const RegionInfo& region);
+// Throws ViewError for --format csv.
+std::string render_imbalance(const ImbalanceFindings& findings,
+                             const ImbalanceRenderOptions& options);
 
 }  // namespace weft

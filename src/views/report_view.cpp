@@ -2,116 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "profile/region_naming.h"
-#include "views/imbalance_view.h"
-#include "views/memory_hints.h"
-#include "views/source_lines.h"
+#include "findings/source_lines.h"
 #include "views/text_table.h"
 
 namespace weft {
 namespace {
-
-struct ThreadPair {
-  uint32_t writer = 0;
-  uint32_t reader = 0;
-  uint64_t raw = 0;
-  uint64_t rar = 0;
-};
-
-// A top region with its locality metrics.
-struct RegionLocality {
-  RegionVolume volume;
-  LocalityMetrics metrics;
-};
-
-// Everything the report shows, gathered once for both formats.
-struct ReportData {
-  std::vector<RegionVolume> top_regions;
-  bool crd = false;  // the profile measured CRD
-  CacheModel cache;
-  std::vector<RegionLocality> locality;  // the top regions, same order
-  std::vector<Suggestion> suggestions;
-  std::vector<ThreadPair> top_pairs;
-  Heatmap heatmap;
-  uint32_t threads = 0;
-  bool has_imbalance = false;  // the profile recorded the imbalance analysis
-  // The most imbalanced sections (by lost busy time) with their top causes.
-  std::vector<SectionImbalance> imbalance;
-  // Schedules executed and findings from the traces and false sharing.
-  MemoryHints memory;
-};
-
-// Sections of the report: at most three, each at least 5% idle on average.
-constexpr size_t kReportSections = 3;
-constexpr size_t kReportCauses = 3;
-constexpr double kReportMinImbalance = 0.05;
-
-ReportData gather(const Profile& profile, const ReportOptions& options) {
-  const size_t top = options.top;
-  ReportData data;
-  data.threads = profile.thread_count();
-  data.has_imbalance = profile.has_imbalance();
-  if (data.has_imbalance) {
-    ImbalanceOptions imbalance;
-    imbalance.top = kReportCauses;
-    for (SectionImbalance& section : analyze_imbalance(profile, imbalance)) {
-      if (data.imbalance.size() == kReportSections) break;
-      if (section.imbalance < kReportMinImbalance) continue;
-      if (section.causes.size() > kReportCauses) section.causes.resize(kReportCauses);
-      data.imbalance.push_back(std::move(section));
-    }
-  }
-
-  data.memory = analyze_memory_hints(profile);
-
-  for (RegionVolume& volume : profile.region_volumes()) {
-    if (volume.raw + volume.rar > 0) data.top_regions.push_back(std::move(volume));
-  }
-  std::stable_sort(
-      data.top_regions.begin(), data.top_regions.end(),
-      [](const RegionVolume& a, const RegionVolume& b) { return a.raw + a.rar > b.raw + b.rar; });
-  if (data.top_regions.size() > top) data.top_regions.resize(top);
-
-  data.crd = profile.has_crd();
-  if (data.crd) data.cache = resolve_cache(profile, options.cache);
-  const std::vector<RegionInfo> regions = profile.regions();
-  for (const RegionVolume& volume : data.top_regions) {
-    LocalityMetrics metrics = compute_locality(profile, {volume.region.id}, data.cache);
-    for (Suggestion& suggestion : suggest(volume.region, metrics, regions))
-      data.suggestions.push_back(std::move(suggestion));
-    data.locality.push_back({volume, std::move(metrics)});
-  }
-
-  CommunicationMatrix raw = profile.matrix({}, MatrixKind::Raw);
-  CommunicationMatrix rar = profile.matrix({}, MatrixKind::Rar);
-  for (uint32_t writer = 0; writer < raw.size(); ++writer) {
-    for (uint32_t reader = 0; reader < raw.size(); ++reader) {
-      ThreadPair pair{writer, reader, raw[writer][reader], rar[writer][reader]};
-      if (pair.raw + pair.rar > 0) data.top_pairs.push_back(pair);
-    }
-  }
-  std::stable_sort(
-      data.top_pairs.begin(), data.top_pairs.end(),
-      [](const ThreadPair& a, const ThreadPair& b) { return a.raw + a.rar > b.raw + b.rar; });
-  if (data.top_pairs.size() > top) data.top_pairs.resize(top);
-
-  data.heatmap = make_heatmap(raw);
-  return data;
-}
-
-std::vector<std::string> parse_args(const std::string& json_text) {
-  auto json = nlohmann::json::parse(json_text, nullptr, false);
-  std::vector<std::string> args;
-  if (!json.is_array()) return args;
-  for (const auto& arg : json) {
-    if (arg.is_string()) args.push_back(arg.get<std::string>());
-  }
-  return args;
-}
 
 // Quotes for display only, so that arguments with spaces stay readable.
 std::string shell_quote(const std::string& word) {
@@ -123,41 +20,13 @@ std::string shell_quote(const std::string& word) {
   return quoted + "'";
 }
 
-std::string location_of(const RegionInfo& region) {
-  if (region.file.empty()) return "-";
-  std::string location(path_basename(region.file));
-  if (region.first_line != 0) location += fmt::format(":{}", region.first_line);
-  return location;
-}
-
-std::string exit_description(const Profile& profile) {
-  std::string signal = profile.meta_value("exit_signal");
-  if (!signal.empty()) return "killed by " + signal;
-  std::string status = profile.meta_value("exit_status");
-  if (!status.empty()) return "status " + status;
+std::string exit_description(const RunFacts& run) {
+  if (!run.exit_signal.empty()) return "killed by " + run.exit_signal;
+  if (!run.exit_status_text.empty()) return "status " + run.exit_status_text;
   return "unknown";
 }
 
-std::optional<int64_t> meta_integer(const Profile& profile, const std::string& key) {
-  std::string text = profile.meta_value(key);
-  try {
-    size_t used = 0;
-    int64_t value = std::stoll(text, &used);
-    if (used == text.size()) return value;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
-double meta_double(const Profile& profile, const std::string& key) {
-  try {
-    return std::stod(profile.meta_value(key));
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
-std::string render_locality(const ReportData& data) {
+std::string render_locality(const ReportFindings& data) {
   if (data.locality.empty()) return "";
   std::string text = data.crd
                          ? fmt::format(
@@ -184,7 +53,7 @@ std::string render_locality(const ReportData& data) {
   return text + table.render("  ");
 }
 
-std::string render_suggestions(const ReportData& data) {
+std::string render_suggestions(const ReportFindings& data) {
   std::string text = "\nSuggestions (top regions; thresholds in docs/metrics.md)\n";
   if (data.suggestions.empty()) return text + "  none: no top region crosses a threshold\n";
   for (const Suggestion& suggestion : data.suggestions) {
@@ -201,7 +70,7 @@ std::string render_suggestions(const ReportData& data) {
   return text;
 }
 
-std::string render_imbalance_summary(const ReportData& data) {
+std::string render_imbalance_summary(const ReportFindings& data) {
   if (!data.has_imbalance) return "";
   std::string text = "\nLoad imbalance (modeled cycles; details: weft imbalance)\n";
   if (data.imbalance.empty())
@@ -220,7 +89,7 @@ std::string render_imbalance_summary(const ReportData& data) {
   return text;
 }
 
-std::string render_memory_summary(const ReportData& data) {
+std::string render_memory_summary(const ReportFindings& data) {
   const MemoryHints& memory = data.memory;
   std::string text;
   if (!memory.schedules.empty()) {
@@ -245,32 +114,30 @@ std::string render_memory_summary(const ReportData& data) {
   return text;
 }
 
-std::string render_table(const Profile& profile, const ReportData& data) {
-  std::string command = profile.meta_value("command");
-  for (const std::string& arg : parse_args(profile.meta_value("args"))) {
-    command += " " + shell_quote(arg);
-  }
+std::string render_table(const ReportFindings& data) {
+  const RunFacts& run = data.run;
+  std::string command = run.command;
+  for (const std::string& arg : run.args) command += " " + shell_quote(arg);
 
   TextTable facts({TextTable::Align::Left, TextTable::Align::Left});
   facts.add_row({"command", command});
-  facts.add_row({"source", profile.meta_value("source")});
-  facts.add_row({"started", fmt::format("{} on {}", profile.meta_value("start_time"),
-                                        profile.meta_value("hostname"))});
-  facts.add_row({"duration", fmt::format("{:.3f} s", meta_double(profile, "duration_s"))});
-  facts.add_row({"exit", exit_description(profile)});
-  facts.add_row({"profile", profile.complete()
+  facts.add_row({"source", run.source});
+  facts.add_row({"started", fmt::format("{} on {}", run.start_time, run.hostname)});
+  facts.add_row({"duration", fmt::format("{:.3f} s", run.duration_s)});
+  facts.add_row({"exit", exit_description(run)});
+  facts.add_row({"profile", data.profile.complete
                                 ? std::string("complete")
-                                : "INCOMPLETE: " + profile.meta_value("incomplete_reason")});
-  facts.add_row({"granularity", profile.meta_value("granularity") + " bytes"});
-  facts.add_row({"threads", std::to_string(data.threads)});
-  facts.add_row({"topology", profile.meta_value("topology")});
-  int64_t dropped = meta_integer(profile, "dropped_events").value_or(0);
-  int64_t dropped_sync = meta_integer(profile, "dropped_sync_events").value_or(0);
+                                : "INCOMPLETE: " + data.profile.incomplete_reason});
+  facts.add_row({"granularity", data.profile.granularity + " bytes"});
+  facts.add_row({"threads", std::to_string(data.profile.threads)});
+  facts.add_row({"topology", run.topology});
+  const int64_t dropped = run.dropped_events.value_or(0);
+  const int64_t dropped_sync = run.dropped_sync_events.value_or(0);
   if (dropped != 0 || dropped_sync != 0) {
     facts.add_row({"dropped", fmt::format("{} accesses, {} sync events not accounted", dropped,
                                           dropped_sync)});
   }
-  std::string text = fmt::format("weft report: {}\n", profile.path()) + facts.render("  ");
+  std::string text = fmt::format("weft report: {}\n", data.profile.path) + facts.render("  ");
 
   text += fmt::format("\nTop regions by communication (raw + rar)\n");
   if (data.top_regions.empty()) {
@@ -282,7 +149,7 @@ std::string render_table(const Profile& profile, const ReportData& data) {
     for (size_t i = 0; i < data.top_regions.size(); ++i) {
       const RegionVolume& volume = data.top_regions[i];
       regions.add_row({std::to_string(i + 1), volume.region.name, volume.region.kind,
-                       location_of(volume.region), std::to_string(volume.raw),
+                       region_start_location(volume.region), std::to_string(volume.raw),
                        std::to_string(volume.rar)});
     }
     text += regions.render("  ");
@@ -314,7 +181,7 @@ std::string render_table(const Profile& profile, const ReportData& data) {
       "\nWhole-program raw communication (rows = writers, columns = readers{}; '{}' up to {})\n",
       heatmap.bucket > 1 ? fmt::format(", {} threads per cell", heatmap.bucket) : "", kHeatmapRamp,
       heatmap.max);
-  const size_t label_width = std::to_string(data.threads).size();
+  const size_t label_width = std::to_string(data.profile.threads).size();
   // Column ruler: the last digit of each cell's first thread.
   std::string ruler;
   for (size_t column = 0; column < heatmap.cells.size(); ++column) {
@@ -327,35 +194,34 @@ std::string render_table(const Profile& profile, const ReportData& data) {
   return text;
 }
 
-std::string render_json(const Profile& profile, const ReportData& data) {
+std::string render_json(const ReportFindings& data) {
   using nlohmann::json;
-  auto optional_integer = [&](const std::string& key) {
-    std::optional<int64_t> value = meta_integer(profile, key);
+  auto optional_integer = [](const std::optional<int64_t>& value) {
     return value ? json(*value) : json(nullptr);
   };
-  auto optional_text = [&](const std::string& key) {
-    std::string value = profile.meta_value(key);
+  auto optional_text = [](const std::string& value) {
     return value.empty() ? json(nullptr) : json(value);
   };
 
+  const RunFacts& facts = data.run;
   json run = {
-      {"command", profile.meta_value("command")},
-      {"args", parse_args(profile.meta_value("args"))},
-      {"cwd", profile.meta_value("cwd")},
-      {"source", profile.meta_value("source")},
-      {"start_time", profile.meta_value("start_time")},
-      {"duration_s", meta_double(profile, "duration_s")},
-      {"exit_status", optional_integer("exit_status")},
-      {"exit_signal", optional_text("exit_signal")},
-      {"complete", profile.complete()},
-      {"incomplete_reason", optional_text("incomplete_reason")},
-      {"granularity", optional_integer("granularity")},
-      {"threads", data.threads},
-      {"topology", profile.meta_value("topology")},
-      {"hostname", profile.meta_value("hostname")},
-      {"weft_version", profile.meta_value("weft_version")},
-      {"dropped_events", optional_integer("dropped_events")},
-      {"dropped_sync_events", optional_integer("dropped_sync_events")},
+      {"command", facts.command},
+      {"args", facts.args},
+      {"cwd", facts.cwd},
+      {"source", facts.source},
+      {"start_time", facts.start_time},
+      {"duration_s", facts.duration_s},
+      {"exit_status", optional_integer(facts.exit_status)},
+      {"exit_signal", optional_text(facts.exit_signal)},
+      {"complete", data.profile.complete},
+      {"incomplete_reason", optional_text(data.profile.incomplete_reason)},
+      {"granularity", optional_integer(facts.granularity)},
+      {"threads", data.profile.threads},
+      {"topology", facts.topology},
+      {"hostname", facts.hostname},
+      {"weft_version", facts.weft_version},
+      {"dropped_events", optional_integer(facts.dropped_events)},
+      {"dropped_sync_events", optional_integer(facts.dropped_sync_events)},
   };
 
   json regions = json::array();
@@ -460,7 +326,7 @@ std::string render_json(const Profile& profile, const ReportData& data) {
                         {"evidence", h.evidence},
                         {"suggestion", h.suggestion}});
 
-  json report = {{"profile", profile.path()},
+  json report = {{"profile", data.profile.path},
                  {"run", std::move(run)},
                  {"top_regions", std::move(regions)},
                  {"top_pairs", std::move(pairs)},
@@ -476,46 +342,12 @@ std::string render_json(const Profile& profile, const ReportData& data) {
 
 }  // namespace
 
-Heatmap make_heatmap(const CommunicationMatrix& matrix, size_t max_columns) {
-  Heatmap heatmap;
-  const size_t threads = matrix.size();
-  max_columns = std::max<size_t>(max_columns, 1);
-  heatmap.bucket = threads <= max_columns ? 1 : (threads + max_columns - 1) / max_columns;
-  const size_t cells = (threads + heatmap.bucket - 1) / heatmap.bucket;
-  heatmap.cells.assign(cells, std::vector<uint64_t>(cells, 0));
-  for (size_t writer = 0; writer < threads; ++writer) {
-    for (size_t reader = 0; reader < threads; ++reader) {
-      heatmap.cells[writer / heatmap.bucket][reader / heatmap.bucket] += matrix[writer][reader];
-    }
-  }
-  for (const auto& row : heatmap.cells) {
-    for (uint64_t value : row) heatmap.max = std::max(heatmap.max, value);
-  }
-
-  const size_t top_level = std::char_traits<char>::length(kHeatmapRamp) - 1;
-  for (const auto& row : heatmap.cells) {
-    std::string line;
-    for (uint64_t value : row) {
-      size_t level = 0;
-      if (value > 0) {
-        double scaled = std::ceil(static_cast<double>(value) * static_cast<double>(top_level) /
-                                  static_cast<double>(heatmap.max));
-        level = std::clamp<size_t>(static_cast<size_t>(scaled), 1, top_level);
-      }
-      line += kHeatmapRamp[level];
-    }
-    heatmap.rows.push_back(std::move(line));
-  }
-  return heatmap;
-}
-
-std::string render_report(const Profile& profile, const ReportOptions& options) {
-  if (options.format == OutputFormat::Csv) {
+std::string render_report(const ReportFindings& findings, OutputFormat format) {
+  if (format == OutputFormat::Csv) {
     throw ViewError("the report has no csv format; use --format table or json");
   }
-  ReportData data = gather(profile, options);
-  if (options.format == OutputFormat::Json) return render_json(profile, data);
-  return render_table(profile, data);
+  if (format == OutputFormat::Json) return render_json(findings);
+  return render_table(findings);
 }
 
 }  // namespace weft

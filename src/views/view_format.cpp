@@ -1,5 +1,10 @@
 #include "views/view_format.h"
 
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+
 namespace weft {
 
 const char* output_format_name(OutputFormat format) {
@@ -26,6 +31,18 @@ std::string csv_field(std::string_view text) {
   std::string quoted = "\"";
   for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
   return quoted + "\"";
+}
+
+std::string human_bytes(uint64_t bytes) {
+  constexpr std::array<const char*, 4> units = {"B", "KiB", "MiB", "GiB"};
+  size_t unit = 0;
+  double value = static_cast<double>(bytes);
+  while (unit + 1 < units.size() && value >= 1024.0) {
+    value /= 1024.0;
+    ++unit;
+  }
+  if (value == std::floor(value)) return fmt::format("{:.0f} {}", value, units[unit]);
+  return fmt::format("{:.2f} {}", value, units[unit]);
 }
 
 }  // namespace weft

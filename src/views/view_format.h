@@ -2,6 +2,7 @@
 // view raises for options it cannot honour.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,9 @@ std::optional<OutputFormat> parse_output_format(std::string_view name);
 // One CSV field: quoted (with doubled quotes) when it holds a comma, a quote
 // or a line break, as C++ region names often do ("f(int, int)").
 std::string csv_field(std::string_view text);
+
+// The bytes of a cache, for text: "32 MiB", "48 KiB", "1000 B".
+std::string human_bytes(uint64_t bytes);
 
 // A request a view cannot serve (e.g. CSV for the report). what() is one line.
 class ViewError : public std::runtime_error {

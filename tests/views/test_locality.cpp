@@ -1,20 +1,22 @@
-// Locality metrics (CRR, homogeneity, balance, CRD histogram, cutoffs,
-// suggestions) and the crd, report and diff views built on them.
+// The locality findings on hand-made profiles (cache model, CRD entries,
+// report, diff) and the crd, comm, report and diff views that render them.
+// The pure metrics are tested in tests/findings/test_locality_metrics.cpp.
 #include <gtest/gtest.h>
 #include <hwloc.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "findings/finding_error.h"
+#include "findings/locality.h"
+#include "findings/suggestions.h"
 #include "profile/profile_writer.h"
 #include "views/comm_view.h"
 #include "views/crd_view.h"
 #include "views/diff_view.h"
-#include "views/locality_metrics.h"
 #include "views/report_view.h"
 
 namespace weft_crd_test {
@@ -37,201 +39,6 @@ namespace weft {
 namespace {
 
 using nlohmann::json;
-
-// ---------------------------------------------------------------------------
-// Pure metrics
-
-TEST(Locality, CrrHomogeneityBalanceOnThreeThreads) {
-  const CommunicationMatrix raw = {{0, 1, 2}, {4, 0, 4}, {0, 0, 0}};
-  const CommunicationMatrix rar = {{0, 2, 8}, {4, 0, 0}, {5, 0, 0}};
-  const CrrMatrix crr = crr_matrix(raw, rar);
-  // rar[2][0] = 5 but raw[2][0] = 0: the ratio is 0.
-  EXPECT_EQ(crr, (CrrMatrix{{0, 2, 4}, {1, 0, 0}, {0, 0, 0}}));
-  // Row variances (population, 3 entries): row 0 mean 2 -> (4 + 0 + 4) / 3 = 8/3;
-  // row 1 mean 1/3 -> (4/9 + 1/9 + 1/9) / 3 = 2/9; row 2: 0. Mean: 26/27.
-  EXPECT_DOUBLE_EQ(homogeneity(crr), 26.0 / 27.0);
-  // Row sums 6, 1, 0: mean 7/3, max / mean = 18/7.
-  EXPECT_DOUBLE_EQ(balance(crr), (18.0 / 7.0 - 1.0) * 100.0);
-
-  EXPECT_DOUBLE_EQ(homogeneity({}), 0.0);
-  EXPECT_DOUBLE_EQ(balance({{0, 0}, {0, 0}}), 0.0);
-  EXPECT_DOUBLE_EQ(balance({{0, 1}, {1, 0}}), 0.0);
-  EXPECT_DOUBLE_EQ(homogeneity({{0, 1}, {1, 0}}), 0.25);
-  EXPECT_DOUBLE_EQ(crr_ratio(3, 0), 0.0);
-  EXPECT_DOUBLE_EQ(crr_ratio(3, 4), 0.75);
-}
-
-TEST(Locality, PowerOfTwoBins) {
-  EXPECT_EQ(crd_bin(0), 0u);
-  EXPECT_EQ(crd_bin(1), 1u);
-  EXPECT_EQ(crd_bin(2), 2u);
-  EXPECT_EQ(crd_bin(3), 2u);
-  EXPECT_EQ(crd_bin(4), 3u);
-  EXPECT_EQ(crd_bin(7), 3u);
-  EXPECT_EQ(crd_bin(8), 4u);
-  EXPECT_EQ(crd_bin(1023), 10u);
-  EXPECT_EQ(crd_bin(1024), 11u);
-  EXPECT_EQ(crd_bin(std::numeric_limits<uint64_t>::max()), 64u);
-  EXPECT_EQ(crd_bin_lo(0), 0u);
-  EXPECT_EQ(crd_bin_hi(0), 0u);
-  EXPECT_EQ(crd_bin_lo(1), 1u);
-  EXPECT_EQ(crd_bin_hi(1), 1u);
-  EXPECT_EQ(crd_bin_lo(3), 4u);
-  EXPECT_EQ(crd_bin_hi(3), 7u);
-  EXPECT_EQ(crd_bin_hi(64), std::numeric_limits<uint64_t>::max());
-}
-
-TEST(Locality, LowerMedian) {
-  EXPECT_EQ(lower_median({}), std::nullopt);
-  EXPECT_EQ(lower_median({{5, 1}}), 5u);
-  EXPECT_EQ(lower_median({{1, 1}, {2, 1}, {3, 1}, {4, 1}}), 2u);  // even: the lower one
-  EXPECT_EQ(lower_median({{1, 1}, {2, 1}, {3, 1}}), 2u);
-  EXPECT_EQ(lower_median({{0, 1}, {9, 1}}), 0u);
-  EXPECT_EQ(lower_median({{7, 3}, {8, 1}}), 7u);
-  EXPECT_EQ(lower_median({{1, 1}, {100, 2}}), 100u);
-  EXPECT_EQ(lower_median({{2, 0}, {3, 1}}), 3u);  // empty counts do not count
-}
-
-TEST(Locality, CutoffsAndFractions) {
-  // 8 KiB cache of 8-byte granules: 1024 granules; 1000 private granules.
-  EXPECT_EQ(crd_cutoffs(8192, 8, 1000).max, 1024u);
-  EXPECT_EQ(crd_cutoffs(8192, 8, 1000).min, 24u);
-  EXPECT_EQ(crd_cutoffs(8192, 8, 5000).min, 0u);  // clamped at 0
-  EXPECT_EQ(crd_cutoffs(100, 64, 0).max, 1u);
-  EXPECT_EQ(crd_cutoffs(100, 64, 0).min, 1u);
-
-  // Pair 0->1: 0 x1, 1 x2, 3 x1, 24 x1, 100 x3, 1024 x1, 2000 x2 (11 events); pair 2->1: 5 x3.
-  const std::vector<DistanceCount> distances = {
-      {0, 1, 0, 1},   {0, 1, 1, 2},    {0, 1, 3, 1},    {0, 1, 24, 1},
-      {0, 1, 100, 3}, {0, 1, 1024, 1}, {0, 1, 2000, 2}, {2, 1, 5, 3},
-  };
-  CrdSummary crd = summarize_crd(distances, {24, 1024});
-  EXPECT_EQ(crd.events, 14u);
-  // Sorted: 0, 1, 1, 3, 5, 5, 5, 24, 100, ...: 7 of 14 are <= 5.
-  EXPECT_EQ(crd.median, 5u);
-  ASSERT_EQ(crd.histogram.size(), 7u);
-  const std::vector<std::array<uint64_t, 3>> expected = {
-      {0, 0, 1}, {1, 1, 2}, {2, 3, 1}, {4, 7, 3}, {16, 31, 1}, {64, 127, 3}, {1024, 2047, 3}};
-  for (size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_EQ(crd.histogram[i].lo, expected[i][0]) << i;
-    EXPECT_EQ(crd.histogram[i].hi, expected[i][1]) << i;
-    EXPECT_EQ(crd.histogram[i].count, expected[i][2]) << i;
-  }
-  // d < 24: 0, 1, 1, 3, 5, 5, 5 (7); 24 <= d <= 1024: 24, 100 x3, 1024 (5); above: 2000 x2.
-  EXPECT_DOUBLE_EQ(crd.fraction_below_min, 7.0 / 14.0);
-  EXPECT_DOUBLE_EQ(crd.fraction_between, 5.0 / 14.0);
-  EXPECT_DOUBLE_EQ(crd.fraction_above_max, 2.0 / 14.0);
-  EXPECT_DOUBLE_EQ(crd.fraction_beyond_min(), 7.0 / 14.0);
-  // Bins 0,1,1,2,3,3,3,5,7,7,7,11,11,11: sum 72.
-  EXPECT_DOUBLE_EQ(crd.mean_log2_bin, 72.0 / 14.0);
-  ASSERT_EQ(crd.pairs.size(), 2u);
-  EXPECT_EQ(crd.pairs[0].writer, 0u);
-  EXPECT_EQ(crd.pairs[0].events, 11u);
-  EXPECT_EQ(crd.pairs[0].median, 100u);  // 0 1 1 3 24 [100] 100 100 1024 2000 2000
-  EXPECT_EQ(crd.pairs[1].writer, 2u);
-  EXPECT_EQ(crd.pairs[1].median, 5u);
-
-  CrdSummary none = summarize_crd({}, {24, 1024});
-  EXPECT_EQ(none.events, 0u);
-  EXPECT_FALSE(none.median);
-  EXPECT_DOUBLE_EQ(none.fraction_below_min, 0.0);
-  EXPECT_DOUBLE_EQ(none.fraction_between, 0.0);
-  EXPECT_DOUBLE_EQ(none.fraction_above_max, 0.0);
-}
-
-TEST(Locality, ByteSizes) {
-  EXPECT_EQ(parse_byte_size("4096"), 4096u);
-  EXPECT_EQ(parse_byte_size("64K"), 65536u);
-  EXPECT_EQ(parse_byte_size("64KiB"), 65536u);
-  EXPECT_EQ(parse_byte_size("32M"), 32u << 20);
-  EXPECT_EQ(parse_byte_size("1G"), 1u << 30);
-  EXPECT_FALSE(parse_byte_size(""));
-  EXPECT_FALSE(parse_byte_size("M"));
-  EXPECT_FALSE(parse_byte_size("12abc"));
-  EXPECT_FALSE(parse_byte_size("-5"));
-  EXPECT_FALSE(parse_byte_size("99999999999999999999"));
-  EXPECT_FALSE(parse_byte_size("17179869184G"));  // overflows 64 bits
-}
-
-RegionInfo region_named(int64_t id, const std::string& kind, std::optional<int64_t> parent) {
-  RegionInfo region;
-  region.id = id;
-  region.kind = kind;
-  region.name = "r" + std::to_string(id);
-  region.file = "/src/app.c";
-  region.first_line = 10;
-  region.last_line = 20;
-  region.parent_id = parent;
-  return region;
-}
-
-TEST(Locality, SuggestionsFollowThresholds) {
-  LocalityInputs inputs;
-  inputs.granularity = 64;
-  inputs.crd_recorded = true;
-  inputs.raw = {{0, 2, 0}, {0, 0, 1}, {1, 0, 0}};
-  inputs.rar = {{0, 2, 0}, {0, 0, 1}, {1, 0, 0}};      // CRR 1 everywhere it is defined
-  inputs.distances = {{0, 1, 10, 9}, {0, 1, 200, 1}};  // 10% beyond a min cutoff of 100
-  inputs.footprint.private_granules = 28;
-  const CacheModel cache{128 * 64, CacheSource::CacheSize};  // 128 granules, min cutoff 100
-  LocalityMetrics metrics = compute_locality(inputs, cache);
-  EXPECT_EQ(metrics.cutoffs.min, 100u);
-  EXPECT_EQ(metrics.communicating_pairs, 3u);
-  EXPECT_DOUBLE_EQ(metrics.balance, 0.0);
-
-  const RegionInfo loop = region_named(2, "loop", 1);
-  std::vector<RegionInfo> regions = {region_named(1, "function", std::nullopt), loop};
-  std::vector<Suggestion> suggestions = suggest(loop, metrics, regions);
-  ASSERT_EQ(suggestions.size(), 1u);  // balanced, homogeneous CRR: no thread affinity
-  EXPECT_EQ(suggestions[0].kind, SuggestionKind::DataAffinity);
-  EXPECT_EQ(suggestions[0].location, "app.c:10-20");
-  EXPECT_NE(suggestions[0].evidence.find("10.0% of 10 CRD events"), std::string::npos)
-      << suggestions[0].evidence;
-  std::string text = format_suggestion(suggestions[0]);
-  EXPECT_NE(text.find("array blocking"), std::string::npos) << text;
-  EXPECT_EQ(text.find("schedule"), std::string::npos) << text;  // not OpenMP
-
-  // The same loop inside an OpenMP parallel region: the schedule is suggested too.
-  regions[0].kind = "omp_parallel";
-  EXPECT_TRUE(inside_omp_parallel(loop, regions));
-  text = format_suggestion(suggest(loop, metrics, regions).at(0));
-  EXPECT_NE(text.find("schedule(static, CHUNK)"), std::string::npos) << text;
-
-  // A section (no parent) is OpenMP when it starts inside an omp_parallel region's lines.
-  RegionInfo section = region_named(3, "section", std::nullopt);
-  section.first_line = section.last_line = 15;
-  EXPECT_TRUE(inside_omp_parallel(section, regions));
-  section.first_line = section.last_line = 25;
-  EXPECT_FALSE(inside_omp_parallel(section, regions));
-  section.first_line = 15;
-  section.file = "/src/other.c";
-  EXPECT_FALSE(inside_omp_parallel(section, regions));
-
-  // Below 10% beyond the min cutoff, with the median below it: nothing.
-  inputs.distances = {{0, 1, 10, 10}, {0, 1, 200, 1}};
-  EXPECT_TRUE(suggest(loop, compute_locality(inputs, cache), regions).empty());
-
-  // Unbalanced CRR: thread 1 reuses 10x, thread 0 once; two communicating pairs.
-  inputs.distances.clear();
-  inputs.raw = {{0, 4, 0}, {0, 0, 2}, {0, 0, 0}};
-  inputs.rar = {{0, 4, 0}, {0, 0, 20}, {0, 0, 0}};
-  metrics = compute_locality(inputs, cache);
-  EXPECT_DOUBLE_EQ(metrics.balance, (10.0 / (11.0 / 3.0) - 1.0) * 100.0);
-  suggestions = suggest(loop, metrics, regions);
-  ASSERT_EQ(suggestions.size(), 1u);
-  EXPECT_EQ(suggestions[0].kind, SuggestionKind::ThreadAffinity);
-  ASSERT_EQ(suggestions[0].pairs.size(), 2u);
-  EXPECT_EQ(suggestions[0].pairs[0].first, 1u);  // 1 <-> 2: 22 events
-  EXPECT_EQ(suggestions[0].pairs[0].second, 2u);
-  EXPECT_EQ(suggestions[0].pairs[0].events, 22u);
-  EXPECT_NE(format_suggestion(suggestions[0]).find("place threads 1 and 2 (22 events)"),
-            std::string::npos);
-
-  // One communicating pair only: balance is high by construction, no suggestion.
-  inputs.raw = {{0, 4, 0}, {0, 0, 0}, {0, 0, 0}};
-  inputs.rar = {{0, 4, 0}, {0, 0, 0}, {0, 0, 0}};
-  EXPECT_TRUE(suggest(loop, compute_locality(inputs, cache), regions).empty());
-}
 
 // ---------------------------------------------------------------------------
 // Views on hand-made profiles
@@ -332,7 +139,7 @@ TEST_F(LocalityViewsTest, RegionsOfTheCapture) {
 
 TEST_F(LocalityViewsTest, CrdJsonPerRegion) {
   Profile profile = Profile::open(path_);
-  json list = json::parse(render_crd(profile, {.format = OutputFormat::Json}));
+  json list = json::parse(render_crd(find_crd(profile, {}), OutputFormat::Json));
   ASSERT_EQ(list.size(), 3u);  // by events: the loop (10), gather (6), stage (3)
   const json& loop = list[0];
   EXPECT_EQ(loop["region"], loop_name());
@@ -369,7 +176,7 @@ TEST_F(LocalityViewsTest, CrdJsonPerRegion) {
 
   // --cache-size wins over the profile's cache.
   json small = json::parse(render_crd(
-      profile, {.format = OutputFormat::Json, .cache = {.cache_size = std::string("1K")}}));
+      find_crd(profile, {.cache = {.cache_size = std::string("1K")}}), OutputFormat::Json));
   EXPECT_EQ(small[0]["max_cutoff"], 128);
   EXPECT_EQ(small[0]["min_cutoff"], 0);
   EXPECT_EQ(small[0]["cache_source"], "cache-size");
@@ -381,7 +188,7 @@ TEST_F(LocalityViewsTest, CrdJsonPerRegion) {
 TEST_F(LocalityViewsTest, CrdRegionPoolsFirstThenEachNested) {
   Profile profile = Profile::open(path_);
   json list = json::parse(
-      render_crd(profile, {.region = std::string(kStage), .format = OutputFormat::Json}));
+      render_crd(find_crd(profile, {.region = std::string(kStage)}), OutputFormat::Json));
   ASSERT_EQ(list.size(), 3u);
   const json& pooled = list[0];
   EXPECT_EQ(pooled["region"], kStage);
@@ -407,12 +214,13 @@ TEST_F(LocalityViewsTest, CrdRegionPoolsFirstThenEachNested) {
   EXPECT_EQ(list[2]["events"], 3);
 
   std::string csv =
-      render_crd(profile, {.region = std::string(kStage), .format = OutputFormat::Csv});
+      render_crd(find_crd(profile, {.region = std::string(kStage)}), OutputFormat::Csv);
   EXPECT_EQ(csv.substr(0, csv.find('\n', csv.find('\n') + 1) + 1),
             "region,lo,hi,count\nweft_crd_test::stage(int),0,0,1\n")
       << csv;
 
-  std::string table = render_crd(profile, {.region = std::string(kStage)});
+  std::string table =
+      render_crd(find_crd(profile, {.region = std::string(kStage)}), OutputFormat::Table);
   EXPECT_NE(table.find("pooled selection weft_crd_test::stage(int) (function"), std::string::npos)
       << table;
   EXPECT_NE(table.find("[1024,2047]"), std::string::npos) << table;
@@ -424,7 +232,7 @@ TEST_F(LocalityViewsTest, CrdRegionPoolsFirstThenEachNested) {
 TEST_F(LocalityViewsTest, CommCrrUsesTheSameRatios) {
   Profile profile = Profile::open(path_);
   json crr =
-      json::parse(render_comm(profile, {.kind = CommKind::Crr, .format = OutputFormat::Json}));
+      json::parse(render_comm(find_comm(profile, {.kind = CommKind::Crr}), OutputFormat::Json));
   LocalityMetrics metrics = compute_locality(profile, {}, {});
   EXPECT_EQ(crr["matrix"], json(metrics.crr));
   EXPECT_DOUBLE_EQ(crr["matrix"][1][2].get<double>(), 10.0);
@@ -434,7 +242,7 @@ TEST_F(LocalityViewsTest, ReportShowsLocalityAndSuggestions) {
   Profile profile = Profile::open(path_);
   // 256 bytes = 32 granules: the loop's distances of 100 and 2000 are beyond it.
   const ReportOptions options{.cache = {.cache_size = std::string("256")}};
-  std::string table = render_report(profile, options);
+  std::string table = render_report(find_report(profile, options), OutputFormat::Table);
   const RegionInfo loop = region(path_, loop_name());
   ASSERT_GT(loop.last_line, loop.first_line);  // the loop spans two lines
   const std::string lines =
@@ -446,7 +254,7 @@ TEST_F(LocalityViewsTest, ReportShowsLocalityAndSuggestions) {
   EXPECT_NE(table.find("place threads 1 and 2 (22 events)"), std::string::npos) << table;
 
   json report = json::parse(render_report(
-      profile, {.format = OutputFormat::Json, .cache = {.cache_size = std::string("256")}}));
+      find_report(profile, {.cache = {.cache_size = std::string("256")}}), OutputFormat::Json));
   EXPECT_EQ(report["cache"], json::parse(R"({"bytes":256,"source":"cache-size"})"));
   ASSERT_EQ(report["regions_locality"].size(), 3u);
   const json& first = report["regions_locality"][0];  // gather: raw + rar = 35
@@ -471,7 +279,7 @@ TEST_F(LocalityViewsTest, ReportShowsLocalityAndSuggestions) {
 
   // With the profile's 8 KiB cache (1024 granules) gather's distances of 50
   // are far below its min cutoff: no data affinity there.
-  json roomy = json::parse(render_report(profile, {.format = OutputFormat::Json}));
+  json roomy = json::parse(render_report(find_report(profile, {}), OutputFormat::Json));
   for (const json& s : roomy["suggestions"]) {
     EXPECT_FALSE(s["kind"] == "data-affinity" && s["region"] == kGather) << s.dump();
   }
@@ -488,7 +296,7 @@ TEST_F(LocalityViewsTest, DiffRanksTheRegionWhoseMedianGrows) {
 
   Profile a = Profile::open(path_);
   Profile b = Profile::open(path_b);
-  json diff = json::parse(render_diff(a, b, {.format = OutputFormat::Json}));
+  json diff = json::parse(render_diff(find_diff(a, b, {}), OutputFormat::Json));
   ASSERT_EQ(diff["regions"].size(), 3u);
   const json& worst = diff["regions"][0];
   EXPECT_EQ(worst["region"], loop_name());
@@ -505,7 +313,7 @@ TEST_F(LocalityViewsTest, DiffRanksTheRegionWhoseMedianGrows) {
   EXPECT_EQ(diff["only_in_b"][0]["region"], kExtra);
   EXPECT_EQ(diff["only_in_b"][0]["events"], 7);
 
-  std::string table = render_diff(a, b, {});
+  std::string table = render_diff(find_diff(a, b, {}), OutputFormat::Table);
   EXPECT_NE(table.find("1  " + loop_name()), std::string::npos) << table;
   EXPECT_NE(table.find("scales badly: median CRD x8.92 outgrows events x1.00"), std::string::npos)
       << table;
@@ -517,13 +325,13 @@ TEST_F(LocalityViewsTest, DiffRanksTheRegionWhoseMedianGrows) {
   const std::string path_near = dir_ + "/near.weft";
   build_profile(crd_capture(3), crd_info(), path_near);
   json crossing =
-      json::parse(render_diff(Profile::open(path_near), b, {.format = OutputFormat::Json}));
+      json::parse(render_diff(find_diff(Profile::open(path_near), b, {}), OutputFormat::Json));
   EXPECT_EQ(crossing["regions"][0]["region"], loop_name());
   EXPECT_EQ(crossing["regions"][0]["a"]["median"], 3);
   EXPECT_EQ(crossing["regions"][0]["reasons"][1],
             "median CRD crosses the min cutoff (3 < 24 -> 900 >= 24)");
 
-  EXPECT_THROW(render_diff(a, b, {.format = OutputFormat::Csv}), ViewError);
+  EXPECT_THROW(render_diff(find_diff(a, b, {}), OutputFormat::Csv), ViewError);
 }
 
 TEST_F(LocalityViewsTest, Errors) {
@@ -536,25 +344,25 @@ TEST_F(LocalityViewsTest, Errors) {
   build_profile(plain, crd_info(), plain_path);
   Profile without = Profile::open(plain_path);
   try {
-    render_crd(without, {});
+    find_crd(without, {});
     FAIL() << "no error";
-  } catch (const ViewError& error) {
+  } catch (const FindingError& error) {
     const std::string what = error.what();
     EXPECT_NE(what.find("was recorded without the crd analysis"), std::string::npos) << what;
     EXPECT_EQ(what.find('\n'), std::string::npos);
   }
   Profile with = Profile::open(path_);
-  EXPECT_THROW(render_diff(with, without, {}), ViewError);
+  EXPECT_THROW(find_diff(with, without, {}), FindingError);
   // The report still works, with H and B and without CRD columns.
-  json report = json::parse(render_report(without, {.format = OutputFormat::Json}));
+  json report = json::parse(render_report(find_report(without, {}), OutputFormat::Json));
   EXPECT_TRUE(report["cache"].is_null());
   EXPECT_TRUE(report["regions_locality"][0]["median"].is_null());
 
-  EXPECT_THROW(render_crd(with, {.region = std::string("nope")}), ProfileError);
+  EXPECT_THROW(find_crd(with, {.region = std::string("nope")}), ProfileError);
   for (const char* bad : {"0", "12abc", "-1", ""}) {
-    EXPECT_THROW(render_crd(with, {.cache = {.cache_size = std::string(bad)}}), ViewError) << bad;
+    EXPECT_THROW(find_crd(with, {.cache = {.cache_size = std::string(bad)}}), FindingError) << bad;
   }
-  EXPECT_THROW(render_crd(with, {.cache = {.topology = dir_ + "/missing.xml"}}), ViewError);
+  EXPECT_THROW(find_crd(with, {.cache = {.topology = dir_ + "/missing.xml"}}), FindingError);
 }
 
 TEST_F(LocalityViewsTest, TopologyFileSetsTheCache) {
@@ -575,13 +383,35 @@ TEST_F(LocalityViewsTest, TopologyFileSetsTheCache) {
             2048u);
 }
 
+TEST_F(LocalityViewsTest, UnknownCacheSizeAsksForOne) {
+  // Recorded where hwloc reported no cache: the profile's llc_bytes is 0, and
+  // the machine reading the profile is not asked instead.
+  RunInfo info = crd_info();
+  info.llc_bytes = 0;
+  const std::string path = dir_ + "/nocache.weft";
+  build_profile(crd_capture(), info, path);
+  Profile profile = Profile::open(path);
+  try {
+    resolve_cache(profile, {});
+    FAIL() << "no error";
+  } catch (const FindingError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "the cache size is unknown (the profile has no llc_bytes); pass --cache-size "
+              "BYTES or --topology XML");
+  }
+  EXPECT_THROW(find_crd(profile, {}), FindingError);
+  const CacheModel given = resolve_cache(profile, {.cache_size = std::string("1K")});
+  EXPECT_EQ(given.bytes, 1024u);
+  EXPECT_EQ(given.source, CacheSource::CacheSize);
+}
+
 TEST_F(LocalityViewsTest, IncompleteProfileWarns) {
   RunCapture capture = crd_capture();
   capture.complete = false;
   capture.incomplete_reason = "killed by SIGTERM";
   const std::string path = dir_ + "/partial.weft";
   build_profile(capture, crd_info(), path);
-  std::string table = render_crd(Profile::open(path), {});
+  std::string table = render_crd(find_crd(Profile::open(path), {}), OutputFormat::Table);
   EXPECT_NE(table.find("warning: INCOMPLETE profile (killed by SIGTERM)"), std::string::npos)
       << table;
 }

@@ -72,7 +72,7 @@ class ViewsTest : public ::testing::Test {
   std::string comm(CommKind kind, OutputFormat format,
                    std::optional<std::string> region = std::nullopt) {
     Profile profile = Profile::open(path_);
-    return render_comm(profile, {.region = region, .kind = kind, .format = format});
+    return render_comm(find_comm(profile, {.region = region, .kind = kind}), format);
   }
 
   std::string dir_;
@@ -162,7 +162,7 @@ TEST_F(ViewsTest, ParseNames) {
 
 TEST_F(ViewsTest, ReportTable) {
   Profile profile = Profile::open(path_);
-  std::string report = render_report(profile, {});
+  std::string report = render_report(find_report(profile, {}), OutputFormat::Table);
   EXPECT_NE(report.find("./stencil -n 100 'two words'"), std::string::npos) << report;
   EXPECT_NE(report.find("complete"), std::string::npos);
   EXPECT_NE(report.find("status 0"), std::string::npos);
@@ -180,7 +180,7 @@ TEST_F(ViewsTest, ReportTable) {
 
 TEST_F(ViewsTest, ReportJson) {
   Profile profile = Profile::open(path_);
-  auto report = nlohmann::json::parse(render_report(profile, {.format = OutputFormat::Json}));
+  auto report = nlohmann::json::parse(render_report(find_report(profile, {}), OutputFormat::Json));
   EXPECT_EQ(report["run"]["command"], "./stencil");
   EXPECT_EQ(report["run"]["args"], nlohmann::json({"-n", "100", "two words"}));
   EXPECT_EQ(report["run"]["exit_status"], 0);
@@ -199,7 +199,7 @@ TEST_F(ViewsTest, ReportJson) {
   EXPECT_EQ(report["heatmap"]["max"], 10);
   EXPECT_EQ(report["heatmap"]["rows"][2], "@  ");
 
-  EXPECT_THROW(render_report(profile, {.format = OutputFormat::Csv}), ViewError);
+  EXPECT_THROW(render_report(find_report(profile, {}), OutputFormat::Csv), ViewError);
 }
 
 TEST_F(ViewsTest, ReportOfPlaceholderSaysIncomplete) {
@@ -209,14 +209,14 @@ TEST_F(ViewsTest, ReportOfPlaceholderSaysIncomplete) {
   info.exit_signal = "SIGSEGV";
   write_placeholder_profile(path, info, "compile", 64, "the program crashed before saving");
   Profile profile = Profile::open(path);
-  std::string report = render_report(profile, {});
+  std::string report = render_report(find_report(profile, {}), OutputFormat::Table);
   EXPECT_NE(report.find("INCOMPLETE: the program crashed before saving"), std::string::npos)
       << report;
   EXPECT_NE(report.find("killed by SIGSEGV"), std::string::npos);
   EXPECT_NE(report.find("no communication recorded"), std::string::npos);
 
-  EXPECT_EQ(render_comm(profile, {.format = OutputFormat::Csv}), "writer\\reader\n");
-  auto json = nlohmann::json::parse(render_comm(profile, {.format = OutputFormat::Json}));
+  EXPECT_EQ(render_comm(find_comm(profile, {}), OutputFormat::Csv), "writer\\reader\n");
+  auto json = nlohmann::json::parse(render_comm(find_comm(profile, {}), OutputFormat::Json));
   EXPECT_EQ(json["matrix"], nlohmann::json::array());
   EXPECT_EQ(json["total"], 0);
 }

@@ -1,4 +1,4 @@
-#include "views/source_lines.h"
+#include "findings/source_lines.h"
 
 #include <fmt/format.h>
 

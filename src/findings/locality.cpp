@@ -1,116 +1,16 @@
-#include "views/locality_metrics.h"
+#include "findings/locality.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
-#include <array>
 #include <bit>
-#include <charconv>
-#include <cmath>
 #include <limits>
-#include <set>
 
+#include "findings/finding_error.h"
+#include "findings/profile_facts.h"
 #include "profile/region_naming.h"
-#include "topology/topology.h"
-#include "views/view_format.h"
 
 namespace weft {
-namespace {
-
-std::optional<uint64_t> parse_unsigned(std::string_view text) {
-  uint64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, error] = std::from_chars(text.data(), end, value);
-  if (error != std::errc() || ptr != end || text.empty()) return std::nullopt;
-  return value;
-}
-
-std::string percent(double fraction) { return fmt::format("{:.1f}%", fraction * 100.0); }
-
-}  // namespace
-
-// ---------------------------------------------------------------------------
-// Cache model
-
-const char* cache_source_name(CacheSource source) {
-  switch (source) {
-    case CacheSource::None:
-      return "none";
-    case CacheSource::CacheSize:
-      return "cache-size";
-    case CacheSource::Topology:
-      return "topology";
-    case CacheSource::Profile:
-      return "profile";
-    case CacheSource::ThisMachine:
-      return "machine";
-  }
-  return "none";
-}
-
-std::optional<uint64_t> parse_byte_size(std::string_view text) {
-  size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  std::optional<uint64_t> number = parse_unsigned(text.substr(0, digits));
-  if (!number) return std::nullopt;
-  const std::string_view suffix = text.substr(digits);
-  unsigned shift = 0;
-  if (suffix.empty() || suffix == "B") {
-    shift = 0;
-  } else if (suffix == "K" || suffix == "k" || suffix == "KiB") {
-    shift = 10;
-  } else if (suffix == "M" || suffix == "MiB") {
-    shift = 20;
-  } else if (suffix == "G" || suffix == "GiB") {
-    shift = 30;
-  } else {
-    return std::nullopt;
-  }
-  if (*number > (std::numeric_limits<uint64_t>::max() >> shift)) return std::nullopt;
-  return *number << shift;
-}
-
-CacheModel resolve_cache(const Profile& profile, const CacheOptions& options) {
-  if (options.cache_size) {
-    std::optional<uint64_t> bytes = parse_byte_size(*options.cache_size);
-    if (!bytes || *bytes == 0) {
-      throw ViewError(fmt::format(
-          "bad --cache-size '{}': expected a positive number of bytes (e.g. 33554432, 32M, 512KiB)",
-          *options.cache_size));
-    }
-    return {*bytes, CacheSource::CacheSize};
-  }
-  if (options.topology) {
-    uint64_t bytes = 0;
-    try {
-      bytes = Topology::from_xml(*options.topology).last_level_cache().size_bytes;
-    } catch (const std::exception& error) {
-      throw ViewError(fmt::format("--topology {}: {}", *options.topology, error.what()));
-    }
-    if (bytes == 0) {
-      throw ViewError(fmt::format("--topology {} describes no cache; pass --cache-size BYTES",
-                                  *options.topology));
-    }
-    return {bytes, CacheSource::Topology};
-  }
-  if (std::optional<uint64_t> bytes = parse_unsigned(profile.meta_value("llc_bytes"));
-      bytes && *bytes > 0) {
-    return {*bytes, CacheSource::Profile};
-  }
-  uint64_t bytes = 0;
-  try {
-    bytes = Topology::this_machine().last_level_cache().size_bytes;
-  } catch (const std::exception&) {
-    bytes = 0;
-  }
-  if (bytes == 0) {
-    throw ViewError(
-        "the cache size is unknown (the profile has no llc_bytes and this machine reports no "
-        "cache); pass --cache-size BYTES or --topology XML");
-  }
-  return {bytes, CacheSource::ThisMachine};
-}
 
 // ---------------------------------------------------------------------------
 // CRR, homogeneity, balance
@@ -238,6 +138,17 @@ CrdSummary summarize_crd(const std::vector<DistanceCount>& distances, const CrdC
   return summary;
 }
 
+std::vector<CrdBin> contiguous_bins(const std::vector<CrdBin>& histogram) {
+  std::vector<CrdBin> rows;
+  if (histogram.empty()) return rows;
+  for (unsigned bin = histogram.front().index; bin <= histogram.back().index; ++bin) {
+    auto it = std::find_if(histogram.begin(), histogram.end(),
+                           [bin](const CrdBin& b) { return b.index == bin; });
+    rows.push_back(it != histogram.end() ? *it : CrdBin{bin, crd_bin_lo(bin), crd_bin_hi(bin), 0});
+  }
+  return rows;
+}
+
 // ---------------------------------------------------------------------------
 // One selection
 
@@ -272,7 +183,7 @@ LocalityMetrics compute_locality(const Profile& profile, const std::vector<int64
   LocalityInputs inputs;
   inputs.raw = profile.matrix(region_ids, MatrixKind::Raw);
   inputs.rar = profile.matrix(region_ids, MatrixKind::Rar);
-  inputs.granularity = parse_unsigned(profile.meta_value("granularity")).value_or(0);
+  inputs.granularity = meta_unsigned(profile, "granularity").value_or(0);
   inputs.crd_recorded = profile.has_crd();
   if (inputs.crd_recorded) {
     inputs.distances = profile.crd_distances(region_ids);
@@ -283,11 +194,7 @@ LocalityMetrics compute_locality(const Profile& profile, const std::vector<int64
 }
 
 // ---------------------------------------------------------------------------
-// Suggestions
-
-const char* suggestion_kind_name(SuggestionKind kind) {
-  return kind == SuggestionKind::DataAffinity ? "data-affinity" : "thread-affinity";
-}
+// Regions
 
 std::string region_location(const RegionInfo& region) {
   if (region.file.empty()) return "-";
@@ -296,6 +203,13 @@ std::string region_location(const RegionInfo& region) {
   if (region.last_line > region.first_line)
     return fmt::format("{}:{}-{}", location, region.first_line, region.last_line);
   return fmt::format("{}:{}", location, region.first_line);
+}
+
+std::string region_start_location(const RegionInfo& region) {
+  if (region.file.empty()) return "-";
+  std::string location(path_basename(region.file));
+  if (region.first_line != 0) location += fmt::format(":{}", region.first_line);
+  return location;
 }
 
 bool inside_omp_parallel(const RegionInfo& region, const std::vector<RegionInfo>& regions) {
@@ -317,133 +231,13 @@ bool inside_omp_parallel(const RegionInfo& region, const std::vector<RegionInfo>
   });
 }
 
-namespace {
-
-std::vector<ThreadPairVolume> top_thread_pairs(const LocalityMetrics& metrics, size_t limit) {
-  std::vector<ThreadPairVolume> pairs;
-  const size_t threads = metrics.raw.size();
-  for (size_t i = 0; i < threads; ++i) {
-    for (size_t j = i + 1; j < threads; ++j) {
-      const uint64_t events =
-          metrics.raw[i][j] + metrics.rar[i][j] + metrics.raw[j][i] + metrics.rar[j][i];
-      if (events > 0) pairs.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(j), events});
-    }
-  }
-  std::stable_sort(
-      pairs.begin(), pairs.end(),
-      [](const ThreadPairVolume& a, const ThreadPairVolume& b) { return a.events > b.events; });
-  if (pairs.size() > limit) pairs.resize(limit);
-  return pairs;
-}
-
-// Mean of the non-zero CRR entries; 0 when there is none.
-double mean_nonzero_crr(const CrrMatrix& crr) {
-  double sum = 0.0;
-  size_t count = 0;
-  for (const auto& row : crr) {
-    for (double value : row) {
-      if (value != 0.0) {
-        sum += value;
-        ++count;
-      }
-    }
-  }
-  return count == 0 ? 0.0 : sum / static_cast<double>(count);
-}
-
-Suggestion base_suggestion(SuggestionKind kind, const RegionInfo& region) {
-  Suggestion suggestion;
-  suggestion.kind = kind;
-  suggestion.region = region.name;
-  suggestion.file = region.file;
-  suggestion.first_line = region.first_line;
-  suggestion.last_line = region.last_line;
-  suggestion.location = region_location(region);
-  return suggestion;
-}
-
-}  // namespace
-
-std::vector<Suggestion> suggest(const RegionInfo& region, const LocalityMetrics& metrics,
-                                const std::vector<RegionInfo>& regions) {
-  std::vector<Suggestion> suggestions;
-  const bool openmp = inside_omp_parallel(region, regions);
-
-  const CrdSummary& crd = metrics.crd;
-  const bool many_beyond = crd.events >= kDataAffinityMinEvents &&
-                           crd.fraction_beyond_min() >= kDataAffinityMinFractionBeyondMin;
-  const bool median_beyond =
-      crd.events >= kDataAffinityMinEvents && crd.median && *crd.median >= metrics.cutoffs.min;
-  if (metrics.crd_recorded && (many_beyond || median_beyond)) {
-    Suggestion s = base_suggestion(SuggestionKind::DataAffinity, region);
-    s.evidence = fmt::format(
-        "{} of {} CRD events are beyond the min cutoff of {} granules ({} between the cutoffs, "
-        "{} above the max cutoff of {}); median CRD {} {} the min cutoff",
-        percent(crd.fraction_beyond_min()), crd.events, metrics.cutoffs.min,
-        percent(crd.fraction_between), percent(crd.fraction_above_max), metrics.cutoffs.max,
-        *crd.median, median_beyond ? ">=" : "<");
-    s.actions = {
-        "code: array blocking - tile the arrays so that the data a thread receives is read again "
-        "while it is still in the cache",
-        "code: loop interchange / reordering - traverse communicated data so that each element "
-        "is reused soon after it is first read",
-        "code: loop fusion - merge the loops that read the same communicated data",
-    };
-    if (openmp) {
-      s.actions.push_back(
-          "runtime: OpenMP schedule - pick schedule(static, CHUNK) so that each thread works on "
-          "the iterations whose data it wrote itself (data-affinity scheduling)");
-    }
-    suggestions.push_back(std::move(s));
-  }
-
-  const double spread = std::sqrt(metrics.homogeneity);
-  const double mean_crr = mean_nonzero_crr(metrics.crr);
-  const double variation = mean_crr > 0.0 ? spread / mean_crr : 0.0;
-  const bool unbalanced = metrics.balance > kThreadAffinityMinBalance;
-  const bool heterogeneous = mean_crr > 0.0 && variation >= kThreadAffinityMinVariation;
-  if (metrics.communicating_pairs >= kThreadAffinityMinPairs && (unbalanced || heterogeneous)) {
-    Suggestion s = base_suggestion(SuggestionKind::ThreadAffinity, region);
-    std::vector<std::string> reasons;
-    if (unbalanced) {
-      reasons.push_back(
-          fmt::format("CRR balance {:.1f}% > {:.0f}%", metrics.balance, kThreadAffinityMinBalance));
-    }
-    if (heterogeneous) {
-      reasons.push_back(fmt::format(
-          "CRR homogeneity {:.3g}: sqrt(H) = {:.3g} is {:.2f} x the mean non-zero "
-          "CRR {:.3g} (>= {:.0f})",
-          metrics.homogeneity, spread, variation, mean_crr, kThreadAffinityMinVariation));
-    }
-    s.evidence = fmt::format("{}; {} communicating thread pairs", fmt::join(reasons, "; "),
-                             metrics.communicating_pairs);
-    s.pairs = top_thread_pairs(metrics, kSuggestedPairs);
-    std::vector<std::string> named;
-    for (const ThreadPairVolume& pair : s.pairs)
-      named.push_back(fmt::format("{} and {} ({} events)", pair.first, pair.second, pair.events));
-    s.actions = {fmt::format(
-        "runtime: thread mapping - place threads {} on cores that share a cache{}",
-        fmt::join(named, ", "),
-        openmp ? " (e.g. OMP_PLACES=cores OMP_PROC_BIND=close)" : " (pthread_setaffinity_np)")};
-    suggestions.push_back(std::move(s));
-  }
-  return suggestions;
-}
-
-std::string format_suggestion(const Suggestion& suggestion) {
-  std::string text = fmt::format("{} {} ({}): {}\n", suggestion_kind_name(suggestion.kind),
-                                 suggestion.region, suggestion.location, suggestion.evidence);
-  for (const std::string& action : suggestion.actions) text += "  - " + action + "\n";
-  return text;
-}
-
 // ---------------------------------------------------------------------------
 // Helpers
 
 void require_crd(const Profile& profile) {
   if (profile.has_crd()) return;
   std::string analyses = profile.meta_value("analyses");
-  throw ViewError(
+  throw FindingError(
       fmt::format("{} was recorded without the crd analysis (analyses: {}); record again with "
                   "--analyses comm,crd",
                   profile.path(), analyses.empty() ? "none" : analyses));
@@ -486,18 +280,6 @@ RegionSelection select_named(const Profile& profile, const std::string& name) {
   }
   selection.head.name = name;
   return selection;
-}
-
-std::string human_bytes(uint64_t bytes) {
-  constexpr std::array<const char*, 4> units = {"B", "KiB", "MiB", "GiB"};
-  size_t unit = 0;
-  double value = static_cast<double>(bytes);
-  while (unit + 1 < units.size() && value >= 1024.0) {
-    value /= 1024.0;
-    ++unit;
-  }
-  if (value == std::floor(value)) return fmt::format("{:.0f} {}", value, units[unit]);
-  return fmt::format("{:.2f} {}", value, units[unit]);
 }
 
 }  // namespace weft

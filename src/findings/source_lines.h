@@ -1,5 +1,6 @@
-// What several views show about a code location: the text of its source
-// line (read once per file) and its short "file.c:88 function" form.
+// What findings say about a code location: the text of its source line
+// (read once per file, for the findings' `code` field) and its short
+// "file.c:88 function" form.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "views/memory_hints.h"
+#include "findings/memory_findings.h"
 
 #include <fmt/format.h>
 
@@ -11,8 +11,8 @@
 
 #include "common/loop_trace.h"
 #include "diagnosis/trace_hints.h"
-#include "views/falseshare_view.h"
-#include "views/source_lines.h"
+#include "findings/false_sharing_findings.h"
+#include "findings/source_lines.h"
 
 namespace weft {
 namespace {

@@ -1,53 +1,20 @@
 // Locality metrics of a selection of regions: the CRR matrix with its
 // homogeneity and balance, the communication reuse distance (CRD) histogram
-// with its median and cache cutoffs, and the optimization suggestions they
-// lead to. Every view that shows one of these numbers (crd, comm --kind crr,
-// report, diff) takes it from here; definitions in docs/metrics.md.
+// with its median and cache cutoffs. Every finding that holds one of these
+// numbers (crd, comm --kind crr, report, diff) takes it from here;
+// definitions in docs/metrics.md.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "findings/cache_model.h"
 #include "profile/profile.h"
 
 namespace weft {
-
-// ---------------------------------------------------------------------------
-// Cache model: the cache the cutoffs are measured against.
-
-enum class CacheSource {
-  None,         // no cache resolved (a profile without CRD needs none)
-  CacheSize,    // --cache-size BYTES
-  Topology,     // --topology XML: its last-level cache
-  Profile,      // meta llc_bytes: the recording machine's last-level cache
-  ThisMachine,  // the last-level cache of the machine running the view
-};
-// "none", "cache-size", "topology", "profile", "machine"
-const char* cache_source_name(CacheSource source);
-
-struct CacheOptions {
-  std::optional<std::string> cache_size = std::nullopt;  // --cache-size: "1048576", "32M", "512KiB"
-  std::optional<std::string> topology = std::nullopt;    // path of an hwloc XML file
-};
-
-struct CacheModel {
-  uint64_t bytes = 0;
-  CacheSource source = CacheSource::None;
-};
-
-// "4096", "64K", "64KiB", "32M", "32MiB", "1G", "1GiB" (powers of 1024);
-// nullopt for anything else, including overflow.
-std::optional<uint64_t> parse_byte_size(std::string_view text);
-
-// --cache-size if given, else --topology's last-level cache, else the
-// profile's meta llc_bytes, else this machine's last-level cache. Throws
-// ViewError (one line) for a bad --cache-size, an unreadable topology, or a
-// cache of zero / unknown size.
-CacheModel resolve_cache(const Profile& profile, const CacheOptions& options);
 
 // ---------------------------------------------------------------------------
 // CRR, homogeneity, balance (pure functions of the matrices).
@@ -116,6 +83,10 @@ struct CrdSummary {
 // `distances` as Profile::crd_distances returns them (any order).
 CrdSummary summarize_crd(const std::vector<DistanceCount>& distances, const CrdCutoffs& cutoffs);
 
+// The histogram from its first to its last non-empty bin, the empty bins
+// between them included (count 0): the rows of its bar chart.
+std::vector<CrdBin> contiguous_bins(const std::vector<CrdBin>& histogram);
+
 // ---------------------------------------------------------------------------
 // Everything about one selection.
 
@@ -156,65 +127,19 @@ LocalityMetrics compute_locality(const Profile& profile, const std::vector<int64
                                  const CacheModel& cache);
 
 // ---------------------------------------------------------------------------
-// Suggestions (the paper's Table 1).
-
-// Data affinity: at least this fraction of the CRD events lies beyond the min
-// cutoff (probable or certain capacity misses) ...
-inline constexpr double kDataAffinityMinFractionBeyondMin = 0.10;
-// ... or the median CRD is at least the min cutoff, with at least this many events.
-inline constexpr uint64_t kDataAffinityMinEvents = 1;
-// Thread affinity: balance above this (percent) ...
-inline constexpr double kThreadAffinityMinBalance = 50.0;
-// ... or sqrt(homogeneity) / mean of the non-zero CRR entries at least this
-// (coefficient of variation) ...
-inline constexpr double kThreadAffinityMinVariation = 1.0;
-// ... and only with at least this many communicating (writer, reader) pairs.
-inline constexpr size_t kThreadAffinityMinPairs = 2;
-// Thread pairs named by a thread-affinity suggestion.
-inline constexpr size_t kSuggestedPairs = 3;
-
-enum class SuggestionKind { DataAffinity, ThreadAffinity };
-const char* suggestion_kind_name(SuggestionKind kind);  // "data-affinity", "thread-affinity"
-
-// Two threads and the communication between them, both directions (raw + rar).
-struct ThreadPairVolume {
-  uint32_t first = 0;
-  uint32_t second = 0;
-  uint64_t events = 0;
-};
-
-struct Suggestion {
-  SuggestionKind kind = SuggestionKind::DataAffinity;
-  std::string region;
-  std::string file;  // as in the profile; empty when unknown
-  uint32_t first_line = 0;
-  uint32_t last_line = 0;
-  std::string location;                 // "file.c:12-20" (basename), "-" when unknown
-  std::string evidence;                 // the numbers that triggered it
-  std::vector<std::string> actions;     // "code: ...", "runtime: ..."
-  std::vector<ThreadPairVolume> pairs;  // thread affinity: the pairs to place together
-};
+// Regions
 
 // "file.c:12-20", "file.c:12" (one line), "file.c", or "-".
 std::string region_location(const RegionInfo& region);
+// "file.c:12" (the first line only), "file.c", or "-".
+std::string region_start_location(const RegionInfo& region);
 
 // True when `region` is an omp_parallel region or nested in one (`regions`:
 // the profile's regions, to follow parent_id), or a section that starts
 // within the lines of an omp_parallel region of the same file.
 bool inside_omp_parallel(const RegionInfo& region, const std::vector<RegionInfo>& regions);
 
-// The suggestions for one region (or selection named after `region`) whose
-// metrics are `metrics`; `regions` as for inside_omp_parallel.
-std::vector<Suggestion> suggest(const RegionInfo& region, const LocalityMetrics& metrics,
-                                const std::vector<RegionInfo>& regions);
-
-// One paragraph: "kind REGION (LOCATION): EVIDENCE\n  - action\n ...".
-std::string format_suggestion(const Suggestion& suggestion);
-
-// ---------------------------------------------------------------------------
-// Helpers shared by the locality views.
-
-// ViewError "PATH was recorded without the crd analysis ..." unless it has CRD.
+// FindingError "PATH was recorded without the crd analysis ..." unless it has CRD.
 void require_crd(const Profile& profile);
 
 // The regions --region NAME selects (Profile::select_regions), and a region
@@ -227,8 +152,5 @@ struct RegionSelection {
   std::vector<int64_t> ids() const;
 };
 RegionSelection select_named(const Profile& profile, const std::string& name);
-
-// The bytes of a cache, for text: "32 MiB", "48 KiB", "1000 B".
-std::string human_bytes(uint64_t bytes);
 
 }  // namespace weft

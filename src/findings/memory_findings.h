@@ -1,12 +1,12 @@
 // The findings weft derives from the compressed memory traces and the
-// false-sharing analysis (MAQAO section 3.3), for `weft report`: false
+// false-sharing analysis (after MAQAO's memory hints), for `weft report`: false
 // sharing, non-unit and large strides, column-wise traversal of row-major
 // data, 4K aliasing between a store and a nearby load, the reuse degree of
 // loads, and the OpenMP schedule each loop actually executed (from the
 // runtime's chunks, else recovered from the traces), with a warning when a
 // dynamic schedule's chunks make threads write the same lines. The analyses
 // themselves are diagnosis/trace_hints.h and diagnosis/schedule_recovery.h;
-// this view feeds them the profile. docs/metrics.md defines each finding.
+// this file feeds them the profile. docs/metrics.md defines each finding.
 #pragma once
 
 #include <cstddef>

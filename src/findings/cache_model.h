@@ -1,0 +1,38 @@
+// The cache the CRD cutoffs are measured against, from what the user gave
+// or the profile recorded; never from the machine running weft, so that a
+// profile reads the same everywhere.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "profile/profile.h"
+
+namespace weft {
+
+enum class CacheSource {
+  None,       // no cache resolved (a profile without CRD needs none)
+  CacheSize,  // --cache-size BYTES
+  Topology,   // --topology XML: its last-level cache
+  Profile,    // meta llc_bytes: the recording machine's last-level cache
+};
+// "none", "cache-size", "topology", "profile"
+const char* cache_source_name(CacheSource source);
+
+struct CacheOptions {
+  std::optional<std::string> cache_size = std::nullopt;  // --cache-size: "1048576", "32M", "512KiB"
+  std::optional<std::string> topology = std::nullopt;    // path of an hwloc XML file
+};
+
+struct CacheModel {
+  uint64_t bytes = 0;
+  CacheSource source = CacheSource::None;
+};
+
+// --cache-size if given, else --topology's last-level cache, else the
+// profile's meta llc_bytes. Throws FindingError (one line) for a bad
+// --cache-size, an unreadable topology, or a cache of zero / unknown size.
+CacheModel resolve_cache(const Profile& profile, const CacheOptions& options);
+
+}  // namespace weft

@@ -1,0 +1,77 @@
+// Per parallel section, how unevenly its threads were busy (LIME's
+// imbalance: the mean idle fraction at the closing barrier) and the ranked
+// causes (the control-flow decisions and the cache misses whose per-thread
+// counts explain the busy times) at source lines.
+//
+// The analysis of each instance is diagnosis/imbalance_diagnosis.h; this
+// file feeds it the profile's counts and turns its program counters into
+// source positions. `weft imbalance` renders find_imbalance(); the report
+// takes its top causes from analyze_imbalance().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profile/profile.h"
+
+namespace weft {
+
+// Which per-thread busy time the analysis explains (docs/metrics.md).
+enum class BusyMeasure { ModeledCycles, Instructions, Wall };
+const char* busy_measure_name(BusyMeasure measure);  // "cycles", "instructions", "wall"
+std::optional<BusyMeasure> parse_busy_measure(std::string_view name);
+
+struct ImbalanceOptions {
+  std::optional<std::string> section = std::nullopt;  // region name or FILE:LINE of its barrier
+  BusyMeasure measure = BusyMeasure::ModeledCycles;
+  double cluster_threshold = 0.9;  // UPGMA stopping correlation
+  // Instances analyzed per section at most: those with the largest imbalance
+  // (they carry most of the weight of the per-section aggregation).
+  size_t max_instances = 256;
+};
+
+struct ImbalanceCauseLine {
+  std::string kind;  // "control-flow" or "cache-miss"
+  double score = 0;
+  uint64_t pc = 0;    // the decision (last instruction of the leader block) or the load/store
+  std::string level;  // cache-miss: "L1", "L2" or "LLC"; empty for control flow
+  SourcePosition position;
+  std::string code;  // the source line's text, when the file is readable
+};
+
+struct SectionImbalance {
+  RegionInfo region;
+  size_t instances = 0;
+  size_t analyzed_instances = 0;
+  double imbalance = 0;                    // mean over instances of the idle fraction
+  double lost = 0;                         // sum over instances and threads of (max - busy)
+  std::vector<uint32_t> threads;           // thread ids, ascending
+  std::vector<double> busy;                // per thread, summed over instances
+  std::vector<ImbalanceCauseLine> causes;  // by score, descending
+};
+
+// Sections by lost busy time, descending. Throws FindingError when the
+// profile has no imbalance data or the section is unknown.
+std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
+                                                const ImbalanceOptions& options);
+
+// What `weft imbalance` shows: the sections with every cause, and the
+// measure their busy times are in.
+struct ImbalanceFindings {
+  BusyMeasure measure = BusyMeasure::ModeledCycles;
+  std::vector<SectionImbalance> sections;  // as analyze_imbalance returns them
+};
+
+ImbalanceFindings find_imbalance(const Profile& profile, const ImbalanceOptions& options);
+
+// "file.c:88 function" (or "function 0x…" without a source line).
+std::string cause_location(const ImbalanceCauseLine& cause);
+
+// "file.c:93" for region "section@file.c:93" (other names as they are).
+std::string section_location(const RegionInfo& region);
+
+}  // namespace weft

@@ -1,0 +1,146 @@
+#include "findings/report_findings.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace weft {
+namespace {
+
+std::vector<std::string> parse_args(const std::string& json_text) {
+  auto json = nlohmann::json::parse(json_text, nullptr, false);
+  std::vector<std::string> args;
+  if (!json.is_array()) return args;
+  for (const auto& arg : json) {
+    if (arg.is_string()) args.push_back(arg.get<std::string>());
+  }
+  return args;
+}
+
+std::optional<int64_t> meta_integer(const Profile& profile, const std::string& key) {
+  std::string text = profile.meta_value(key);
+  try {
+    size_t used = 0;
+    int64_t value = std::stoll(text, &used);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+double meta_double(const Profile& profile, const std::string& key) {
+  try {
+    return std::stod(profile.meta_value(key));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+RunFacts run_facts(const Profile& profile) {
+  RunFacts run;
+  run.command = profile.meta_value("command");
+  run.args = parse_args(profile.meta_value("args"));
+  run.cwd = profile.meta_value("cwd");
+  run.source = profile.meta_value("source");
+  run.start_time = profile.meta_value("start_time");
+  run.hostname = profile.meta_value("hostname");
+  run.topology = profile.meta_value("topology");
+  run.weft_version = profile.meta_value("weft_version");
+  run.duration_s = meta_double(profile, "duration_s");
+  run.exit_status_text = profile.meta_value("exit_status");
+  run.exit_status = meta_integer(profile, "exit_status");
+  run.exit_signal = profile.meta_value("exit_signal");
+  run.granularity = meta_integer(profile, "granularity");
+  run.dropped_events = meta_integer(profile, "dropped_events");
+  run.dropped_sync_events = meta_integer(profile, "dropped_sync_events");
+  return run;
+}
+
+}  // namespace
+
+Heatmap make_heatmap(const CommunicationMatrix& matrix, size_t max_columns) {
+  Heatmap heatmap;
+  const size_t threads = matrix.size();
+  max_columns = std::max<size_t>(max_columns, 1);
+  heatmap.bucket = threads <= max_columns ? 1 : (threads + max_columns - 1) / max_columns;
+  const size_t cells = (threads + heatmap.bucket - 1) / heatmap.bucket;
+  heatmap.cells.assign(cells, std::vector<uint64_t>(cells, 0));
+  for (size_t writer = 0; writer < threads; ++writer) {
+    for (size_t reader = 0; reader < threads; ++reader) {
+      heatmap.cells[writer / heatmap.bucket][reader / heatmap.bucket] += matrix[writer][reader];
+    }
+  }
+  for (const auto& row : heatmap.cells) {
+    for (uint64_t value : row) heatmap.max = std::max(heatmap.max, value);
+  }
+
+  const size_t top_level = std::char_traits<char>::length(kHeatmapRamp) - 1;
+  for (const auto& row : heatmap.cells) {
+    std::string line;
+    for (uint64_t value : row) {
+      size_t level = 0;
+      if (value > 0) {
+        double scaled = std::ceil(static_cast<double>(value) * static_cast<double>(top_level) /
+                                  static_cast<double>(heatmap.max));
+        level = std::clamp<size_t>(static_cast<size_t>(scaled), 1, top_level);
+      }
+      line += kHeatmapRamp[level];
+    }
+    heatmap.rows.push_back(std::move(line));
+  }
+  return heatmap;
+}
+
+ReportFindings find_report(const Profile& profile, const ReportOptions& options) {
+  const size_t top = options.top;
+  ReportFindings data;
+  data.has_imbalance = profile.has_imbalance();
+  if (data.has_imbalance) {
+    for (SectionImbalance& section : analyze_imbalance(profile, ImbalanceOptions{})) {
+      if (data.imbalance.size() == kReportSections) break;
+      if (section.imbalance < kReportMinImbalance) continue;
+      if (section.causes.size() > kReportCauses) section.causes.resize(kReportCauses);
+      data.imbalance.push_back(std::move(section));
+    }
+  }
+
+  data.memory = analyze_memory_hints(profile);
+
+  for (RegionVolume& volume : profile.region_volumes()) {
+    if (volume.raw + volume.rar > 0) data.top_regions.push_back(std::move(volume));
+  }
+  std::stable_sort(
+      data.top_regions.begin(), data.top_regions.end(),
+      [](const RegionVolume& a, const RegionVolume& b) { return a.raw + a.rar > b.raw + b.rar; });
+  if (data.top_regions.size() > top) data.top_regions.resize(top);
+
+  data.crd = profile.has_crd();
+  if (data.crd) data.cache = resolve_cache(profile, options.cache);
+  const std::vector<RegionInfo> regions = profile.regions();
+  for (const RegionVolume& volume : data.top_regions) {
+    LocalityMetrics metrics = compute_locality(profile, {volume.region.id}, data.cache);
+    for (Suggestion& suggestion : suggest(volume.region, metrics, regions))
+      data.suggestions.push_back(std::move(suggestion));
+    data.locality.push_back({volume, std::move(metrics)});
+  }
+
+  CommunicationMatrix raw = profile.matrix({}, MatrixKind::Raw);
+  CommunicationMatrix rar = profile.matrix({}, MatrixKind::Rar);
+  for (uint32_t writer = 0; writer < raw.size(); ++writer) {
+    for (uint32_t reader = 0; reader < raw.size(); ++reader) {
+      ThreadPair pair{writer, reader, raw[writer][reader], rar[writer][reader]};
+      if (pair.raw + pair.rar > 0) data.top_pairs.push_back(pair);
+    }
+  }
+  std::stable_sort(
+      data.top_pairs.begin(), data.top_pairs.end(),
+      [](const ThreadPair& a, const ThreadPair& b) { return a.raw + a.rar > b.raw + b.rar; });
+  if (data.top_pairs.size() > top) data.top_pairs.resize(top);
+
+  data.heatmap = make_heatmap(raw);
+  data.profile = profile_facts(profile);
+  data.run = run_facts(profile);
+  return data;
+}
+
+}  // namespace weft

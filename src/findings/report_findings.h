@@ -1,0 +1,101 @@
+// What `weft report` shows, gathered once for its table and JSON: the run
+// facts, the regions and thread pairs that communicate most, a heatmap of
+// the whole-program RaW matrix, the locality and suggestions of the top
+// regions, the most imbalanced sections, and the memory findings.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "findings/cache_model.h"
+#include "findings/imbalance_findings.h"
+#include "findings/locality.h"
+#include "findings/memory_findings.h"
+#include "findings/profile_facts.h"
+#include "findings/suggestions.h"
+#include "profile/profile.h"
+
+namespace weft {
+
+struct ReportOptions {
+  size_t top = 10;          // regions, thread pairs and suggestions' regions
+  CacheOptions cache = {};  // the cache of the CRD cutoffs
+};
+
+// The sections of the report: at most kReportSections, each at least
+// kReportMinImbalance idle on average, with kReportCauses causes at most.
+inline constexpr size_t kReportSections = 3;
+inline constexpr size_t kReportCauses = 3;
+inline constexpr double kReportMinImbalance = 0.05;
+
+// The run as the profile's meta table records it.
+struct RunFacts {
+  std::string command;
+  std::vector<std::string> args;  // meta args, a JSON array of strings
+  std::string cwd;
+  std::string source;
+  std::string start_time;
+  std::string hostname;
+  std::string topology;
+  std::string weft_version;
+  double duration_s = 0;                  // 0 when unreadable
+  std::string exit_status_text;           // meta exit_status as stored; "" when unknown
+  std::optional<int64_t> exit_status;     // ... when it is an integer
+  std::string exit_signal;                // "" unless the program was killed
+  std::optional<int64_t> granularity;     // meta granularity, when an integer
+  std::optional<int64_t> dropped_events;  // accesses not accounted
+  std::optional<int64_t> dropped_sync_events;
+};
+
+struct ThreadPair {
+  uint32_t writer = 0;
+  uint32_t reader = 0;
+  uint64_t raw = 0;
+  uint64_t rar = 0;
+};
+
+// A top region with its locality metrics.
+struct RegionLocality {
+  RegionVolume volume;
+  LocalityMetrics metrics;
+};
+
+// A matrix shrunk to at most max_columns x max_columns cells by summing
+// square blocks of `bucket` threads, drawn one character per cell.
+struct Heatmap {
+  size_t bucket = 1;              // threads per cell along each axis
+  uint64_t max = 0;               // largest cell
+  CommunicationMatrix cells;      // [writer bucket][reader bucket]
+  std::vector<std::string> rows;  // one string per writer bucket
+};
+
+// The ramp, from zero to the largest cell; any non-zero cell is at least '.'.
+inline constexpr const char* kHeatmapRamp = " .:-=+*#%@";
+
+Heatmap make_heatmap(const CommunicationMatrix& matrix, size_t max_columns = 64);
+
+struct ReportFindings {
+  ProfileFacts profile;
+  RunFacts run;
+  std::vector<RegionVolume> top_regions;  // by raw + rar, descending, at most `top`
+  bool crd = false;                       // the profile measured CRD
+  CacheModel cache;                       // resolved only when crd
+  std::vector<RegionLocality> locality;   // the top regions, same order
+  std::vector<Suggestion> suggestions;
+  std::vector<ThreadPair> top_pairs;  // by raw + rar, descending, at most `top`
+  Heatmap heatmap;                    // of the whole-program raw matrix
+  bool has_imbalance = false;         // the profile recorded the imbalance analysis
+  // The most imbalanced sections (by lost busy time) with their top causes.
+  std::vector<SectionImbalance> imbalance;
+  // Schedules executed and findings from the traces and false sharing.
+  MemoryHints memory;
+};
+
+// Throws FindingError for a bad cache option (asked for only when the
+// profile has CRD), ProfileError for an unreadable profile.
+ReportFindings find_report(const Profile& profile, const ReportOptions& options);
+
+}  // namespace weft
