@@ -305,16 +305,126 @@ bool cause_before(const Cause& a, const Cause& b) {
   return std::tie(a.pc, a.kind, a.level, a.edge_to) < std::tie(b.pc, b.kind, b.level, b.edge_to);
 }
 
-}  // namespace
-
-InstanceDiagnosis diagnose_instance(const SectionInstanceData& data,
-                                    const DiagnosisOptions& options) {
+// Throws unless the time and every edge's counts have one finite value per
+// thread (an edge's counts may be empty).
+void check_instance(const SectionInstanceData& data) {
   check_counts(data.time, data.threads, false, [] { return std::string("time"); });
   for (const auto& edge : data.edges) {
     check_counts(edge.counts, data.threads, true, [&] {
       return "edge " + std::to_string(edge.from) + "->" + std::to_string(edge.to);
     });
   }
+}
+
+// The events to cluster: the non-constant edges, then the hardware residuals.
+std::vector<Event> instance_events(const Cfg& cfg,
+                                   const std::vector<HardwareEventResidual>& hardware) {
+  std::vector<Event> events;
+  for (size_t e = 0; e < cfg.edges.size(); ++e) {
+    if (!is_zero(unit_centered(cfg.edges[e].counts))) events.push_back({true, e});
+  }
+  for (size_t h = 0; h < hardware.size(); ++h) events.push_back({false, h});
+  return events;
+}
+
+// One row per event: its per-thread counts (or residual).
+Eigen::MatrixXd event_rows(const std::vector<Event>& events, const Cfg& cfg,
+                           const std::vector<HardwareEventResidual>& hardware, Index threads) {
+  Eigen::MatrixXd rows(static_cast<Index>(events.size()), threads);
+  for (size_t i = 0; i < events.size(); ++i) {
+    const Index row = static_cast<Index>(i);
+    if (events[i].control_flow) {
+      rows.row(row) = cfg.edges[events[i].index].counts.transpose();
+    } else {
+      const auto& residual = hardware[events[i].index].residual;
+      rows.row(row) = Eigen::Map<const Eigen::RowVectorXd>(residual.data(), threads);
+    }
+  }
+  return rows;
+}
+
+// One column per cluster: the mean z-score of its members, standardized again.
+Eigen::MatrixXd cluster_representatives(const Eigen::MatrixXd& rows,
+                                        const std::vector<std::vector<size_t>>& clusters) {
+  const Index n = rows.cols();
+  const Eigen::MatrixXd unit = centered_unit_rows(rows);
+  Eigen::MatrixXd representatives(n, static_cast<Index>(clusters.size()));
+  for (size_t c = 0; c < clusters.size(); ++c) {
+    VectorXd sum = VectorXd::Zero(n);
+    for (size_t member : clusters[c]) sum += unit.row(static_cast<Index>(member)).transpose();
+    representatives.col(static_cast<Index>(c)) = unit_centered(sum);
+  }
+  return representatives;
+}
+
+// The causes found so far: one per (kind, pc, level), the best-scoring one
+// when several clusters give the same.
+class CauseSet {
+ public:
+  void offer(const Cause& cause) {
+    auto [it, inserted] = causes_.try_emplace({cause.kind, cause.pc, cause.level}, cause);
+    if (!inserted && cause_before(cause, it->second)) it->second = cause;
+  }
+
+  // Best first.
+  std::vector<Cause> sorted() const {
+    std::vector<Cause> result;
+    for (const auto& [key, cause] : causes_) result.push_back(cause);
+    std::sort(result.begin(), result.end(), cause_before);
+    return result;
+  }
+
+ private:
+  std::map<std::tuple<CauseKind, uint64_t, HardwareLevel>, Cause> causes_;
+};
+
+// A selected control-flow cluster's causes: its leader nodes.
+void offer_control_flow_causes(const Cfg& cfg, const std::vector<size_t>& cluster_edges,
+                               double beta, CauseSet& causes) {
+  for (uint32_t node : leaders(cfg, cluster_edges)) {
+    const NodeScore leader = node_score(cfg, node);
+    Cause cause;
+    cause.kind = CauseKind::ControlFlow;
+    cause.pc = cfg.pcs[node];
+    cause.level = HardwareLevel::Executions;
+    cause.score = beta * leader.score;
+    cause.beta = beta;
+    cause.leader_score = leader.score;
+    cause.edge_to = leader.edge_to;
+    causes.offer(cause);
+  }
+}
+
+// A selected hardware cluster's causes: each member, with its share of the
+// cluster's spread over threads.
+void offer_cache_miss_causes(const Eigen::MatrixXd& rows, const std::vector<Event>& events,
+                             const std::vector<HardwareEventResidual>& hardware,
+                             const std::vector<size_t>& members, double beta, CauseSet& causes) {
+  auto spread = [&](size_t member) {
+    const Eigen::RowVectorXd row = rows.row(static_cast<Index>(member));
+    return (row.array() - row.mean()).matrix().norm();
+  };
+  double total_spread = 0;
+  for (size_t member : members) total_spread += spread(member);
+  for (size_t member : members) {
+    const auto& event = hardware[events[member].index];
+    Cause cause;
+    cause.kind = CauseKind::CacheMiss;
+    cause.pc = event.pc;
+    cause.level = event.level;
+    cause.share = total_spread > 0 ? spread(member) / total_spread
+                                   : 1.0 / static_cast<double>(members.size());
+    cause.score = beta * cause.share;
+    cause.beta = beta;
+    causes.offer(cause);
+  }
+}
+
+}  // namespace
+
+InstanceDiagnosis diagnose_instance(const SectionInstanceData& data,
+                                    const DiagnosisOptions& options) {
+  check_instance(data);
   const auto hardware =
       hardware_event_residuals(data.instructions, data.threads, options.explained_fraction);
 
@@ -326,53 +436,27 @@ InstanceDiagnosis diagnose_instance(const SectionInstanceData& data,
   if (is_zero(time_unit)) return diagnosis;
   diagnosis.analyzable = true;
 
-  // 1. Events: non-constant edges, then the hardware residuals.
+  // 1. Events.
   const Cfg cfg = build_cfg(data, time_unit);
-  std::vector<Event> events;
-  for (size_t e = 0; e < cfg.edges.size(); ++e) {
-    if (!is_zero(unit_centered(cfg.edges[e].counts))) events.push_back({true, e});
-  }
-  for (size_t h = 0; h < hardware.size(); ++h) events.push_back({false, h});
+  const std::vector<Event> events = instance_events(cfg, hardware);
   diagnosis.events = events.size();
   if (events.empty()) return diagnosis;
-
-  Eigen::MatrixXd rows(static_cast<Index>(events.size()), n);
-  for (size_t i = 0; i < events.size(); ++i) {
-    const Index row = static_cast<Index>(i);
-    if (events[i].control_flow) {
-      rows.row(row) = cfg.edges[events[i].index].counts.transpose();
-    } else {
-      const auto& residual = hardware[events[i].index].residual;
-      rows.row(row) = Eigen::Map<const Eigen::RowVectorXd>(residual.data(), n);
-    }
-  }
+  const Eigen::MatrixXd rows = event_rows(events, cfg, hardware, n);
 
   // 2. Clustering.
   const auto clusters = cluster_events(rows, options.cluster_threshold, options.bulk_threshold);
   diagnosis.clusters = clusters.size();
 
-  // 3. Representatives: mean z-score of the members, standardized again.
-  const Eigen::MatrixXd unit = centered_unit_rows(rows);
-  Eigen::MatrixXd representatives(n, static_cast<Index>(clusters.size()));
-  for (size_t c = 0; c < clusters.size(); ++c) {
-    VectorXd sum = VectorXd::Zero(n);
-    for (size_t member : clusters[c]) sum += unit.row(static_cast<Index>(member)).transpose();
-    representatives.col(static_cast<Index>(c)) = unit_centered(sum);
-  }
+  // 3. Representatives.
+  const Eigen::MatrixXd representatives = cluster_representatives(rows, clusters);
 
   // 5. Regression.
   const Regression regression = forward_selection(representatives, time_unit, options.significance);
   diagnosis.selected_clusters = regression.selected.size();
   diagnosis.r_squared = regression.r_squared;
 
-  // 4 and 6. Leaders of the selected control-flow clusters, and the causes:
-  // one per (kind, pc, level), the best-scoring one when several clusters
-  // give the same.
-  std::map<std::tuple<CauseKind, uint64_t, HardwareLevel>, Cause> causes;
-  auto offer = [&](const Cause& cause) {
-    auto [it, inserted] = causes.try_emplace({cause.kind, cause.pc, cause.level}, cause);
-    if (!inserted && cause_before(cause, it->second)) it->second = cause;
-  };
+  // 4 and 6. Leaders of the selected control-flow clusters, and the causes.
+  CauseSet causes;
   for (size_t s = 0; s < regression.selected.size(); ++s) {
     const auto& members = clusters[regression.selected[s]];
     const double beta = regression.beta[s];
@@ -381,41 +465,12 @@ InstanceDiagnosis diagnose_instance(const SectionInstanceData& data,
       if (events[member].control_flow) cluster_edges.push_back(events[member].index);
     }
     if (!cluster_edges.empty()) {
-      for (uint32_t node : leaders(cfg, cluster_edges)) {
-        const NodeScore leader = node_score(cfg, node);
-        Cause cause;
-        cause.kind = CauseKind::ControlFlow;
-        cause.pc = cfg.pcs[node];
-        cause.level = HardwareLevel::Executions;
-        cause.score = beta * leader.score;
-        cause.beta = beta;
-        cause.leader_score = leader.score;
-        cause.edge_to = leader.edge_to;
-        offer(cause);
-      }
+      offer_control_flow_causes(cfg, cluster_edges, beta, causes);
     } else {
-      auto spread = [&](size_t member) {
-        const Eigen::RowVectorXd row = rows.row(static_cast<Index>(member));
-        return (row.array() - row.mean()).matrix().norm();
-      };
-      double total_spread = 0;
-      for (size_t member : members) total_spread += spread(member);
-      for (size_t member : members) {
-        const auto& event = hardware[events[member].index];
-        Cause cause;
-        cause.kind = CauseKind::CacheMiss;
-        cause.pc = event.pc;
-        cause.level = event.level;
-        cause.share = total_spread > 0 ? spread(member) / total_spread
-                                       : 1.0 / static_cast<double>(members.size());
-        cause.score = beta * cause.share;
-        cause.beta = beta;
-        offer(cause);
-      }
+      offer_cache_miss_causes(rows, events, hardware, members, beta, causes);
     }
   }
-  for (auto& [key, cause] : causes) diagnosis.causes.push_back(cause);
-  std::sort(diagnosis.causes.begin(), diagnosis.causes.end(), cause_before);
+  diagnosis.causes = causes.sorted();
   return diagnosis;
 }
 

@@ -13,16 +13,29 @@ namespace {
 enum class TeamKind { Barrier, OpenMp, Joined };
 using TeamKey = std::tuple<TeamKind, uint64_t, uint64_t, uint64_t>;
 
-}  // namespace
+// Each thread's records in its own order (the capture keeps that order
+// within a thread).
+using RecordsByThread = std::map<uint32_t, std::vector<const SyncRecord*>>;
 
-std::vector<SectionInstance> find_section_instances(const std::vector<SyncRecord>& sync) {
-  // Each thread's records in its own order (the capture keeps that order
-  // within a thread).
-  std::map<uint32_t, std::vector<const SyncRecord*>> by_thread;
+// Per joined thread: the joining thread, the join's pc and the joiner's
+// fork phase then.
+using Joiners = std::map<uint32_t, std::tuple<uint32_t, uint64_t, uint64_t>>;
+
+// Instances being gathered, and the first arrival of each.
+struct Teams {
+  std::map<TeamKey, SectionInstance> instances;
+  std::map<TeamKey, uint64_t> first_arrival;
+};
+
+RecordsByThread records_by_thread(const std::vector<SyncRecord>& sync) {
+  RecordsByThread by_thread;
   for (const SyncRecord& r : sync) by_thread[r.thread].push_back(&r);
+  return by_thread;
+}
 
-  // Who joined each thread, where, and in which of the joiner's fork phases.
-  std::map<uint32_t, std::tuple<uint32_t, uint64_t, uint64_t>> joined_by;
+// Who joined each thread, where, and in which of the joiner's fork phases.
+Joiners find_joiners(const RecordsByThread& by_thread) {
+  Joiners joined_by;
   for (const auto& [thread, records] : by_thread) {
     uint64_t phase = 0;
     bool joined_since_create = false;
@@ -37,70 +50,87 @@ std::vector<SectionInstance> find_section_instances(const std::vector<SyncRecord
       }
     }
   }
+  return joined_by;
+}
 
-  std::map<TeamKey, SectionInstance> teams;
-  std::map<TeamKey, uint64_t> first_arrival;
-  for (const auto& [thread, records] : by_thread) {
-    uint32_t segment = 0;
-    uint64_t segment_start = 0;
-    uint64_t outlined_body = 0;
-    std::map<uint64_t, uint64_t> barrier_arrivals;  // by barrier object
-    std::map<uint64_t, uint64_t> omp_barriers;      // by outlined body
-    for (const SyncRecord* r : records) {
-      if (r->kind == SyncKind::OmpImplicitTaskBegin) outlined_body = r->object;
-      if (!closes_section(r->kind)) {
-        if (resumes_section(r->kind)) segment_start = r->time_ns;
-        continue;
-      }
-      std::optional<TeamKey> key;
-      uint64_t site = r->pc;
-      switch (r->kind) {
-        case SyncKind::BarrierEnter:
-          key = TeamKey{TeamKind::Barrier, r->object, barrier_arrivals[r->object]++, 0};
-          break;
-        case SyncKind::OmpBarrierEnter:
-        case SyncKind::OmpImplicitBarrier:
-          key = TeamKey{TeamKind::OpenMp, outlined_body, omp_barriers[outlined_body]++, 0};
-          break;
-        case SyncKind::ThreadExit:
-          site = kThreadExitSectionSite;
-          if (auto it = joined_by.find(thread); it != joined_by.end()) {
-            const auto& [joiner, join_pc, phase] = it->second;
-            key = TeamKey{TeamKind::Joined, joiner, join_pc, phase};
-          }
-          break;
-        default:
-          break;
-      }
-      if (key) {
-        SectionInstance& instance = teams[*key];
-        instance.threads.push_back({thread, segment, segment_start, r->time_ns, site});
-        auto [it, fresh] = first_arrival.try_emplace(*key, r->time_ns);
-        if (!fresh) it->second = std::min(it->second, r->time_ns);
-      }
-      ++segment;
-      segment_start = r->time_ns;
+// Adds each of the thread's segments to the team of the record closing it.
+void add_thread_segments(uint32_t thread, const std::vector<const SyncRecord*>& records,
+                         const Joiners& joined_by, Teams& teams) {
+  uint32_t segment = 0;
+  uint64_t segment_start = 0;
+  uint64_t outlined_body = 0;
+  std::map<uint64_t, uint64_t> barrier_arrivals;  // by barrier object
+  std::map<uint64_t, uint64_t> omp_barriers;      // by outlined body
+  for (const SyncRecord* r : records) {
+    if (r->kind == SyncKind::OmpImplicitTaskBegin) outlined_body = r->object;
+    if (!closes_section(r->kind)) {
+      if (resumes_section(r->kind)) segment_start = r->time_ns;
+      continue;
     }
+    std::optional<TeamKey> key;
+    uint64_t site = r->pc;
+    switch (r->kind) {
+      case SyncKind::BarrierEnter:
+        key = TeamKey{TeamKind::Barrier, r->object, barrier_arrivals[r->object]++, 0};
+        break;
+      case SyncKind::OmpBarrierEnter:
+      case SyncKind::OmpImplicitBarrier:
+        key = TeamKey{TeamKind::OpenMp, outlined_body, omp_barriers[outlined_body]++, 0};
+        break;
+      case SyncKind::ThreadExit:
+        site = kThreadExitSectionSite;
+        if (auto it = joined_by.find(thread); it != joined_by.end()) {
+          const auto& [joiner, join_pc, phase] = it->second;
+          key = TeamKey{TeamKind::Joined, joiner, join_pc, phase};
+        }
+        break;
+      default:
+        break;
+    }
+    if (key) {
+      SectionInstance& instance = teams.instances[*key];
+      instance.threads.push_back({thread, segment, segment_start, r->time_ns, site});
+      auto [it, fresh] = teams.first_arrival.try_emplace(*key, r->time_ns);
+      if (!fresh) it->second = std::min(it->second, r->time_ns);
+    }
+    ++segment;
+    segment_start = r->time_ns;
   }
+}
+
+// Sorts the instance's threads by id and names it by its most common
+// closing site (the lowest on ties).
+void name_by_site(SectionInstance& instance) {
+  std::sort(instance.threads.begin(), instance.threads.end(),
+            [](const auto& a, const auto& b) { return a.thread < b.thread; });
+  std::map<uint64_t, std::pair<size_t, uint32_t>> sites;  // site -> (threads, first thread)
+  for (const SectionInstanceThread& t : instance.threads) {
+    auto [it, fresh] = sites.try_emplace(t.site, 0, t.thread);
+    ++it->second.first;
+  }
+  size_t best = 0;
+  for (const auto& [site, count_thread] : sites)
+    if (count_thread.first > best) {
+      best = count_thread.first;
+      instance.site = site;
+      instance.site_thread = count_thread.second;
+    }
+}
+
+}  // namespace
+
+std::vector<SectionInstance> find_section_instances(const std::vector<SyncRecord>& sync) {
+  const RecordsByThread by_thread = records_by_thread(sync);
+  const Joiners joined_by = find_joiners(by_thread);
+  Teams teams;
+  for (const auto& [thread, records] : by_thread)
+    add_thread_segments(thread, records, joined_by, teams);
 
   std::vector<std::pair<uint64_t, SectionInstance>> ordered;
-  for (auto& [key, instance] : teams) {
+  for (auto& [key, instance] : teams.instances) {
     if (instance.threads.size() < 2) continue;
-    std::sort(instance.threads.begin(), instance.threads.end(),
-              [](const auto& a, const auto& b) { return a.thread < b.thread; });
-    std::map<uint64_t, std::pair<size_t, uint32_t>> sites;  // site -> (threads, first thread)
-    for (const SectionInstanceThread& t : instance.threads) {
-      auto [it, fresh] = sites.try_emplace(t.site, 0, t.thread);
-      ++it->second.first;
-    }
-    size_t best = 0;
-    for (const auto& [site, count_thread] : sites)
-      if (count_thread.first > best) {
-        best = count_thread.first;
-        instance.site = site;
-        instance.site_thread = count_thread.second;
-      }
-    ordered.emplace_back(first_arrival.at(key), std::move(instance));
+    name_by_site(instance);
+    ordered.emplace_back(teams.first_arrival.at(key), std::move(instance));
   }
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -222,6 +222,95 @@ std::vector<Instruction> disassemble(const Disassembler& mc, llvm::ArrayRef<uint
 
 // ------------------------------------------------------ function results --
 
+// Index of the instruction starting exactly at address, or -1.
+int64_t instruction_at(const std::vector<Instruction>& instructions, uint64_t address) {
+  const uint64_t walk_end = instructions.back().address + instructions.back().size;
+  if (address < instructions.front().address || address >= walk_end) return -1;
+  auto it = std::lower_bound(
+      instructions.begin(), instructions.end(), address,
+      [](const Instruction& instruction, uint64_t a) { return instruction.address < a; });
+  if (it == instructions.end() || it->address != address) return -1;
+  return it - instructions.begin();
+}
+
+struct BlockBounds {
+  std::vector<uint32_t> first_instruction;  // per block, plus one past the last block
+  std::vector<uint32_t> block_of;           // per instruction
+};
+
+// Blocks start at the leaders: the entry, every branch target inside the
+// function, and every instruction after a branch, return or trap.
+BlockBounds find_block_bounds(const std::vector<Instruction>& instructions) {
+  std::vector<bool> leader(instructions.size(), false);
+  leader[0] = true;
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    const Instruction& instruction = instructions[i];
+    if (instruction.flow == Flow::kNext) continue;
+    if (i + 1 < instructions.size()) leader[i + 1] = true;
+    if (instruction.has_target) {
+      int64_t target = instruction_at(instructions, instruction.target);
+      if (target >= 0) leader[static_cast<size_t>(target)] = true;
+    }
+  }
+  BlockBounds bounds;
+  bounds.block_of.resize(instructions.size());
+  for (uint32_t i = 0; i < instructions.size(); ++i) {
+    if (leader[i]) bounds.first_instruction.push_back(i);
+    bounds.block_of[i] = static_cast<uint32_t>(bounds.first_instruction.size() - 1);
+  }
+  bounds.first_instruction.push_back(static_cast<uint32_t>(instructions.size()));
+  return bounds;
+}
+
+// The basic blocks and their successors inside the function.
+std::vector<BasicBlock> build_blocks(const std::vector<Instruction>& instructions,
+                                     const BlockBounds& bounds) {
+  const std::vector<uint32_t>& first_instruction = bounds.first_instruction;
+  const uint32_t block_count = static_cast<uint32_t>(first_instruction.size() - 1);
+  std::vector<BasicBlock> blocks;
+  for (uint32_t b = 0; b < block_count; ++b) {
+    const Instruction& first = instructions[first_instruction[b]];
+    const Instruction& last = instructions[first_instruction[b + 1] - 1];
+    BasicBlock block;
+    block.start = first.address;
+    block.end = last.address + last.size;
+    block.instructions = first_instruction[b + 1] - first_instruction[b];
+    block.last_instruction = last.address;
+    bool falls_through = last.flow == Flow::kNext || last.flow == Flow::kConditional;
+    if (falls_through && b + 1 < block_count) block.successors.push_back(b + 1);
+    if ((last.flow == Flow::kConditional || last.flow == Flow::kJump) && last.has_target) {
+      // A target outside the function (tail call, gcc's .cold part) or inside
+      // an instruction is no edge.
+      int64_t target = instruction_at(instructions, last.target);
+      if (target >= 0) block.successors.push_back(bounds.block_of[static_cast<size_t>(target)]);
+    }
+    block.ends_in_indirect_jump = last.flow == Flow::kIndirectJump;
+    std::sort(block.successors.begin(), block.successors.end());
+    block.successors.erase(std::unique(block.successors.begin(), block.successors.end()),
+                           block.successors.end());
+    blocks.push_back(std::move(block));
+  }
+  return blocks;
+}
+
+// The natural loops of the blocks' control-flow graph (entry: block 0),
+// without the derived fields complete() sets.
+std::vector<Loop> find_block_loops(const std::vector<BasicBlock>& blocks) {
+  Successors graph;
+  for (const BasicBlock& block : blocks) graph.push_back(block.successors);
+  LoopForest forest = find_loops(graph, 0);
+  std::vector<Loop> loops;
+  for (const NaturalLoop& natural : forest.loops) {
+    Loop loop;
+    loop.parent = natural.parent;
+    loop.depth = natural.depth;
+    loop.header = blocks[natural.header].start;
+    loop.blocks = natural.body;
+    loops.push_back(std::move(loop));
+  }
+  return loops;
+}
+
 void merge_range(std::vector<std::pair<uint64_t, uint64_t>>& ranges, uint64_t lo, uint64_t hi) {
   if (!ranges.empty() && ranges.back().second == lo) {
     ranges.back().second = hi;
@@ -507,6 +596,17 @@ struct BinaryStructure::Backend {
     return result;
   }
 
+  // The code section holding vaddr (the last one listed), or nullptr.
+  const CodeSection* code_section_at(uint64_t vaddr) const {
+    const CodeSection* section = nullptr;
+    for (const CodeSection& candidate : code_sections) {
+      if (vaddr >= candidate.address && vaddr < candidate.address + candidate.bytes.size()) {
+        section = &candidate;
+      }
+    }
+    return section;
+  }
+
   FunctionStructure analyze(const std::string& path, const FunctionSymbol& symbol);
 };
 
@@ -519,13 +619,7 @@ FunctionStructure BinaryStructure::Backend::analyze(const std::string& path,
   function.end = symbol.end;
 
   const Disassembler* mc = disassembler();
-  const CodeSection* section = nullptr;
-  for (const CodeSection& candidate : code_sections) {
-    if (symbol.start >= candidate.address &&
-        symbol.start < candidate.address + candidate.bytes.size()) {
-      section = &candidate;
-    }
-  }
+  const CodeSection* section = code_section_at(symbol.start);
   if (mc == nullptr || section == nullptr) return function;
   uint64_t offset = symbol.start - section->address;
   uint64_t length = std::min<uint64_t>(symbol.end - symbol.start, section->bytes.size() - offset);
@@ -533,78 +627,14 @@ FunctionStructure BinaryStructure::Backend::analyze(const std::string& path,
       disassemble(*mc, section->bytes.slice(offset, length), symbol.start);
   if (instructions.empty()) return function;
   function.instructions = static_cast<uint32_t>(instructions.size());
-  const uint64_t walk_end = instructions.back().address + instructions.back().size;
 
-  // Index of the instruction starting exactly at address, or -1.
-  auto instruction_at = [&](uint64_t address) -> int64_t {
-    if (address < symbol.start || address >= walk_end) return -1;
-    auto it = std::lower_bound(
-        instructions.begin(), instructions.end(), address,
-        [](const Instruction& instruction, uint64_t a) { return instruction.address < a; });
-    if (it == instructions.end() || it->address != address) return -1;
-    return it - instructions.begin();
-  };
-
-  // Leaders: the entry, every branch target inside the function, and every
-  // instruction after a branch, return or trap.
-  std::vector<bool> leader(instructions.size(), false);
-  leader[0] = true;
-  for (size_t i = 0; i < instructions.size(); ++i) {
-    const Instruction& instruction = instructions[i];
-    if (instruction.flow == Flow::kNext) continue;
-    if (i + 1 < instructions.size()) leader[i + 1] = true;
-    if (instruction.has_target) {
-      int64_t target = instruction_at(instruction.target);
-      if (target >= 0) leader[static_cast<size_t>(target)] = true;
-    }
-  }
-  std::vector<uint32_t> first_instruction;  // per block, plus one past the last block
-  std::vector<uint32_t> block_of(instructions.size());
-  for (uint32_t i = 0; i < instructions.size(); ++i) {
-    if (leader[i]) first_instruction.push_back(i);
-    block_of[i] = static_cast<uint32_t>(first_instruction.size() - 1);
-  }
-  first_instruction.push_back(static_cast<uint32_t>(instructions.size()));
-
-  const uint32_t block_count = static_cast<uint32_t>(first_instruction.size() - 1);
-  for (uint32_t b = 0; b < block_count; ++b) {
-    const Instruction& first = instructions[first_instruction[b]];
-    const Instruction& last = instructions[first_instruction[b + 1] - 1];
-    BasicBlock block;
-    block.start = first.address;
-    block.end = last.address + last.size;
-    block.instructions = first_instruction[b + 1] - first_instruction[b];
-    block.last_instruction = last.address;
-    bool falls_through = last.flow == Flow::kNext || last.flow == Flow::kConditional;
-    if (falls_through && b + 1 < block_count) block.successors.push_back(b + 1);
-    if ((last.flow == Flow::kConditional || last.flow == Flow::kJump) && last.has_target) {
-      // A target outside the function (tail call, gcc's .cold part) or inside
-      // an instruction is no edge.
-      int64_t target = instruction_at(last.target);
-      if (target >= 0) block.successors.push_back(block_of[static_cast<size_t>(target)]);
-    }
-    block.ends_in_indirect_jump = last.flow == Flow::kIndirectJump;
-    std::sort(block.successors.begin(), block.successors.end());
-    block.successors.erase(std::unique(block.successors.begin(), block.successors.end()),
-                           block.successors.end());
-    function.blocks.push_back(std::move(block));
-  }
-
-  Successors graph;
-  for (const BasicBlock& block : function.blocks) graph.push_back(block.successors);
-  LoopForest forest = find_loops(graph, 0);
-  for (const NaturalLoop& natural : forest.loops) {
-    Loop loop;
-    loop.parent = natural.parent;
-    loop.depth = natural.depth;
-    loop.header = function.blocks[natural.header].start;
-    loop.blocks = natural.body;
-    function.loops.push_back(std::move(loop));
-  }
+  const BlockBounds bounds = find_block_bounds(instructions);
+  function.blocks = build_blocks(instructions, bounds);
+  function.loops = find_block_loops(function.blocks);
   complete(function);
 
   std::unordered_map<uint64_t, SourceLine> lines;
-  attach_lines(function, instructions, first_instruction, [&](uint64_t address) {
+  attach_lines(function, instructions, bounds.first_instruction, [&](uint64_t address) {
     auto found = lines.find(address);
     if (found == lines.end()) found = lines.emplace(address, outermost_line(path, address)).first;
     return found->second;

@@ -106,34 +106,66 @@ bool dominates(const std::vector<int32_t>& idom, uint32_t a, uint32_t b) {
   }
 }
 
-LoopForest find_loops(const Successors& raw_successors, uint32_t entry) {
-  const Successors successors = clean(raw_successors);
-  const uint32_t n = static_cast<uint32_t>(successors.size());
-  LoopForest forest;
-  forest.idom = dominators_of_clean(successors, entry);
-  forest.innermost.assign(n, -1);
-  const std::vector<int32_t>& idom = forest.idom;
+namespace {
 
-  Successors predecessors(n);  // reachable predecessors only
-  for (uint32_t node = 0; node < n; ++node) {
+// Per node, its predecessors that are reachable from the entry.
+Successors reachable_predecessors(const Successors& successors, const std::vector<int32_t>& idom) {
+  Successors predecessors(successors.size());
+  for (uint32_t node = 0; node < successors.size(); ++node) {
     if (idom[node] == kNoDominator) continue;
     for (uint32_t next : successors[node]) predecessors[next].push_back(node);
   }
+  return predecessors;
+}
 
-  // Back edges, grouped by header (a std::map keeps headers in node order).
+// The back edges u -> h (h dominates u) as (latch, header) pairs, and the
+// latches grouped by header (a std::map keeps headers in node order).
+std::map<uint32_t, std::vector<uint32_t>> find_back_edges(
+    const Successors& successors, const std::vector<int32_t>& idom,
+    std::vector<std::pair<uint32_t, uint32_t>>& back_edges) {
   std::map<uint32_t, std::vector<uint32_t>> latches_of;
-  for (uint32_t node = 0; node < n; ++node) {
+  for (uint32_t node = 0; node < successors.size(); ++node) {
     if (idom[node] == kNoDominator) continue;
     for (uint32_t next : successors[node]) {
       if (dominates(idom, next, node)) {
-        forest.back_edges.emplace_back(node, next);
+        back_edges.emplace_back(node, next);
         latches_of[next].push_back(node);
       }
     }
   }
-  std::sort(forest.back_edges.begin(), forest.back_edges.end());
+  std::sort(back_edges.begin(), back_edges.end());
+  return latches_of;
+}
 
-  // One natural loop per header: walk backwards from the latches to the header.
+// Marks in `in_body` (all false on entry) the header and every node that
+// reaches a latch without passing through the header.
+void mark_loop_body(uint32_t header, const std::vector<uint32_t>& latches,
+                    const Successors& predecessors, std::vector<bool>& in_body) {
+  in_body[header] = true;
+  std::vector<uint32_t> work;
+  for (uint32_t latch : latches) {
+    if (!in_body[latch]) {
+      in_body[latch] = true;
+      work.push_back(latch);
+    }
+  }
+  while (!work.empty()) {
+    uint32_t node = work.back();
+    work.pop_back();
+    for (uint32_t pred : predecessors[node]) {
+      if (!in_body[pred]) {
+        in_body[pred] = true;
+        work.push_back(pred);
+      }
+    }
+  }
+}
+
+// One natural loop per header, in header order: walk backwards from the
+// latches to the header.
+std::vector<NaturalLoop> natural_loops(std::map<uint32_t, std::vector<uint32_t>>& latches_of,
+                                       const Successors& predecessors) {
+  const uint32_t n = static_cast<uint32_t>(predecessors.size());
   std::vector<NaturalLoop> loops;
   std::vector<bool> in_body(n, false);
   for (auto& [header, latches] : latches_of) {
@@ -142,31 +174,18 @@ LoopForest find_loops(const Successors& raw_successors, uint32_t entry) {
     std::sort(latches.begin(), latches.end());
     loop.latches = latches;
     std::fill(in_body.begin(), in_body.end(), false);
-    in_body[header] = true;
-    std::vector<uint32_t> work;
-    for (uint32_t latch : latches) {
-      if (!in_body[latch]) {
-        in_body[latch] = true;
-        work.push_back(latch);
-      }
-    }
-    while (!work.empty()) {
-      uint32_t node = work.back();
-      work.pop_back();
-      for (uint32_t pred : predecessors[node]) {
-        if (!in_body[pred]) {
-          in_body[pred] = true;
-          work.push_back(pred);
-        }
-      }
-    }
+    mark_loop_body(header, latches, predecessors, in_body);
     for (uint32_t node = 0; node < n; ++node) {
       if (in_body[node]) loop.body.push_back(node);
     }
     loops.push_back(std::move(loop));
   }
+  return loops;
+}
 
-  // Nesting: the parent is the smallest other loop containing the header.
+// Nesting: the parent of a loop is the smallest other loop containing its
+// header (-1 when none does).
+std::vector<int32_t> loop_parents(const std::vector<NaturalLoop>& loops) {
   auto contains = [](const NaturalLoop& loop, uint32_t node) {
     return std::binary_search(loop.body.begin(), loop.body.end(), node);
   };
@@ -180,8 +199,14 @@ LoopForest find_loops(const Successors& raw_successors, uint32_t entry) {
       }
     }
   }
+  return parent;
+}
 
-  // Pre-order of the forest; loops (and thus children) are in header order.
+// Moves the loops into the forest in a pre-order of their nesting (loops,
+// and thus children, are in header order), with their parent, depth and
+// the innermost loop of each node.
+void add_in_pre_order(std::vector<NaturalLoop>& loops, const std::vector<int32_t>& parent,
+                      LoopForest& forest) {
   std::vector<std::vector<size_t>> children(loops.size());
   std::vector<size_t> roots;
   for (size_t i = 0; i < loops.size(); ++i) {
@@ -202,6 +227,19 @@ LoopForest find_loops(const Successors& raw_successors, uint32_t entry) {
     for (size_t child : children[old_index]) visit(child, new_index, depth + 1);
   };
   for (size_t root : roots) visit(root, -1, 1);
+}
+
+}  // namespace
+
+LoopForest find_loops(const Successors& raw_successors, uint32_t entry) {
+  const Successors successors = clean(raw_successors);
+  LoopForest forest;
+  forest.idom = dominators_of_clean(successors, entry);
+  forest.innermost.assign(successors.size(), -1);
+  const Successors predecessors = reachable_predecessors(successors, forest.idom);
+  auto latches_of = find_back_edges(successors, forest.idom, forest.back_edges);
+  std::vector<NaturalLoop> loops = natural_loops(latches_of, predecessors);
+  add_in_pre_order(loops, loop_parents(loops), forest);
   return forest;
 }
 

@@ -126,67 +126,93 @@ void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
       case WEFT_REC_SWITCH:
         bind(thread(s.a));
         break;
-      case WEFT_REC_THREAD_START: {
+      // A multi-slot record cut by the end of its block (the producer died
+      // while writing it) ends the consumption.
+      case WEFT_REC_THREAD_START:
         if (rest < 2) return;
-        const int32_t parent = static_cast<int32_t>(((s.b >> 8) & 0xffffffffu)) - 1;
-        ThreadContext* c =
-            session_.start_thread(static_cast<uint32_t>(s.a), parent, slots[i + 1].a,
-                                  static_cast<int32_t>(slots[i + 1].b), slots[i + 2].a);
-        if (s.a < (uint64_t{1} << 20)) {
-          if (threads_.size() <= s.a) threads_.resize(s.a + 1, nullptr);
-          threads_[s.a] = c;
-        }
-        bind(c);
-        i += 2;
+        i += decode_thread_start(slots + i);
         break;
-      }
-      case WEFT_REC_THREAD_EXIT: {
+      case WEFT_REC_THREAD_EXIT:
         if (rest < 1) return;
-        if (ThreadContext* c = thread(s.a)) {
-          c->basic_blocks = slots[i + 1].b;
-          session_.finish_thread(*c, slots[i + 1].a);
-        }
-        i += 1;
+        i += decode_thread_exit(slots + i);
         break;
-      }
-      case WEFT_REC_SYNC: {
+      case WEFT_REC_SYNC:
         if (rest < 2) return;
-        if (current_)
-          session_.record_sync(*current_, static_cast<SyncKind>((s.b >> 8) & 0xffff), s.a,
-                               s.b >> WEFT_REC_PC_SHIFT, slots[i + 1].a,
-                               static_cast<int64_t>(slots[i + 1].b),
-                               static_cast<int64_t>(slots[i + 2].a));
-        bind(current_);  // a section boundary may pause or resume the thread's counting
-        i += 2;
+        i += decode_sync(slots + i);
         break;
-      }
-      case WEFT_REC_ALLOCATION: {
+      case WEFT_REC_ALLOCATION:
         if (rest < 1) return;
-        if (current_)
-          session_.record_allocation(*current_, s.b >> WEFT_REC_PC_SHIFT, s.a, slots[i + 1].a);
-        i += 1;
+        i += decode_allocation(slots + i);
         break;
-      }
-      case WEFT_REC_BLOCK_COUNT: {
+      case WEFT_REC_BLOCK_COUNT:
         if (rest < 1) return;
-        if (ThreadContext* c = thread(s.a)) c->basic_blocks = slots[i + 1].a;
-        i += 1;
+        i += decode_block_count(slots + i);
         break;
-      }
       case WEFT_REC_MAPS:
-        maps_ = slot_text(slots + i + 1, rest, s.a);
-        i += text_slots(s.a);
+        i += decode_maps(slots + i, rest);
         break;
       case WEFT_REC_END:
-        complete_ = ((s.b >> 8) & 1) != 0;
-        reason_ = slot_text(slots + i + 1, rest, s.a);
-        ended_ = true;
+        decode_end(slots + i, rest);
         break;
       default:
         throw std::runtime_error(
             fmt::format("corrupt event ring: record type {} from weft's Valgrind tool", type));
     }
   }
+}
+
+uint64_t RingEventDecoder::decode_thread_start(const WeftRingSlot* record) {
+  const WeftRingSlot& s = record[0];
+  const int32_t parent = static_cast<int32_t>(((s.b >> 8) & 0xffffffffu)) - 1;
+  ThreadContext* c = session_.start_thread(static_cast<uint32_t>(s.a), parent, record[1].a,
+                                           static_cast<int32_t>(record[1].b), record[2].a);
+  if (s.a < (uint64_t{1} << 20)) {
+    if (threads_.size() <= s.a) threads_.resize(s.a + 1, nullptr);
+    threads_[s.a] = c;
+  }
+  bind(c);
+  return 2;
+}
+
+uint64_t RingEventDecoder::decode_thread_exit(const WeftRingSlot* record) {
+  if (ThreadContext* c = thread(record[0].a)) {
+    c->basic_blocks = record[1].b;
+    session_.finish_thread(*c, record[1].a);
+  }
+  return 1;
+}
+
+uint64_t RingEventDecoder::decode_sync(const WeftRingSlot* record) {
+  const WeftRingSlot& s = record[0];
+  if (current_)
+    session_.record_sync(*current_, static_cast<SyncKind>((s.b >> 8) & 0xffff), s.a,
+                         s.b >> WEFT_REC_PC_SHIFT, record[1].a, static_cast<int64_t>(record[1].b),
+                         static_cast<int64_t>(record[2].a));
+  bind(current_);  // a section boundary may pause or resume the thread's counting
+  return 2;
+}
+
+uint64_t RingEventDecoder::decode_allocation(const WeftRingSlot* record) {
+  if (current_)
+    session_.record_allocation(*current_, record[0].b >> WEFT_REC_PC_SHIFT, record[0].a,
+                               record[1].a);
+  return 1;
+}
+
+uint64_t RingEventDecoder::decode_block_count(const WeftRingSlot* record) {
+  if (ThreadContext* c = thread(record[0].a)) c->basic_blocks = record[1].a;
+  return 1;
+}
+
+uint64_t RingEventDecoder::decode_maps(const WeftRingSlot* record, uint64_t rest) {
+  maps_ = slot_text(record + 1, rest, record[0].a);
+  return text_slots(record[0].a);
+}
+
+void RingEventDecoder::decode_end(const WeftRingSlot* record, uint64_t rest) {
+  complete_ = ((record[0].b >> 8) & 1) != 0;
+  reason_ = slot_text(record + 1, rest, record[0].a);
+  ended_ = true;
 }
 
 }  // namespace weft

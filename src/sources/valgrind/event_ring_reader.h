@@ -63,6 +63,18 @@ class RingEventDecoder {
   // Makes `c` the running thread (null: an unknown thread, ignored).
   void bind(ThreadContext* c);
 
+  // The multi-slot records, `record` pointing at their first slot with all
+  // their slots in the block (`rest` after it for those carrying text);
+  // each returns how many slots it used after the first.
+  uint64_t decode_thread_start(const WeftRingSlot* record);
+  uint64_t decode_thread_exit(const WeftRingSlot* record);
+  uint64_t decode_sync(const WeftRingSlot* record);
+  uint64_t decode_allocation(const WeftRingSlot* record);
+  uint64_t decode_block_count(const WeftRingSlot* record);
+  uint64_t decode_maps(const WeftRingSlot* record, uint64_t rest);
+  // The last record: the loop stops there.
+  void decode_end(const WeftRingSlot* record, uint64_t rest);
+
   CaptureSession& session_;
   std::vector<ThreadContext*> threads_;  // by weft id, also beyond max_threads
   ThreadContext* current_ = nullptr;

@@ -130,6 +130,116 @@ std::string valgrind_tool_directory() {
   return dir;
 }
 
+// Valgrind's command line: weft's tool reading `program` into the ring at
+// `ring_path`, Valgrind's own messages on `log_fd`.
+std::vector<std::string> valgrind_arguments(const ValgrindSetup& setup,
+                                            const std::vector<std::string>& command,
+                                            const std::string& program, const CaptureConfig& config,
+                                            const std::string& ring_path, int log_fd) {
+  std::vector<std::string> args{setup.valgrind, "--tool=" + std::string(kToolName), "-q",
+                                "--log-fd=" + std::to_string(log_fd), "--weft-ring=" + ring_path};
+  // The imbalance analysis counts edges between guest blocks: superblocks
+  // must not follow jumps into other blocks, so that a block record starts
+  // where a block of the binary (or its part after a call) does.
+  if (config.analyses.has(AnalysisId::Imbalance)) {
+    args.push_back("--weft-blocks=yes");
+    args.push_back("--vex-guest-chase=no");
+  }
+  args.push_back("--");
+  args.push_back(program);
+  args.insert(args.end(), command.begin() + 1, command.end());
+  return args;
+}
+
+// Forks valgrind with `args`; the child keeps `log_fd` across the exec.
+pid_t start_valgrind(const ValgrindSetup& setup, const std::vector<std::string>& args, int log_fd) {
+  const pid_t child = fork();
+  if (child < 0) throw std::runtime_error("cannot start valgrind: fork failed");
+  if (child == 0) {
+    fcntl(log_fd, F_SETFD, 0);  // inherited by valgrind
+    setenv("VALGRIND_LIB", setup.tool_directory.c_str(), 1);
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(setup.valgrind.c_str(), argv.data());
+    fmt::print(stderr, "weft: cannot run valgrind: {}\n", strerror(errno));
+    _exit(127);
+  }
+  return child;
+}
+
+// The tool sends the address map at the end; if it never gets there (the
+// process was killed), the last map read from /proc still names the code.
+class MapsSnapshot {
+ public:
+  explicit MapsSnapshot(pid_t pid) : path_(fmt::format("/proc/{}/maps", pid)) {}
+
+  // Rereads the map when the last read is over 200 ms old.
+  void refresh_now_and_then() {
+    if (std::chrono::steady_clock::now() - last_ <= std::chrono::milliseconds(200)) return;
+    std::ifstream in(path_);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!text.empty()) text_ = std::move(text);
+    last_ = std::chrono::steady_clock::now();
+  }
+
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string path_;
+  std::string text_;
+  std::chrono::steady_clock::time_point last_ =
+      std::chrono::steady_clock::now() - std::chrono::seconds(1);
+};
+
+// Consumes blocks as the tool publishes them, until it has ended and its
+// process is gone; then whatever was published is all there is. Returns
+// valgrind's wait status.
+int follow_valgrind(pid_t child, EventRing& ring, RingEventDecoder& decoder, ValgrindLog& log,
+                    MapsSnapshot& maps) {
+  int wait_status = 0;
+  bool exited = false;
+  while (true) {
+    const WeftRingSlot* slots = nullptr;
+    uint64_t count = 0;
+    if (ring.peek(slots, count)) {
+      decoder.consume(slots, count);
+      ring.release();
+      continue;
+    }
+    if (ring.tool_attached()) ring.unlink_file();
+    log.forward();
+    if (exited) break;
+    maps.refresh_now_and_then();
+    const pid_t r = waitpid(child, &wait_status, WNOHANG);
+    if (r == child || (r < 0 && errno != EINTR)) {
+      exited = true;  // one more pass drains what was published last
+      continue;
+    }
+    sleep_briefly();
+  }
+  return wait_status;
+}
+
+// Why the capture is incomplete when the tool sent no END record.
+std::string unended_reason(const EventRing& ring, int wait_status) {
+  return ring.tool_attached()
+             ? fmt::format(
+                   "valgrind ended ({}) before weft's tool could finish; events up "
+                   "to then were kept",
+                   describe_status(wait_status))
+             : fmt::format("valgrind could not run the program ({})", describe_status(wait_status));
+}
+
+void write_capture(CaptureSession& session, const std::string& capture_path, bool complete,
+                   const std::string& reason, const std::string& maps) {
+  const int fd = open(capture_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw std::runtime_error(fmt::format("cannot write {}: {}", capture_path, strerror(errno)));
+  session.write(fd, complete, reason.c_str(), maps.data(), maps.size());
+  close(fd);
+}
+
 }  // namespace
 
 ValgrindSetup check_valgrind_backend(const std::string& program) {
@@ -156,71 +266,17 @@ int record_under_valgrind(const ValgrindSetup& setup, const std::vector<std::str
   int log_pipe[2];
   if (pipe2(log_pipe, O_CLOEXEC) != 0)
     throw std::runtime_error(fmt::format("cannot create a pipe: {}", strerror(errno)));
-  std::vector<std::string> args{setup.valgrind, "--tool=" + std::string(kToolName), "-q",
-                                "--log-fd=" + std::to_string(log_pipe[1]),
-                                "--weft-ring=" + ring.path()};
-  // The imbalance analysis counts edges between guest blocks: superblocks
-  // must not follow jumps into other blocks, so that a block record starts
-  // where a block of the binary (or its part after a call) does.
-  if (config.analyses.has(AnalysisId::Imbalance)) {
-    args.push_back("--weft-blocks=yes");
-    args.push_back("--vex-guest-chase=no");
-  }
-  args.push_back("--");
-  args.push_back(program);
-  args.insert(args.end(), command.begin() + 1, command.end());
-
-  const pid_t child = fork();
-  if (child < 0) throw std::runtime_error("cannot start valgrind: fork failed");
-  if (child == 0) {
-    fcntl(log_pipe[1], F_SETFD, 0);  // inherited by valgrind
-    setenv("VALGRIND_LIB", setup.tool_directory.c_str(), 1);
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(setup.valgrind.c_str(), argv.data());
-    fmt::print(stderr, "weft: cannot run valgrind: {}\n", strerror(errno));
-    _exit(127);
-  }
+  const std::vector<std::string> args =
+      valgrind_arguments(setup, command, program, config, ring.path(), log_pipe[1]);
+  const pid_t child = start_valgrind(setup, args, log_pipe[1]);
   started(child);
   close(log_pipe[1]);
   fcntl(log_pipe[0], F_SETFL, O_NONBLOCK);
   ValgrindLog log(log_pipe[0]);
 
-  // Consume blocks as the tool publishes them, until it has ended and its
-  // process is gone; then whatever was published is all there is.
   RingEventDecoder decoder(*session);
-  int wait_status = 0;
-  bool exited = false;
-  // The tool sends the address map at the end; if it never gets there (the
-  // process was killed), the last map read from /proc still names the code.
-  std::string maps_snapshot;
-  const std::string proc_maps = fmt::format("/proc/{}/maps", child);
-  auto last_snapshot = std::chrono::steady_clock::now() - std::chrono::seconds(1);
-  while (true) {
-    const WeftRingSlot* slots = nullptr;
-    uint64_t count = 0;
-    if (ring.peek(slots, count)) {
-      decoder.consume(slots, count);
-      ring.release();
-      continue;
-    }
-    if (ring.tool_attached()) ring.unlink_file();
-    log.forward();
-    if (exited) break;
-    if (std::chrono::steady_clock::now() - last_snapshot > std::chrono::milliseconds(200)) {
-      std::ifstream in(proc_maps);
-      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (!text.empty()) maps_snapshot = std::move(text);
-      last_snapshot = std::chrono::steady_clock::now();
-    }
-    const pid_t r = waitpid(child, &wait_status, WNOHANG);
-    if (r == child || (r < 0 && errno != EINTR)) {
-      exited = true;  // one more pass drains what was published last
-      continue;
-    }
-    sleep_briefly();
-  }
+  MapsSnapshot maps_snapshot(child);
+  const int wait_status = follow_valgrind(child, ring, decoder, log, maps_snapshot);
   // Killed before its END: the events of the block it was filling, up to its
   // last synchronization event, are still in the ring.
   if (!decoder.ended()) {
@@ -235,20 +291,10 @@ int record_under_valgrind(const ValgrindSetup& setup, const std::vector<std::str
   std::string reason = decoder.reason();
   if (!decoder.ended()) {
     complete = false;
-    reason =
-        ring.tool_attached()
-            ? fmt::format(
-                  "valgrind ended ({}) before weft's tool could finish; events up "
-                  "to then were kept",
-                  describe_status(wait_status))
-            : fmt::format("valgrind could not run the program ({})", describe_status(wait_status));
+    reason = unended_reason(ring, wait_status);
   }
-  const int fd = open(capture_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw std::runtime_error(fmt::format("cannot write {}: {}", capture_path, strerror(errno)));
-  const std::string& maps = decoder.maps().empty() ? maps_snapshot : decoder.maps();
-  session->write(fd, complete, reason.c_str(), maps.data(), maps.size());
-  close(fd);
+  const std::string& maps = decoder.maps().empty() ? maps_snapshot.text() : decoder.maps();
+  write_capture(*session, capture_path, complete, reason, maps);
   return wait_status;
 }
 
