@@ -16,6 +16,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "cli/command.h"
 #include "common/analyses.h"
 #include "common/executable_search.h"
 #include "profile/profile_writer.h"
@@ -29,20 +30,10 @@ namespace weft {
 
 namespace {
 
-// A size in the command line's form (32K, 8M, 8MiB: CLI11's size units,
-// K = 1024), or nullopt.
-std::optional<uint64_t> byte_size(std::string text) {
-  if (!CLI::AsSizeValue(false)(text).empty()) return std::nullopt;
-  uint64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 // --cache's SIZE or WAYS (a plain number).
 uint64_t cache_number(const std::string& text, bool size) {
   const bool plain = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-  const std::optional<uint64_t> value = size || plain ? byte_size(text) : std::nullopt;
+  const std::optional<uint64_t> value = size || plain ? parse_size(text) : std::nullopt;
   if (!value)
     throw std::runtime_error(fmt::format("--cache: '{}' is not a {}", text,
                                          size ? "size (e.g. 32K, 8M)" : "number of ways"));
@@ -147,15 +138,17 @@ struct AnalysisPlan {
   std::map<std::string, std::string> values;  // by setting key
 };
 
-AnalysisSet selected_analyses(const std::vector<std::string>& names) {
-  if (names.empty()) return AnalysisSet::all();
+// Each --analyses value is a comma-separated list; none given: all.
+AnalysisSet selected_analyses(const std::vector<std::string>& lists) {
+  if (lists.empty()) return AnalysisSet::all();
   AnalysisSet set;
-  for (const std::string& name : names) {
-    const AnalysisDescriptor* d = find_analysis(name);
-    if (!d)
+  for (const std::string& list : lists) {
+    AnalysisSet listed;
+    std::string_view unknown;
+    if (!AnalysisSet::parse(list, listed, &unknown))
       throw std::runtime_error(
-          fmt::format("unknown analysis '{}' (available: {})", name, available_analyses()));
-    set.add(d->id);
+          fmt::format("unknown analysis '{}' (available: {})", unknown, available_analyses()));
+    listed.for_each([&](const AnalysisDescriptor& d) { set.add(d.id); });
   }
   return set.with_requirements();
 }
@@ -393,6 +386,60 @@ int run_record(const RecordOptions& options) {
   fmt::print(stderr, "weft: recorded {} thread{} ({}), profile written to {}\n",
              capture.threads.size(), capture.threads.size() == 1 ? "" : "s", ending, output);
   return exit_code;
+}
+
+namespace {
+
+struct RecordCommand : Command {
+  explicit RecordCommand(std::vector<std::string>& program_arguments)
+      : program_arguments(program_arguments) {}
+
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* c = app.add_subcommand("record", "run a program and write its profile");
+    c->add_option("-o,--output", options.output, "profile file")->capture_default_str();
+    c->add_option("--backend", options.backend, "event source: compile or valgrind")
+        ->capture_default_str();
+    c->add_option("--granularity", options.granularity, "bytes per granule (power of two, 1..4096)")
+        ->capture_default_str();
+    c->add_option("--max-threads", options.max_threads, "threads analyzed at most")
+        ->capture_default_str();
+    // Not split by CLI11, which drops empty items: "comm,,crd" is refused by
+    // the parser the runtime uses too (AnalysisSet::parse).
+    c->add_option(
+        "--analyses", options.analyses,
+        "comma-separated analyses (default: all; available: " + available_analyses() + ")");
+    // Each analysis' settings, as common/analyses.h declares them.
+    for (const AnalysisDescriptor& d : kAnalyses)
+      for (const AnalysisSetting& setting : d.settings) {
+        const std::string key(setting.key);
+        CLI::Option* option = c->add_option(std::string(setting.option), setting_text[key],
+                                            std::string(setting.help));
+        if (!setting.default_value.empty()) option->default_str(std::string(setting.default_value));
+        if (setting.type == SettingType::ByteSize) as_size(option);
+        setting_options.emplace_back(key, option);
+      }
+    c->add_option("command", options.command, "PROGRAM ARGS (after --)");
+    return c;
+  }
+
+  int run() override {
+    for (const auto& [key, option] : setting_options)
+      if (option->count() > 0) options.settings[key] = setting_text[key];
+    options.command.insert(options.command.end(), program_arguments.begin(),
+                           program_arguments.end());
+    return run_record(options);
+  }
+
+  RecordOptions options;
+  std::vector<std::string>& program_arguments;
+  std::map<std::string, std::string> setting_text;
+  std::vector<std::pair<std::string, CLI::Option*>> setting_options;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_record_command(std::vector<std::string>& program_arguments) {
+  return std::make_unique<RecordCommand>(program_arguments);
 }
 
 }  // namespace weft

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "common/byte_size.h"
 #include "findings/finding_error.h"
 #include "findings/profile_facts.h"
 #include "topology/topology.h"
@@ -24,13 +23,9 @@ const char* cache_source_name(CacheSource source) {
 
 CacheModel resolve_cache(const Profile& profile, const CacheOptions& options) {
   if (options.cache_size) {
-    std::optional<uint64_t> bytes = parse_byte_size(*options.cache_size);
-    if (!bytes || *bytes == 0) {
-      throw FindingError(fmt::format(
-          "bad --cache-size '{}': expected a positive number of bytes (e.g. 33554432, 32M, 512KiB)",
-          *options.cache_size));
-    }
-    return {*bytes, CacheSource::CacheSize};
+    if (*options.cache_size == 0)
+      throw FindingError("bad --cache-size 0: expected a positive number of bytes");
+    return {*options.cache_size, CacheSource::CacheSize};
   }
   if (options.topology) {
     // An explicit file the user named, not the machine running weft.

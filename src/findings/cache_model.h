@@ -21,8 +21,8 @@ enum class CacheSource {
 const char* cache_source_name(CacheSource source);
 
 struct CacheOptions {
-  std::optional<std::string> cache_size = std::nullopt;  // --cache-size: "1048576", "32M", "512KiB"
-  std::optional<std::string> topology = std::nullopt;    // path of an hwloc XML file
+  std::optional<uint64_t> cache_size = std::nullopt;   // --cache-size, in bytes
+  std::optional<std::string> topology = std::nullopt;  // path of an hwloc XML file
 };
 
 struct CacheModel {

@@ -34,13 +34,6 @@ const char* comm_kind_name(CommKind kind) {
   return "raw";
 }
 
-std::optional<CommKind> parse_comm_kind(std::string_view name) {
-  for (CommKind kind : {CommKind::Raw, CommKind::Rar, CommKind::Inval, CommKind::Crr}) {
-    if (name == comm_kind_name(kind)) return kind;
-  }
-  return std::nullopt;
-}
-
 CommFindings find_comm(const Profile& profile, const CommOptions& options) {
   std::vector<int64_t> region_ids;
   if (options.region) {

@@ -19,7 +19,6 @@ namespace weft {
 enum class CommKind { Raw, Rar, Inval, Crr };
 
 const char* comm_kind_name(CommKind kind);  // "raw", "rar", "inval", "crr"
-std::optional<CommKind> parse_comm_kind(std::string_view name);
 
 struct CommOptions {
   std::optional<std::string> region = std::nullopt;  // see Profile::select_regions; none = all

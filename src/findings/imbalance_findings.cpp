@@ -141,13 +141,6 @@ const char* busy_measure_name(BusyMeasure measure) {
   return "cycles";
 }
 
-std::optional<BusyMeasure> parse_busy_measure(std::string_view name) {
-  if (name == "cycles") return BusyMeasure::ModeledCycles;
-  if (name == "instructions") return BusyMeasure::Instructions;
-  if (name == "wall") return BusyMeasure::Wall;
-  return std::nullopt;
-}
-
 std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
                                                 const ImbalanceOptions& options) {
   if (!profile.has_imbalance())
@@ -254,6 +247,7 @@ std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
 
 ImbalanceFindings find_imbalance(const Profile& profile, const ImbalanceOptions& options) {
   ImbalanceFindings findings;
+  findings.profile = profile_facts(profile);
   findings.measure = options.measure;
   findings.sections = analyze_imbalance(profile, options);
   return findings;

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "findings/profile_facts.h"
 #include "profile/profile.h"
 
 namespace weft {
@@ -23,7 +24,6 @@ namespace weft {
 // Which per-thread busy time the analysis explains (docs/metrics.md).
 enum class BusyMeasure { ModeledCycles, Instructions, Wall };
 const char* busy_measure_name(BusyMeasure measure);  // "cycles", "instructions", "wall"
-std::optional<BusyMeasure> parse_busy_measure(std::string_view name);
 
 struct ImbalanceOptions {
   std::optional<std::string> section = std::nullopt;  // region name or FILE:LINE of its barrier
@@ -62,6 +62,7 @@ std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
 // What `weft imbalance` shows: the sections with every cause, and the
 // measure their busy times are in.
 struct ImbalanceFindings {
+  ProfileFacts profile;
   BusyMeasure measure = BusyMeasure::ModeledCycles;
   std::vector<SectionImbalance> sections;  // as analyze_imbalance returns them
 };

@@ -57,6 +57,7 @@ TraceFindings find_traces(const Profile& profile, const TraceOptions& options) {
 
   SourceLines sources;
   TraceFindings findings;
+  findings.profile = profile_facts(profile);
   for (const MemoryTraceInfo& t : traces) {
     TraceStream s;
     s.thread = t.thread;

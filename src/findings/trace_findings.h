@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/loop_trace.h"
+#include "findings/profile_facts.h"
 #include "profile/profile.h"
 
 namespace weft {
@@ -38,6 +39,7 @@ struct TraceStream {
 };
 
 struct TraceFindings {
+  ProfileFacts profile;
   std::vector<TraceStream> streams;  // by thread, then pc
 };
 

@@ -48,6 +48,8 @@ std::string render_table(const ImbalanceFindings& findings, size_t top) {
       "closing point)\n",
       findings.measure == BusyMeasure::ModeledCycles ? "modeled cycles"
                                                      : busy_measure_name(findings.measure));
+  if (!findings.profile.complete)
+    out += fmt::format("warning: INCOMPLETE profile ({})\n", findings.profile.incomplete_reason);
   if (sections.empty()) out += "\nNo section instance with two or more threads was recorded.\n";
   constexpr size_t kBarWidth = 40;
   for (const SectionImbalance& s : sections) {

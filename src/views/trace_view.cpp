@@ -24,6 +24,8 @@ nlohmann::json node_json(const TraceNode& node) {
 std::string render_traces(const TraceFindings& findings, const TraceRenderOptions& options) {
   nlohmann::json entries = nlohmann::json::array();
   std::string text;
+  if (!options.json && !findings.profile.complete)
+    text += fmt::format("warning: INCOMPLETE profile ({})\n", findings.profile.incomplete_reason);
   for (const TraceStream& s : findings.streams) {
     if (options.json) {
       nlohmann::json nodes = nlohmann::json::array();

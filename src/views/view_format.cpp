@@ -19,13 +19,6 @@ const char* output_format_name(OutputFormat format) {
   return "table";
 }
 
-std::optional<OutputFormat> parse_output_format(std::string_view name) {
-  for (OutputFormat format : {OutputFormat::Table, OutputFormat::Csv, OutputFormat::Json}) {
-    if (name == output_format_name(format)) return format;
-  }
-  return std::nullopt;
-}
-
 std::string csv_field(std::string_view text) {
   if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
   std::string quoted = "\"";

@@ -13,7 +13,6 @@ namespace weft {
 enum class OutputFormat { Table, Csv, Json };
 
 const char* output_format_name(OutputFormat format);  // "table", "csv", "json"
-std::optional<OutputFormat> parse_output_format(std::string_view name);
 
 // One CSV field: quoted (with doubled quotes) when it holds a comma, a quote
 // or a line break, as C++ region names often do ("f(int, int)").

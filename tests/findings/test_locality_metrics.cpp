@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "common/byte_size.h"
 #include "findings/locality.h"
 #include "findings/suggestions.h"
 
@@ -112,20 +111,6 @@ TEST(Locality, CutoffsAndFractions) {
   EXPECT_DOUBLE_EQ(none.fraction_below_min, 0.0);
   EXPECT_DOUBLE_EQ(none.fraction_between, 0.0);
   EXPECT_DOUBLE_EQ(none.fraction_above_max, 0.0);
-}
-
-TEST(Locality, ByteSizes) {
-  EXPECT_EQ(parse_byte_size("4096"), 4096u);
-  EXPECT_EQ(parse_byte_size("64K"), 65536u);
-  EXPECT_EQ(parse_byte_size("64KiB"), 65536u);
-  EXPECT_EQ(parse_byte_size("32M"), 32u << 20);
-  EXPECT_EQ(parse_byte_size("1G"), 1u << 30);
-  EXPECT_FALSE(parse_byte_size(""));
-  EXPECT_FALSE(parse_byte_size("M"));
-  EXPECT_FALSE(parse_byte_size("12abc"));
-  EXPECT_FALSE(parse_byte_size("-5"));
-  EXPECT_FALSE(parse_byte_size("99999999999999999999"));
-  EXPECT_FALSE(parse_byte_size("17179869184G"));  // overflows 64 bits
 }
 
 RegionInfo region_named(int64_t id, const std::string& kind, std::optional<int64_t> parent) {

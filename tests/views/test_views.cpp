@@ -152,13 +152,6 @@ TEST_F(ViewsTest, CommUnknownRegionFails) {
   EXPECT_THROW(comm(CommKind::Raw, OutputFormat::Csv, std::string("nope")), ProfileError);
 }
 
-TEST_F(ViewsTest, ParseNames) {
-  EXPECT_EQ(parse_comm_kind("crr"), CommKind::Crr);
-  EXPECT_EQ(parse_comm_kind("inval"), CommKind::Inval);
-  EXPECT_FALSE(parse_comm_kind("war"));
-  EXPECT_EQ(parse_output_format("json"), OutputFormat::Json);
-  EXPECT_FALSE(parse_output_format("xml"));
-}
 
 TEST_F(ViewsTest, ReportTable) {
   Profile profile = Profile::open(path_);

@@ -1,0 +1,57 @@
+// One subcommand of `weft`: it declares its options on the CLI11 app and runs
+// once they are parsed. Every failure ends in one line on stderr and a
+// non-zero exit (main.cpp); a command throws std::exception with that line.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace weft {
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  // Adds the subcommand and its options to `app`; returns the subcommand.
+  virtual CLI::App* add_to(CLI::App& app) = 0;
+  // Runs after parsing; returns the process exit code.
+  virtual int run() = 0;
+};
+
+// `weft record`; `program_arguments` receives what followed `--` on the
+// command line, which weft never reads as options.
+std::unique_ptr<Command> make_record_command(std::vector<std::string>& program_arguments);
+// The view subcommands (report, comm, crd, diff, imbalance, falseshare,
+// trace) and `topo`.
+std::vector<std::unique_ptr<Command>> make_view_commands();
+
+// A size in bytes as users write it: digits, then an optional unit that
+// CLI11's AsSizeValue knows (K = 1024: 64K, 64KiB, 32M, 1G). The digits are
+// checked first, since AsSizeValue alone takes "M" as 1M and wraps "-5" and
+// numbers past 64 bits around.
+CLI::Validator size_in_bytes();
+inline CLI::Option* as_size(CLI::Option* option) { return option->transform(size_in_bytes()); }
+// The same check and conversion on one value; nullopt when it is not a size.
+std::optional<uint64_t> parse_size(std::string text);
+
+// An option whose words map onto an enum (CLI11 checks and converts them);
+// its default is the word of `value`'s initial value.
+template <class Enum>
+CLI::Option* add_choice(CLI::App* app, const std::string& name, Enum& value,
+                        const std::vector<std::pair<std::string, Enum>>& words,
+                        const std::string& help) {
+  std::map<std::string, Enum> choices(words.begin(), words.end());
+  std::string initial;
+  for (const auto& [word, v] : words)
+    if (v == value && initial.empty()) initial = word;
+  return app->add_option(name, value, help)
+      ->transform(CLI::CheckedTransformer(choices))
+      ->default_str(initial);
+}
+
+}  // namespace weft

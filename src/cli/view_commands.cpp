@@ -1,0 +1,316 @@
+// The subcommands that read profiles. Each one is a small struct: its
+// options, and how it asks findings and renders them; opening the
+// profiles, warning about incomplete ones and printing are shared
+// (show()), so every view behaves the same.
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdio>
+#include <functional>
+#include <stdexcept>
+
+#include "cli/command.h"
+#include "profile/profile.h"
+#include "topology/topology.h"
+#include "views/comm_view.h"
+#include "views/crd_view.h"
+#include "views/diff_view.h"
+#include "views/falseshare_view.h"
+#include "views/imbalance_view.h"
+#include "views/report_view.h"
+#include "views/trace_view.h"
+
+namespace weft {
+namespace {
+
+void print(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (!text.empty() && text.back() != '\n') std::fputc('\n', stdout);
+}
+
+// Opens each profile, computes and renders, warns about every incomplete
+// profile, prints. Tables carry the warning in their text; CSV and JSON
+// must stay parseable, so for them it goes to stderr.
+int show(const std::vector<std::string>& paths, OutputFormat format,
+         const std::function<std::string(const std::vector<Profile>&)>& find_and_render) {
+  std::vector<Profile> profiles;
+  for (const std::string& path : paths) profiles.push_back(Profile::open(path));
+  const std::string text = find_and_render(profiles);
+  if (format != OutputFormat::Table)
+    for (const Profile& profile : profiles)
+      if (!profile.complete())
+        fmt::print(stderr, "weft: warning: {} is an INCOMPLETE profile ({})\n", profile.path(),
+                   profile.meta_value("incomplete_reason"));
+  print(text);
+  return 0;
+}
+
+using Formats = std::vector<std::pair<std::string, OutputFormat>>;
+const Formats kTableJson = {{"table", OutputFormat::Table}, {"json", OutputFormat::Json}};
+const Formats kTableCsvJson = {
+    {"table", OutputFormat::Table}, {"csv", OutputFormat::Csv}, {"json", OutputFormat::Json}};
+
+CLI::App* add_view(CLI::App& app, const std::string& name, const std::string& help,
+                   std::string& profile, OutputFormat& format, const Formats& formats) {
+  CLI::App* view = app.add_subcommand(name, help);
+  view->add_option("profile", profile, "profile file")->required();
+  add_choice(view, "--format", format, formats, "output format");
+  return view;
+}
+
+// A name given on the command line, or none (an empty one is refused by
+// the findings, not taken as none).
+std::optional<std::string> given(const CLI::Option* option, const std::string& value) {
+  return option->count() > 0 ? std::optional<std::string>(value) : std::nullopt;
+}
+
+// The cache options of the locality views (crd, diff, report).
+struct CacheArguments {
+  uint64_t cache_size = 0;
+  std::string topology;
+  CLI::Option* cache_size_option = nullptr;
+  CLI::Option* topology_option = nullptr;
+
+  void add_to(CLI::App* command) {
+    cache_size_option = as_size(command->add_option(
+        "--cache-size", cache_size, "cache size for the CRD cutoffs, in bytes (or 512K, 32M, 1G)"));
+    topology_option = command->add_option(
+        "--topology", topology, "hwloc XML file whose last-level cache sets the CRD cutoffs");
+  }
+  CacheOptions options() const {
+    CacheOptions cache;
+    if (cache_size_option->count() > 0) cache.cache_size = cache_size;
+    cache.topology = given(topology_option, topology);
+    return cache;
+  }
+};
+
+struct CommCommand : Command {
+  std::string profile, region;
+  CommOptions options;
+  OutputFormat format = OutputFormat::Table;
+  CLI::Option* region_option = nullptr;
+
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* c = add_view(app, "comm", "communication matrices of a region or the program",
+                           profile, format, kTableCsvJson);
+    region_option = c->add_option("--region", region, "region name, or a function with its loops");
+    add_choice(c, "--kind", options.kind,
+               {{"raw", CommKind::Raw},
+                {"rar", CommKind::Rar},
+                {"inval", CommKind::Inval},
+                {"crr", CommKind::Crr}},
+               "matrix: raw, rar, inval or crr");
+    return c;
+  }
+  int run() override {
+    options.region = given(region_option, region);
+    return show({profile}, format, [&](const std::vector<Profile>& p) {
+      return render_comm(find_comm(p[0], options), format);
+    });
+  }
+};
+
+struct ReportCommand : Command {
+  std::string profile;
+  ReportOptions options;
+  CacheArguments cache;
+  OutputFormat format = OutputFormat::Table;
+
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* c = add_view(app, "report", "summary of a profile with ranked findings", profile,
+                           format, kTableJson);
+    c->add_option("--top", options.top, "regions, pairs and suggestions' regions listed")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    cache.add_to(c);
+    return c;
+  }
+  int run() override {
+    options.cache = cache.options();
+    return show({profile}, format, [&](const std::vector<Profile>& p) {
+      return render_report(find_report(p[0], options), format);
+    });
+  }
+};
+
+struct CrdCommand : Command {
+  std::string profile, region;
+  CrdOptions options;
+  CacheArguments cache;
+  OutputFormat format = OutputFormat::Table;
+  CLI::Option* region_option = nullptr;
+
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* c = add_view(app, "crd", "communication reuse distance histograms per region",
+                           profile, format, kTableCsvJson);
+    region_option = c->add_option(
+        "--region", region, "region name, or a function with its loops (pooled first, then each)");
+    cache.add_to(c);
+    return c;
+  }
+  int run() override {
+    options.region = given(region_option, region);
+    options.cache = cache.options();
+    return show({profile}, format, [&](const std::vector<Profile>& p) {
+      return render_crd(find_crd(p[0], options), format);
+    });
+  }
+};
+
+struct DiffCommand : Command {
+  std::string a, b;
+  DiffOptions options;
+  CacheArguments cache;
+  OutputFormat format = OutputFormat::Table;
+
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* c =
+        app.add_subcommand("diff", "region-by-region change of communication locality (A -> B)");
+    c->add_option("A", a, "first profile (e.g. the smaller input)")->required();
+    c->add_option("B", b, "second profile")->required();
+    add_choice(c, "--format", format, kTableJson, "output format");
+    cache.add_to(c);
+    return c;
+  }
+  int run() override {
+    options.cache = cache.options();
+    return show({a, b}, format, [&](const std::vector<Profile>& p) {
+      return render_diff(find_diff(p[0], p[1], options), format);
+    });
+  }
+};
+
+struct ImbalanceCommand : Command {
+  std::string profile, section;
+  ImbalanceOptions options;
+  ImbalanceRenderOptions rendering;
+  CLI::Option* section_option = nullptr;
+
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* c =
+        add_view(app, "imbalance",
+                 "load imbalance per parallel section and its ranked causes at source lines",
+                 profile, rendering.format, kTableJson);
+    section_option = c->add_option("--section", section,
+                                   "one section: its name or the FILE:LINE of its closing barrier");
+    add_choice(c, "--time", options.measure,
+               {{"cycles", BusyMeasure::ModeledCycles},
+                {"instructions", BusyMeasure::Instructions},
+                {"wall", BusyMeasure::Wall}},
+               "busy time explained: cycles (modeled), instructions or wall");
+    c->add_option("--threshold", options.cluster_threshold,
+                  "correlation at which event clustering stops merging")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    c->add_option("--top", rendering.top, "causes listed per section")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    return c;
+  }
+  int run() override {
+    options.section = given(section_option, section);
+    return show({profile}, rendering.format, [&](const std::vector<Profile>& p) {
+      return render_imbalance(find_imbalance(p[0], options), rendering);
+    });
+  }
+};
+
+struct FalseShareCommand : Command {
+  std::string profile;
+  FalseShareRenderOptions rendering;
+
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* c =
+        add_view(app, "falseshare",
+                 "cache lines threads share falsely, with their data, offsets, sites and a fix",
+                 profile, rendering.format, kTableJson);
+    c->add_option("--top", rendering.top, "lines listed")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    return c;
+  }
+  int run() override {
+    return show({profile}, rendering.format, [&](const std::vector<Profile>& p) {
+      return render_false_sharing(find_false_sharing(p[0]), rendering);
+    });
+  }
+};
+
+// "401a2f" or "0x401a2f"; a one-line error otherwise.
+uint64_t hex_address(const std::string& text) {
+  const std::string_view digits =
+      text.starts_with("0x") || text.starts_with("0X") ? std::string_view(text).substr(2) : text;
+  uint64_t pc = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), pc, 16);
+  if (error != std::errc() || end != digits.data() + digits.size() || pc == 0)
+    throw std::runtime_error("--pc '" + text + "' is not a hex address");
+  return pc;
+}
+
+struct TraceCommand : Command {
+  std::string profile, pc, line;
+  int64_t thread = -1;
+  TraceRenderOptions rendering;
+  OutputFormat format = OutputFormat::Table;
+
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* c = app.add_subcommand(
+        "trace", "compressed memory traces (nested loops) per thread and instruction");
+    c->add_option("profile", profile, "profile file")->required();
+    c->add_option("--thread", thread, "one thread's traces")->check(CLI::NonNegativeNumber);
+    c->add_option("--pc", pc, "one instruction (hex address)");
+    c->add_option("--line", line, "the instructions of FILE:LINE");
+    add_choice(c, "--format", format, {{"text", OutputFormat::Table}, {"json", OutputFormat::Json}},
+               "output format");
+    c->add_option("--max-lines", rendering.max_lines, "lines of loop form per trace (text)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    return c;
+  }
+  int run() override {
+    TraceOptions options;
+    if (thread >= 0) options.thread = static_cast<uint32_t>(thread);
+    if (!pc.empty()) options.pc = hex_address(pc);
+    if (!line.empty()) options.line = line;
+    rendering.json = format == OutputFormat::Json;
+    return show({profile}, format, [&](const std::vector<Profile>& p) {
+      return render_traces(find_traces(p[0], options), rendering);
+    });
+  }
+};
+
+struct TopoCommand : Command {
+  std::string xml, synthetic;
+
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* c = app.add_subcommand("topo", "the machine's topology as weft sees it");
+    c->add_option("--topology", xml, "an hwloc XML file instead of this machine");
+    c->add_option("--synthetic", synthetic, "an hwloc synthetic description");
+    return c;
+  }
+  int run() override {
+    const Topology t = !xml.empty()         ? Topology::from_xml(xml)
+                       : !synthetic.empty() ? Topology::synthetic(synthetic)
+                                            : Topology::this_machine();
+    print(t.summary());
+    return 0;
+  }
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<Command>> make_view_commands() {
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(std::make_unique<CommCommand>());
+  commands.push_back(std::make_unique<ReportCommand>());
+  commands.push_back(std::make_unique<CrdCommand>());
+  commands.push_back(std::make_unique<DiffCommand>());
+  commands.push_back(std::make_unique<ImbalanceCommand>());
+  commands.push_back(std::make_unique<FalseShareCommand>());
+  commands.push_back(std::make_unique<TraceCommand>());
+  commands.push_back(std::make_unique<TopoCommand>());
+  return commands;
+}
+
+}  // namespace weft
