@@ -46,11 +46,16 @@ CLI::Option* add_choice(CLI::App* app, const std::string& name, Enum& value,
                         const std::vector<std::pair<std::string, Enum>>& words,
                         const std::string& help) {
   std::map<std::string, Enum> choices(words.begin(), words.end());
-  std::string initial;
-  for (const auto& [word, v] : words)
+  std::string initial, listed;
+  for (const auto& [word, v] : words) {
     if (v == value && initial.empty()) initial = word;
+    listed += (listed.empty() ? "" : "|") + word;
+  }
+  CLI::CheckedTransformer to_enum(choices);
+  to_enum.description("");
   return app->add_option(name, value, help)
-      ->transform(CLI::CheckedTransformer(choices))
+      ->transform(to_enum)
+      ->type_name(listed)
       ->default_str(initial);
 }
 

@@ -164,6 +164,11 @@ std::string setting_value(const AnalysisSetting& setting, const std::string& tex
     return fmt::format("{},{},{}", (*p)[0], (*p)[1], (*p)[2]);
   }
   uint64_t number = 0;
+  if (setting.type == SettingType::ByteSize)  // a default with a unit ("64M")
+    if (const std::optional<uint64_t> bytes = parse_size(text)) {
+      const std::string digits = std::to_string(*bytes);
+      if (parse_setting_number(setting, digits, number)) return digits;
+    }
   if (parse_setting_number(setting, text, number)) return text;
   switch (setting.type) {
     case SettingType::PowerOfTwo:

@@ -36,7 +36,9 @@ struct AnalysisSetting {
   std::string_view option;  // `weft record` option
   std::string_view env;     // the runtime's variable; empty: only `weft record` needs it
   std::string_view help;
-  std::string_view default_value;  // empty: weft record computes it (the machine's caches)
+  // As the option takes it (a size may have a unit); empty: weft record
+  // computes it (the machine's caches).
+  std::string_view default_value;
   SettingType type = SettingType::Unsigned;
   uint64_t min = 0;
   uint64_t max = UINT64_MAX;
@@ -95,7 +97,7 @@ inline constexpr AnalysisSetting kTracesSettings[] = {
     {"trace_budget", "--trace-budget", "WEFT_TRACE_BYTES_PER_THREAD",
      "memory per thread for compressed traces (e.g. 64M); beyond it the traces keep their "
      "beginning and count the rest as lost",
-     "67108864", SettingType::ByteSize, 4096},
+     "64M", SettingType::ByteSize, 4096},
 };
 inline constexpr std::string_view kTracesTables[] = {"memory_traces"};
 
