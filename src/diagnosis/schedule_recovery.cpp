@@ -373,6 +373,63 @@ RecoveredSchedule from_runtime(const std::vector<std::vector<IterationChunk>>& c
   return result;
 }
 
+// Rule 3b: every non-final run holds at least R/(2T) - 1 iterations, R the
+// iterations left at its start.
+bool runs_keep_up_with_guided(const Prepared& p, int64_t threads) {
+  for (const Run& run : p.runs) {
+    if (run.end == p.n) continue;
+    // 2T(size + 1) >= remaining, i.e. size + 1 >= ceil(remaining / 2T).
+    const int64_t remaining = p.n - run.begin;
+    if (run.size() + 1 < (remaining + 2 * threads - 1) / (2 * threads)) return false;
+  }
+  return true;
+}
+
+// Rules 3 to 5 (guided, dynamic, else unknown) for runs that are neither
+// static form: sets the kind, chunk and evidence of `result`.
+void classify_guided_or_dynamic(const Prepared& p, const std::string& head,
+                                RecoveredSchedule& result) {
+  const std::string runs = std::to_string(p.runs.size()) + " runs";
+  const std::vector<int64_t> non_final = non_final_sizes(p);
+  if (non_final.empty()) {
+    result.evidence = head + ", a single run that is not a static block";
+    return;
+  }
+  const int64_t smallest = *std::min_element(non_final.begin(), non_final.end());
+  const int64_t g = gcd_of(non_final);
+  const bool multiples_of_smallest = g == smallest;
+
+  // 3. guided.
+  const int64_t threads = std::max<int64_t>(p.team, p.active);
+  const int64_t first = p.runs.front().size();
+  const GuidedFit fit = fit_guided(p, smallest);
+  const bool guided = non_final.size() >= 2 &&
+                      ((first > 2 * smallest && !(multiples_of_smallest && smallest > 1)) ||
+                       (fit.fits && fit.first > fit.smallest)) &&
+                      runs_keep_up_with_guided(p, threads);
+  if (guided) {
+    std::string note;
+    result.kind = ScheduleKind::Guided;
+    result.chunk = guided_minimum(fit, smallest, note);
+    result.evidence = head + ", " + runs + " from " + std::to_string(first) + " down to " +
+                      std::to_string(smallest) + ", each >= remaining/" +
+                      std::to_string(2 * threads) + " - 1; " + note;
+    return;
+  }
+  // 4. dynamic.
+  if (multiples_of_smallest) {
+    const auto exact = std::count(non_final.begin(), non_final.end(), g);
+    result.kind = ScheduleKind::Dynamic;
+    result.chunk = g;
+    result.evidence = head + ", " + runs + ", all multiples of " + std::to_string(g) + " (" +
+                      std::to_string(exact) + " exactly " + std::to_string(g) +
+                      "), not round-robin";
+    return;
+  }
+  result.evidence = head + ", " + runs + ": no schedule fits (gcd " + std::to_string(g) +
+                    ", smallest non-final run " + std::to_string(smallest) + ")";
+}
+
 }  // namespace
 
 std::string schedule_name(const RecoveredSchedule& schedule) {
@@ -397,7 +454,6 @@ RecoveredSchedule classify_schedule(
     return result;
   }
   const std::string head = header(p);
-  const std::string runs = std::to_string(p.runs.size()) + " runs";
 
   // 1. static, one block per thread.
   if (static_blocks(p)) {
@@ -417,50 +473,7 @@ RecoveredSchedule classify_schedule(
                       std::to_string(chunk) + ", round-robin in thread order";
     return result;
   }
-  const std::vector<int64_t> non_final = non_final_sizes(p);
-  if (non_final.empty()) {
-    result.evidence = head + ", a single run that is not a static block";
-    return result;
-  }
-  const int64_t smallest = *std::min_element(non_final.begin(), non_final.end());
-  const int64_t g = gcd_of(non_final);
-  const bool multiples_of_smallest = g == smallest;
-
-  // 3. guided.
-  const int64_t threads = std::max<int64_t>(p.team, p.active);
-  const int64_t first = p.runs.front().size();
-  const GuidedFit fit = fit_guided(p, smallest);
-  bool guided = non_final.size() >= 2 &&
-                ((first > 2 * smallest && !(multiples_of_smallest && smallest > 1)) ||
-                 (fit.fits && fit.first > fit.smallest));
-  for (const Run& run : p.runs) {
-    if (!guided) break;
-    if (run.end == p.n) continue;
-    // 2T(size + 1) >= remaining, i.e. size + 1 >= ceil(remaining / 2T).
-    const int64_t remaining = p.n - run.begin;
-    if (run.size() + 1 < (remaining + 2 * threads - 1) / (2 * threads)) guided = false;
-  }
-  if (guided) {
-    std::string note;
-    result.kind = ScheduleKind::Guided;
-    result.chunk = guided_minimum(fit, smallest, note);
-    result.evidence = head + ", " + runs + " from " + std::to_string(first) + " down to " +
-                      std::to_string(smallest) + ", each >= remaining/" +
-                      std::to_string(2 * threads) + " - 1; " + note;
-    return result;
-  }
-  // 4. dynamic.
-  if (multiples_of_smallest) {
-    const auto exact = std::count(non_final.begin(), non_final.end(), g);
-    result.kind = ScheduleKind::Dynamic;
-    result.chunk = g;
-    result.evidence = head + ", " + runs + ", all multiples of " + std::to_string(g) + " (" +
-                      std::to_string(exact) + " exactly " + std::to_string(g) +
-                      "), not round-robin";
-    return result;
-  }
-  result.evidence = head + ", " + runs + ": no schedule fits (gcd " + std::to_string(g) +
-                    ", smallest non-final run " + std::to_string(smallest) + ")";
+  classify_guided_or_dynamic(p, head, result);
   return result;
 }
 

@@ -30,8 +30,6 @@ double busy_of(const InstanceThreadBusy& t, BusyMeasure measure) {
   return t.modeled_cycles;
 }
 
-// The counts of one instance in the diagnosis' layout (threads in the order
-// of instance.threads).
 double spread(const std::vector<double>& values) {
   if (values.empty()) return 0;
   double mean = 0;
@@ -53,6 +51,8 @@ std::array<double, 3> miss_penalties(const Profile& profile) {
 // (docs/metrics.md).
 constexpr double kMinMissShare = 0.01;
 
+// The counts of one instance in the diagnosis' layout (threads in the order
+// of instance.threads).
 SectionInstanceData instance_data(const Profile& profile, const SectionInstanceInfo& instance,
                                   BusyMeasure measure, const std::array<double, 3>& penalties) {
   SectionInstanceData data;
@@ -118,6 +118,129 @@ bool section_matches(const RegionInfo& region, const std::string& wanted) {
   return slash != std::string::npos && region.name == "section@" + wanted.substr(slash + 1);
 }
 
+// What the analysis of every section shares.
+struct ImbalanceContext {
+  const Profile& profile;
+  const ImbalanceOptions& options;
+  DiagnosisOptions diagnosis;
+  std::map<uint64_t, uint64_t> decisions;  // Profile::block_decisions()
+  std::array<double, 3> penalties;         // miss_penalties()
+  SourceLines sources;
+};
+
+// Fills the section's threads, busy times, lost time and mean imbalance;
+// returns each instance with its imbalance.
+std::vector<std::pair<double, const SectionInstanceInfo*>> measure_busy_times(
+    SectionImbalance& section, const std::vector<SectionInstanceInfo>& instances,
+    BusyMeasure measure) {
+  std::set<uint32_t> thread_ids;
+  for (const SectionInstanceInfo& instance : instances)
+    for (const InstanceThreadBusy& t : instance.threads) thread_ids.insert(t.thread);
+  section.threads.assign(thread_ids.begin(), thread_ids.end());
+  section.busy.assign(section.threads.size(), 0.0);
+  std::vector<std::pair<double, const SectionInstanceInfo*>> weighted;
+  double imbalance_sum = 0;
+  for (const SectionInstanceInfo& instance : instances) {
+    std::vector<double> busy;
+    for (const InstanceThreadBusy& t : instance.threads) {
+      busy.push_back(busy_of(t, measure));
+      const size_t at = static_cast<size_t>(
+          std::lower_bound(section.threads.begin(), section.threads.end(), t.thread) -
+          section.threads.begin());
+      section.busy[at] += busy.back();
+    }
+    const double imbalance = idle_fraction(busy);
+    const double longest = *std::max_element(busy.begin(), busy.end());
+    for (double b : busy) section.lost += longest - b;
+    imbalance_sum += imbalance;
+    weighted.emplace_back(imbalance, &instance);
+  }
+  section.imbalance = imbalance_sum / static_cast<double>(instances.size());
+  return weighted;
+}
+
+// The diagnoses of the most imbalanced instances (they carry the
+// aggregation's weight), each with its imbalance; counts them in
+// section.analyzed_instances.
+std::vector<std::pair<double, InstanceDiagnosis>> diagnose_instances(
+    ImbalanceContext& context, SectionImbalance& section,
+    std::vector<std::pair<double, const SectionInstanceInfo*>> weighted) {
+  std::stable_sort(weighted.begin(), weighted.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (weighted.size() > context.options.max_instances)
+    weighted.resize(context.options.max_instances);
+  std::vector<std::pair<double, InstanceDiagnosis>> diagnoses;
+  for (const auto& [imbalance, instance] : weighted) {
+    if (imbalance <= 0) continue;
+    InstanceDiagnosis d = diagnose_instance(
+        instance_data(context.profile, *instance, context.options.measure, context.penalties),
+        context.diagnosis);
+    if (!d.analyzable) continue;
+    ++section.analyzed_instances;
+    diagnoses.emplace_back(imbalance, std::move(d));
+  }
+  return diagnoses;
+}
+
+// A cause at its instruction: a control-flow cause at its block's decision.
+ImbalanceCauseLine cause_line(ImbalanceContext& context, const Cause& cause) {
+  ImbalanceCauseLine line;
+  line.score = cause.score;
+  if (cause.kind == CauseKind::ControlFlow) {
+    line.kind = "control-flow";
+    auto decision = context.decisions.find(cause.pc);
+    line.pc = decision != context.decisions.end() ? decision->second : cause.pc;
+  } else {
+    line.kind = "cache-miss";
+    line.pc = cause.pc;
+    line.level = level_name(cause.level);
+  }
+  line.position = context.profile.source_position(line.pc).value_or(SourcePosition{});
+  if (!line.position.file.empty())
+    line.code = context.sources.line(line.position.file, line.position.line);
+  return line;
+}
+
+// Causes at one source line are one finding, scored by the sum of its
+// instructions' scores (unrolled copies of a load, the blocks of one
+// condition; a hardware cluster's beta is divided among its members).
+// By score, descending.
+std::vector<ImbalanceCauseLine> causes_by_line(ImbalanceContext& context,
+                                               const std::vector<Cause>& causes) {
+  using LineKey = std::tuple<std::string, std::string, uint32_t, std::string>;
+  std::map<LineKey, ImbalanceCauseLine> lines;
+  std::map<LineKey, std::map<uint64_t, double>> score_per_pc;
+  for (const Cause& cause : causes) {
+    const ImbalanceCauseLine line = cause_line(context, cause);
+    const LineKey key{line.kind, line.position.file, line.position.line,
+                      line.position.file.empty() ? fmt::format("{:x}", line.pc) : std::string()};
+    score_per_pc[key][line.pc] += line.score;
+    // The line is shown with its strongest instruction's pc and level.
+    auto [it, fresh] = lines.try_emplace(key, line);
+    if (!fresh && line.score > it->second.score) it->second = line;
+  }
+  for (auto& [key, line] : lines) {
+    line.score = 0;
+    for (const auto& [pc, score] : score_per_pc[key]) line.score += score;
+  }
+  std::vector<ImbalanceCauseLine> out;
+  for (auto& [key, line] : lines) out.push_back(std::move(line));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.score > b.score; });
+  return out;
+}
+
+SectionImbalance analyze_section(ImbalanceContext& context, const RegionInfo& region,
+                                 const std::vector<SectionInstanceInfo>& instances) {
+  SectionImbalance section;
+  section.region = region;
+  section.instances = instances.size();
+  const std::vector<std::pair<double, InstanceDiagnosis>> diagnoses = diagnose_instances(
+      context, section, measure_busy_times(section, instances, context.options.measure));
+  section.causes = causes_by_line(context, combine_instances(diagnoses));
+  return section;
+}
+
 }  // namespace
 
 std::string section_location(const RegionInfo& region) {
@@ -150,92 +273,14 @@ std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
   for (SectionInstanceInfo& instance : profile.section_instances())
     by_region[instance.region_id].push_back(std::move(instance));
 
-  DiagnosisOptions diagnosis;
-  diagnosis.cluster_threshold = options.cluster_threshold;
-  const std::map<uint64_t, uint64_t> decisions = profile.block_decisions();
-  const std::array<double, 3> penalties = miss_penalties(profile);
-  SourceLines sources;
+  ImbalanceContext context{profile, options, {}, profile.block_decisions(), miss_penalties(profile),
+                           {}};
+  context.diagnosis.cluster_threshold = options.cluster_threshold;
   std::vector<SectionImbalance> sections;
-  for (auto& [region_id, instances] : by_region) {
-    SectionImbalance section;
-    section.region = *profile.region_by_id(region_id);
-    if (options.section && !section_matches(section.region, *options.section)) continue;
-    section.instances = instances.size();
-
-    std::set<uint32_t> thread_ids;
-    for (const SectionInstanceInfo& instance : instances)
-      for (const InstanceThreadBusy& t : instance.threads) thread_ids.insert(t.thread);
-    section.threads.assign(thread_ids.begin(), thread_ids.end());
-    section.busy.assign(section.threads.size(), 0.0);
-    std::vector<std::pair<double, const SectionInstanceInfo*>> weighted;
-    double imbalance_sum = 0;
-    for (const SectionInstanceInfo& instance : instances) {
-      std::vector<double> busy;
-      for (const InstanceThreadBusy& t : instance.threads) {
-        busy.push_back(busy_of(t, options.measure));
-        const size_t at = static_cast<size_t>(
-            std::lower_bound(section.threads.begin(), section.threads.end(), t.thread) -
-            section.threads.begin());
-        section.busy[at] += busy.back();
-      }
-      const double imbalance = idle_fraction(busy);
-      const double longest = *std::max_element(busy.begin(), busy.end());
-      for (double b : busy) section.lost += longest - b;
-      imbalance_sum += imbalance;
-      weighted.emplace_back(imbalance, &instance);
-    }
-    section.imbalance = imbalance_sum / static_cast<double>(instances.size());
-
-    // The most imbalanced instances carry the aggregation's weight.
-    std::stable_sort(weighted.begin(), weighted.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
-    if (weighted.size() > options.max_instances) weighted.resize(options.max_instances);
-    std::vector<std::pair<double, InstanceDiagnosis>> diagnoses;
-    for (const auto& [imbalance, instance] : weighted) {
-      if (imbalance <= 0) continue;
-      InstanceDiagnosis d = diagnose_instance(
-          instance_data(profile, *instance, options.measure, penalties), diagnosis);
-      if (!d.analyzable) continue;
-      ++section.analyzed_instances;
-      diagnoses.emplace_back(imbalance, std::move(d));
-    }
-
-    // Causes at one source line are one finding, scored by the sum of its
-    // instructions' scores (unrolled copies of a load, the blocks of one
-    // condition; a hardware cluster's beta is divided among its members).
-    using LineKey = std::tuple<std::string, std::string, uint32_t, std::string>;
-    std::map<LineKey, ImbalanceCauseLine> lines;
-    std::map<LineKey, std::map<uint64_t, double>> score_per_pc;
-    for (const Cause& cause : combine_instances(diagnoses)) {
-      ImbalanceCauseLine line;
-      line.score = cause.score;
-      if (cause.kind == CauseKind::ControlFlow) {
-        line.kind = "control-flow";
-        auto decision = decisions.find(cause.pc);
-        line.pc = decision != decisions.end() ? decision->second : cause.pc;
-      } else {
-        line.kind = "cache-miss";
-        line.pc = cause.pc;
-        line.level = level_name(cause.level);
-      }
-      line.position = profile.source_position(line.pc).value_or(SourcePosition{});
-      if (!line.position.file.empty())
-        line.code = sources.line(line.position.file, line.position.line);
-      const LineKey key{line.kind, line.position.file, line.position.line,
-                        line.position.file.empty() ? fmt::format("{:x}", line.pc) : std::string()};
-      score_per_pc[key][line.pc] += line.score;
-      // The line is shown with its strongest instruction's pc and level.
-      auto [it, fresh] = lines.try_emplace(key, line);
-      if (!fresh && line.score > it->second.score) it->second = line;
-    }
-    for (auto& [key, line] : lines) {
-      line.score = 0;
-      for (const auto& [pc, score] : score_per_pc[key]) line.score += score;
-    }
-    for (auto& [key, line] : lines) section.causes.push_back(std::move(line));
-    std::stable_sort(section.causes.begin(), section.causes.end(),
-                     [](const auto& a, const auto& b) { return a.score > b.score; });
-    sections.push_back(std::move(section));
+  for (const auto& [region_id, instances] : by_region) {
+    const RegionInfo region = *profile.region_by_id(region_id);
+    if (options.section && !section_matches(region, *options.section)) continue;
+    sections.push_back(analyze_section(context, region, instances));
   }
   if (options.section && sections.empty())
     throw FindingError(fmt::format("unknown section '{}' (see `weft imbalance {}` for the list)",

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_set>
@@ -213,130 +214,208 @@ struct InstructionTotals {
   const TracedInstruction* busiest = nullptr;  // the thread with the most accesses
 };
 
-std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces& traces) {
+std::map<uint64_t, InstructionTotals> totals_by_pc(const DecodedTraces& traces) {
   std::map<uint64_t, InstructionTotals> by_pc;
   for (const TracedInstruction& t : traces.all) {
     InstructionTotals& totals = by_pc[t.pc];
     totals.accesses += t.accesses;
     if (!totals.busiest || t.accesses > totals.busiest->accesses) totals.busiest = &t;
   }
-  const uint64_t threshold = std::max(kMinAccesses, traces.total_accesses / kShareDivisor);
-  const unsigned line_size = profile.line_size();
+  return by_pc;
+}
 
-  // An unrolled loop is several copies of one access on one source line,
-  // each striding over the others' elements: n copies with the same stride
-  // and size walk memory with stride / n together.
-  struct Pattern {
-    StridePattern stride;
-    std::string line;  // "file:line", empty when unknown
-  };
-  std::map<uint64_t, Pattern> patterns;
-  std::map<std::tuple<std::string, int64_t, uint32_t, bool>, int64_t> copies;
-  // The threshold applies to a source line's accesses (its copies together).
-  std::map<uint64_t, std::string> line_of;
-  std::map<std::string, uint64_t> line_accesses;
+// The threshold applies to a source line's accesses (its copies together).
+struct LineAccesses {
+  std::map<uint64_t, std::string> line_of;   // "file:line" by pc, when the file is known
+  std::map<std::string, uint64_t> accesses;  // by "file:line"
+};
+
+LineAccesses accesses_by_line(const Profile& profile,
+                              const std::map<uint64_t, InstructionTotals>& by_pc) {
+  LineAccesses lines;
   for (const auto& [pc, totals] : by_pc) {
     const SourcePosition at = position_of(profile, pc);
     if (at.file.empty()) continue;
-    line_of[pc] = at.file + ":" + std::to_string(at.line);
-    line_accesses[line_of[pc]] += totals.accesses;
+    lines.line_of[pc] = at.file + ":" + std::to_string(at.line);
+    lines.accesses[lines.line_of[pc]] += totals.accesses;
   }
+  return lines;
+}
+
+struct Pattern {
+  StridePattern stride;
+  std::string line;  // "file:line", empty when unknown
+};
+
+bool may_be_unrolled(const Pattern& p) {
+  return !p.line.empty() && p.stride.kind != StrideClass::Irregular && !p.stride.column_wise;
+}
+
+// An unrolled loop is several copies of one access on one source line,
+// each striding over the others' elements: n copies with the same stride
+// and size walk memory with stride / n together.
+void merge_unrolled_copies(std::map<uint64_t, Pattern>& patterns,
+                           const std::map<uint64_t, InstructionTotals>& by_pc, unsigned line_size) {
+  std::map<std::tuple<std::string, int64_t, uint32_t, bool>, int64_t> copies;
+  for (const auto& [pc, p] : patterns) {
+    const TracedInstruction& t = *by_pc.at(pc).busiest;
+    if (may_be_unrolled(p)) ++copies[{p.line, p.stride.stride, t.access_size, t.writes}];
+  }
+  for (auto& [pc, p] : patterns) {
+    if (!may_be_unrolled(p)) continue;
+    const TracedInstruction& t = *by_pc.at(pc).busiest;
+    StridePattern& stride = p.stride;
+    const int64_t n = copies.at({p.line, stride.stride, t.access_size, t.writes});
+    if (n > 1 && stride.stride % n == 0) {
+      stride.stride /= n;
+      const uint64_t step = static_cast<uint64_t>(std::llabs(stride.stride));
+      stride.kind = step == 0               ? StrideClass::Zero
+                    : step <= t.access_size ? StrideClass::Unit
+                    : step < line_size      ? StrideClass::NonUnit
+                                            : StrideClass::Large;
+    }
+  }
+}
+
+// The access pattern of each instruction whose source line (or itself,
+// without one) reaches the threshold, as its busiest thread walks memory.
+std::map<uint64_t, Pattern> stride_patterns(const std::map<uint64_t, InstructionTotals>& by_pc,
+                                            const LineAccesses& lines, uint64_t threshold,
+                                            unsigned line_size) {
+  std::map<uint64_t, Pattern> patterns;
   for (const auto& [pc, totals] : by_pc) {
-    auto line = line_of.find(pc);
-    if ((line == line_of.end() ? totals.accesses : line_accesses[line->second]) < threshold)
+    auto line = lines.line_of.find(pc);
+    if ((line == lines.line_of.end() ? totals.accesses : lines.accesses.at(line->second)) <
+        threshold)
       continue;
-    const TracedInstruction& t = *totals.busiest;
-    Pattern p{stride_pattern(t, line_size), line == line_of.end() ? "" : line->second};
-    if (!p.line.empty() && p.stride.kind != StrideClass::Irregular && !p.stride.column_wise)
-      ++copies[{p.line, p.stride.stride, t.access_size, t.writes}];
-    patterns.emplace(pc, std::move(p));
+    patterns.emplace(pc, Pattern{stride_pattern(*totals.busiest, line_size),
+                                 line == lines.line_of.end() ? "" : line->second});
+  }
+  merge_unrolled_copies(patterns, by_pc, line_size);
+  return patterns;
+}
+
+MemoryHint column_wise_hint(const StridePattern& stride, const TracedInstruction& t) {
+  MemoryHint hint;
+  hint.kind = "column-wise";
+  hint.evidence = fmt::format(
+      "the inner loop moves by {} bytes while an enclosing loop moves by {} ({:.0f}% of {} "
+      "accesses of thread {}): each access touches a new line",
+      stride.stride, stride.outer_stride, 100 * stride.coverage, t.accesses, t.thread);
+  hint.suggestion =
+      "interchange the loops so that the innermost one walks the contiguous dimension, or "
+      "transpose the array";
+  return hint;
+}
+
+MemoryHint non_unit_stride_hint(const StridePattern& stride, const TracedInstruction& t) {
+  MemoryHint hint;
+  hint.kind = "non-unit-stride";
+  hint.evidence = fmt::format(
+      "stride {} bytes on {}-byte accesses ({:.0f}% of {} accesses of thread {}): {:.0f}% of "
+      "each line fetched is used",
+      stride.stride, t.access_size, 100 * stride.coverage, t.accesses, t.thread,
+      100.0 * t.access_size / static_cast<double>(std::llabs(stride.stride)));
+  hint.suggestion =
+      "split the interleaved data into separate arrays (structure of arrays) so that the "
+      "loop reads consecutive elements";
+  return hint;
+}
+
+MemoryHint large_stride_hint(const StridePattern& stride, const TracedInstruction& t,
+                             unsigned line_size) {
+  MemoryHint hint;
+  hint.kind = "large-stride";
+  hint.evidence = fmt::format(
+      "stride {} bytes ({:.0f}% of {} accesses of thread {}): every access loads a new "
+      "{}-byte line",
+      stride.stride, 100 * stride.coverage, t.accesses, t.thread, line_size);
+  hint.suggestion =
+      "reorder the loops or the data so that consecutive iterations use "
+      "neighbouring addresses";
+  return hint;
+}
+
+// The reuse degree of the loads of one source line in one thread together
+// (an unrolled repetition is several instructions reading the same data),
+// computed once per line: its instructions' findings merge later.
+class LineReuse {
+ public:
+  LineReuse(const DecodedTraces& traces, const std::map<uint64_t, std::string>& line_of)
+      : traces_(traces), line_of_(line_of) {}
+
+  const ReuseDegree& of(const TracedInstruction& load) {
+    const std::pair<uint32_t, std::string> key{load.thread, line_key(load.pc)};
+    auto found = reuse_.find(key);
+    if (found != reuse_.end()) return found->second;
+    std::vector<const TracedInstruction*> group;
+    for (const TracedInstruction& other : traces_.all) {
+      if (other.thread != load.thread || !other.reads || other.writes) continue;
+      if (line_key(other.pc) == key.second) group.push_back(&other);
+    }
+    return reuse_.emplace(key, reuse_degree_of(group)).first->second;
   }
 
+ private:
+  // "file:line", or the pc in decimal without a source line.
+  std::string line_key(uint64_t pc) const {
+    auto line = line_of_.find(pc);
+    return line == line_of_.end() ? std::to_string(pc) : line->second;
+  }
+
+  const DecodedTraces& traces_;
+  const std::map<uint64_t, std::string>& line_of_;
+  std::map<std::pair<uint32_t, std::string>, ReuseDegree> reuse_;
+};
+
+std::optional<MemoryHint> reuse_hint(const TracedInstruction& t, const ReuseDegree& reuse) {
+  // A loop-invariant scalar (a handful of addresses) is not data reuse.
+  if (reuse.degree < kMinReuseDegree || reuse.distinct < kMinReuseAddresses) return std::nullopt;
+  MemoryHint hint;
+  hint.kind = "reuse";
+  hint.evidence =
+      fmt::format("thread {} loads each of its {} addresses {:.1f} times on average ({} accesses)",
+                  t.thread, reuse.distinct, reuse.degree, reuse.addresses);
+  hint.suggestion =
+      "the data is reused: keep it in a local variable or register across the repeated "
+      "loads, or block the loop so that the reuses happen while it is still in L1";
+  return hint;
+}
+
+// The column-wise, stride or reuse finding of each instruction with a
+// pattern, in pc order.
+std::vector<MemoryHint> access_pattern_hints(const DecodedTraces& traces,
+                                             const std::map<uint64_t, InstructionTotals>& by_pc,
+                                             const LineAccesses& lines,
+                                             const std::map<uint64_t, Pattern>& patterns,
+                                             unsigned line_size) {
   std::vector<MemoryHint> hints;
-  std::map<std::pair<uint32_t, std::string>, ReuseDegree> line_reuse;
-  for (const auto& [pc, totals] : by_pc) {
-    auto found = patterns.find(pc);
-    if (found == patterns.end()) continue;
+  LineReuse line_reuse(traces, lines.line_of);
+  for (const auto& [pc, pattern] : patterns) {
+    const InstructionTotals& totals = by_pc.at(pc);
     const TracedInstruction& t = *totals.busiest;
-    StridePattern stride = found->second.stride;
-    if (!found->second.line.empty() && stride.kind != StrideClass::Irregular &&
-        !stride.column_wise) {
-      const int64_t n = copies[{found->second.line, stride.stride, t.access_size, t.writes}];
-      if (n > 1 && stride.stride % n == 0) {
-        stride.stride /= n;
-        const uint64_t step = static_cast<uint64_t>(std::llabs(stride.stride));
-        stride.kind = step == 0               ? StrideClass::Zero
-                      : step <= t.access_size ? StrideClass::Unit
-                      : step < line_size      ? StrideClass::NonUnit
-                                              : StrideClass::Large;
-      }
-    }
-    MemoryHint hint;
-    hint.pc = pc;
-    hint.weight = found->second.line.empty() ? totals.accesses : line_accesses[found->second.line];
-    if (stride.column_wise) {
-      hint.kind = "column-wise";
-      hint.evidence = fmt::format(
-          "the inner loop moves by {} bytes while an enclosing loop moves by {} ({:.0f}% of {} "
-          "accesses of thread {}): each access touches a new line",
-          stride.stride, stride.outer_stride, 100 * stride.coverage, t.accesses, t.thread);
-      hint.suggestion =
-          "interchange the loops so that the innermost one walks the contiguous dimension, or "
-          "transpose the array";
-    } else if (stride.kind == StrideClass::NonUnit) {
-      hint.kind = "non-unit-stride";
-      hint.evidence = fmt::format(
-          "stride {} bytes on {}-byte accesses ({:.0f}% of {} accesses of thread {}): {:.0f}% of "
-          "each line fetched is used",
-          stride.stride, t.access_size, 100 * stride.coverage, t.accesses, t.thread,
-          100.0 * t.access_size / static_cast<double>(std::llabs(stride.stride)));
-      hint.suggestion =
-          "split the interleaved data into separate arrays (structure of arrays) so that the "
-          "loop reads consecutive elements";
-    } else if (stride.kind == StrideClass::Large) {
-      hint.kind = "large-stride";
-      hint.evidence = fmt::format(
-          "stride {} bytes ({:.0f}% of {} accesses of thread {}): every access loads a new "
-          "{}-byte line",
-          stride.stride, 100 * stride.coverage, t.accesses, t.thread, line_size);
-      hint.suggestion =
-          "reorder the loops or the data so that consecutive iterations use "
-          "neighbouring addresses";
-    } else if (t.reads && !t.writes) {
-      // The loads of one source line in this thread together (an unrolled
-      // repetition is several instructions reading the same data), once per
-      // line: its instructions' findings merge below.
-      const std::pair<uint32_t, std::string> key{
-          t.thread, found->second.line.empty() ? std::to_string(pc) : found->second.line};
-      auto reuse_it = line_reuse.find(key);
-      if (reuse_it == line_reuse.end()) {
-        std::vector<const TracedInstruction*> group;
-        for (const TracedInstruction& other : traces.all) {
-          if (other.thread != t.thread || !other.reads || other.writes) continue;
-          auto other_line = line_of.find(other.pc);
-          const std::string other_key =
-              other_line == line_of.end() ? std::to_string(other.pc) : other_line->second;
-          if (other_key == key.second) group.push_back(&other);
-        }
-        reuse_it = line_reuse.emplace(key, reuse_degree_of(group)).first;
-      }
-      const ReuseDegree reuse = reuse_it->second;
-      // A loop-invariant scalar (a handful of addresses) is not data reuse.
-      if (reuse.degree < kMinReuseDegree || reuse.distinct < kMinReuseAddresses) continue;
-      hint.kind = "reuse";
-      hint.evidence = fmt::format(
-          "thread {} loads each of its {} addresses {:.1f} times on average ({} accesses)",
-          t.thread, reuse.distinct, reuse.degree, reuse.addresses);
-      hint.suggestion =
-          "the data is reused: keep it in a local variable or register across the repeated "
-          "loads, or block the loop so that the reuses happen while it is still in L1";
-    } else {
-      continue;
-    }
-    hints.push_back(std::move(hint));
+    const StridePattern& stride = pattern.stride;
+    std::optional<MemoryHint> hint;
+    if (stride.column_wise)
+      hint = column_wise_hint(stride, t);
+    else if (stride.kind == StrideClass::NonUnit)
+      hint = non_unit_stride_hint(stride, t);
+    else if (stride.kind == StrideClass::Large)
+      hint = large_stride_hint(stride, t, line_size);
+    else if (t.reads && !t.writes)
+      hint = reuse_hint(t, line_reuse.of(t));
+    if (!hint) continue;
+    hint->pc = pc;
+    hint->weight = pattern.line.empty() ? totals.accesses : lines.accesses.at(pattern.line);
+    hints.push_back(std::move(*hint));
   }
+  return hints;
+}
 
-  // 4K aliasing: a store and a load of one loop in one thread.
+// 4K aliasing: a store and a load of one loop in one thread; per pair of
+// instructions, the thread and loop where it is most frequent.
+std::vector<MemoryHint> aliasing_hints(const Profile& profile, const DecodedTraces& traces,
+                                       const std::map<uint64_t, InstructionTotals>& by_pc) {
   std::map<std::pair<uint32_t, int64_t>, std::vector<TracedInstruction>> by_loop;
   for (size_t i = 0; i < traces.all.size(); ++i)
     if (traces.all[i].accesses >= kMinAccesses && traces.region_of[i] != 0)
@@ -350,12 +429,14 @@ std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces&
       if (pair.fraction > b.fraction) b = pair;
     }
   }
+  std::vector<MemoryHint> hints;
   for (const auto& [pcs, pair] : best) {
     MemoryHint hint;
     hint.kind = "4k-aliasing";
     // At the load, or at the store when the compiler gave the load no line.
     hint.pc = position_of(profile, pair.load_pc).line != 0 ? pair.load_pc : pair.store_pc;
-    hint.weight = by_pc[pair.load_pc].accesses;
+    auto load = by_pc.find(pair.load_pc);
+    hint.weight = load == by_pc.end() ? 0 : load->second.accesses;
     hint.evidence = fmt::format(
         "the load and the store at {} share their low 12 address bits in {:.0f}% of {} "
         "iterations (addresses {} bytes apart, thread {}): the load waits for the store",
@@ -366,6 +447,20 @@ std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces&
         "together with 64..128 bytes between), so that they are not a multiple of 4 KiB apart";
     hints.push_back(std::move(hint));
   }
+  return hints;
+}
+
+std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces& traces) {
+  const std::map<uint64_t, InstructionTotals> by_pc = totals_by_pc(traces);
+  const uint64_t threshold = std::max(kMinAccesses, traces.total_accesses / kShareDivisor);
+  const unsigned line_size = profile.line_size();
+  const LineAccesses lines = accesses_by_line(profile, by_pc);
+  const std::map<uint64_t, Pattern> patterns = stride_patterns(by_pc, lines, threshold, line_size);
+
+  std::vector<MemoryHint> hints = access_pattern_hints(traces, by_pc, lines, patterns, line_size);
+  std::vector<MemoryHint> aliasing = aliasing_hints(profile, traces, by_pc);
+  hints.insert(hints.end(), std::make_move_iterator(aliasing.begin()),
+               std::make_move_iterator(aliasing.end()));
   return hints;
 }
 

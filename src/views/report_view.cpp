@@ -114,7 +114,7 @@ std::string render_memory_summary(const ReportFindings& data) {
   return text;
 }
 
-std::string render_table(const ReportFindings& data) {
+std::string render_run_facts(const ReportFindings& data) {
   const RunFacts& run = data.run;
   std::string command = run.command;
   for (const std::string& arg : run.args) command += " " + shell_quote(arg);
@@ -137,47 +137,41 @@ std::string render_table(const ReportFindings& data) {
     facts.add_row({"dropped", fmt::format("{} accesses, {} sync events not accounted", dropped,
                                           dropped_sync)});
   }
-  std::string text = fmt::format("weft report: {}\n", data.profile.path) + facts.render("  ");
+  return fmt::format("weft report: {}\n", data.profile.path) + facts.render("  ");
+}
 
-  text += fmt::format("\nTop regions by communication (raw + rar)\n");
-  if (data.top_regions.empty()) {
-    text += "  no communication recorded\n";
-  } else {
-    using A = TextTable::Align;
-    TextTable regions({A::Right, A::Left, A::Left, A::Left, A::Right, A::Right});
-    regions.add_row({"#", "region", "kind", "location", "raw", "rar"});
-    for (size_t i = 0; i < data.top_regions.size(); ++i) {
-      const RegionVolume& volume = data.top_regions[i];
-      regions.add_row({std::to_string(i + 1), volume.region.name, volume.region.kind,
-                       region_start_location(volume.region), std::to_string(volume.raw),
-                       std::to_string(volume.rar)});
-    }
-    text += regions.render("  ");
+std::string render_top_regions(const ReportFindings& data) {
+  std::string text = fmt::format("\nTop regions by communication (raw + rar)\n");
+  if (data.top_regions.empty()) return text + "  no communication recorded\n";
+  using A = TextTable::Align;
+  TextTable regions({A::Right, A::Left, A::Left, A::Left, A::Right, A::Right});
+  regions.add_row({"#", "region", "kind", "location", "raw", "rar"});
+  for (size_t i = 0; i < data.top_regions.size(); ++i) {
+    const RegionVolume& volume = data.top_regions[i];
+    regions.add_row({std::to_string(i + 1), volume.region.name, volume.region.kind,
+                     region_start_location(volume.region), std::to_string(volume.raw),
+                     std::to_string(volume.rar)});
   }
+  return text + regions.render("  ");
+}
 
-  text += render_locality(data);
-
-  text += fmt::format("\nTop thread pairs (writer -> reader)\n");
-  if (data.top_pairs.empty()) {
-    text += "  no communication recorded\n";
-  } else {
-    using A = TextTable::Align;
-    TextTable pairs({A::Left, A::Right, A::Right});
-    pairs.add_row({"writer -> reader", "raw", "rar"});
-    for (const ThreadPair& pair : data.top_pairs) {
-      pairs.add_row({fmt::format("{:>6} -> {}", pair.writer, pair.reader), std::to_string(pair.raw),
-                     std::to_string(pair.rar)});
-    }
-    text += pairs.render("  ");
+std::string render_top_pairs(const ReportFindings& data) {
+  std::string text = fmt::format("\nTop thread pairs (writer -> reader)\n");
+  if (data.top_pairs.empty()) return text + "  no communication recorded\n";
+  using A = TextTable::Align;
+  TextTable pairs({A::Left, A::Right, A::Right});
+  pairs.add_row({"writer -> reader", "raw", "rar"});
+  for (const ThreadPair& pair : data.top_pairs) {
+    pairs.add_row({fmt::format("{:>6} -> {}", pair.writer, pair.reader), std::to_string(pair.raw),
+                   std::to_string(pair.rar)});
   }
+  return text + pairs.render("  ");
+}
 
-  text += render_suggestions(data);
-  text += render_imbalance_summary(data);
-  text += render_memory_summary(data);
-
+std::string render_heatmap(const ReportFindings& data) {
   const Heatmap& heatmap = data.heatmap;
-  if (heatmap.max == 0) return text;
-  text += fmt::format(
+  if (heatmap.max == 0) return "";
+  std::string text = fmt::format(
       "\nWhole-program raw communication (rows = writers, columns = readers{}; '{}' up to {})\n",
       heatmap.bucket > 1 ? fmt::format(", {} threads per cell", heatmap.bucket) : "", kHeatmapRamp,
       heatmap.max);
@@ -194,17 +188,25 @@ std::string render_table(const ReportFindings& data) {
   return text;
 }
 
-std::string render_json(const ReportFindings& data) {
-  using nlohmann::json;
-  auto optional_integer = [](const std::optional<int64_t>& value) {
-    return value ? json(*value) : json(nullptr);
-  };
-  auto optional_text = [](const std::string& value) {
-    return value.empty() ? json(nullptr) : json(value);
-  };
+std::string render_table(const ReportFindings& data) {
+  return render_run_facts(data) + render_top_regions(data) + render_locality(data) +
+         render_top_pairs(data) + render_suggestions(data) + render_imbalance_summary(data) +
+         render_memory_summary(data) + render_heatmap(data);
+}
 
+using nlohmann::json;
+
+json optional_integer(const std::optional<int64_t>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json optional_text(const std::string& value) { return value.empty() ? json(nullptr) : json(value); }
+
+json optional_line(uint32_t line) { return line == 0 ? json(nullptr) : json(line); }
+
+json run_json(const ReportFindings& data) {
   const RunFacts& facts = data.run;
-  json run = {
+  return {
       {"command", facts.command},
       {"args", facts.args},
       {"cwd", facts.cwd},
@@ -223,7 +225,9 @@ std::string render_json(const ReportFindings& data) {
       {"dropped_events", optional_integer(facts.dropped_events)},
       {"dropped_sync_events", optional_integer(facts.dropped_sync_events)},
   };
+}
 
+json top_regions_json(const ReportFindings& data) {
   json regions = json::array();
   for (const RegionVolume& volume : data.top_regions) {
     const RegionInfo& region = volume.region;
@@ -235,16 +239,30 @@ std::string render_json(const ReportFindings& data) {
                        {"raw", volume.raw},
                        {"rar", volume.rar}});
   }
+  return regions;
+}
+
+json top_pairs_json(const ReportFindings& data) {
   json pairs = json::array();
   for (const ThreadPair& pair : data.top_pairs) {
     pairs.push_back(
         {{"writer", pair.writer}, {"reader", pair.reader}, {"raw", pair.raw}, {"rar", pair.rar}});
   }
-  json heatmap = {
-      {"kind", "raw"},        {"bucket", data.heatmap.bucket}, {"max", data.heatmap.max},
-      {"ramp", kHeatmapRamp}, {"cells", data.heatmap.cells},   {"rows", data.heatmap.rows}};
+  return pairs;
+}
 
-  auto optional_line = [](uint32_t line) { return line == 0 ? json(nullptr) : json(line); };
+json heatmap_json(const Heatmap& heatmap) {
+  return {{"kind", "raw"},        {"bucket", heatmap.bucket}, {"max", heatmap.max},
+          {"ramp", kHeatmapRamp}, {"cells", heatmap.cells},   {"rows", heatmap.rows}};
+}
+
+json cache_json(const ReportFindings& data) {
+  return data.crd
+             ? json{{"bytes", data.cache.bytes}, {"source", cache_source_name(data.cache.source)}}
+             : json(nullptr);
+}
+
+json locality_json(const ReportFindings& data) {
   json locality = json::array();
   for (const RegionLocality& entry : data.locality) {
     const RegionInfo& region = entry.volume.region;
@@ -267,6 +285,10 @@ std::string render_json(const ReportFindings& data) {
          {"homogeneity", m.homogeneity},
          {"balance", m.balance}});
   }
+  return locality;
+}
+
+json suggestions_json(const ReportFindings& data) {
   json suggestions = json::array();
   for (const Suggestion& suggestion : data.suggestions) {
     json suggested_pairs = json::array();
@@ -283,10 +305,10 @@ std::string render_json(const ReportFindings& data) {
          {"actions", suggestion.actions},
          {"pairs", std::move(suggested_pairs)}});
   }
-  json cache =
-      data.crd ? json{{"bytes", data.cache.bytes}, {"source", cache_source_name(data.cache.source)}}
-               : json(nullptr);
+  return suggestions;
+}
 
+json imbalance_json(const ReportFindings& data) {
   json imbalance = data.has_imbalance ? json::array() : json(nullptr);
   for (const SectionImbalance& section : data.imbalance) {
     json causes = json::array();
@@ -301,9 +323,12 @@ std::string render_json(const ReportFindings& data) {
                          {"imbalance", section.imbalance},
                          {"causes", std::move(causes)}});
   }
+  return imbalance;
+}
 
+json schedules_json(const MemoryHints& memory) {
   json schedules = json::array();
-  for (const LoopSchedule& s : data.memory.schedules)
+  for (const LoopSchedule& s : memory.schedules)
     schedules.push_back({{"file", s.position.file},
                          {"line", s.position.line},
                          {"function", s.position.function},
@@ -315,8 +340,12 @@ std::string render_json(const ReportFindings& data) {
                          {"source", s.source},
                          {"evidence", s.schedule.evidence},
                          {"warning", s.warning.empty() ? json(nullptr) : json(s.warning)}});
+  return schedules;
+}
+
+json memory_findings_json(const MemoryHints& memory) {
   json findings = json::array();
-  for (const MemoryHint& h : data.memory.hints)
+  for (const MemoryHint& h : memory.hints)
     findings.push_back({{"kind", h.kind},
                         {"file", h.position.file},
                         {"line", h.position.line},
@@ -325,18 +354,21 @@ std::string render_json(const ReportFindings& data) {
                         {"weight", h.weight},
                         {"evidence", h.evidence},
                         {"suggestion", h.suggestion}});
+  return findings;
+}
 
-  json report = {{"profile", data.profile.path},
-                 {"run", std::move(run)},
-                 {"top_regions", std::move(regions)},
-                 {"top_pairs", std::move(pairs)},
-                 {"heatmap", std::move(heatmap)},
-                 {"cache", std::move(cache)},
-                 {"regions_locality", std::move(locality)},
-                 {"suggestions", std::move(suggestions)},
-                 {"imbalance", std::move(imbalance)},
-                 {"schedules", std::move(schedules)},
-                 {"memory_findings", std::move(findings)}};
+std::string render_json(const ReportFindings& data) {
+  const json report = {{"profile", data.profile.path},
+                       {"run", run_json(data)},
+                       {"top_regions", top_regions_json(data)},
+                       {"top_pairs", top_pairs_json(data)},
+                       {"heatmap", heatmap_json(data.heatmap)},
+                       {"cache", cache_json(data)},
+                       {"regions_locality", locality_json(data)},
+                       {"suggestions", suggestions_json(data)},
+                       {"imbalance", imbalance_json(data)},
+                       {"schedules", schedules_json(data.memory)},
+                       {"memory_findings", memory_findings_json(data.memory)}};
   return report.dump() + "\n";
 }
 
