@@ -184,8 +184,8 @@ std::string setting_value(const AnalysisSetting& setting, const std::string& tex
 }
 
 AnalysisPlan plan_analyses(const RecordOptions& o) {
-  for (const auto& [key, text] :
-       o.settings)  // given for an analysis that does not run: checked too
+  // A setting given for an analysis that does not run is checked too.
+  for (const auto& [key, text] : o.settings)
     if (const AnalysisSetting* setting = find_setting(key)) setting_value(*setting, text);
   AnalysisPlan plan;
   plan.analyses = selected_analyses(o.analyses);
