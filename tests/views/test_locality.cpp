@@ -175,8 +175,8 @@ TEST_F(LocalityViewsTest, CrdJsonPerRegion) {
   EXPECT_EQ(list[2]["events"], 3);
 
   // --cache-size wins over the profile's cache.
-  json small = json::parse(render_crd(
-      find_crd(profile, {.cache = {.cache_size = 1024}}), OutputFormat::Json));
+  json small = json::parse(
+      render_crd(find_crd(profile, {.cache = {.cache_size = 1024}}), OutputFormat::Json));
   EXPECT_EQ(small[0]["max_cutoff"], 128);
   EXPECT_EQ(small[0]["min_cutoff"], 0);
   EXPECT_EQ(small[0]["cache_source"], "cache-size");
@@ -253,8 +253,8 @@ TEST_F(LocalityViewsTest, ReportShowsLocalityAndSuggestions) {
   EXPECT_NE(table.find("thread-affinity " + std::string(kGather)), std::string::npos) << table;
   EXPECT_NE(table.find("place threads 1 and 2 (22 events)"), std::string::npos) << table;
 
-  json report = json::parse(render_report(
-      find_report(profile, {.cache = {.cache_size = 256}}), OutputFormat::Json));
+  json report = json::parse(
+      render_report(find_report(profile, {.cache = {.cache_size = 256}}), OutputFormat::Json));
   EXPECT_EQ(report["cache"], json::parse(R"({"bytes":256,"source":"cache-size"})"));
   ASSERT_EQ(report["regions_locality"].size(), 3u);
   const json& first = report["regions_locality"][0];  // gather: raw + rar = 35
@@ -379,8 +379,7 @@ TEST_F(LocalityViewsTest, TopologyFileSetsTheCache) {
   EXPECT_EQ(cache.bytes, 16384u);
   EXPECT_EQ(cache.source, CacheSource::Topology);
   EXPECT_EQ(resolve_cache(profile, {}).source, CacheSource::Profile);
-  EXPECT_EQ(resolve_cache(profile, {.cache_size = 2048, .topology = xml}).bytes,
-            2048u);
+  EXPECT_EQ(resolve_cache(profile, {.cache_size = 2048, .topology = xml}).bytes, 2048u);
 }
 
 TEST_F(LocalityViewsTest, UnknownCacheSizeAsksForOne) {

@@ -152,7 +152,6 @@ TEST_F(ViewsTest, CommUnknownRegionFails) {
   EXPECT_THROW(comm(CommKind::Raw, OutputFormat::Csv, std::string("nope")), ProfileError);
 }
 
-
 TEST_F(ViewsTest, ReportTable) {
   Profile profile = Profile::open(path_);
   std::string report = render_report(find_report(profile, {}), OutputFormat::Table);
