@@ -57,7 +57,7 @@ std::string format_offsets(const std::vector<std::pair<uint32_t, uint32_t>>& ran
 }
 
 std::vector<FalseSharingLine> analyze_false_sharing(const Profile& profile) {
-  if (!profile.has_false_sharing())
+  if (!profile.has_analysis(AnalysisId::FalseSharing))
     throw FindingError(profile.path() +
                        " has no false-sharing data: record it with the falseshare analysis "
                        "(weft record --analyses comm,falseshare ...)");

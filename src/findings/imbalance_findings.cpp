@@ -266,7 +266,7 @@ const char* busy_measure_name(BusyMeasure measure) {
 
 std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
                                                 const ImbalanceOptions& options) {
-  if (!profile.has_imbalance())
+  if (!profile.has_analysis(AnalysisId::Imbalance))
     throw FindingError(profile.path() +
                        " has no imbalance data: record with --analyses including imbalance");
   std::map<int64_t, std::vector<SectionInstanceInfo>> by_region;

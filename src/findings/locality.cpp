@@ -184,7 +184,7 @@ LocalityMetrics compute_locality(const Profile& profile, const std::vector<int64
   inputs.raw = profile.matrix(region_ids, MatrixKind::Raw);
   inputs.rar = profile.matrix(region_ids, MatrixKind::Rar);
   inputs.granularity = meta_unsigned(profile, "granularity").value_or(0);
-  inputs.crd_recorded = profile.has_crd();
+  inputs.crd_recorded = profile.has_analysis(AnalysisId::Crd);
   if (inputs.crd_recorded) {
     inputs.distances = profile.crd_distances(region_ids);
     inputs.unmeasured = profile.crd_unmeasured(region_ids);
@@ -235,7 +235,7 @@ bool inside_omp_parallel(const RegionInfo& region, const std::vector<RegionInfo>
 // Helpers
 
 void require_crd(const Profile& profile) {
-  if (profile.has_crd()) return;
+  if (profile.has_analysis(AnalysisId::Crd)) return;
   std::string analyses = profile.meta_value("analyses");
   throw FindingError(
       fmt::format("{} was recorded without the crd analysis (analyses: {}); record again with "

@@ -468,8 +468,8 @@ std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces&
 
 MemoryHints analyze_memory_hints(const Profile& profile, size_t top) {
   MemoryHints out;
-  out.traces = profile.has_traces();
-  out.false_sharing = profile.has_false_sharing();
+  out.traces = profile.has_analysis(AnalysisId::Traces);
+  out.false_sharing = profile.has_analysis(AnalysisId::FalseSharing);
   const uint32_t line_size = profile.line_size();
 
   std::vector<FalseSharingLine> lines;

@@ -94,7 +94,7 @@ Heatmap make_heatmap(const CommunicationMatrix& matrix, size_t max_columns) {
 ReportFindings find_report(const Profile& profile, const ReportOptions& options) {
   const size_t top = options.top;
   ReportFindings data;
-  data.has_imbalance = profile.has_imbalance();
+  data.has_imbalance = profile.has_analysis(AnalysisId::Imbalance);
   if (data.has_imbalance) {
     for (SectionImbalance& section : analyze_imbalance(profile, ImbalanceOptions{})) {
       if (data.imbalance.size() == kReportSections) break;
@@ -114,7 +114,7 @@ ReportFindings find_report(const Profile& profile, const ReportOptions& options)
       [](const RegionVolume& a, const RegionVolume& b) { return a.raw + a.rar > b.raw + b.rar; });
   if (data.top_regions.size() > top) data.top_regions.resize(top);
 
-  data.crd = profile.has_crd();
+  data.crd = profile.has_analysis(AnalysisId::Crd);
   if (data.crd) data.cache = resolve_cache(profile, options.cache);
   const std::vector<RegionInfo> regions = profile.regions();
   for (const RegionVolume& volume : data.top_regions) {

@@ -31,7 +31,7 @@ std::vector<uint64_t> selected_pcs(const Profile& profile, const TraceOptions& o
 }  // namespace
 
 TraceFindings find_traces(const Profile& profile, const TraceOptions& options) {
-  if (!profile.has_traces())
+  if (!profile.has_analysis(AnalysisId::Traces))
     throw FindingError(profile.path() +
                        " has no memory traces: record it with the traces analysis "
                        "(weft record --analyses comm,traces ...)");

@@ -140,12 +140,14 @@ Profile Profile::open(const std::string& path) {
                          std::to_string(kOldestReadableSchemaVersion) + "); record it again");
     }
     impl->schema_version = static_cast<int>(*schema_version);
-    for (std::string_view table : kProfileTables) {
-      if (!tables.contains(std::string(table))) {
+    auto require = [&](std::string_view table) {
+      if (!tables.contains(std::string(table)))
         throw ProfileError(path + " is a damaged weft profile: table '" + std::string(table) +
                            "' is missing");
-      }
-    }
+    };
+    for (std::string_view table : kRunTables) require(table);
+    for (const AnalysisDescriptor& d : kAnalyses)
+      for (std::string_view table : d.tables) require(table);
 
     // An unknown name (a newer weft's analysis) is not one this weft reads.
     auto analyses = impl->meta.find("analyses");
@@ -286,8 +288,6 @@ std::vector<RegionVolume> Profile::region_volumes() const {
 
 bool Profile::has_analysis(AnalysisId id) const { return impl_->analyses.has(id); }
 
-bool Profile::has_crd() const { return has_analysis(AnalysisId::Crd); }
-
 namespace {
 
 // Sections partition the same events as the code regions a second time.
@@ -387,8 +387,6 @@ CommunicationMatrix Profile::matrix(const std::vector<int64_t>& region_ids, Matr
   return matrix;
 }
 
-bool Profile::has_imbalance() const { return has_analysis(AnalysisId::Imbalance); }
-
 std::vector<SectionInstanceInfo> Profile::section_instances() const {
   return impl_->guarded([&] {
     std::vector<SectionInstanceInfo> out;
@@ -460,14 +458,10 @@ std::map<uint64_t, uint64_t> Profile::block_decisions() const {
   });
 }
 
-bool Profile::has_false_sharing() const { return has_analysis(AnalysisId::FalseSharing); }
-
 uint32_t Profile::line_size() const {
   const std::optional<int64_t> size = parse_integer(meta_value("line_size"));
   return size && *size >= 8 ? static_cast<uint32_t>(*size) : 64;
 }
-
-bool Profile::has_traces() const { return has_analysis(AnalysisId::Traces); }
 
 std::vector<LineSharingRecord> Profile::line_sharing() const {
   return impl_->guarded([&] {

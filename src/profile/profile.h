@@ -200,8 +200,6 @@ class Profile {
 
   // True when the run ran analysis `id` (meta analyses names it).
   bool has_analysis(AnalysisId id) const;
-  // The same for the crd analysis.
-  bool has_crd() const;
   // CRD distance counts pooled over `region_ids` (empty = whole program),
   // ordered by writer, reader, distance.
   std::vector<DistanceCount> crd_distances(const std::vector<int64_t>& region_ids) const;
@@ -210,19 +208,14 @@ class Profile {
   // Granules first touched by the regions' instructions.
   Footprint footprint(const std::vector<int64_t>& region_ids) const;
 
-  // True when the run recorded the imbalance analysis.
-  bool has_imbalance() const;
   // Every section instance, by id, with its threads.
   std::vector<SectionInstanceInfo> section_instances() const;
   std::vector<InstanceEdgeCount> instance_edges(int64_t instance_id) const;
   std::vector<InstanceInstructionCount> instance_instructions(int64_t instance_id) const;
   // The decision (last instruction) of each block the analysis saw.
   std::map<uint64_t, uint64_t> block_decisions() const;
-  // True when the run recorded the false-sharing analysis; likewise traces.
-  bool has_false_sharing() const;
   // The false-sharing analysis' line (meta line_size); 64 when absent.
   uint32_t line_size() const;
-  bool has_traces() const;
   // The tables' rows as the analysis produced them (common/run_capture.h).
   std::vector<LineSharingRecord> line_sharing() const;
   std::vector<SharingPairTotals> sharing_totals() const;

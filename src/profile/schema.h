@@ -18,28 +18,11 @@ inline constexpr int kOldestReadableSchemaVersion = 3;
 // and other tools can recognise one.
 inline constexpr int kProfileApplicationId = 0x77656674;
 
-// Every table of a profile; each analysis' own are in common/analyses.h.
-inline constexpr std::array<std::string_view, 21> kProfileTables = {"meta",
-                                                                    "threads",
-                                                                    "modules",
-                                                                    "code_locations",
-                                                                    "inline_frames",
-                                                                    "regions",
-                                                                    "matrix_entries",
-                                                                    "pc_communication",
-                                                                    "sync_events",
-                                                                    "crd_distances",
-                                                                    "crd_unmeasured",
-                                                                    "region_footprints",
-                                                                    "section_instances",
-                                                                    "section_instance_threads",
-                                                                    "instance_edges",
-                                                                    "instance_instructions",
-                                                                    "control_flow_blocks",
-                                                                    "line_sharing",
-                                                                    "sharing_totals",
-                                                                    "data_objects",
-                                                                    "memory_traces"};
+// The tables every run has whatever its analyses; each analysis' own tables
+// are listed in its descriptor (common/analyses.h). A profile holds all of
+// them (an analysis that did not run leaves its tables empty).
+inline constexpr std::array<std::string_view, 7> kRunTables = {
+    "meta", "threads", "modules", "code_locations", "inline_frames", "regions", "sync_events"};
 
 inline constexpr const char* kProfileSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);

@@ -416,7 +416,7 @@ TEST_F(ProfileTest, RoundTripCrdFootprintAndSections) {
   const std::string path = file("crd.weft");
   build_profile(capture, sample_info(), path);
   Profile profile = Profile::open(path);
-  ASSERT_TRUE(profile.has_crd());
+  ASSERT_TRUE(profile.has_analysis(AnalysisId::Crd));
   EXPECT_EQ(profile.meta_value("crd_max_granules"), "1000");
 
   const std::vector<int64_t> reader_region = {profile.select_regions("weft_test::reader")[0].id};
