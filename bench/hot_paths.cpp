@@ -17,7 +17,7 @@
 #include "analyzers/false_sharing/false_sharing_detector.h"
 #include "analyzers/imbalance/cache_simulator.h"
 #include "analyzers/imbalance/imbalance_counts.h"
-#include "analyzers/trace/memory_trace_recorder.h"
+#include "analyzers/traces/memory_trace_recorder.h"
 #include "sources/capture/capture_session.h"
 
 namespace {
@@ -188,8 +188,7 @@ void AllAnalyzersStencilStep(benchmark::State& state) {
   CommunicationAnalyzer::ThreadState& c = *t->comm.load();
   auto access = [&](uint64_t pc, uintptr_t a, bool write) {
     write ? comm.write(c, pc, a, 8) : comm.read(c, pc, a, 8);
-    CaptureSession::feed_access(*t, session->imbalance(), session->false_sharing(),
-                                session->traces(), pc, a, 8, write);
+    CaptureSession::feed_access(*t, session->analyzers(), pc, a, 8, write);
   };
   StencilStreams streams;
   streams.initialize(access);

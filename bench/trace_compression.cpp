@@ -1,4 +1,4 @@
-// Nested-loop trace compression (analyzers/trace): for address streams of
+// Nested-loop trace compression (analyzers/traces): for address streams of
 // typical kernels, how small the encoding gets (ratio against 8 bytes per
 // address, MAQAO's concern) and what the recorder costs per access. Printed
 // as a table by bench/run.sh; issue targets: ratio above 1000x on regular
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "analyzers/trace/memory_trace_recorder.h"
+#include "analyzers/traces/memory_trace_recorder.h"
 
 namespace {
 

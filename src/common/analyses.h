@@ -19,8 +19,24 @@
 
 namespace weft {
 
-enum class AnalysisId : uint8_t { Communication, Crd, Imbalance, FalseSharing, Traces };
-inline constexpr size_t kAnalysisCount = 5;
+// The analyses, in AnalysisId order, each as X(Id, symbol): `symbol` names
+// its per-layer parts, defined in its own folder (src/analyzers/*/):
+// `symbol_capture` (sources/capture/analysis_capture.h) and `symbol_tables`
+// (profile/analysis_tables.h). Adding an analysis adds one line here and one
+// descriptor to kAnalyses below.
+#define WEFT_ANALYSIS_LIST(X)     \
+  X(Communication, communication) \
+  X(Crd, crd)                     \
+  X(Imbalance, imbalance)         \
+  X(FalseSharing, false_sharing)  \
+  X(Traces, traces)
+
+#define WEFT_ANALYSIS_ID(Id, symbol) Id,
+enum class AnalysisId : uint8_t { WEFT_ANALYSIS_LIST(WEFT_ANALYSIS_ID) };
+#undef WEFT_ANALYSIS_ID
+#define WEFT_ANALYSIS_ONE(Id, symbol) +1
+inline constexpr size_t kAnalysisCount = 0 WEFT_ANALYSIS_LIST(WEFT_ANALYSIS_ONE);
+#undef WEFT_ANALYSIS_ONE
 
 // How a setting's value is written (in the runtime's form: what the
 // environment variable, the raw capture and the profile meta hold).
@@ -138,6 +154,14 @@ inline constexpr std::array<AnalysisDescriptor, kAnalysisCount> kAnalyses = {{
      analysis_catalog::kTracesTables},
 }};
 
+static_assert(
+    [] {
+      for (size_t i = 0; i < kAnalysisCount; ++i)
+        if (static_cast<size_t>(kAnalyses[i].id) != i) return false;
+      return true;
+    }(),
+    "kAnalyses must list the analyses in AnalysisId order");
+
 constexpr const AnalysisDescriptor& descriptor(AnalysisId id) {
   return kAnalyses[static_cast<size_t>(id)];
 }
@@ -146,6 +170,14 @@ constexpr const AnalysisDescriptor& descriptor(AnalysisId id) {
 constexpr const AnalysisDescriptor* find_analysis(std::string_view name) {
   for (const AnalysisDescriptor& d : kAnalyses)
     if (d.name == name) return &d;
+  return nullptr;
+}
+
+// The analysis that has the setting with meta key `key`, null when none.
+constexpr const AnalysisDescriptor* setting_owner(std::string_view key) {
+  for (const AnalysisDescriptor& d : kAnalyses)
+    for (const AnalysisSetting& s : d.settings)
+      if (s.key == key) return &d;
   return nullptr;
 }
 

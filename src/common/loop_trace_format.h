@@ -1,6 +1,6 @@
 // The binary encoding of a LoopTrace (common/loop_trace.h), shared by the
 // offline model (encode_loop_trace / decode_loop_trace) and the in-program
-// recorder (analyzers/trace/memory_trace_recorder.h), which writes the very
+// recorder (analyzers/traces/memory_trace_recorder.h), which writes the very
 // same bytes with the allocation-free Writer below.
 //
 // Encoding

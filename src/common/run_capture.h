@@ -4,13 +4,16 @@
 // turns program counters into source locations and regions and writes SQLite.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "common/analyses.h"
@@ -89,117 +92,6 @@ struct ThreadRecord {
   uint64_t basic_blocks = 0;  // coverage callbacks seen (control-flow events)
 };
 
-// Per static instruction and thread pair, the communication counted there.
-// raw (true communication) / rar (communication reuse): `thread` is the
-// reader, `peer` the last writer. inval: `thread` is the writer, `peer` a
-// thread whose copy the write invalidated.
-struct PcCommunication {
-  uint64_t pc = 0;
-  uint32_t thread = 0;
-  uint32_t peer = 0;
-  uint64_t raw = 0;
-  uint64_t rar = 0;
-  uint64_t inval = 0;
-};
-
-// CRD results: `count` communication events of pair (writer, reader), read
-// at `pc`, had communication reuse distance `distance` (kUnmeasuredDistance:
-// the pair had reached its --crd-max-granules cap).
-struct PcDistanceCount {
-  uint64_t pc = 0;
-  uint32_t reader = 0;
-  uint32_t writer = 0;
-  uint64_t distance = 0;
-  uint64_t count = 0;
-};
-inline constexpr uint64_t kUnmeasuredDistance = ~uint64_t{0} - 1;
-
-// Sharing footprint: granules first touched at `pc` by `thread`, split into
-// those no other thread touched (private) and the others (shared).
-struct PcFootprint {
-  uint64_t pc = 0;
-  uint32_t thread = 0;
-  uint32_t reserved = 0;
-  uint64_t private_granules = 0;
-  uint64_t shared_granules = 0;
-};
-
-// Load-imbalance counts of one thread's segment: segment k of a thread is
-// its execution up to its k-th section-closing synchronization record (in
-// that thread's order in `sync`). From 0 = the segment's entry.
-struct SegmentEdge {
-  uint32_t thread = 0;
-  uint32_t segment = 0;
-  uint64_t from = 0;
-  uint64_t to = 0;
-  uint64_t count = 0;
-  uint64_t to_instructions = 0;  // static instructions of block `to`; 0 = not known to the source
-};
-
-// Executions of one memory instruction in a segment and its misses in the
-// simulated caches (private L1, private L2, shared last level).
-struct SegmentInstruction {
-  uint32_t thread = 0;
-  uint32_t segment = 0;
-  uint64_t pc = 0;
-  uint64_t executions = 0;
-  uint64_t l1_misses = 0;
-  uint64_t l2_misses = 0;
-  uint64_t llc_misses = 0;
-};
-
-// One compressed memory-access stream: the addresses instruction `pc`
-// accessed in thread `thread`, in order, as a LoopTrace encoding
-// (common/loop_trace.h) of `encoded_bytes` bytes.
-struct TraceStreamHeader {
-  uint32_t thread = 0;
-  uint32_t access_size = 0;  // bytes of the widest access seen
-  uint64_t pc = 0;
-  uint32_t kinds = 0;  // kTraceRead | kTraceWrite
-  uint32_t reserved = 0;
-  uint64_t accesses = 0;  // addresses the instruction accessed
-  uint64_t lost = 0;      // of which not in the trace (memory budget exhausted): the trace
-                          // holds the first accesses - lost addresses
-  uint64_t encoded_bytes = 0;
-};
-inline constexpr uint32_t kTraceRead = 1;
-inline constexpr uint32_t kTraceWrite = 2;
-
-// False sharing: `false_events` times, thread `thread` obtained line
-// `line_address` (last written by `writer`) at instruction `pc` while the
-// bytes it accessed there (`thread_bytes`, bit b = byte b of the line) did
-// not overlap the bytes the writer had written (`writer_bytes`). Bytes are
-// the union over those events.
-struct LineSharingRecord {
-  uint64_t line_address = 0;
-  uint64_t pc = 0;
-  uint32_t thread = 0;
-  uint32_t writer = 0;
-  uint64_t false_events = 0;
-  uint64_t thread_bytes = 0;
-  uint64_t writer_bytes = 0;
-};
-
-// All line transfers from `writer` to `thread`: true sharing (byte ranges
-// overlapped) and false sharing (disjoint).
-struct SharingPairTotals {
-  uint32_t thread = 0;
-  uint32_t writer = 0;
-  uint64_t true_events = 0;
-  uint64_t false_events = 0;
-};
-
-// A heap block the program allocated at call site `pc` (malloc, calloc,
-// realloc, aligned_alloc, posix_memalign, memalign, operator new/new[]), in
-// allocation order within `thread`.
-struct AllocationRecord {
-  uint64_t address = 0;
-  uint64_t size = 0;
-  uint64_t pc = 0;
-  uint32_t thread = 0;
-  uint32_t sequence = 0;  // per thread
-};
-
 // The caches the imbalance analysis simulates: line size, then L1, L2, LLC.
 struct CacheLevelGeometry {
   uint64_t size_bytes = 0;  // 0: the level is absent (every access goes on)
@@ -233,6 +125,24 @@ inline constexpr std::array<double, 3> kDefaultMissPenalties = {12, 40, 200};
 inline constexpr uint64_t kThreadExitSectionSite = 1;
 inline constexpr uint64_t kUnknownSectionSite = 2;
 
+// A section of records an analysis hands from the capture to the profile
+// builder, declared in the analysis' records header
+// (src/analyzers/NAME/NAME_records.h): its raw-capture tag and record type.
+template <class Record>
+struct RecordSection {
+  uint32_t tag = 0;
+};
+// A section of bytes (variable-length records, text).
+struct ByteSection {
+  uint32_t tag = 0;
+};
+
+// Tags of the analyses' sections: analysis `id`'s n-th section (n < 256).
+// The raw capture's own sections (meta, threads, sync...) are below 256.
+constexpr uint32_t analysis_section_tag(AnalysisId id, uint32_t n) {
+  return (static_cast<uint32_t>(id) + 1) << 8 | n;
+}
+
 struct RunCapture {
   std::string source = "compile";  // "compile" or "valgrind"
   bool complete = false;
@@ -246,7 +156,6 @@ struct RunCapture {
   uint64_t unlogged_mutex_events = 0;
   std::string process_maps;  // text of /proc/self/maps at the end of the run
   std::vector<ThreadRecord> threads;
-  std::vector<PcCommunication> communication;
   std::vector<SyncRecord> sync;
   AnalysisSet analyses = {AnalysisId::Communication};
   // The analyses' settings and counters by meta key (common/analyses.h), in
@@ -255,26 +164,47 @@ struct RunCapture {
   // analysis_values[key] as a number; `fallback` when absent or not a number.
   uint64_t analysis_number(std::string_view key, uint64_t fallback) const;
 
-  std::vector<PcDistanceCount> distances;
-  std::vector<PcFootprint> footprints;
-  // Per parallel section: the same records with `pc` = the site that closed
-  // the section (kThreadExitSectionSite: the thread's exit, resolved to the
-  // join that waited for it; kUnknownSectionSite: a site without a pc).
-  std::vector<PcCommunication> section_communication;
-  std::vector<PcDistanceCount> section_distances;
-  // The imbalance analysis (when in `analyses`).
-  std::vector<SegmentEdge> segment_edges;
-  std::vector<SegmentInstruction> segment_instructions;
-  // The false-sharing analysis (when in `analyses`).
-  std::vector<LineSharingRecord> line_sharing;
-  std::vector<SharingPairTotals> sharing_totals;
-  std::vector<AllocationRecord> allocations;
-  // The traces analysis (when in `analyses`).
-  struct TraceStream {
-    TraceStreamHeader header;
-    std::vector<uint8_t> encoding;  // LoopTrace encoding (common/loop_trace.h)
+  // The analyses' record and byte sections, by tag, as the capture wrote
+  // them (`record_size` may differ from this build's record type: records()
+  // copies the common prefix).
+  struct Section {
+    uint32_t record_size = 1;
+    std::vector<char> bytes;
   };
-  std::vector<TraceStream> traces;
+  std::map<uint32_t, Section> sections;
+
+  template <class Record>
+  std::vector<Record> records(RecordSection<Record> section) const {
+    std::vector<Record> out;
+    auto it = sections.find(section.tag);
+    if (it == sections.end() || it->second.record_size == 0) return out;
+    const Section& s = it->second;
+    const size_t count = s.bytes.size() / s.record_size;
+    const size_t common = std::min<size_t>(s.record_size, sizeof(Record));
+    out.resize(count);
+    for (size_t i = 0; i < count; ++i) std::memcpy(&out[i], &s.bytes[i * s.record_size], common);
+    return out;
+  }
+  template <class Record>
+  void add(RecordSection<Record> section, const Record& record) {
+    Section& s = sections[section.tag];
+    s.record_size = sizeof(Record);
+    const char* p = reinterpret_cast<const char*>(&record);
+    s.bytes.insert(s.bytes.end(), p, p + sizeof record);
+  }
+  // Replaces the section's records (tests and tools build captures so).
+  template <class Record>
+  void set_records(RecordSection<Record> section,
+                   const std::type_identity_t<std::vector<Record>>& records) {
+    sections.erase(section.tag);
+    for (const Record& r : records) add(section, r);
+  }
+  std::string_view bytes(ByteSection section) const {
+    auto it = sections.find(section.tag);
+    return it == sections.end()
+               ? std::string_view()
+               : std::string_view(it->second.bytes.data(), it->second.bytes.size());
+  }
 };
 
 }  // namespace weft

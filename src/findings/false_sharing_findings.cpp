@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "analyzers/false_sharing/false_sharing_tables.h"
 #include "findings/finding_error.h"
 #include "findings/source_lines.h"
 
@@ -61,9 +62,9 @@ std::vector<FalseSharingLine> analyze_false_sharing(const Profile& profile) {
     throw FindingError(profile.path() +
                        " has no false-sharing data: record it with the falseshare analysis "
                        "(weft record --analyses comm,falseshare ...)");
-  const uint32_t line_size = profile.line_size();
+  const uint32_t line_size = false_sharing_line_size(profile);
   std::map<uint64_t, DataObject> objects;
-  for (DataObject& o : profile.data_objects()) objects[o.line_address] = std::move(o);
+  for (DataObject& o : data_objects(profile)) objects[o.line_address] = std::move(o);
 
   struct Gathered {
     FalseSharingLine line;
@@ -72,7 +73,7 @@ std::vector<FalseSharingLine> analyze_false_sharing(const Profile& profile) {
     std::map<std::pair<uint32_t, uint64_t>, uint64_t> sites;  // (thread, pc) -> events
   };
   std::map<uint64_t, Gathered> lines;
-  for (const LineSharingRecord& e : profile.line_sharing()) {
+  for (const LineSharingRecord& e : line_sharing(profile)) {
     Gathered& g = lines[e.line_address];
     g.line.line_address = e.line_address;
     g.line.events += e.false_events;

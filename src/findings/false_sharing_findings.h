@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyzers/false_sharing/false_sharing_tables.h"
 #include "findings/profile_facts.h"
 #include "profile/profile.h"
 

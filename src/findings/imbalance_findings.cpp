@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "analyzers/imbalance/imbalance_tables.h"
 #include "common/run_capture.h"
 #include "diagnosis/imbalance_diagnosis.h"
 #include "findings/finding_error.h"
@@ -63,7 +64,7 @@ SectionInstanceData instance_data(const Profile& profile, const SectionInstanceI
     data.time.push_back(busy_of(t, measure));
   }
   std::map<std::pair<uint64_t, uint64_t>, size_t> edge_index;
-  for (const InstanceEdgeCount& e : profile.instance_edges(instance.id)) {
+  for (const InstanceEdgeCount& e : instance_edges(profile, instance.id)) {
     auto at = position.find(e.thread);
     if (at == position.end()) continue;
     auto [it, fresh] = edge_index.try_emplace({e.from, e.to}, data.edges.size());
@@ -71,7 +72,7 @@ SectionInstanceData instance_data(const Profile& profile, const SectionInstanceI
     data.edges[it->second].counts[at->second] += static_cast<double>(e.count);
   }
   std::map<uint64_t, size_t> instruction_index;
-  for (const InstanceInstructionCount& r : profile.instance_instructions(instance.id)) {
+  for (const InstanceInstructionCount& r : instance_instructions(profile, instance.id)) {
     auto at = position.find(r.thread);
     if (at == position.end()) continue;
     auto [it, fresh] = instruction_index.try_emplace(r.pc, data.instructions.size());
@@ -270,10 +271,10 @@ std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
     throw FindingError(profile.path() +
                        " has no imbalance data: record with --analyses including imbalance");
   std::map<int64_t, std::vector<SectionInstanceInfo>> by_region;
-  for (SectionInstanceInfo& instance : profile.section_instances())
+  for (SectionInstanceInfo& instance : section_instances(profile))
     by_region[instance.region_id].push_back(std::move(instance));
 
-  ImbalanceContext context{profile, options, {}, profile.block_decisions(), miss_penalties(profile),
+  ImbalanceContext context{profile, options, {}, block_decisions(profile), miss_penalties(profile),
                            {}};
   context.diagnosis.cluster_threshold = options.cluster_threshold;
   std::vector<SectionImbalance> sections;

@@ -6,6 +6,7 @@
 #include <bit>
 #include <limits>
 
+#include "analyzers/crd/crd_tables.h"
 #include "findings/finding_error.h"
 #include "findings/profile_facts.h"
 #include "profile/region_naming.h"
@@ -186,9 +187,9 @@ LocalityMetrics compute_locality(const Profile& profile, const std::vector<int64
   inputs.granularity = meta_unsigned(profile, "granularity").value_or(0);
   inputs.crd_recorded = profile.has_analysis(AnalysisId::Crd);
   if (inputs.crd_recorded) {
-    inputs.distances = profile.crd_distances(region_ids);
-    inputs.unmeasured = profile.crd_unmeasured(region_ids);
-    inputs.footprint = profile.footprint(region_ids);
+    inputs.distances = crd_distances(profile, region_ids);
+    inputs.unmeasured = crd_unmeasured(profile, region_ids);
+    inputs.footprint = footprint(profile, region_ids);
   }
   return compute_locality(inputs, cache);
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzers/crd/crd_tables.h"
 #include "findings/cache_model.h"
 #include "profile/profile.h"
 

@@ -10,6 +10,8 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "analyzers/false_sharing/false_sharing_tables.h"
+#include "analyzers/traces/traces_tables.h"
 #include "common/loop_trace.h"
 #include "diagnosis/trace_hints.h"
 #include "findings/false_sharing_findings.h"
@@ -85,7 +87,7 @@ struct DecodedTraces {
 
 DecodedTraces decode_traces(const Profile& profile) {
   DecodedTraces d;
-  for (MemoryTraceInfo& t : profile.memory_traces()) {
+  for (MemoryTraceInfo& t : memory_traces(profile)) {
     TracedInstruction i;
     i.thread = t.thread;
     i.pc = t.pc;
@@ -453,7 +455,7 @@ std::vector<MemoryHint> aliasing_hints(const Profile& profile, const DecodedTrac
 std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces& traces) {
   const std::map<uint64_t, InstructionTotals> by_pc = totals_by_pc(traces);
   const uint64_t threshold = std::max(kMinAccesses, traces.total_accesses / kShareDivisor);
-  const unsigned line_size = profile.line_size();
+  const unsigned line_size = false_sharing_line_size(profile);
   const LineAccesses lines = accesses_by_line(profile, by_pc);
   const std::map<uint64_t, Pattern> patterns = stride_patterns(by_pc, lines, threshold, line_size);
 
@@ -470,7 +472,7 @@ MemoryHints analyze_memory_hints(const Profile& profile, size_t top) {
   MemoryHints out;
   out.traces = profile.has_analysis(AnalysisId::Traces);
   out.false_sharing = profile.has_analysis(AnalysisId::FalseSharing);
-  const uint32_t line_size = profile.line_size();
+  const uint32_t line_size = false_sharing_line_size(profile);
 
   std::vector<FalseSharingLine> lines;
   if (out.false_sharing) lines = analyze_false_sharing(profile);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "analyzers/traces/traces_tables.h"
 #include "findings/finding_error.h"
 #include "findings/source_lines.h"
 
@@ -38,10 +39,10 @@ TraceFindings find_traces(const Profile& profile, const TraceOptions& options) {
   const std::vector<uint64_t> pcs = selected_pcs(profile, options);
   std::vector<MemoryTraceInfo> traces;
   if (pcs.empty()) {
-    traces = profile.memory_traces(options.thread);
+    traces = memory_traces(profile, options.thread);
   } else {
     for (uint64_t pc : pcs)
-      for (MemoryTraceInfo& t : profile.memory_traces(options.thread, pc))
+      for (MemoryTraceInfo& t : memory_traces(profile, options.thread, pc))
         traces.push_back(std::move(t));
     std::stable_sort(traces.begin(), traces.end(),
                      [](const MemoryTraceInfo& a, const MemoryTraceInfo& b) {

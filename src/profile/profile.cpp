@@ -8,7 +8,6 @@
 #include <cstring>
 #include <set>
 
-#include "profile/memory_tables.h"
 #include "profile/region_naming.h"
 #include "profile/schema.h"
 #include "profile/sqlite_db.h"
@@ -287,6 +286,10 @@ std::vector<RegionVolume> Profile::region_volumes() const {
 }
 
 bool Profile::has_analysis(AnalysisId id) const { return impl_->analyses.has(id); }
+const sqlite::Database& Profile::database() const { return impl_->db; }
+ProfileError Profile::read_error(const sqlite::Error& error) const {
+  return ProfileError(describe(impl_->path, error));
+}
 
 namespace {
 
@@ -294,7 +297,8 @@ namespace {
 constexpr const char* kCodeRegionsOnly =
     "region_id NOT IN (SELECT id FROM regions WHERE kind = 'section')";
 
-// "region_id IN (1,2,3)", or every code region for an empty selection.
+}  // namespace
+
 std::string region_filter(const std::vector<int64_t>& region_ids) {
   if (region_ids.empty()) return kCodeRegionsOnly;
   std::string filter = "region_id IN (";
@@ -302,55 +306,6 @@ std::string region_filter(const std::vector<int64_t>& region_ids) {
     filter += std::to_string(id) + ",";
   filter.back() = ')';
   return filter;
-}
-
-}  // namespace
-
-std::vector<DistanceCount> Profile::crd_distances(const std::vector<int64_t>& region_ids) const {
-  return impl_->guarded([&] {
-    std::vector<DistanceCount> out;
-    sqlite::Statement query(
-        impl_->db, "SELECT writer, reader, distance, SUM(count) FROM crd_distances WHERE " +
-                       region_filter(region_ids) +
-                       " GROUP BY writer, reader, distance ORDER BY writer, reader,"
-                       " distance");
-    while (query.step()) {
-      out.push_back({static_cast<uint32_t>(query.column_int(0)),
-                     static_cast<uint32_t>(query.column_int(1)), query.column_u64(2),
-                     query.column_u64(3)});
-    }
-    return out;
-  });
-}
-
-std::vector<PairCount> Profile::crd_unmeasured(const std::vector<int64_t>& region_ids) const {
-  return impl_->guarded([&] {
-    std::vector<PairCount> out;
-    sqlite::Statement query(impl_->db,
-                            "SELECT writer, reader, SUM(count) FROM crd_unmeasured WHERE " +
-                                region_filter(region_ids) +
-                                " GROUP BY writer, reader ORDER BY writer, reader");
-    while (query.step()) {
-      out.push_back({static_cast<uint32_t>(query.column_int(0)),
-                     static_cast<uint32_t>(query.column_int(1)), query.column_u64(2)});
-    }
-    return out;
-  });
-}
-
-Footprint Profile::footprint(const std::vector<int64_t>& region_ids) const {
-  return impl_->guarded([&] {
-    Footprint out;
-    sqlite::Statement query(impl_->db,
-                            "SELECT SUM(private_granules), SUM(shared_granules) FROM"
-                            " region_footprints WHERE " +
-                                region_filter(region_ids));
-    if (query.step() && !query.is_null(0)) {
-      out.private_granules = query.column_u64(0);
-      out.shared_granules = query.column_u64(1);
-    }
-    return out;
-  });
 }
 
 CommunicationMatrix Profile::matrix(const std::vector<int64_t>& region_ids, MatrixKind kind) const {
@@ -385,171 +340,6 @@ CommunicationMatrix Profile::matrix(const std::vector<int64_t>& region_ids, Matr
     }
   });
   return matrix;
-}
-
-std::vector<SectionInstanceInfo> Profile::section_instances() const {
-  return impl_->guarded([&] {
-    std::vector<SectionInstanceInfo> out;
-    std::map<int64_t, size_t> index;
-    sqlite::Statement instances(impl_->db,
-                                "SELECT id, region_id, instance, imbalance FROM section_instances"
-                                " ORDER BY id");
-    while (instances.step()) {
-      index[instances.column_int(0)] = out.size();
-      out.push_back({instances.column_int(0),
-                     instances.column_int(1),
-                     instances.column_int(2),
-                     instances.column_double(3),
-                     {}});
-    }
-    sqlite::Statement threads(impl_->db,
-                              "SELECT instance_id, thread, start_ns, end_ns, wall_ns, instructions,"
-                              " l1_misses, l2_misses, llc_misses, modeled_cycles FROM"
-                              " section_instance_threads ORDER BY instance_id, thread");
-    while (threads.step()) {
-      auto it = index.find(threads.column_int(0));
-      if (it == index.end()) continue;
-      out[it->second].threads.push_back({static_cast<uint32_t>(threads.column_int(1)),
-                                         threads.column_u64(2), threads.column_u64(3),
-                                         threads.column_u64(4), threads.column_u64(5),
-                                         threads.column_u64(6), threads.column_u64(7),
-                                         threads.column_u64(8), threads.column_double(9)});
-    }
-    return out;
-  });
-}
-
-std::vector<InstanceEdgeCount> Profile::instance_edges(int64_t instance_id) const {
-  return impl_->guarded([&] {
-    std::vector<InstanceEdgeCount> out;
-    sqlite::Statement query(impl_->db,
-                            "SELECT thread, from_pc, to_pc, count FROM instance_edges"
-                            " WHERE instance_id = ? ORDER BY from_pc, to_pc, thread");
-    query.bind(1, instance_id);
-    while (query.step())
-      out.push_back({static_cast<uint32_t>(query.column_int(0)), query.column_u64(1),
-                     query.column_u64(2), query.column_u64(3)});
-    return out;
-  });
-}
-
-std::vector<InstanceInstructionCount> Profile::instance_instructions(int64_t instance_id) const {
-  return impl_->guarded([&] {
-    std::vector<InstanceInstructionCount> out;
-    sqlite::Statement query(
-        impl_->db,
-        "SELECT thread, pc, executions, l1_misses, l2_misses, llc_misses"
-        " FROM instance_instructions WHERE instance_id = ? ORDER BY pc, thread");
-    query.bind(1, instance_id);
-    while (query.step())
-      out.push_back({static_cast<uint32_t>(query.column_int(0)), query.column_u64(1),
-                     query.column_u64(2), query.column_u64(3), query.column_u64(4),
-                     query.column_u64(5)});
-    return out;
-  });
-}
-
-std::map<uint64_t, uint64_t> Profile::block_decisions() const {
-  return impl_->guarded([&] {
-    std::map<uint64_t, uint64_t> out;
-    sqlite::Statement query(impl_->db, "SELECT pc, decision_pc FROM control_flow_blocks");
-    while (query.step()) out[query.column_u64(0)] = query.column_u64(1);
-    return out;
-  });
-}
-
-uint32_t Profile::line_size() const {
-  const std::optional<int64_t> size = parse_integer(meta_value("line_size"));
-  return size && *size >= 8 ? static_cast<uint32_t>(*size) : 64;
-}
-
-std::vector<LineSharingRecord> Profile::line_sharing() const {
-  return impl_->guarded([&] {
-    std::vector<LineSharingRecord> out;
-    sqlite::Statement query(impl_->db,
-                            "SELECT line_address, thread, writer, pc, false_events, thread_bytes,"
-                            " writer_bytes FROM line_sharing"
-                            " ORDER BY line_address, thread, writer, pc");
-    while (query.step()) {
-      LineSharingRecord e;
-      e.line_address = query.column_u64(0);
-      e.thread = static_cast<uint32_t>(query.column_int(1));
-      e.writer = static_cast<uint32_t>(query.column_int(2));
-      e.pc = query.column_u64(3);
-      e.false_events = query.column_u64(4);
-      e.thread_bytes = query.column_u64(5);
-      e.writer_bytes = query.column_u64(6);
-      out.push_back(e);
-    }
-    return out;
-  });
-}
-
-std::vector<SharingPairTotals> Profile::sharing_totals() const {
-  return impl_->guarded([&] {
-    std::vector<SharingPairTotals> out;
-    sqlite::Statement query(impl_->db,
-                            "SELECT thread, writer, true_events, false_events FROM sharing_totals"
-                            " ORDER BY writer, thread");
-    while (query.step()) {
-      out.push_back({static_cast<uint32_t>(query.column_int(0)),
-                     static_cast<uint32_t>(query.column_int(1)), query.column_u64(2),
-                     query.column_u64(3)});
-    }
-    return out;
-  });
-}
-
-std::vector<DataObject> Profile::data_objects() const {
-  return impl_->guarded([&] {
-    std::vector<DataObject> out;
-    sqlite::Statement query(impl_->db,
-                            "SELECT line_address, kind, name, object_address, object_size,"
-                            " allocation_pc, allocation_thread FROM data_objects"
-                            " ORDER BY line_address");
-    while (query.step()) {
-      DataObject o;
-      o.line_address = query.column_u64(0);
-      o.kind = query.column_text(1);
-      o.name = query.column_text(2);
-      o.object_address = query.column_u64(3);
-      o.object_size = query.column_u64(4);
-      o.allocation_pc = query.column_u64(5);
-      o.allocation_thread = static_cast<uint32_t>(query.column_int(6));
-      out.push_back(std::move(o));
-    }
-    return out;
-  });
-}
-
-std::vector<MemoryTraceInfo> Profile::memory_traces(std::optional<uint32_t> thread,
-                                                    std::optional<uint64_t> pc) const {
-  return impl_->guarded([&] {
-    std::vector<MemoryTraceInfo> out;
-    sqlite::Statement query(
-        impl_->db,
-        "SELECT t.thread, t.pc, t.access_size, t.reads, t.writes, t.accesses, t.lost,"
-        " t.encoded_bytes, t.encoding, COALESCE(c.region_id, 0)"
-        " FROM memory_traces t LEFT JOIN code_locations c ON c.pc = t.pc"
-        " WHERE (?1 IS NULL OR t.thread = ?1) AND (?2 IS NULL OR t.pc = ?2)"
-        " ORDER BY t.thread, t.pc");
-    query.bind(1, thread);
-    query.bind(2, pc);
-    while (query.step()) {
-      MemoryTraceInfo t;
-      t.thread = static_cast<uint32_t>(query.column_int(0));
-      t.pc = query.column_u64(1);
-      t.access_size = static_cast<uint32_t>(query.column_int(2));
-      t.reads = query.column_int(3) != 0;
-      t.writes = query.column_int(4) != 0;
-      t.accesses = query.column_u64(5);
-      t.lost = query.column_u64(6);
-      t.encoding = decompress_trace_encoding(query.column_blob(8), query.column_u64(7));
-      t.region_id = query.column_int(9);
-      out.push_back(std::move(t));
-    }
-    return out;
-  });
 }
 
 std::vector<SyncRecord> Profile::omp_loop_chunks() const {
@@ -601,14 +391,6 @@ std::optional<SourcePosition> Profile::source_position(uint64_t pc) const {
     return SourcePosition{query.column_text(0), query.column_text(1),
                           static_cast<uint32_t>(query.column_int(2))};
   });
-}
-
-double idle_fraction(const std::vector<double>& busy) {
-  const double longest = busy.empty() ? 0 : *std::max_element(busy.begin(), busy.end());
-  if (longest <= 0) return 0;
-  double idle = 0;
-  for (double b : busy) idle += (longest - b) / longest;
-  return idle / static_cast<double>(busy.size());
 }
 
 }  // namespace weft

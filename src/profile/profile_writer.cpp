@@ -16,8 +16,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "profile/imbalance_tables.h"
-#include "profile/memory_tables.h"
+#include "profile/analysis_tables.h"
 #include "profile/region_naming.h"
 #include "profile/run_regions.h"
 #include "profile/schema.h"
@@ -63,15 +62,6 @@ MetaEntries run_meta(const RunInfo& info, const std::string& source, uint32_t gr
   };
 }
 
-template <class T>
-std::optional<T> unless_zero(T value) {
-  return value == 0 ? std::nullopt : std::optional<T>(value);
-}
-
-std::optional<std::string> unless_empty(const std::string& text) {
-  return text.empty() ? std::nullopt : std::optional<std::string>(text);
-}
-
 // Creates the database at a temporary path next to `path`; commit() renames
 // it into place, and the destructor removes it if commit() never happened.
 class ProfileFile {
@@ -87,6 +77,7 @@ class ProfileFile {
                     .c_str());
       db_->exec("BEGIN");
       db_->exec(kProfileSchemaSql);
+      for (const AnalysisDescriptor& d : kAnalyses) db_->exec(tables_of(d.id).schema_sql);
     } catch (const sqlite::Error& error) {
       db_.reset();
       std::remove(temporary_.c_str());
@@ -134,10 +125,9 @@ void write_meta(const sqlite::Database& db, const MetaEntries& entries) {
   for (const auto& [key, value] : entries) insert.run(key, value);
 }
 
-// Every pc the profile will describe.
+// The pcs of the run tables (sync events, threads' start routines).
 std::set<uint64_t> referenced_pcs(const RunCapture& capture) {
   std::set<uint64_t> pcs;
-  for (const PcCommunication& entry : capture.communication) pcs.insert(entry.pc);
   for (const SyncRecord& event : capture.sync) {
     if (event.pc != 0) pcs.insert(event.pc);
     bool outlined_object =
@@ -149,11 +139,6 @@ std::set<uint64_t> referenced_pcs(const RunCapture& capture) {
   for (const ThreadRecord& thread : capture.threads) {
     if (thread.start_routine != 0) pcs.insert(thread.start_routine);
   }
-  for (const PcDistanceCount& d : capture.distances) pcs.insert(d.pc);
-  for (const PcFootprint& f : capture.footprints) pcs.insert(f.pc);
-  for (const LineSharingRecord& r : capture.line_sharing) pcs.insert(r.pc);
-  for (const RunCapture::TraceStream& t : capture.traces)
-    if (t.header.pc != 0) pcs.insert(t.header.pc);
   return pcs;
 }
 
@@ -224,75 +209,6 @@ void write_threads(const sqlite::Database& db, const RunCapture& capture, Symbol
   }
 }
 
-// The communication analysis: sparse matrices per region (code regions and
-// sections), and the per-instruction counts.
-void write_communication(const sqlite::Database& db, const RunCapture& capture,
-                         const RunRegions& regions) {
-  std::map<std::tuple<int64_t, MatrixKind, uint32_t, uint32_t>, uint64_t> entries;
-  auto add = [&](int64_t region, const PcCommunication& c) {
-    if (c.raw != 0) entries[{region, MatrixKind::Raw, c.peer, c.thread}] += c.raw;
-    if (c.rar != 0) entries[{region, MatrixKind::Rar, c.peer, c.thread}] += c.rar;
-    if (c.inval != 0) entries[{region, MatrixKind::Inval, c.thread, c.peer}] += c.inval;
-  };
-  for (const PcCommunication& c : capture.communication) add(regions.of_pc(c.pc), c);
-  for (const PcCommunication& c : capture.section_communication)
-    add(regions.of_section(c.thread, c.pc), c);
-  sqlite::Statement insert_entry(db,
-                                 "INSERT INTO matrix_entries(region_id, kind, writer, reader,"
-                                 " count) VALUES (?, ?, ?, ?, ?)");
-  for (const auto& [key, count] : entries) {
-    const auto& [region, kind, writer, reader] = key;
-    insert_entry.run(region, matrix_kind_name(kind), writer, reader, count);
-  }
-  sqlite::Statement insert_communication(db,
-                                         "INSERT INTO pc_communication(pc, thread, peer, raw,"
-                                         " rar, inval) VALUES (?, ?, ?, ?, ?, ?)");
-  for (const PcCommunication& c : capture.communication)
-    insert_communication.run(c.pc, c.thread, c.peer, c.raw, c.rar, c.inval);
-}
-
-// The crd analysis: distances per region and pair, pooled over the region's
-// pcs; footprints by the region of each granule's first access.
-void write_crd(const sqlite::Database& db, const RunCapture& capture, const RunRegions& regions) {
-  std::map<std::tuple<int64_t, uint32_t, uint32_t, uint64_t>, uint64_t> distances;
-  std::map<std::tuple<int64_t, uint32_t, uint32_t>, uint64_t> unmeasured;
-  auto add = [&](int64_t region, const PcDistanceCount& d) {
-    if (d.distance == kUnmeasuredDistance)
-      unmeasured[{region, d.writer, d.reader}] += d.count;
-    else
-      distances[{region, d.writer, d.reader, d.distance}] += d.count;
-  };
-  for (const PcDistanceCount& d : capture.distances) add(regions.of_pc(d.pc), d);
-  for (const PcDistanceCount& d : capture.section_distances)
-    add(regions.of_section(d.reader, d.pc), d);
-  sqlite::Statement insert_distance(db,
-                                    "INSERT INTO crd_distances(region_id, writer, reader,"
-                                    " distance, count) VALUES (?, ?, ?, ?, ?)");
-  for (const auto& [key, count] : distances) {
-    const auto& [region, writer, reader, distance] = key;
-    insert_distance.run(region, writer, reader, static_cast<int64_t>(distance), count);
-  }
-  sqlite::Statement insert_unmeasured(db,
-                                      "INSERT INTO crd_unmeasured(region_id, writer, reader,"
-                                      " count) VALUES (?, ?, ?, ?)");
-  for (const auto& [key, count] : unmeasured) {
-    const auto& [region, writer, reader] = key;
-    insert_unmeasured.run(region, writer, reader, count);
-  }
-
-  std::map<int64_t, std::pair<uint64_t, uint64_t>> footprints;
-  for (const PcFootprint& f : capture.footprints) {
-    auto& [private_granules, shared_granules] = footprints[regions.of_pc(f.pc)];
-    private_granules += f.private_granules;
-    shared_granules += f.shared_granules;
-  }
-  sqlite::Statement insert_footprint(db,
-                                     "INSERT INTO region_footprints(region_id, private_granules,"
-                                     " shared_granules) VALUES (?, ?, ?)");
-  for (const auto& [region, counts] : footprints)
-    insert_footprint.run(region, counts.first, counts.second);
-}
-
 void write_sync_events(const sqlite::Database& db, const RunCapture& capture) {
   sqlite::Statement insert_sync(db,
                                 "INSERT INTO sync_events(thread, kind, time_ns, pc, object,"
@@ -327,6 +243,15 @@ MetaEntries capture_meta(const RunCapture& capture, const RunInfo& info) {
 
 }  // namespace
 
+const AnalysisTables& tables_of(AnalysisId id) {
+  static constexpr const AnalysisTables* kTables[] = {
+#define WEFT_ANALYSIS_TABLES_ENTRY(Id, symbol) &symbol##_tables,
+      WEFT_ANALYSIS_LIST(WEFT_ANALYSIS_TABLES_ENTRY)
+#undef WEFT_ANALYSIS_TABLES_ENTRY
+  };
+  return *kTables[static_cast<size_t>(id)];
+}
+
 std::string format_utc_iso8601(std::chrono::system_clock::time_point time) {
   std::time_t seconds = std::chrono::system_clock::to_time_t(time);
   std::tm utc{};
@@ -338,28 +263,27 @@ std::string format_utc_iso8601(std::chrono::system_clock::time_point time) {
 
 void build_profile(const RunCapture& capture, const RunInfo& info, const std::string& path,
                    Symbolizer& symbolizer) {
-  // Symbolize and attribute every pc before touching the file.
+  // Prepare every analysis that ran, then symbolize and attribute every pc
+  // and section they name, before touching the file.
   BinaryStructureCache structures;
-  const ImbalanceData imbalance = gather_imbalance(capture, symbolizer.modules(), structures);
-  const std::vector<DataObject> data_objects = resolve_data_objects(capture, symbolizer);
+  const ProfileBuild build{capture, info, symbolizer, structures};
+  std::vector<std::unique_ptr<AnalysisRows>> rows;
+  capture.analyses.for_each(
+      [&](const AnalysisDescriptor& d) { rows.push_back(tables_of(d.id).prepare(build)); });
   std::set<uint64_t> pcs = referenced_pcs(capture);
-  for (const DataObject& o : data_objects)
-    if (o.allocation_pc != 0) pcs.insert(o.allocation_pc);
-  imbalance.add_pcs(capture, pcs);
-  const RunRegions regions(capture, pcs, imbalance.instances, symbolizer, structures);
-  std::vector<int64_t> region_of_instance;
-  for (const SectionInstance& instance : imbalance.instances)
-    region_of_instance.push_back(regions.of_section(instance.site_thread, instance.site));
+  std::set<std::pair<uint32_t, uint64_t>> sections;
+  for (const auto& r : rows) {
+    r->add_pcs(pcs);
+    r->add_sections(sections);
+  }
+  const RunRegions regions(capture, pcs, sections, symbolizer, structures);
 
   ProfileFile file(path);
   file.write([&](const sqlite::Database& db) {
     write_code_map(db, pcs, symbolizer, regions);
     write_threads(db, capture, symbolizer);
     write_sync_events(db, capture);
-    write_communication(db, capture, regions);
-    write_crd(db, capture, regions);
-    write_imbalance(db, capture, info, imbalance, region_of_instance);
-    write_memory_tables(db, capture, data_objects);
+    for (const auto& r : rows) r->write(db, regions);
     write_meta(db, capture_meta(capture, info));
   });
   file.commit();

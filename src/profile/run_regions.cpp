@@ -132,18 +132,13 @@ void RegionBuilder::finish() {
 }
 
 RunRegions::RunRegions(const RunCapture& capture, const std::set<uint64_t>& pcs,
-                       const std::vector<SectionInstance>& instances, Symbolizer& symbolizer,
-                       BinaryStructureCache& structures) {
+                       const std::set<std::pair<uint32_t, uint64_t>>& sections,
+                       Symbolizer& symbolizer, BinaryStructureCache& structures) {
   name_code(capture, pcs, symbolizer, structures);
   for (const SyncRecord& event : capture.sync)
     if (event.kind == SyncKind::ThreadJoin && event.arg0 >= 0 && event.pc != 0)
       join_site_of_[static_cast<uint32_t>(event.arg0)] = event.pc;
-  for (const PcCommunication& c : capture.section_communication)
-    name_section(c.thread, c.pc, symbolizer);
-  for (const PcDistanceCount& d : capture.section_distances)
-    name_section(d.reader, d.pc, symbolizer);
-  for (const SectionInstance& instance : instances)
-    name_section(instance.site_thread, instance.site, symbolizer);
+  for (const auto& [thread, site] : sections) name_section(thread, site, symbolizer);
   builder_.finish();
   for (const auto& [pc, name] : region_of_pc_) id_of_pc_[pc] = builder_.id_of(name);
 }

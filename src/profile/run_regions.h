@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "common/run_capture.h"
-#include "profile/section_instances.h"
 #include "static/binary_structure.h"
 #include "static/symbolizer.h"
 
@@ -66,10 +65,12 @@ class RegionBuilder {
 // (thread, closing site) of a section.
 class RunRegions {
  public:
-  // Names the regions of `pcs` and of the sections in the capture's section
-  // records and in `instances`, then numbers them.
+  // Names the regions of `pcs` and of `sections` ((thread, closing site)
+  // pairs as the capture records them), then numbers them. The capture's
+  // sync log tells which join waited for each thread and which call site
+  // began each parallel region.
   RunRegions(const RunCapture& capture, const std::set<uint64_t>& pcs,
-             const std::vector<SectionInstance>& instances, Symbolizer& symbolizer,
+             const std::set<std::pair<uint32_t, uint64_t>>& sections, Symbolizer& symbolizer,
              BinaryStructureCache& structures);
 
   const std::map<std::string, RegionDraft>& drafts() const { return builder_.drafts(); }

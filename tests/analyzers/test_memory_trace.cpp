@@ -1,6 +1,6 @@
 // Memory address traces by nested loop recognition: the offline model
 // (common/loop_trace.h: expansion, text form, binary encoding) and the online
-// recorder (analyzers/trace/memory_trace_recorder.h), whose output must
+// recorder (analyzers/traces/memory_trace_recorder.h), whose output must
 // decode to exactly the recorded addresses.
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-#include "analyzers/trace/memory_trace_recorder.h"
+#include "analyzers/traces/memory_trace_recorder.h"
 #include "common/loop_trace.h"
 #include "common/loop_trace_format.h"
 

@@ -64,8 +64,7 @@ CaptureSession& run_two_threads(const CaptureConfig& config) {
       s.communication().write(*c, pc, addr, size);
     else
       s.communication().read(*c, pc, addr, size);
-    CaptureSession::feed_access(*t, s.imbalance(), s.false_sharing(), s.traces(), pc, addr, size,
-                                write);
+    CaptureSession::feed_access(*t, s.analyzers(), pc, addr, size, write);
   };
   s.record_allocation(*t0, kAllocPc, line_address(), sizeof g_line);
   access(t0, kWriterPc, line_address(), 8, true);
@@ -114,22 +113,23 @@ TEST_F(CaptureSessionTest, RoundTripKeepsEverySection) {
 
   // Communication at the reading instruction: 0 -> 1, once true, once
   // reuse; thread 1's write invalidated thread 0's copy of the granule.
-  ASSERT_EQ(c.communication.size(), 2u);
-  std::sort(c.communication.begin(), c.communication.end(),
+  std::vector<PcCommunication> communication = c.records(kCommunicationCounts);
+  ASSERT_EQ(communication.size(), 2u);
+  std::sort(communication.begin(), communication.end(),
             [](const PcCommunication& a, const PcCommunication& b) { return a.pc < b.pc; });
-  EXPECT_EQ(c.communication[0].pc, kWriterPc + 4);
-  EXPECT_EQ(c.communication[0].thread, 1u);
-  EXPECT_EQ(c.communication[0].peer, 0u);
-  EXPECT_EQ(c.communication[0].inval, 1u);
-  EXPECT_EQ(c.communication[0].raw + c.communication[0].rar, 0u);
-  EXPECT_EQ(c.communication[1].pc, kReaderPc);
-  EXPECT_EQ(c.communication[1].thread, 1u);
-  EXPECT_EQ(c.communication[1].peer, 0u);
-  EXPECT_EQ(c.communication[1].raw, 1u);
-  EXPECT_EQ(c.communication[1].rar, 1u);
+  EXPECT_EQ(communication[0].pc, kWriterPc + 4);
+  EXPECT_EQ(communication[0].thread, 1u);
+  EXPECT_EQ(communication[0].peer, 0u);
+  EXPECT_EQ(communication[0].inval, 1u);
+  EXPECT_EQ(communication[0].raw + communication[0].rar, 0u);
+  EXPECT_EQ(communication[1].pc, kReaderPc);
+  EXPECT_EQ(communication[1].thread, 1u);
+  EXPECT_EQ(communication[1].peer, 0u);
+  EXPECT_EQ(communication[1].raw, 1u);
+  EXPECT_EQ(communication[1].rar, 1u);
   // The same counts attributed to the section the barrier closed.
   uint64_t section_raw = 0, section_rar = 0, section_inval = 0;
-  for (const PcCommunication& r : c.section_communication) {
+  for (const PcCommunication& r : c.records(kSectionCommunication)) {
     EXPECT_EQ(r.pc, kBarrierPc);
     section_raw += r.raw;
     section_rar += r.rar;
@@ -138,11 +138,11 @@ TEST_F(CaptureSessionTest, RoundTripKeepsEverySection) {
   EXPECT_EQ(section_raw, 1u);
   EXPECT_EQ(section_rar, 1u);
   EXPECT_EQ(section_inval, 1u);
-  EXPECT_EQ(sum_raw(c.communication, kWriterPc), 0u);
+  EXPECT_EQ(sum_raw(c.records(kCommunicationCounts), kWriterPc), 0u);
 
   // CRD: the reuse of the pair's only granule, distance 0.
   uint64_t distance_events = 0;
-  for (const PcDistanceCount& d : c.distances) {
+  for (const PcDistanceCount& d : c.records(kCrdDistances)) {
     EXPECT_EQ(d.writer, 0u);
     EXPECT_EQ(d.reader, 1u);
     EXPECT_EQ(d.distance, 0u);
@@ -150,10 +150,10 @@ TEST_F(CaptureSessionTest, RoundTripKeepsEverySection) {
   }
   EXPECT_EQ(distance_events, 1u);
   // Both granules were touched by both threads: shared, first touched by 0.
-  ASSERT_EQ(c.footprints.size(), 1u);
-  EXPECT_EQ(c.footprints[0].pc, kWriterPc);
-  EXPECT_EQ(c.footprints[0].shared_granules, 2u);
-  EXPECT_EQ(c.footprints[0].private_granules, 0u);
+  ASSERT_EQ(c.records(kCrdFootprints).size(), 1u);
+  EXPECT_EQ(c.records(kCrdFootprints)[0].pc, kWriterPc);
+  EXPECT_EQ(c.records(kCrdFootprints)[0].shared_granules, 2u);
+  EXPECT_EQ(c.records(kCrdFootprints)[0].private_granules, 0u);
 
   // Synchronization: each thread's start, its barrier, thread 1's exit.
   ASSERT_EQ(c.sync.size(), 7u);
@@ -164,27 +164,28 @@ TEST_F(CaptureSessionTest, RoundTripKeepsEverySection) {
 
   // Imbalance: each thread's accesses in its first segment, per instruction.
   uint64_t executions = 0;
-  for (const SegmentInstruction& r : c.segment_instructions) {
+  for (const SegmentInstruction& r : c.records(kSegmentInstructions)) {
     EXPECT_EQ(r.segment, 0u);
     executions += r.executions;
   }
   EXPECT_EQ(executions, 5u);
 
   // False sharing: thread 1 took the line thread 0 wrote, at other bytes.
-  ASSERT_EQ(c.line_sharing.size(), 1u);
-  EXPECT_EQ(c.line_sharing[0].line_address, line_address() + 64);
-  EXPECT_EQ(c.line_sharing[0].thread, 1u);
-  EXPECT_EQ(c.line_sharing[0].writer, 0u);
-  EXPECT_EQ(c.line_sharing[0].thread_bytes, 0xff00u);
-  EXPECT_EQ(c.line_sharing[0].writer_bytes, 0xffu);
-  ASSERT_EQ(c.allocations.size(), 1u);
-  EXPECT_EQ(c.allocations[0].pc, kAllocPc);
-  EXPECT_EQ(c.allocations[0].size, sizeof g_line);
+  ASSERT_EQ(c.records(kLineSharing).size(), 1u);
+  EXPECT_EQ(c.records(kLineSharing)[0].line_address, line_address() + 64);
+  EXPECT_EQ(c.records(kLineSharing)[0].thread, 1u);
+  EXPECT_EQ(c.records(kLineSharing)[0].writer, 0u);
+  EXPECT_EQ(c.records(kLineSharing)[0].thread_bytes, 0xff00u);
+  EXPECT_EQ(c.records(kLineSharing)[0].writer_bytes, 0xffu);
+  ASSERT_EQ(c.records(kAllocations).size(), 1u);
+  EXPECT_EQ(c.records(kAllocations)[0].pc, kAllocPc);
+  EXPECT_EQ(c.records(kAllocations)[0].size, sizeof g_line);
 
   // Traces: one stream per (thread, instruction), each access recorded.
-  ASSERT_EQ(c.traces.size(), 3u);
+  const std::vector<TraceStream> traces = read_trace_streams(c.bytes(kTraceStreams));
+  ASSERT_EQ(traces.size(), 3u);
   uint64_t traced = 0;
-  for (const RunCapture::TraceStream& t : c.traces) {
+  for (const TraceStream& t : traces) {
     EXPECT_EQ(t.encoding.size(), t.header.encoded_bytes);
     traced += t.header.accesses;
   }
@@ -217,13 +218,13 @@ TEST_F(CaptureSessionTest, CommunicationAloneWritesOnlyItsSections) {
   EXPECT_EQ(s.imbalance(), nullptr);
   RunCapture c = round_trip(s);
   EXPECT_EQ(c.analyses, AnalysisSet{AnalysisId::Communication});
-  EXPECT_EQ(sum_raw(c.communication, kReaderPc), 1u);
-  EXPECT_TRUE(c.distances.empty());
-  EXPECT_TRUE(c.footprints.empty());
-  EXPECT_TRUE(c.segment_instructions.empty());
-  EXPECT_TRUE(c.line_sharing.empty());
-  EXPECT_TRUE(c.allocations.empty());
-  EXPECT_TRUE(c.traces.empty());
+  EXPECT_EQ(sum_raw(c.records(kCommunicationCounts), kReaderPc), 1u);
+  EXPECT_TRUE(c.records(kCrdDistances).empty());
+  EXPECT_TRUE(c.records(kCrdFootprints).empty());
+  EXPECT_TRUE(c.records(kSegmentInstructions).empty());
+  EXPECT_TRUE(c.records(kLineSharing).empty());
+  EXPECT_TRUE(c.records(kAllocations).empty());
+  EXPECT_TRUE(read_trace_streams(c.bytes(kTraceStreams)).empty());
   EXPECT_TRUE(c.analysis_values.empty());
 }
 
@@ -266,7 +267,7 @@ TEST_F(CaptureSessionTest, TruncatedCaptureKeepsWholeRecords) {
     EXPECT_FALSE(c.complete) << cut;
     EXPECT_LE(c.threads.size(), whole.threads.size());
     EXPECT_LE(c.sync.size(), whole.sync.size());
-    EXPECT_LE(c.communication.size(), whole.communication.size());
+    EXPECT_LE(c.records(kCommunicationCounts).size(), whole.records(kCommunicationCounts).size());
   }
 }
 
@@ -390,13 +391,13 @@ TEST_F(CaptureSessionTest, RingDecoderFeedsTheSessionLikeTheRuntime) {
   EXPECT_EQ(c.threads[1].os_tid, 201);
   EXPECT_EQ(c.threads[1].end_ns, 3000u);
   EXPECT_EQ(c.threads[1].basic_blocks, 17u);
-  ASSERT_EQ(c.communication.size(), 1u);
-  EXPECT_EQ(c.communication[0].pc, kReaderPc);
-  EXPECT_EQ(c.communication[0].raw, 1u);
-  EXPECT_EQ(c.communication[0].rar, 1u);
-  ASSERT_EQ(c.allocations.size(), 1u);
-  EXPECT_EQ(c.allocations[0].thread, 0u);
-  EXPECT_EQ(c.allocations[0].pc, kAllocPc);
+  ASSERT_EQ(c.records(kCommunicationCounts).size(), 1u);
+  EXPECT_EQ(c.records(kCommunicationCounts)[0].pc, kReaderPc);
+  EXPECT_EQ(c.records(kCommunicationCounts)[0].raw, 1u);
+  EXPECT_EQ(c.records(kCommunicationCounts)[0].rar, 1u);
+  ASSERT_EQ(c.records(kAllocations).size(), 1u);
+  EXPECT_EQ(c.records(kAllocations)[0].thread, 0u);
+  EXPECT_EQ(c.records(kAllocations)[0].pc, kAllocPc);
   // Starts of 0 and 1, 1's barrier, 1's exit.
   ASSERT_EQ(c.sync.size(), 4u);
   EXPECT_EQ(c.sync[3].kind, SyncKind::ThreadExit);
@@ -424,6 +425,34 @@ TEST_F(CaptureSessionTest, RingDecoderStopsAtARecordCutByTheBlockEnd) {
   decoder.consume(ring.slots().data(), 1);
   EXPECT_EQ(s.thread_count(), 0u);
   EXPECT_FALSE(decoder.ended());
+}
+
+// An analysis' section reaches its records as written, by tag: a reader
+// with a longer record type gets the common prefix and zeros, one with a
+// shorter type the prefix (an older or newer capture part's records).
+TEST(RunCaptureTest, RecordsCopyTheCommonPrefixOfAnotherRecordSize) {
+  struct Short {
+    uint64_t a = 0;
+  };
+  struct Long {
+    uint64_t a = 0;
+    uint64_t b = 0;
+  };
+  constexpr RecordSection<Short> kShort{analysis_section_tag(AnalysisId::Traces, 200)};
+  constexpr RecordSection<Long> kLong{kShort.tag};
+  RunCapture capture;
+  capture.set_records(kShort, {{7}, {9}});
+  const std::vector<Long> longer = capture.records(kLong);
+  ASSERT_EQ(longer.size(), 2u);
+  EXPECT_EQ(longer[1].a, 9u);
+  EXPECT_EQ(longer[1].b, 0u);
+  capture.set_records(kLong, {{1, 2}, {3, 4}, {5, 6}});
+  const std::vector<Short> shorter = capture.records(kShort);
+  ASSERT_EQ(shorter.size(), 3u);
+  EXPECT_EQ(shorter[2].a, 5u);
+  EXPECT_TRUE(capture.records(RecordSection<Short>{kShort.tag + 1}).empty());
+  EXPECT_GT(analysis_section_tag(AnalysisId::Communication, 0),
+            static_cast<uint32_t>(RawSection::AnalysisValues));
 }
 
 }  // namespace

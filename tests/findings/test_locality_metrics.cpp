@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzers/crd/crd_tables.h"
 #include "findings/locality.h"
 #include "findings/suggestions.h"
 

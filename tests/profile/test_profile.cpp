@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "analyzers/communication/communication_records.h"
+#include "analyzers/crd/crd_tables.h"
 #include "profile/profile.h"
 #include "profile/profile_writer.h"
 
@@ -93,11 +95,12 @@ RunCapture sample_capture() {
        .end_ns = 0,
        .basic_blocks = 7},
   };
-  capture.communication = {
-      {.pc = kReaderPc, .thread = 1, .peer = 0, .raw = 5, .rar = 7, .inval = 0},
-      {.pc = kReaderPc, .thread = 2, .peer = 1, .raw = 3, .rar = 0, .inval = 0},
-      {.pc = kWriterPc, .thread = 0, .peer = 2, .raw = 2, .rar = 0, .inval = 4},
-  };
+  capture.set_records(kCommunicationCounts,
+                      {
+                          {.pc = kReaderPc, .thread = 1, .peer = 0, .raw = 5, .rar = 7, .inval = 0},
+                          {.pc = kReaderPc, .thread = 2, .peer = 1, .raw = 3, .rar = 0, .inval = 0},
+                          {.pc = kWriterPc, .thread = 0, .peer = 2, .raw = 2, .rar = 0, .inval = 4},
+                      });
   capture.sync = {
       {.thread = 0, .kind = SyncKind::ThreadCreate, .time_ns = 15, .pc = kWriterPc, .arg0 = 1},
       {.thread = 1, .kind = SyncKind::ThreadStart, .time_ns = 20, .arg0 = 0},
@@ -287,7 +290,8 @@ TEST_F(ProfileTest, RoundTripSymbolization) {
 TEST_F(ProfileTest, OutlinedOpenMpBodyIsAnOmpParallelRegion) {
   RunCapture capture = sample_capture();
   const uint64_t body_pc = weft_test::parallel_body_pc();
-  capture.communication.push_back({.pc = body_pc, .thread = 1, .peer = 0, .raw = 9});
+  capture.add(kCommunicationCounts,
+              PcCommunication{.pc = body_pc, .thread = 1, .peer = 0, .raw = 9});
   const std::string path = file("omp.weft");
   build_profile(capture, sample_info(), path);
   Profile profile = Profile::open(path);
@@ -404,15 +408,16 @@ TEST_F(ProfileTest, RoundTripCrdFootprintAndSections) {
   RunCapture capture = sample_capture();
   capture.analyses = {AnalysisId::Communication, AnalysisId::Crd};
   capture.analysis_values["crd_max_granules"] = "1000";
-  capture.distances = {{kReaderPc, 1, 0, 4, 6},
-                       {kReaderPc, 1, 0, 9, 1},
-                       {kReaderPc, 2, 1, 4, 2},
-                       {kReaderPc, 1, 0, kUnmeasuredDistance, 3}};
-  capture.footprints = {{kReaderPc, 1, 0, 10, 2}, {kWriterPc, 0, 0, 5, 7}};
+  capture.set_records(kCrdDistances, {{kReaderPc, 1, 0, 4, 6},
+                                      {kReaderPc, 1, 0, 9, 1},
+                                      {kReaderPc, 2, 1, 4, 2},
+                                      {kReaderPc, 1, 0, kUnmeasuredDistance, 3}});
+  capture.set_records(kCrdFootprints, {{kReaderPc, 1, 0, 10, 2}, {kWriterPc, 0, 0, 5, 7}});
   // Thread 1's section closed at its exit, which thread 0 joined at kWriterPc.
-  capture.section_communication = {
-      {.pc = kThreadExitSectionSite, .thread = 1, .peer = 0, .raw = 5, .rar = 7, .inval = 0}};
-  capture.section_distances = {{kThreadExitSectionSite, 1, 0, 4, 6}};
+  capture.set_records(
+      kSectionCommunication,
+      {{.pc = kThreadExitSectionSite, .thread = 1, .peer = 0, .raw = 5, .rar = 7, .inval = 0}});
+  capture.set_records(kSectionDistances, {{kThreadExitSectionSite, 1, 0, 4, 6}});
   const std::string path = file("crd.weft");
   build_profile(capture, sample_info(), path);
   Profile profile = Profile::open(path);
@@ -420,7 +425,7 @@ TEST_F(ProfileTest, RoundTripCrdFootprintAndSections) {
   EXPECT_EQ(profile.meta_value("crd_max_granules"), "1000");
 
   const std::vector<int64_t> reader_region = {profile.select_regions("weft_test::reader")[0].id};
-  const std::vector<DistanceCount> distances = profile.crd_distances(reader_region);
+  const std::vector<DistanceCount> distances = crd_distances(profile, reader_region);
   ASSERT_EQ(distances.size(), 3u);
   EXPECT_EQ(distances[0].writer, 0u);
   EXPECT_EQ(distances[0].reader, 1u);
@@ -428,13 +433,13 @@ TEST_F(ProfileTest, RoundTripCrdFootprintAndSections) {
   EXPECT_EQ(distances[0].count, 6u);
   EXPECT_EQ(distances[1].distance, 9u);
   EXPECT_EQ(distances[2].writer, 1u);
-  const std::vector<PairCount> unmeasured = profile.crd_unmeasured(reader_region);
+  const std::vector<PairCount> unmeasured = crd_unmeasured(profile, reader_region);
   ASSERT_EQ(unmeasured.size(), 1u);
   EXPECT_EQ(unmeasured[0].count, 3u);
-  const Footprint footprint = profile.footprint(reader_region);
-  EXPECT_EQ(footprint.private_granules, 10u);
-  EXPECT_EQ(footprint.shared_granules, 2u);
-  EXPECT_EQ(profile.footprint({}).private_granules, 15u);
+  const Footprint reader_footprint = footprint(profile, reader_region);
+  EXPECT_EQ(reader_footprint.private_granules, 10u);
+  EXPECT_EQ(reader_footprint.shared_granules, 2u);
+  EXPECT_EQ(footprint(profile, {}).private_granules, 15u);
 
   // The section is named after the join site's line, and is a region of its own.
   const std::string section = "section@test_profile.cpp:" + std::to_string(weft_test::kWriterLine);
@@ -442,11 +447,11 @@ TEST_F(ProfileTest, RoundTripCrdFootprintAndSections) {
   ASSERT_EQ(selected.size(), 1u);
   EXPECT_EQ(selected[0].kind, "section");
   EXPECT_EQ(profile.matrix({selected[0].id}, MatrixKind::Rar)[0][1], 7u);
-  EXPECT_EQ(profile.crd_distances({selected[0].id}).at(0).count, 6u);
+  EXPECT_EQ(crd_distances(profile, {selected[0].id}).at(0).count, 6u);
   // Whole program: the code regions only.
   EXPECT_EQ(profile.matrix({}, MatrixKind::Rar)[0][1], 7u);
   uint64_t events = 0;
-  for (const DistanceCount& d : profile.crd_distances({})) events += d.count;
+  for (const DistanceCount& d : crd_distances(profile, {})) events += d.count;
   EXPECT_EQ(events, 9u);
 }
 

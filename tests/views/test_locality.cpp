@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "analyzers/communication/communication_records.h"
+#include "analyzers/crd/crd_records.h"
 #include "findings/finding_error.h"
 #include "findings/locality.h"
 #include "findings/suggestions.h"
@@ -67,27 +69,32 @@ RunCapture crd_capture(uint64_t far_distance = 100) {
   capture.process_maps = text.str();
   capture.analyses = {AnalysisId::Communication, AnalysisId::Crd};
   capture.threads = {{.id = 0}, {.id = 1, .parent = 0}, {.id = 2, .parent = 0}};
-  capture.communication = {
-      {.pc = kLoopPc, .thread = 1, .peer = 0, .raw = 10, .rar = 3},
-      {.pc = kStagePc, .thread = 1, .peer = 2, .raw = 3, .rar = 0},
-      {.pc = kGatherPc, .thread = 2, .peer = 1, .raw = 2, .rar = 20},
-      {.pc = kGatherPc, .thread = 2, .peer = 0, .raw = 4, .rar = 4},
-      {.pc = kGatherPc, .thread = 0, .peer = 2, .raw = 5, .rar = 0},
-  };
-  capture.distances = {
-      {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = 0, .count = 1},
-      {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = 1, .count = 2},
-      {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = 3, .count = 1},
-      {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = far_distance, .count = 4},
-      {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = 2000, .count = 2},
-      {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = kUnmeasuredDistance, .count = 3},
-      {.pc = kStagePc, .reader = 1, .writer = 2, .distance = 5, .count = 3},
-      {.pc = kGatherPc, .reader = 2, .writer = 1, .distance = 50, .count = 6},
-  };
-  capture.footprints = {
-      {.pc = kLoopPc, .thread = 0, .private_granules = 1000, .shared_granules = 0},
-      {.pc = kStagePc, .thread = 2, .private_granules = 24, .shared_granules = 10},
-  };
+  capture.set_records(kCommunicationCounts,
+                      {
+                          {.pc = kLoopPc, .thread = 1, .peer = 0, .raw = 10, .rar = 3},
+                          {.pc = kStagePc, .thread = 1, .peer = 2, .raw = 3, .rar = 0},
+                          {.pc = kGatherPc, .thread = 2, .peer = 1, .raw = 2, .rar = 20},
+                          {.pc = kGatherPc, .thread = 2, .peer = 0, .raw = 4, .rar = 4},
+                          {.pc = kGatherPc, .thread = 0, .peer = 2, .raw = 5, .rar = 0},
+                      });
+  capture.set_records(
+      kCrdDistances,
+      {
+          {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = 0, .count = 1},
+          {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = 1, .count = 2},
+          {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = 3, .count = 1},
+          {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = far_distance, .count = 4},
+          {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = 2000, .count = 2},
+          {.pc = kLoopPc, .reader = 1, .writer = 0, .distance = kUnmeasuredDistance, .count = 3},
+          {.pc = kStagePc, .reader = 1, .writer = 2, .distance = 5, .count = 3},
+          {.pc = kGatherPc, .reader = 2, .writer = 1, .distance = 50, .count = 6},
+      });
+  capture.set_records(
+      kCrdFootprints,
+      {
+          {.pc = kLoopPc, .thread = 0, .private_granules = 1000, .shared_granules = 0},
+          {.pc = kStagePc, .thread = 2, .private_granules = 24, .shared_granules = 10},
+      });
   return capture;
 }
 
@@ -288,9 +295,11 @@ TEST_F(LocalityViewsTest, ReportShowsLocalityAndSuggestions) {
 TEST_F(LocalityViewsTest, DiffRanksTheRegionWhoseMedianGrows) {
   // B: the loop's four distances of 100 become 900 (same events), and a new function.
   RunCapture capture_b = crd_capture(900);
-  capture_b.communication.push_back({.pc = kExtraPc, .thread = 2, .peer = 0, .raw = 7});
-  capture_b.distances.push_back(
-      {.pc = kExtraPc, .reader = 2, .writer = 0, .distance = 2, .count = 7});
+  capture_b.add(kCommunicationCounts,
+                PcCommunication{.pc = kExtraPc, .thread = 2, .peer = 0, .raw = 7});
+  capture_b.add(
+      kCrdDistances,
+      PcDistanceCount{.pc = kExtraPc, .reader = 2, .writer = 0, .distance = 2, .count = 7});
   const std::string path_b = dir_ + "/b.weft";
   build_profile(capture_b, crd_info(), path_b);
 
@@ -338,8 +347,8 @@ TEST_F(LocalityViewsTest, Errors) {
   // A profile recorded without crd.
   RunCapture plain = crd_capture();
   plain.analyses = {AnalysisId::Communication};
-  plain.distances.clear();
-  plain.footprints.clear();
+  plain.sections.erase(kCrdDistances.tag);
+  plain.sections.erase(kCrdFootprints.tag);
   const std::string plain_path = dir_ + "/plain.weft";
   build_profile(plain, crd_info(), plain_path);
   Profile without = Profile::open(plain_path);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "analyzers/communication/communication_records.h"
 #include "profile/profile_writer.h"
 #include "views/comm_view.h"
 #include "views/report_view.h"
@@ -37,12 +38,14 @@ RunCapture sample_capture() {
   capture.max_threads = 3;
   capture.process_maps = text.str();
   capture.threads = {{.id = 0}, {.id = 1, .parent = 0}, {.id = 2, .parent = 0}};
-  capture.communication = {
-      {.pc = kStencilPc, .thread = 1, .peer = 0, .raw = 4, .rar = 6},
-      {.pc = kStencilPc, .thread = 2, .peer = 1, .raw = 3, .rar = 1},
-      {.pc = kReducePc, .thread = 0, .peer = 2, .raw = 10, .rar = 0, .inval = 2},
-      {.pc = kReducePc, .thread = 1, .peer = 2, .raw = 0, .rar = 5},
-  };
+  capture.set_records(
+      kCommunicationCounts,
+      {
+          {.pc = kStencilPc, .thread = 1, .peer = 0, .raw = 4, .rar = 6},
+          {.pc = kStencilPc, .thread = 2, .peer = 1, .raw = 3, .rar = 1},
+          {.pc = kReducePc, .thread = 0, .peer = 2, .raw = 10, .rar = 0, .inval = 2},
+          {.pc = kReducePc, .thread = 1, .peer = 2, .raw = 0, .rar = 5},
+      });
   return capture;
 }
 

@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "analyzers/communication/communication_records.h"
 #include "analyzers/communication/pc_peer_counters.h"
 #include "analyzers/crd/communication_reuse_distance.h"
 #include "analyzers/footprint/sharing_footprint.h"

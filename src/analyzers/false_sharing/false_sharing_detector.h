@@ -61,6 +61,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "analyzers/false_sharing/false_sharing_records.h"
 #include "analyzers/state/paged_hash_table.h"
 #include "analyzers/state/per_thread_slot.h"
 #include "analyzers/state/shadow_memory.h"

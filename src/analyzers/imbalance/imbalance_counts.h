@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "analyzers/imbalance/cache_simulator.h"
+#include "analyzers/imbalance/imbalance_records.h"
 #include "analyzers/state/paged_hash_table.h"
 #include "analyzers/state/per_thread_slot.h"
 #include "analyzers/state/record_log.h"

@@ -7,21 +7,16 @@
 #include <new>
 
 #include "analyzers/state/page_memory.h"
+#include "sources/capture/analysis_capture.h"
 #include "sources/capture/raw_capture_writer.h"
 
 namespace weft {
 
 namespace {
 
-template <class T, class... Args>
-T* make_reserved(Args&&... args) {
-  void* mem = reserve_zeroed(sizeof(T));
-  return mem ? new (mem) T(static_cast<Args&&>(args)...) : nullptr;
-}
-
 void write_own_process_maps(RawWriter& out) {
   // Two passes: the section header needs the length first.
-  write_text_section(out, RawSection::ProcessMaps, [](auto&& write) {
+  write_text_section(out, static_cast<uint32_t>(RawSection::ProcessMaps), [](auto&& write) {
     char chunk[4096];
     const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
@@ -31,44 +26,34 @@ void write_own_process_maps(RawWriter& out) {
   });
 }
 
-// One "key=value\n" line of the AnalysisValues section.
-template <class Write>
-void value_line(Write&& write, std::string_view key, const char* value) {
-  write(key.data(), key.size());
-  write("=", 1);
-  write(value, strlen(value));
-  write("\n", 1);
-}
+constexpr const AnalysisCapture* kAnalysisCaptures[] = {
+#define WEFT_ANALYSIS_CAPTURE_ENTRY(Id, symbol) &symbol##_capture,
+    WEFT_ANALYSIS_LIST(WEFT_ANALYSIS_CAPTURE_ENTRY)
+#undef WEFT_ANALYSIS_CAPTURE_ENTRY
+};
 
-template <class Write>
-void number_line(Write&& write, std::string_view key, uint64_t value) {
-  char digits[24];
-  format_decimal(value, digits, sizeof digits);
-  value_line(write, key, digits);
+const AnalysisCapture& capture_of(AnalysisId id) {
+  return *kAnalysisCaptures[static_cast<size_t>(id)];
 }
 
 }  // namespace
 
 bool CaptureConfig::apply_setting(std::string_view key, const char* value) {
-  const AnalysisSetting* setting = find_setting(key);
-  if (!setting || !value) return false;
-  if (setting->type == SettingType::Text) {
-    if (key == "cache_levels") return parse_cache_levels(value, imbalance.cache);
-    return key == "miss_penalties";  // weft record's alone: the runtime ignores it
-  }
+  const AnalysisDescriptor* owner = setting_owner(key);
+  if (!owner || !value) return false;
+  const AnalysisSetting& setting = *find_setting(key);
   uint64_t number = 0;
-  if (!parse_setting_number(*setting, value, number)) return false;
-  if (key == "crd_max_granules") crd.max_granules_per_pair = number;
-  if (key == "line_size") false_sharing.line_size = static_cast<unsigned>(number);
-  if (key == "trace_budget") traces.max_bytes_per_thread = number;
-  return true;
+  if (setting.type != SettingType::Text && !parse_setting_number(setting, value, number))
+    return false;
+  const AnalysisCapture& capture = capture_of(owner->id);
+  return capture.configure && capture.configure(*this, setting, value, number);
 }
 
 CaptureSession* CaptureSession::create(const CaptureConfig& config) {
   void* mem = reserve_zeroed(sizeof(CaptureSession));
   auto* session = mem ? new (mem) CaptureSession(config) : nullptr;
-  if (session && (!session->communication_ || !session->sections_ || !session->threads_ ||
-                  !session->contexts_))
+  if (session && (!session->analyzers_.communication || !session->analyzers_.sections ||
+                  !session->threads_ || !session->contexts_))
     return nullptr;
   return session;
 }
@@ -79,207 +64,13 @@ CaptureSession::CaptureSession(const CaptureConfig& config)
   // refuses a session without communication).
   const AnalysisSet wanted = analyses_;
   wanted.for_each([&](const AnalysisDescriptor& d) {
-    if (!create_analyzer(d.id, config)) analyses_.remove(d.id);
+    if (!capture_of(d.id).create(analyzers_, config)) analyses_.remove(d.id);
   });
-  if (communication_) communication_->connect(distances_, footprint_, sections_);
+  if (CommunicationAnalyzer* communication = analyzers_.communication)
+    communication->connect(analyzers_.distances, analyzers_.footprint, analyzers_.sections);
   threads_ = static_cast<ThreadRecord*>(reserve_zeroed(max_threads_ * sizeof(ThreadRecord)));
   contexts_ = static_cast<std::atomic<ThreadContext*>*>(
       reserve_zeroed(max_threads_ * sizeof(std::atomic<ThreadContext*>)));
-}
-
-bool CaptureSession::create_analyzer(AnalysisId id, const CaptureConfig& config) {
-  switch (id) {
-    case AnalysisId::Communication: {
-      CommunicationConfig comm;
-      comm.granularity = config.granularity;
-      comm.max_threads = config.max_threads;
-      comm.count_invalidations = true;
-      communication_ = make_reserved<CommunicationAnalyzer>(comm);
-      sections_ = make_reserved<SectionAttribution>(config.max_threads);
-      return communication_ && sections_;
-    }
-    case AnalysisId::Crd: {
-      CrdConfig crd = config.crd;
-      crd.max_threads = config.max_threads;
-      distances_ = make_reserved<CommunicationReuseDistance>(crd);
-      footprint_ =
-          make_reserved<SharingFootprint>(static_cast<unsigned>(__builtin_ctz(config.granularity)));
-      if (distances_ && footprint_) return true;
-      distances_ = nullptr;
-      footprint_ = nullptr;
-      return false;
-    }
-    case AnalysisId::Imbalance: {
-      ImbalanceConfig imbalance = config.imbalance;
-      imbalance.max_threads = config.max_threads;
-      imbalance_ = make_reserved<ImbalanceCounts>(imbalance);
-      return imbalance_ != nullptr;
-    }
-    case AnalysisId::FalseSharing: {
-      FalseSharingConfig false_sharing = config.false_sharing;
-      false_sharing.max_threads = config.max_threads;
-      false_sharing_ = make_reserved<FalseSharingDetector>(false_sharing);
-      return false_sharing_ != nullptr;
-    }
-    case AnalysisId::Traces: {
-      MemoryTraceConfig traces = config.traces;
-      traces.max_threads = config.max_threads;
-      traces_ = make_reserved<MemoryTraceRecorder>(traces);
-      return traces_ != nullptr;
-    }
-  }
-  return false;
-}
-
-// The CRD analyzer needs no per-thread attachment of its own: the
-// communication analyzer connects each reader's state.
-void CaptureSession::attach_analyzer(AnalysisId id, ThreadContext& c) {
-  switch (id) {
-    case AnalysisId::Communication:
-      c.comm.store(communication_->attach(c.tid));
-      break;
-    case AnalysisId::Crd:
-      break;
-    case AnalysisId::Imbalance:
-      if (imbalance_) c.imbalance.store(imbalance_->attach(c.tid));
-      break;
-    case AnalysisId::FalseSharing:
-      if (false_sharing_) c.false_sharing.store(false_sharing_->attach(c.tid));
-      break;
-    case AnalysisId::Traces:
-      if (traces_) c.traces.store(traces_->attach(c.tid));
-      break;
-  }
-}
-
-void CaptureSession::detach_analyzer(AnalysisId id, ThreadContext& c) {
-  switch (id) {
-    case AnalysisId::Communication:
-      if (CommunicationAnalyzer::ThreadState* state = c.comm.exchange(nullptr))
-        CommunicationAnalyzer::retire(*state);
-      break;
-    case AnalysisId::Crd:
-      break;
-    case AnalysisId::Imbalance:
-      c.imbalance.store(nullptr);
-      break;
-    case AnalysisId::FalseSharing:
-      c.false_sharing.store(nullptr);
-      break;
-    case AnalysisId::Traces:
-      c.traces.store(nullptr);
-      break;
-  }
-}
-
-uint64_t CaptureSession::dropped(AnalysisId id) const {
-  switch (id) {
-    case AnalysisId::Communication:
-      return communication_->dropped() + sections_->dropped();
-    case AnalysisId::Crd:
-      return distances_ ? distances_->dropped() : 0;
-    case AnalysisId::Imbalance:
-      return imbalance_ ? imbalance_->dropped() : 0;
-    case AnalysisId::FalseSharing:
-      return false_sharing_ ? false_sharing_->dropped() : 0;
-    case AnalysisId::Traces:
-      return 0;  // a trace beyond its budget counts its accesses as lost, per stream
-  }
-  return 0;
-}
-
-void CaptureSession::write_values(AnalysisId id, RawWriter& out) const {
-  write_text_section(out, RawSection::AnalysisValues, [&](auto&& write) {
-    switch (id) {
-      case AnalysisId::Communication:
-        break;
-      case AnalysisId::Crd:
-        number_line(write, "crd_max_granules", distances_->config().max_granules_per_pair);
-        number_line(write, "crd_capped_pairs", distances_->capped_pairs());
-        break;
-      case AnalysisId::Imbalance: {
-        char levels[128];
-        format_cache_levels(imbalance_->config().cache, levels, sizeof levels);
-        value_line(write, "cache_levels", levels);
-        break;
-      }
-      case AnalysisId::FalseSharing:
-        number_line(write, "line_size", false_sharing_->config().line_size);
-        number_line(write, "untracked_accesses", false_sharing_->untracked_accesses());
-        break;
-      case AnalysisId::Traces:
-        number_line(write, "trace_budget", traces_->config().max_bytes_per_thread);
-        break;
-    }
-  });
-}
-
-void CaptureSession::write_sections(AnalysisId id, RawWriter& out) {
-  switch (id) {
-    case AnalysisId::Communication:
-      write_records<PcCommunication>(out, RawSection::Communication,
-                                     [&](auto&& emit) { communication_->for_each_count(emit); });
-      write_records<PcCommunication>(out, RawSection::SectionCommunication, [&](auto&& emit) {
-        sections_->for_each_count([&](uint32_t tid, const PcPeerCounts& c) {
-          emit(PcCommunication{c.pc(), tid, c.peer(), c.raw, c.rar, c.inval});
-        });
-      });
-      write_records<PcDistanceCount>(out, RawSection::SectionDistances, [&](auto&& emit) {
-        sections_->for_each_distance([&](uint32_t tid, const PcWriterDistanceCount& d) {
-          emit(PcDistanceCount{d.key.pc_writer >> 16, tid,
-                               static_cast<uint32_t>(d.key.pc_writer & 0xffff), d.key.distance,
-                               d.count});
-        });
-      });
-      break;
-    case AnalysisId::Crd: {
-      write_records<PcDistanceCount>(out, RawSection::Distances, [&](auto&& emit) {
-        distances_->for_each_distance([&](const CommunicationReuseDistance::Record& r) {
-          emit(PcDistanceCount{r.pc, r.reader, r.writer, r.distance, r.count});
-        });
-      });
-      // One walk of the shadow; write_records reads the totals twice.
-      PagedHashTable<SharingFootprint::Totals> totals;
-      footprint_->collect(totals);
-      write_records<PcFootprint>(out, RawSection::Footprints, [&](auto&& emit) {
-        totals.for_each([&](const SharingFootprint::Totals& t) {
-          const SharingFootprint::Record r = t.record();
-          emit(PcFootprint{r.pc, r.thread, 0, r.private_granules, r.shared_granules});
-        });
-      });
-      break;
-    }
-    case AnalysisId::Imbalance:
-      write_records<SegmentEdge>(out, RawSection::SegmentEdges,
-                                 [&](auto&& emit) { imbalance_->for_each_edge(emit); });
-      write_records<SegmentInstruction>(out, RawSection::SegmentInstructions, [&](auto&& emit) {
-        imbalance_->for_each_instruction(emit);
-      });
-      break;
-    case AnalysisId::FalseSharing: {
-      write_records<LineSharingRecord>(out, RawSection::LineSharing, [&](auto&& emit) {
-        false_sharing_->for_each_line_record(emit);
-      });
-      write_records<SharingPairTotals>(out, RawSection::SharingTotals, [&](auto&& emit) {
-        false_sharing_->for_each_pair_total(emit);
-      });
-      const uint32_t recorded = recorded_threads();
-      write_records<AllocationRecord>(out, RawSection::Allocations, [&](auto&& emit) {
-        for (uint32_t i = 0; i < recorded; ++i)
-          if (ThreadContext* c = contexts_[i].load()) c->allocations.for_each(emit);
-      });
-      break;
-    }
-    case AnalysisId::Traces:
-      traces_->finish();
-      write_text_section(out, RawSection::Traces, [&](auto&& write) {
-        traces_->for_each_stream([&](const TraceStreamHeader& h, const auto& body) {
-          write(&h, sizeof h);
-          body.write(write);
-        });
-      });
-      break;
-  }
 }
 
 ThreadContext* CaptureSession::start_thread(uint32_t tid, int32_t parent, uint64_t start_routine,
@@ -294,7 +85,9 @@ ThreadContext* CaptureSession::start_thread(uint32_t tid, int32_t parent, uint64
   c->sync.records =
       static_cast<SyncRecord*>(reserve_zeroed(SyncLog::kCapacity * sizeof(SyncRecord)));
   if (tid < max_threads_) {
-    analyses_.for_each([&](const AnalysisDescriptor& d) { attach_analyzer(d.id, *c); });
+    analyses_.for_each([&](const AnalysisDescriptor& d) {
+      if (auto attach = capture_of(d.id).attach) attach(analyzers_, *c);
+    });
     ThreadRecord& r = threads_[tid];
     r.id = tid;
     r.os_tid = os_tid;
@@ -339,13 +132,13 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
   std::atomic_signal_fence(std::memory_order_release);
   ++log.size;
 
-  if (imbalance_ && thread.tid < max_threads_) count_segments(thread, kind);
+  if (analyzers_.imbalance && thread.tid < max_threads_) count_segments(thread, kind);
   if (!closes_section(kind)) return;
   CommunicationAnalyzer::ThreadState* state = thread.comm.load(std::memory_order_relaxed);
   if (!state) return;
   uint64_t site = pc != 0 ? pc : kUnknownSectionSite;
   if (kind == SyncKind::ThreadExit) site = SectionAttribution::kThreadExitSite;
-  communication_->close_section(*state, site);
+  communication().close_section(*state, site);
 }
 
 // Segment k of a thread ends at its k-th logged closing record. Between a
@@ -353,20 +146,20 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
 // control flow and accesses (the barrier's or the thread pool's own code,
 // under the binary source) are not counted: the thread is detached.
 void CaptureSession::count_segments(ThreadContext& thread, SyncKind kind) {
+  ImbalanceCounts* imbalance = analyzers_.imbalance;
   if (resumes_section(kind)) {
     if (counting_.load(std::memory_order_relaxed))
-      thread.imbalance.store(imbalance_->attach(thread.tid), std::memory_order_relaxed);
+      thread.imbalance.store(imbalance->attach(thread.tid), std::memory_order_relaxed);
     return;
   }
   if (!closes_section(kind)) return;
-  if (ImbalanceCounts::ThreadState* t = imbalance_->attach(thread.tid))
-    imbalance_->close_segment(*t);
+  if (ImbalanceCounts::ThreadState* t = imbalance->attach(thread.tid)) imbalance->close_segment(*t);
   if (waits_after_closing(kind)) thread.imbalance.store(nullptr, std::memory_order_relaxed);
 }
 
 void CaptureSession::record_allocation(ThreadContext& thread, uint64_t pc, uint64_t address,
                                        uint64_t size) {
-  if (!false_sharing_ || !counting_.load(std::memory_order_relaxed)) return;
+  if (!analyzers_.false_sharing || !counting_.load(std::memory_order_relaxed)) return;
   AllocationRecord r;
   r.address = address;
   r.size = size;
@@ -380,9 +173,11 @@ void CaptureSession::stop_counting(bool wait) {
   counting_.store(false);
   for (uint32_t i = 0; i < max_threads_; ++i)
     if (ThreadContext* c = contexts_[i].load())
-      analyses_.for_each([&](const AnalysisDescriptor& d) { detach_analyzer(d.id, *c); });
+      analyses_.for_each([&](const AnalysisDescriptor& d) {
+        if (auto detach = capture_of(d.id).detach) detach(*c);
+      });
   if (wait)
-    for (int spin = 0; spin < 1000 && communication_->any_thread_busy(); ++spin) usleep(50);
+    for (int spin = 0; spin < 1000 && communication().any_thread_busy(); ++spin) usleep(50);
 }
 
 uint32_t CaptureSession::recorded_threads() const {
@@ -400,11 +195,13 @@ void CaptureSession::write_meta(RawWriter& out, bool complete, const char* reaso
   }
   RawMeta meta;
   meta.complete = complete ? 1 : 0;
-  meta.granularity = communication_->config().granularity;
+  meta.granularity = analyzers_.communication->config().granularity;
   meta.max_threads = max_threads_;
   meta.thread_count = thread_count;
   meta.analyses = analyses_.bits();
-  analyses_.for_each([&](const AnalysisDescriptor& d) { meta.dropped_events += dropped(d.id); });
+  analyses_.for_each([&](const AnalysisDescriptor& d) {
+    meta.dropped_events += capture_of(d.id).dropped(analyzers_);
+  });
   const uint32_t recorded = recorded_threads();
   for (uint32_t i = 0; i < recorded; ++i)
     if (ThreadContext* c = contexts_[i].load()) {
@@ -450,8 +247,8 @@ void CaptureSession::write(int fd, bool complete, const char* reason, const char
   // the profile resolves to its join when there was one).
   for (uint32_t i = 0; i < max_threads_; ++i)
     if (contexts_[i].load())
-      if (CommunicationAnalyzer::ThreadState* state = communication_->attach(i))
-        communication_->close_section(*state, SectionAttribution::kThreadExitSite);
+      if (CommunicationAnalyzer::ThreadState* state = communication().attach(i))
+        communication().close_section(*state, SectionAttribution::kThreadExitSite);
 
   // Static: a 64 KiB buffer is too much for a signal handler's stack.
   alignas(RawWriter) static char writer_memory[sizeof(RawWriter)];
@@ -460,8 +257,16 @@ void CaptureSession::write(int fd, bool complete, const char* reason, const char
   write_meta(out, complete, reason);
   write_threads(out);
   analyses_.for_each([&](const AnalysisDescriptor& d) {
-    write_values(d.id, out);
-    write_sections(d.id, out);
+    const AnalysisCapture& capture = capture_of(d.id);
+    if (capture.values) {
+      // Static, like the writer: off the signal handler's stack.
+      alignas(ValueLines) static char lines_memory[sizeof(ValueLines)];
+      ValueLines& lines = *new (lines_memory) ValueLines;
+      capture.values(analyzers_, lines);
+      out.section(RawSection::AnalysisValues, 1, lines.size());
+      out.bytes(lines.data(), lines.size());
+    }
+    capture.write_sections(*this, out);
   });
   write_sync(out);
   if (maps) {

@@ -17,10 +17,13 @@
 #include <string_view>
 
 #include "analyzers/communication/communication_analyzer.h"
+#include "analyzers/crd/communication_reuse_distance.h"
 #include "analyzers/false_sharing/false_sharing_detector.h"
+#include "analyzers/footprint/sharing_footprint.h"
 #include "analyzers/imbalance/imbalance_counts.h"
+#include "analyzers/sections/section_attribution.h"
 #include "analyzers/state/record_log.h"
-#include "analyzers/trace/memory_trace_recorder.h"
+#include "analyzers/traces/memory_trace_recorder.h"
 #include "common/analyses.h"
 #include "common/run_capture.h"
 
@@ -57,6 +60,19 @@ struct SyncLog {
   uint64_t unlogged_mutex_events = 0;
 };
 
+// The analyzers of one session; an analysis that does not run leaves its
+// pointers null. Each analysis' capture part (analysis_capture.h) creates,
+// attaches and saves its own.
+struct CaptureAnalyzers {
+  CommunicationAnalyzer* communication = nullptr;
+  SectionAttribution* sections = nullptr;           // with communication
+  CommunicationReuseDistance* distances = nullptr;  // crd
+  SharingFootprint* footprint = nullptr;            // crd
+  ImbalanceCounts* imbalance = nullptr;             // imbalance
+  FalseSharingDetector* false_sharing = nullptr;    // false sharing
+  MemoryTraceRecorder* traces = nullptr;            // traces
+};
+
 struct ThreadContext {
   uint32_t tid = 0;
   // Null once the capture is saved (or for threads beyond max_threads, whose
@@ -86,29 +102,36 @@ class CaptureSession {
   // The analyses one memory access feeds beyond communication (imbalance,
   // false sharing, traces), for both sources: the thread's states are
   // loaded once per access; absent analyses cost one null test each.
-  __attribute__((always_inline)) static void feed_access(
-      ThreadContext& t, ImbalanceCounts* imbalance, FalseSharingDetector* false_sharing,
-      MemoryTraceRecorder* traces, uint64_t pc, uint64_t addr, uint32_t size, bool is_write) {
+  __attribute__((always_inline)) static void feed_access(ThreadContext& t,
+                                                         const CaptureAnalyzers& analyzers,
+                                                         uint64_t pc, uint64_t addr, uint32_t size,
+                                                         bool is_write) {
     if (auto* s = t.imbalance.load(std::memory_order_relaxed))
-      imbalance->access(*s, pc, addr, size);
+      analyzers.imbalance->access(*s, pc, addr, size);
     if (auto* s = t.false_sharing.load(std::memory_order_relaxed))
-      false_sharing->access(*s, pc, addr, size, is_write);
+      analyzers.false_sharing->access(*s, pc, addr, size, is_write);
     if (auto* s = t.traces.load(std::memory_order_relaxed))
-      traces->access(*s, pc, addr, size, is_write);
+      analyzers.traces->access(*s, pc, addr, size, is_write);
   }
 
   // Null when the memory cannot be reserved.
   static CaptureSession* create(const CaptureConfig& config);
 
-  CommunicationAnalyzer& communication() { return *communication_; }
-  ImbalanceCounts* imbalance() { return imbalance_; }               // null when the analysis is off
-  FalseSharingDetector* false_sharing() { return false_sharing_; }  // ditto
-  MemoryTraceRecorder* traces() { return traces_; }                 // ditto
+  CaptureAnalyzers& analyzers() { return analyzers_; }
+  const CaptureAnalyzers& analyzers() const { return analyzers_; }
+  CommunicationAnalyzer& communication() { return *analyzers_.communication; }
+  ImbalanceCounts* imbalance() { return analyzers_.imbalance; }  // null when the analysis is off
+  FalseSharingDetector* false_sharing() { return analyzers_.false_sharing; }  // ditto
+  MemoryTraceRecorder* traces() { return analyzers_.traces; }                 // ditto
   uint32_t max_threads() const { return max_threads_; }
+  // Threads with a context: ids below min(thread_count, max_threads).
+  uint32_t recorded_threads() const;
   // True when communication is the only analysis that sees every access: a
   // source may then decide private accesses itself, from the thread's
   // communication state alone (CommunicationAnalyzer::read_fast, is_local_write).
-  bool communication_only() const { return !imbalance_ && !false_sharing_ && !traces_; }
+  bool communication_only() const {
+    return !analyzers_.imbalance && !analyzers_.false_sharing && !analyzers_.traces;
+  }
 
   uint32_t reserve_thread_id() { return next_tid_.fetch_add(1); }
   uint32_t thread_count() const { return next_tid_.load(); }
@@ -144,29 +167,13 @@ class CaptureSession {
   explicit CaptureSession(const CaptureConfig& config);
   void count_segments(ThreadContext& thread, SyncKind kind);
 
-  // The cold path, per analysis (dispatched on the descriptors' ids).
-  bool create_analyzer(AnalysisId id, const CaptureConfig& config);  // false: no memory
-  void attach_analyzer(AnalysisId id, ThreadContext& thread);
-  void detach_analyzer(AnalysisId id, ThreadContext& thread);
-  uint64_t dropped(AnalysisId id) const;
-  // "key=value\n" lines of the analysis' settings and counters.
-  void write_values(AnalysisId id, RawWriter& out) const;
-  void write_sections(AnalysisId id, RawWriter& out);
-
   void write_meta(RawWriter& out, bool complete, const char* reason);
   void write_threads(RawWriter& out);
   void write_sync(RawWriter& out);
-  uint32_t recorded_threads() const;
 
   AnalysisSet analyses_;
   uint32_t max_threads_ = 0;
-  CommunicationAnalyzer* communication_ = nullptr;
-  CommunicationReuseDistance* distances_ = nullptr;  // null unless the crd analysis runs
-  SharingFootprint* footprint_ = nullptr;            // ditto
-  SectionAttribution* sections_ = nullptr;
-  ImbalanceCounts* imbalance_ = nullptr;           // null unless the imbalance analysis runs
-  FalseSharingDetector* false_sharing_ = nullptr;  // null unless that analysis runs
-  MemoryTraceRecorder* traces_ = nullptr;          // null unless that analysis runs
+  CaptureAnalyzers analyzers_;
   std::atomic<uint32_t> next_tid_{0};
   std::atomic<bool> counting_{true};                 // false once stop_counting ran
   ThreadRecord* threads_ = nullptr;                  // [max_threads]

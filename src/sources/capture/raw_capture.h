@@ -8,8 +8,7 @@
 // Layout: 8-byte magic, then sections. Each section: u32 tag, u32 record
 // size, u64 record count, then count * size bytes. A file cut short keeps
 // every whole record before the cut. A reader copies the common prefix of
-// records whose size differs from its own, and skips sections it does not
-// know.
+// records whose size differs from its own.
 #pragma once
 
 #include <cstdint>
@@ -21,25 +20,17 @@ namespace weft {
 
 inline constexpr char kRawCaptureMagic[8] = {'W', 'E', 'F', 'T', 'R', 'A', 'W', '2'};
 
+// The capture's own sections. The analyses' sections have tags from
+// analysis_section_tag (common/run_capture.h), declared in their records
+// headers (src/analyzers/NAME/NAME_records.h); the reader keeps them in
+// RunCapture::sections, by tag.
 enum class RawSection : uint32_t {
-  Meta = 1,                   // one RawMeta
-  Reason = 2,                 // bytes: incomplete reason
-  Threads = 3,                // ThreadRecord[]
-  Communication = 4,          // PcCommunication[]
-  Sync = 5,                   // SyncRecord[]
-  ProcessMaps = 6,            // bytes: /proc/self/maps
-  End = 7,                    // no records: the file is whole
-  Distances = 8,              // PcDistanceCount[]
-  Footprints = 9,             // PcFootprint[]
-  SectionCommunication = 10,  // PcCommunication[], pc = the section's closing site
-  SectionDistances = 11,      // PcDistanceCount[], pc = the section's closing site
-  SegmentEdges = 12,          // SegmentEdge[]
-  SegmentInstructions = 13,   // SegmentInstruction[]
-  LineSharing = 14,           // LineSharingRecord[]
-  SharingTotals = 15,         // SharingPairTotals[]
-  Allocations = 16,           // AllocationRecord[]
-  // bytes: per stream a TraceStreamHeader, then its encoded_bytes bytes
-  Traces = 17,
+  Meta = 1,         // one RawMeta
+  Reason = 2,       // bytes: incomplete reason
+  Threads = 3,      // ThreadRecord[]
+  Sync = 5,         // SyncRecord[]
+  ProcessMaps = 6,  // bytes: /proc/self/maps
+  End = 7,          // no records: the file is whole
   // bytes: "key=value\n" lines, the analyses' settings and counters by their
   // meta keys (common/analyses.h)
   AnalysisValues = 18,

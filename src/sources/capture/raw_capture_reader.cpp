@@ -29,21 +29,6 @@ void append_records(const SectionData& s, std::vector<Record>& out) {
   }
 }
 
-// Streams are variable-length: a header, then its encoding. A stream cut
-// short by a truncated file is left out.
-void read_trace_streams(const SectionData& s, std::vector<RunCapture::TraceStream>& out) {
-  uint64_t pos = 0;
-  while (pos + sizeof(TraceStreamHeader) <= s.count) {
-    RunCapture::TraceStream stream;
-    std::memcpy(&stream.header, s.data + pos, sizeof stream.header);
-    pos += sizeof stream.header;
-    if (stream.header.encoded_bytes > s.count - pos) break;
-    stream.encoding.assign(s.data + pos, s.data + pos + stream.header.encoded_bytes);
-    pos += stream.header.encoded_bytes;
-    out.push_back(std::move(stream));
-  }
-}
-
 // "key=value\n" lines; a line without '=' (a cut-short section) is ignored.
 void read_analysis_values(const SectionData& s, RunCapture& capture) {
   std::string_view text(s.data, s.count);
@@ -74,23 +59,19 @@ constexpr SectionRoute kSectionRoutes[] = {
     {RawSection::Reason,
      [](const SectionData& s, RunCapture& c) { c.incomplete_reason.assign(s.data, s.count); }},
     {RawSection::Threads, records_into<&RunCapture::threads>},
-    {RawSection::Communication, records_into<&RunCapture::communication>},
     {RawSection::Sync, records_into<&RunCapture::sync>},
     {RawSection::ProcessMaps,
      [](const SectionData& s, RunCapture& c) { c.process_maps.assign(s.data, s.count); }},
-    {RawSection::Distances, records_into<&RunCapture::distances>},
-    {RawSection::Footprints, records_into<&RunCapture::footprints>},
-    {RawSection::SectionCommunication, records_into<&RunCapture::section_communication>},
-    {RawSection::SectionDistances, records_into<&RunCapture::section_distances>},
-    {RawSection::SegmentEdges, records_into<&RunCapture::segment_edges>},
-    {RawSection::SegmentInstructions, records_into<&RunCapture::segment_instructions>},
-    {RawSection::LineSharing, records_into<&RunCapture::line_sharing>},
-    {RawSection::SharingTotals, records_into<&RunCapture::sharing_totals>},
-    {RawSection::Allocations, records_into<&RunCapture::allocations>},
-    {RawSection::Traces,
-     [](const SectionData& s, RunCapture& c) { read_trace_streams(s, c.traces); }},
     {RawSection::AnalysisValues, read_analysis_values},
 };
+
+// An analysis' section (a tag from analysis_section_tag): kept as written,
+// for the analysis' own record types to read.
+void keep_analysis_section(uint32_t tag, const SectionData& s, RunCapture& capture) {
+  RunCapture::Section& kept = capture.sections[tag];
+  kept.record_size = s.size;
+  kept.bytes.insert(kept.bytes.end(), s.data, s.data + s.count * s.size);
+}
 
 void apply_meta(const RawMeta& meta, RunCapture& capture) {
   capture.complete = meta.complete != 0;
@@ -138,6 +119,8 @@ RunCapture read_raw_capture(const std::string& path) {
     if (tag == static_cast<uint32_t>(RawSection::End)) saw_end = true;
     for (const SectionRoute& route : kSectionRoutes)
       if (static_cast<uint32_t>(route.tag) == tag) route.read(section, capture);
+    if (tag >= analysis_section_tag(AnalysisId{}, 0) && section.size != 0)
+      keep_analysis_section(tag, section, capture);
     pos += section.count * section.size;
     if (truncated) break;
   }

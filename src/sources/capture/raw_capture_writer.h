@@ -34,8 +34,10 @@ class RawWriter {
   }
   void text(const char* s) { bytes(s, strlen(s)); }
   void section(RawSection tag, uint32_t record_size, uint64_t count) {
-    const uint32_t t = static_cast<uint32_t>(tag);
-    bytes(&t, 4);
+    section(static_cast<uint32_t>(tag), record_size, count);
+  }
+  void section(uint32_t tag, uint32_t record_size, uint64_t count) {
+    bytes(&tag, 4);
     bytes(&record_size, 4);
     bytes(&count, 8);
   }
@@ -60,7 +62,7 @@ class RawWriter {
 // (an update raced with the save), the section is padded or cut to the
 // announced count.
 template <class Record, class Produce>
-void write_records(RawWriter& out, RawSection tag, Produce produce) {
+void write_records(RawWriter& out, uint32_t tag, Produce produce) {
   uint64_t count = 0;
   produce([&](const Record&) { ++count; });
   out.section(tag, sizeof(Record), count);
@@ -78,7 +80,7 @@ void write_records(RawWriter& out, RawSection tag, Produce produce) {
 // ran: the first pass counts, the second writes (padding with newlines if it
 // yields less).
 template <class Produce>
-void write_text_section(RawWriter& out, RawSection tag, Produce produce) {
+void write_text_section(RawWriter& out, uint32_t tag, Produce produce) {
   uint64_t total = 0;
   produce([&](const void*, size_t n) { total += n; });
   out.section(tag, 1, total);

@@ -22,9 +22,7 @@ namespace weft::rt {
 
 Runtime* g_runtime = nullptr;
 CommunicationAnalyzer* g_communication = nullptr;
-ImbalanceCounts* g_imbalance = nullptr;
-FalseSharingDetector* g_false_sharing = nullptr;
-MemoryTraceRecorder* g_traces = nullptr;
+CaptureAnalyzers g_analyzers;
 
 namespace {
 
@@ -251,9 +249,7 @@ void initialize() {
   strncpy(rt->output_path, output, sizeof rt->output_path - 1);
   pthread_key_create(&g_thread_exit_key, on_thread_exit);
   g_communication = &session->communication();
-  g_imbalance = session->imbalance();
-  g_false_sharing = session->false_sharing();
-  g_traces = session->traces();
+  g_analyzers = session->analyzers();
   g_runtime = rt;
 
   if (!weft_thread_context) attach_unknown_thread();  // the main thread: id 0

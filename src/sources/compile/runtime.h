@@ -28,10 +28,9 @@ struct Runtime {
 extern Runtime* g_runtime;
 // The analyzer, read once per access: kept apart from Runtime to save a load.
 extern CommunicationAnalyzer* g_communication;
-// Null unless the imbalance, false-sharing, traces analysis runs.
-extern ImbalanceCounts* g_imbalance;
-extern FalseSharingDetector* g_false_sharing;
-extern MemoryTraceRecorder* g_traces;
+// The session's analyzers (a copy: one load less per access); an analysis
+// that does not run has a null pointer there.
+extern CaptureAnalyzers g_analyzers;
 
 uint64_t now_ns();
 // One line on stderr, without allocation.
@@ -64,9 +63,8 @@ __attribute__((always_inline)) inline void on_read(uint64_t pc, const volatile v
   auto* state = t->comm.load(std::memory_order_relaxed);
   if (__builtin_expect(state == nullptr, 0)) return;
   g_communication->read(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
-  CaptureSession::feed_access(*t, g_imbalance, g_false_sharing, g_traces, pc,
-                              reinterpret_cast<uintptr_t>(addr), static_cast<uint32_t>(size),
-                              false);
+  CaptureSession::feed_access(*t, g_analyzers, pc, reinterpret_cast<uintptr_t>(addr),
+                              static_cast<uint32_t>(size), false);
 }
 
 __attribute__((always_inline)) inline void on_write(uint64_t pc, const volatile void* addr,
@@ -76,8 +74,8 @@ __attribute__((always_inline)) inline void on_write(uint64_t pc, const volatile 
   auto* state = t->comm.load(std::memory_order_relaxed);
   if (__builtin_expect(state == nullptr, 0)) return;
   g_communication->write(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
-  CaptureSession::feed_access(*t, g_imbalance, g_false_sharing, g_traces, pc,
-                              reinterpret_cast<uintptr_t>(addr), static_cast<uint32_t>(size), true);
+  CaptureSession::feed_access(*t, g_analyzers, pc, reinterpret_cast<uintptr_t>(addr),
+                              static_cast<uint32_t>(size), true);
 }
 
 // Writes the raw capture once; later calls do nothing.

@@ -33,7 +33,7 @@ WEFT_EXPORT void weft_block(uint64_t pc) {
   ThreadContext* t = weft_thread_context;
   if (!t) return;
   if (auto* counts = t->imbalance.load(std::memory_order_relaxed))
-    weft::rt::g_imbalance->block(*counts, pc, 0);
+    weft::rt::g_analyzers.imbalance->block(*counts, pc, 0);
 }
 
 // Annotations some libraries emit; they carry no memory access.

@@ -114,9 +114,8 @@ void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
         else
           comm.write(*current_state_, pc, s.a, size);
         if (current_)
-          CaptureSession::feed_access(*current_, session_.imbalance(), session_.false_sharing(),
-                                      session_.traces(), pc, s.a, static_cast<uint32_t>(size),
-                                      type == WEFT_REC_WRITE);
+          CaptureSession::feed_access(*current_, session_.analyzers(), pc, s.a,
+                                      static_cast<uint32_t>(size), type == WEFT_REC_WRITE);
         break;
       }
       case WEFT_REC_BLOCK:

@@ -1,4 +1,4 @@
-#include "analyzers/trace/memory_trace_recorder.h"
+#include "analyzers/traces/memory_trace_recorder.h"
 
 #include "analyzers/state/page_memory.h"
 #include "analyzers/state/per_thread_slot.h"

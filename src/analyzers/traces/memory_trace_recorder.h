@@ -52,6 +52,7 @@
 
 #include "analyzers/state/paged_hash_table.h"
 #include "analyzers/state/per_thread_slot.h"
+#include "analyzers/traces/traces_records.h"
 #include "common/loop_trace_format.h"
 #include "common/run_capture.h"
 

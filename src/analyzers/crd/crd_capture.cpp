@@ -1,0 +1,59 @@
+// The crd analysis in a capture: the reuse-distance analyzer and the sharing
+// footprint, both fed by the communication analyzer (which attaches each
+// reader's state: nothing per thread here).
+#include "analyzers/crd/crd_records.h"
+#include "sources/capture/analysis_capture.h"
+
+namespace weft {
+
+namespace {
+
+bool configure(CaptureConfig& config, const AnalysisSetting&, const char*, uint64_t number) {
+  config.crd.max_granules_per_pair = number;  // crd_max_granules, its one setting
+  return true;
+}
+
+bool create(CaptureAnalyzers& a, const CaptureConfig& config) {
+  CrdConfig crd = config.crd;
+  crd.max_threads = config.max_threads;
+  a.distances = make_reserved<CommunicationReuseDistance>(crd);
+  a.footprint =
+      make_reserved<SharingFootprint>(static_cast<unsigned>(__builtin_ctz(config.granularity)));
+  if (a.distances && a.footprint) return true;
+  a.distances = nullptr;
+  a.footprint = nullptr;
+  return false;
+}
+
+uint64_t dropped(const CaptureAnalyzers& a) { return a.distances->dropped(); }
+
+void values(const CaptureAnalyzers& a, ValueLines& out) {
+  out.number("crd_max_granules", a.distances->config().max_granules_per_pair);
+  out.number("crd_capped_pairs", a.distances->capped_pairs());
+}
+
+void write_sections(CaptureSession& session, RawWriter& out) {
+  const CaptureAnalyzers& a = session.analyzers();
+  write_record_section(out, kCrdDistances, [&](auto&& emit) {
+    a.distances->for_each_distance([&](const CommunicationReuseDistance::Record& r) {
+      emit(PcDistanceCount{r.pc, r.reader, r.writer, r.distance, r.count});
+    });
+  });
+  // One walk of the shadow; write_records reads the totals twice.
+  PagedHashTable<SharingFootprint::Totals> totals;
+  a.footprint->collect(totals);
+  write_record_section(out, kCrdFootprints, [&](auto&& emit) {
+    totals.for_each([&](const SharingFootprint::Totals& t) {
+      const SharingFootprint::Record r = t.record();
+      emit(PcFootprint{r.pc, r.thread, 0, r.private_granules, r.shared_granules});
+    });
+  });
+}
+
+}  // namespace
+
+const AnalysisCapture crd_capture = {
+    configure, create, nullptr, nullptr, dropped, values, write_sections,
+};
+
+}  // namespace weft

@@ -1,0 +1,39 @@
+// What the crd analysis hands from the capture to the profile builder: the
+// communication reuse distances per reading instruction and thread pair, and
+// the sharing footprint per first-touching instruction.
+#pragma once
+
+#include <cstdint>
+
+#include "common/run_capture.h"
+
+namespace weft {
+
+// `count` communication events of pair (writer, reader), read at `pc`, had
+// communication reuse distance `distance` (kUnmeasuredDistance: the pair had
+// reached its --crd-max-granules cap).
+struct PcDistanceCount {
+  uint64_t pc = 0;
+  uint32_t reader = 0;
+  uint32_t writer = 0;
+  uint64_t distance = 0;
+  uint64_t count = 0;
+};
+inline constexpr uint64_t kUnmeasuredDistance = ~uint64_t{0} - 1;
+
+// Sharing footprint: granules first touched at `pc` by `thread`, split into
+// those no other thread touched (private) and the others (shared).
+struct PcFootprint {
+  uint64_t pc = 0;
+  uint32_t thread = 0;
+  uint32_t reserved = 0;
+  uint64_t private_granules = 0;
+  uint64_t shared_granules = 0;
+};
+
+inline constexpr RecordSection<PcDistanceCount> kCrdDistances{
+    analysis_section_tag(AnalysisId::Crd, 1)};
+inline constexpr RecordSection<PcFootprint> kCrdFootprints{
+    analysis_section_tag(AnalysisId::Crd, 2)};
+
+}  // namespace weft

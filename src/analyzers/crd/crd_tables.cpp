@@ -1,0 +1,151 @@
+#include "analyzers/crd/crd_tables.h"
+
+#include <map>
+#include <tuple>
+
+#include "analyzers/communication/communication_records.h"
+#include "analyzers/crd/crd_records.h"
+#include "profile/analysis_tables.h"
+
+namespace weft {
+
+namespace {
+
+constexpr const char* kSchemaSql = R"sql(
+CREATE TABLE crd_distances(
+  region_id INTEGER NOT NULL REFERENCES regions(id), writer INTEGER NOT NULL,
+  reader INTEGER NOT NULL, distance INTEGER NOT NULL, count INTEGER NOT NULL,
+  PRIMARY KEY(region_id, writer, reader, distance)) WITHOUT ROWID;
+CREATE TABLE crd_unmeasured(
+  region_id INTEGER NOT NULL REFERENCES regions(id), writer INTEGER NOT NULL,
+  reader INTEGER NOT NULL, count INTEGER NOT NULL,
+  PRIMARY KEY(region_id, writer, reader)) WITHOUT ROWID;
+CREATE TABLE region_footprints(
+  region_id INTEGER PRIMARY KEY REFERENCES regions(id), private_granules INTEGER NOT NULL,
+  shared_granules INTEGER NOT NULL);
+)sql";
+
+// Distances per region and pair, pooled over the region's pcs (and per
+// section, from the communication analysis' section records); footprints by
+// the region of each granule's first access.
+class CrdRows : public AnalysisRows {
+ public:
+  explicit CrdRows(const RunCapture& capture)
+      : distances_(capture.records(kCrdDistances)),
+        section_distances_(capture.records(kSectionDistances)),
+        footprints_(capture.records(kCrdFootprints)) {}
+
+  void add_pcs(std::set<uint64_t>& pcs) const override {
+    for (const PcDistanceCount& d : distances_) pcs.insert(d.pc);
+    for (const PcFootprint& f : footprints_) pcs.insert(f.pc);
+  }
+  void add_sections(std::set<std::pair<uint32_t, uint64_t>>& sections) const override {
+    for (const PcDistanceCount& d : section_distances_) sections.insert({d.reader, d.pc});
+  }
+  void write(const sqlite::Database& db, const RunRegions& regions) const override {
+    write_distances(db, regions);
+    write_footprints(db, regions);
+  }
+
+ private:
+  void write_distances(const sqlite::Database& db, const RunRegions& regions) const {
+    std::map<std::tuple<int64_t, uint32_t, uint32_t, uint64_t>, uint64_t> distances;
+    std::map<std::tuple<int64_t, uint32_t, uint32_t>, uint64_t> unmeasured;
+    auto add = [&](int64_t region, const PcDistanceCount& d) {
+      if (d.distance == kUnmeasuredDistance)
+        unmeasured[{region, d.writer, d.reader}] += d.count;
+      else
+        distances[{region, d.writer, d.reader, d.distance}] += d.count;
+    };
+    for (const PcDistanceCount& d : distances_) add(regions.of_pc(d.pc), d);
+    for (const PcDistanceCount& d : section_distances_) add(regions.of_section(d.reader, d.pc), d);
+    sqlite::Statement insert_distance(db,
+                                      "INSERT INTO crd_distances(region_id, writer, reader,"
+                                      " distance, count) VALUES (?, ?, ?, ?, ?)");
+    for (const auto& [key, count] : distances) {
+      const auto& [region, writer, reader, distance] = key;
+      insert_distance.run(region, writer, reader, static_cast<int64_t>(distance), count);
+    }
+    sqlite::Statement insert_unmeasured(db,
+                                        "INSERT INTO crd_unmeasured(region_id, writer, reader,"
+                                        " count) VALUES (?, ?, ?, ?)");
+    for (const auto& [key, count] : unmeasured) {
+      const auto& [region, writer, reader] = key;
+      insert_unmeasured.run(region, writer, reader, count);
+    }
+  }
+
+  void write_footprints(const sqlite::Database& db, const RunRegions& regions) const {
+    std::map<int64_t, std::pair<uint64_t, uint64_t>> footprints;
+    for (const PcFootprint& f : footprints_) {
+      auto& [private_granules, shared_granules] = footprints[regions.of_pc(f.pc)];
+      private_granules += f.private_granules;
+      shared_granules += f.shared_granules;
+    }
+    sqlite::Statement insert_footprint(db,
+                                       "INSERT INTO region_footprints(region_id,"
+                                       " private_granules, shared_granules) VALUES (?, ?, ?)");
+    for (const auto& [region, counts] : footprints)
+      insert_footprint.run(region, counts.first, counts.second);
+  }
+
+  std::vector<PcDistanceCount> distances_;
+  std::vector<PcDistanceCount> section_distances_;
+  std::vector<PcFootprint> footprints_;
+};
+
+}  // namespace
+
+const AnalysisTables crd_tables = {
+    kSchemaSql,
+    [](const ProfileBuild& build) -> std::unique_ptr<AnalysisRows> {
+      return std::make_unique<CrdRows>(build.capture);
+    },
+};
+
+std::vector<DistanceCount> crd_distances(const Profile& profile,
+                                         const std::vector<int64_t>& region_ids) {
+  return profile.read([&](const sqlite::Database& db) {
+    std::vector<DistanceCount> out;
+    sqlite::Statement query(
+        db, "SELECT writer, reader, distance, SUM(count) FROM crd_distances WHERE " +
+                region_filter(region_ids) +
+                " GROUP BY writer, reader, distance ORDER BY writer, reader, distance");
+    while (query.step())
+      out.push_back({static_cast<uint32_t>(query.column_int(0)),
+                     static_cast<uint32_t>(query.column_int(1)), query.column_u64(2),
+                     query.column_u64(3)});
+    return out;
+  });
+}
+
+std::vector<PairCount> crd_unmeasured(const Profile& profile,
+                                      const std::vector<int64_t>& region_ids) {
+  return profile.read([&](const sqlite::Database& db) {
+    std::vector<PairCount> out;
+    sqlite::Statement query(db, "SELECT writer, reader, SUM(count) FROM crd_unmeasured WHERE " +
+                                    region_filter(region_ids) +
+                                    " GROUP BY writer, reader ORDER BY writer, reader");
+    while (query.step())
+      out.push_back({static_cast<uint32_t>(query.column_int(0)),
+                     static_cast<uint32_t>(query.column_int(1)), query.column_u64(2)});
+    return out;
+  });
+}
+
+Footprint footprint(const Profile& profile, const std::vector<int64_t>& region_ids) {
+  return profile.read([&](const sqlite::Database& db) {
+    Footprint out;
+    sqlite::Statement query(db,
+                            "SELECT SUM(private_granules), SUM(shared_granules) FROM"
+                            " region_footprints WHERE " +
+                                region_filter(region_ids));
+    if (query.step() && !query.is_null(0)) {
+      out.private_granules = query.column_u64(0);
+      out.shared_granules = query.column_u64(1);
+    }
+    return out;
+  });
+}
+
+}  // namespace weft

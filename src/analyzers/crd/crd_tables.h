@@ -1,0 +1,44 @@
+// The crd analysis' tables (docs/profile-format.md): CRD histograms per
+// region and thread pair, the events of capped pairs, and the sharing
+// footprint per region; and their readers.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "profile/profile.h"
+
+namespace weft {
+
+// crd_distances rows pooled over a selection: `count` events of pair
+// (writer, reader) had communication reuse distance `distance`.
+struct DistanceCount {
+  uint32_t writer = 0;
+  uint32_t reader = 0;
+  uint64_t distance = 0;
+  uint64_t count = 0;
+};
+
+struct PairCount {
+  uint32_t writer = 0;
+  uint32_t reader = 0;
+  uint64_t count = 0;
+};
+
+// Granules first touched in a selection: by one thread only, or by several.
+struct Footprint {
+  uint64_t private_granules = 0;
+  uint64_t shared_granules = 0;
+};
+
+// CRD distance counts pooled over `region_ids` (empty = whole program),
+// ordered by writer, reader, distance.
+std::vector<DistanceCount> crd_distances(const Profile& profile,
+                                         const std::vector<int64_t>& region_ids);
+// Events of pairs that had reached the --crd-max-granules cap, per pair.
+std::vector<PairCount> crd_unmeasured(const Profile& profile,
+                                      const std::vector<int64_t>& region_ids);
+// Granules first touched by the regions' instructions.
+Footprint footprint(const Profile& profile, const std::vector<int64_t>& region_ids);
+
+}  // namespace weft

@@ -1,0 +1,55 @@
+// The false-sharing analysis in a capture: the line detector, and the heap
+// blocks each thread allocated (CaptureSession::record_allocation), saved to
+// name the data object behind a falsely shared line.
+#include "analyzers/false_sharing/false_sharing_records.h"
+#include "sources/capture/analysis_capture.h"
+
+namespace weft {
+
+namespace {
+
+bool configure(CaptureConfig& config, const AnalysisSetting&, const char*, uint64_t number) {
+  config.false_sharing.line_size = static_cast<unsigned>(number);  // line_size
+  return true;
+}
+
+bool create(CaptureAnalyzers& a, const CaptureConfig& config) {
+  FalseSharingConfig false_sharing = config.false_sharing;
+  false_sharing.max_threads = config.max_threads;
+  a.false_sharing = make_reserved<FalseSharingDetector>(false_sharing);
+  return a.false_sharing != nullptr;
+}
+
+void attach(CaptureAnalyzers& a, ThreadContext& thread) {
+  thread.false_sharing.store(a.false_sharing->attach(thread.tid));
+}
+
+void detach(ThreadContext& thread) { thread.false_sharing.store(nullptr); }
+
+uint64_t dropped(const CaptureAnalyzers& a) { return a.false_sharing->dropped(); }
+
+void values(const CaptureAnalyzers& a, ValueLines& out) {
+  out.number("line_size", a.false_sharing->config().line_size);
+  out.number("untracked_accesses", a.false_sharing->untracked_accesses());
+}
+
+void write_sections(CaptureSession& session, RawWriter& out) {
+  FalseSharingDetector* detector = session.analyzers().false_sharing;
+  write_record_section(out, kLineSharing,
+                       [&](auto&& emit) { detector->for_each_line_record(emit); });
+  write_record_section(out, kSharingTotals,
+                       [&](auto&& emit) { detector->for_each_pair_total(emit); });
+  const uint32_t recorded = session.recorded_threads();
+  write_record_section(out, kAllocations, [&](auto&& emit) {
+    for (uint32_t i = 0; i < recorded; ++i)
+      if (ThreadContext* c = session.context(i)) c->allocations.for_each(emit);
+  });
+}
+
+}  // namespace
+
+const AnalysisCapture false_sharing_capture = {
+    configure, create, attach, detach, dropped, values, write_sections,
+};
+
+}  // namespace weft

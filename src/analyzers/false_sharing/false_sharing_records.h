@@ -1,0 +1,54 @@
+// What the false-sharing analysis hands from the capture to the profile
+// builder: the falsely shared lines with the bytes each side touched, the
+// true/false transfer totals per thread pair, and the heap blocks the
+// program allocated (to name the data object behind a line).
+#pragma once
+
+#include <cstdint>
+
+#include "common/run_capture.h"
+
+namespace weft {
+
+// `false_events` times, thread `thread` obtained line `line_address` (last
+// written by `writer`) at instruction `pc` while the bytes it accessed there
+// (`thread_bytes`, bit b = byte b of the line) did not overlap the bytes the
+// writer had written (`writer_bytes`). Bytes are the union over those events.
+struct LineSharingRecord {
+  uint64_t line_address = 0;
+  uint64_t pc = 0;
+  uint32_t thread = 0;
+  uint32_t writer = 0;
+  uint64_t false_events = 0;
+  uint64_t thread_bytes = 0;
+  uint64_t writer_bytes = 0;
+};
+
+// All line transfers from `writer` to `thread`: true sharing (byte ranges
+// overlapped) and false sharing (disjoint).
+struct SharingPairTotals {
+  uint32_t thread = 0;
+  uint32_t writer = 0;
+  uint64_t true_events = 0;
+  uint64_t false_events = 0;
+};
+
+// A heap block the program allocated at call site `pc` (malloc, calloc,
+// realloc, aligned_alloc, posix_memalign, memalign, operator new/new[]), in
+// allocation order within `thread`.
+struct AllocationRecord {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t pc = 0;
+  uint32_t thread = 0;
+  uint32_t sequence = 0;  // per thread
+};
+
+inline constexpr RecordSection<LineSharingRecord> kLineSharing{
+    analysis_section_tag(AnalysisId::FalseSharing, 1)};
+inline constexpr RecordSection<SharingPairTotals> kSharingTotals{
+    analysis_section_tag(AnalysisId::FalseSharing, 2)};
+inline constexpr RecordSection<AllocationRecord> kAllocations{
+    analysis_section_tag(AnalysisId::FalseSharing, 3)};
+
+}  // namespace weft

@@ -1,0 +1,35 @@
+// The false-sharing analysis' tables (docs/profile-format.md): the falsely
+// shared lines, the true/false transfer totals per thread pair, and the data
+// object behind each line; and their readers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyzers/false_sharing/false_sharing_records.h"
+#include "profile/profile.h"
+
+namespace weft {
+
+// data_objects: what a falsely shared line belongs to: a global or static
+// variable (from the symbol table), a heap block (by the call that
+// allocated it, as recorded by the event source), or nothing known.
+struct DataObject {
+  uint64_t line_address = 0;
+  std::string kind;  // "global", "heap", "unknown"
+  std::string name;
+  uint64_t object_address = 0;
+  uint64_t object_size = 0;
+  uint64_t allocation_pc = 0;  // 0 unless heap
+  uint32_t allocation_thread = 0;
+};
+
+// The analysis' line (meta line_size); 64 when absent.
+uint32_t false_sharing_line_size(const Profile& profile);
+// The tables' rows as the analysis produced them (false_sharing_records.h).
+std::vector<LineSharingRecord> line_sharing(const Profile& profile);
+std::vector<SharingPairTotals> sharing_totals(const Profile& profile);
+std::vector<DataObject> data_objects(const Profile& profile);
+
+}  // namespace weft

@@ -1,0 +1,51 @@
+// The imbalance analysis in a capture: block and access counts per thread
+// segment through the simulated caches. The session closes segments at
+// synchronization records (CaptureSession::count_segments).
+#include "analyzers/imbalance/imbalance_records.h"
+#include "sources/capture/analysis_capture.h"
+
+namespace weft {
+
+namespace {
+
+// cache_levels; miss_penalties is weft record's alone (the runtime ignores it).
+bool configure(CaptureConfig& config, const AnalysisSetting& setting, const char* value, uint64_t) {
+  if (setting.key == "cache_levels") return parse_cache_levels(value, config.imbalance.cache);
+  return true;
+}
+
+bool create(CaptureAnalyzers& a, const CaptureConfig& config) {
+  ImbalanceConfig imbalance = config.imbalance;
+  imbalance.max_threads = config.max_threads;
+  a.imbalance = make_reserved<ImbalanceCounts>(imbalance);
+  return a.imbalance != nullptr;
+}
+
+void attach(CaptureAnalyzers& a, ThreadContext& thread) {
+  thread.imbalance.store(a.imbalance->attach(thread.tid));
+}
+
+void detach(ThreadContext& thread) { thread.imbalance.store(nullptr); }
+
+uint64_t dropped(const CaptureAnalyzers& a) { return a.imbalance->dropped(); }
+
+void values(const CaptureAnalyzers& a, ValueLines& out) {
+  char levels[128];
+  format_cache_levels(a.imbalance->config().cache, levels, sizeof levels);
+  out.text("cache_levels", levels);
+}
+
+void write_sections(CaptureSession& session, RawWriter& out) {
+  ImbalanceCounts* imbalance = session.analyzers().imbalance;
+  write_record_section(out, kSegmentEdges, [&](auto&& emit) { imbalance->for_each_edge(emit); });
+  write_record_section(out, kSegmentInstructions,
+                       [&](auto&& emit) { imbalance->for_each_instruction(emit); });
+}
+
+}  // namespace
+
+const AnalysisCapture imbalance_capture = {
+    configure, create, attach, detach, dropped, values, write_sections,
+};
+
+}  // namespace weft

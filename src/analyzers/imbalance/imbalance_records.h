@@ -1,0 +1,41 @@
+// What the imbalance analysis hands from the capture to the profile builder:
+// per thread and segment, the control-flow edges and the memory
+// instructions' executions and simulated misses.
+#pragma once
+
+#include <cstdint>
+
+#include "common/run_capture.h"
+
+namespace weft {
+
+// Load-imbalance counts of one thread's segment: segment k of a thread is
+// its execution up to its k-th section-closing synchronization record (in
+// that thread's order in `sync`). From 0 = the segment's entry.
+struct SegmentEdge {
+  uint32_t thread = 0;
+  uint32_t segment = 0;
+  uint64_t from = 0;
+  uint64_t to = 0;
+  uint64_t count = 0;
+  uint64_t to_instructions = 0;  // static instructions of block `to`; 0 = not known to the source
+};
+
+// Executions of one memory instruction in a segment and its misses in the
+// simulated caches (private L1, private L2, shared last level).
+struct SegmentInstruction {
+  uint32_t thread = 0;
+  uint32_t segment = 0;
+  uint64_t pc = 0;
+  uint64_t executions = 0;
+  uint64_t l1_misses = 0;
+  uint64_t l2_misses = 0;
+  uint64_t llc_misses = 0;
+};
+
+inline constexpr RecordSection<SegmentEdge> kSegmentEdges{
+    analysis_section_tag(AnalysisId::Imbalance, 1)};
+inline constexpr RecordSection<SegmentInstruction> kSegmentInstructions{
+    analysis_section_tag(AnalysisId::Imbalance, 2)};
+
+}  // namespace weft

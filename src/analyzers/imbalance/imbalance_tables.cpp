@@ -1,0 +1,283 @@
+#include "analyzers/imbalance/imbalance_tables.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "analyzers/imbalance/imbalance_records.h"
+#include "profile/analysis_tables.h"
+#include "profile/section_instances.h"
+
+namespace weft {
+
+double idle_fraction(const std::vector<double>& busy) {
+  const double longest = busy.empty() ? 0 : *std::max_element(busy.begin(), busy.end());
+  if (longest <= 0) return 0;
+  double idle = 0;
+  for (double b : busy) idle += (longest - b) / longest;
+  return idle / static_cast<double>(busy.size());
+}
+
+namespace {
+
+constexpr const char* kSchemaSql = R"sql(
+CREATE TABLE section_instances(
+  id INTEGER PRIMARY KEY, region_id INTEGER NOT NULL REFERENCES regions(id),
+  instance INTEGER NOT NULL, thread_count INTEGER NOT NULL, imbalance REAL NOT NULL);
+CREATE TABLE section_instance_threads(
+  instance_id INTEGER NOT NULL REFERENCES section_instances(id), thread INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, wall_ns INTEGER NOT NULL,
+  instructions INTEGER NOT NULL, l1_misses INTEGER NOT NULL, l2_misses INTEGER NOT NULL,
+  llc_misses INTEGER NOT NULL, modeled_cycles REAL NOT NULL,
+  PRIMARY KEY(instance_id, thread)) WITHOUT ROWID;
+CREATE TABLE instance_edges(
+  instance_id INTEGER NOT NULL REFERENCES section_instances(id), thread INTEGER NOT NULL,
+  from_pc INTEGER NOT NULL, to_pc INTEGER NOT NULL, count INTEGER NOT NULL,
+  PRIMARY KEY(instance_id, thread, from_pc, to_pc)) WITHOUT ROWID;
+CREATE TABLE instance_instructions(
+  instance_id INTEGER NOT NULL REFERENCES section_instances(id), thread INTEGER NOT NULL,
+  pc INTEGER NOT NULL, executions INTEGER NOT NULL, l1_misses INTEGER NOT NULL,
+  l2_misses INTEGER NOT NULL, llc_misses INTEGER NOT NULL,
+  PRIMARY KEY(instance_id, thread, pc)) WITHOUT ROWID;
+CREATE TABLE control_flow_blocks(
+  pc INTEGER PRIMARY KEY, instructions INTEGER NOT NULL, decision_pc INTEGER NOT NULL);
+)sql";
+
+// A block the imbalance analysis saw start: its static size and the address
+// of its last instruction (the branch that decides where control goes next,
+// whose source line a control-flow cause is reported at).
+struct ControlFlowBlock {
+  uint64_t instructions = 0;
+  uint64_t decision_pc = 0;
+};
+
+// The block of the binary containing `pc`; a pc outside any known function
+// keeps itself as decision and the size the source gave (or 1).
+ControlFlowBlock resolve_block(uint64_t pc, uint64_t source_instructions, const ModuleMap& modules,
+                               BinaryStructureCache& structures) {
+  ControlFlowBlock block{source_instructions != 0 ? source_instructions : 1, pc};
+  const std::optional<ModuleAddress> at = modules.resolve(pc);
+  if (!at || !at->in_elf) return block;
+  const FunctionStructure* function = structures.function_at(at->module, at->module_offset);
+  const BasicBlock* found = function ? function->block_at(at->module_offset) : nullptr;
+  if (!found) return block;
+  if (source_instructions == 0) block.instructions = found->instructions;
+  block.decision_pc = pc + (found->last_instruction - at->module_offset);
+  return block;
+}
+
+// Per-thread busy measures of one instance.
+struct InstanceThreadTotals {
+  uint64_t instructions = 0;
+  uint64_t misses[3] = {0, 0, 0};
+  double modeled_cycles = 0;
+};
+
+// The analysis' records grouped into section instances (the segments of
+// each thread, delimited by the sync log: profile/section_instances.h).
+class ImbalanceRows : public AnalysisRows {
+ public:
+  explicit ImbalanceRows(const ProfileBuild& build)
+      : info_(build.info),
+        edges_(build.capture.records(kSegmentEdges)),
+        instructions_(build.capture.records(kSegmentInstructions)) {
+    instances_ = find_section_instances(build.capture.sync);
+    for (size_t i = 0; i < instances_.size(); ++i)
+      for (const SectionInstanceThread& t : instances_[i].threads)
+        instance_of_segment_[{t.thread, t.segment}] = i;
+    // Every block of a segment is some edge's target (its first one, the
+    // entry's), so the targets are all the blocks.
+    for (const SegmentEdge& e : edges_)
+      if (instance_of(e.thread, e.segment) && !blocks_.contains(e.to))
+        blocks_[e.to] =
+            resolve_block(e.to, e.to_instructions, build.symbolizer.modules(), build.structures);
+  }
+
+  // The pcs the tables name: decisions and memory instructions.
+  void add_pcs(std::set<uint64_t>& pcs) const override {
+    for (const auto& [pc, block] : blocks_) pcs.insert(block.decision_pc);
+    for (const SegmentInstruction& r : instructions_)
+      if (instance_of(r.thread, r.segment)) pcs.insert(r.pc);
+  }
+  void add_sections(std::set<std::pair<uint32_t, uint64_t>>& sections) const override {
+    for (const SectionInstance& instance : instances_)
+      sections.insert({instance.site_thread, instance.site});
+  }
+  void write(const sqlite::Database& db, const RunRegions& regions) const override;
+
+ private:
+  std::optional<size_t> instance_of(uint32_t thread, uint32_t segment) const {
+    auto it = instance_of_segment_.find({thread, segment});
+    return it == instance_of_segment_.end() ? std::nullopt : std::optional<size_t>(it->second);
+  }
+  using Totals = std::map<std::pair<size_t, uint32_t>, InstanceThreadTotals>;
+  void write_counts(const sqlite::Database& db, Totals& totals) const;
+  void write_instances(const sqlite::Database& db, const RunRegions& regions, Totals& totals) const;
+
+  const RunInfo& info_;
+  std::vector<SegmentEdge> edges_;
+  std::vector<SegmentInstruction> instructions_;
+  std::vector<SectionInstance> instances_;
+  // (thread, segment) -> index in `instances_`
+  std::map<std::pair<uint32_t, uint32_t>, size_t> instance_of_segment_;
+  std::map<uint64_t, ControlFlowBlock> blocks_;  // by the pc a block record gave
+};
+
+void ImbalanceRows::write(const sqlite::Database& db, const RunRegions& regions) const {
+  sqlite::Statement insert_block(db,
+                                 "INSERT INTO control_flow_blocks(pc, instructions, decision_pc)"
+                                 " VALUES (?, ?, ?)");
+  for (const auto& [pc, block] : blocks_)
+    insert_block.run(pc, block.instructions, block.decision_pc);
+  // Totals per (instance, thread), from the segments' records.
+  Totals totals;
+  write_counts(db, totals);
+  write_instances(db, regions, totals);
+}
+
+void ImbalanceRows::write_counts(const sqlite::Database& db, Totals& totals) const {
+  sqlite::Statement insert_edge(db,
+                                "INSERT INTO instance_edges(instance_id, thread, from_pc, to_pc,"
+                                " count) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+                                " count = count + excluded.count");
+  for (const SegmentEdge& e : edges_) {
+    const std::optional<size_t> instance = instance_of(e.thread, e.segment);
+    if (!instance) continue;
+    insert_edge.run(*instance + 1, e.thread, e.from, e.to, e.count);
+    totals[{*instance, e.thread}].instructions += e.count * blocks_.at(e.to).instructions;
+  }
+  sqlite::Statement insert_instruction(
+      db,
+      "INSERT INTO instance_instructions(instance_id, thread, pc, executions, l1_misses,"
+      " l2_misses, llc_misses) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+      " executions = executions + excluded.executions, l1_misses = l1_misses + excluded.l1_misses,"
+      " l2_misses = l2_misses + excluded.l2_misses, llc_misses = llc_misses + excluded.llc_misses");
+  for (const SegmentInstruction& r : instructions_) {
+    const std::optional<size_t> instance = instance_of(r.thread, r.segment);
+    if (!instance) continue;
+    insert_instruction.run(*instance + 1, r.thread, r.pc, r.executions, r.l1_misses, r.l2_misses,
+                           r.llc_misses);
+    InstanceThreadTotals& t = totals[{*instance, r.thread}];
+    t.misses[0] += r.l1_misses;
+    t.misses[1] += r.l2_misses;
+    t.misses[2] += r.llc_misses;
+  }
+}
+
+void ImbalanceRows::write_instances(const sqlite::Database& db, const RunRegions& regions,
+                                    Totals& totals) const {
+  sqlite::Statement insert_instance(db,
+                                    "INSERT INTO section_instances(id, region_id, instance,"
+                                    " thread_count, imbalance) VALUES (?, ?, ?, ?, ?)");
+  sqlite::Statement insert_thread(
+      db,
+      "INSERT INTO section_instance_threads(instance_id, thread, start_ns, end_ns, wall_ns,"
+      " instructions, l1_misses, l2_misses, llc_misses, modeled_cycles)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  std::map<int64_t, int64_t> ordinal_in_region;
+  for (size_t i = 0; i < instances_.size(); ++i) {
+    const SectionInstance& instance = instances_[i];
+    std::vector<double> cycles;
+    for (const SectionInstanceThread& t : instance.threads) {
+      InstanceThreadTotals& total = totals[{i, t.thread}];
+      total.modeled_cycles = static_cast<double>(total.instructions);
+      for (int level = 0; level < 3; ++level)
+        total.modeled_cycles +=
+            static_cast<double>(total.misses[level]) * info_.miss_penalties[level];
+      cycles.push_back(total.modeled_cycles);
+    }
+    const int64_t region = regions.of_section(instance.site_thread, instance.site);
+    insert_instance.run(i + 1, region, ordinal_in_region[region]++, instance.threads.size(),
+                        idle_fraction(cycles));
+    for (const SectionInstanceThread& t : instance.threads) {
+      const InstanceThreadTotals& total = totals[{i, t.thread}];
+      insert_thread.run(i + 1, t.thread, t.start_ns, t.end_ns,
+                        t.end_ns > t.start_ns ? t.end_ns - t.start_ns : 0, total.instructions,
+                        total.misses[0], total.misses[1], total.misses[2], total.modeled_cycles);
+    }
+  }
+}
+
+}  // namespace
+
+const AnalysisTables imbalance_tables = {
+    kSchemaSql,
+    [](const ProfileBuild& build) -> std::unique_ptr<AnalysisRows> {
+      return std::make_unique<ImbalanceRows>(build);
+    },
+};
+
+std::vector<SectionInstanceInfo> section_instances(const Profile& profile) {
+  return profile.read([&](const sqlite::Database& db) {
+    std::vector<SectionInstanceInfo> out;
+    std::map<int64_t, size_t> index;
+    sqlite::Statement instances(db,
+                                "SELECT id, region_id, instance, imbalance FROM section_instances"
+                                " ORDER BY id");
+    while (instances.step()) {
+      index[instances.column_int(0)] = out.size();
+      out.push_back({instances.column_int(0),
+                     instances.column_int(1),
+                     instances.column_int(2),
+                     instances.column_double(3),
+                     {}});
+    }
+    sqlite::Statement threads(db,
+                              "SELECT instance_id, thread, start_ns, end_ns, wall_ns, instructions,"
+                              " l1_misses, l2_misses, llc_misses, modeled_cycles FROM"
+                              " section_instance_threads ORDER BY instance_id, thread");
+    while (threads.step()) {
+      auto it = index.find(threads.column_int(0));
+      if (it == index.end()) continue;
+      out[it->second].threads.push_back({static_cast<uint32_t>(threads.column_int(1)),
+                                         threads.column_u64(2), threads.column_u64(3),
+                                         threads.column_u64(4), threads.column_u64(5),
+                                         threads.column_u64(6), threads.column_u64(7),
+                                         threads.column_u64(8), threads.column_double(9)});
+    }
+    return out;
+  });
+}
+
+std::vector<InstanceEdgeCount> instance_edges(const Profile& profile, int64_t instance_id) {
+  return profile.read([&](const sqlite::Database& db) {
+    std::vector<InstanceEdgeCount> out;
+    sqlite::Statement query(db,
+                            "SELECT thread, from_pc, to_pc, count FROM instance_edges"
+                            " WHERE instance_id = ? ORDER BY from_pc, to_pc, thread");
+    query.bind(1, instance_id);
+    while (query.step())
+      out.push_back({static_cast<uint32_t>(query.column_int(0)), query.column_u64(1),
+                     query.column_u64(2), query.column_u64(3)});
+    return out;
+  });
+}
+
+std::vector<InstanceInstructionCount> instance_instructions(const Profile& profile,
+                                                            int64_t instance_id) {
+  return profile.read([&](const sqlite::Database& db) {
+    std::vector<InstanceInstructionCount> out;
+    sqlite::Statement query(
+        db,
+        "SELECT thread, pc, executions, l1_misses, l2_misses, llc_misses"
+        " FROM instance_instructions WHERE instance_id = ? ORDER BY pc, thread");
+    query.bind(1, instance_id);
+    while (query.step())
+      out.push_back({static_cast<uint32_t>(query.column_int(0)), query.column_u64(1),
+                     query.column_u64(2), query.column_u64(3), query.column_u64(4),
+                     query.column_u64(5)});
+    return out;
+  });
+}
+
+std::map<uint64_t, uint64_t> block_decisions(const Profile& profile) {
+  return profile.read([&](const sqlite::Database& db) {
+    std::map<uint64_t, uint64_t> out;
+    sqlite::Statement query(db, "SELECT pc, decision_pc FROM control_flow_blocks");
+    while (query.step()) out[query.column_u64(0)] = query.column_u64(1);
+    return out;
+  });
+}
+
+}  // namespace weft
