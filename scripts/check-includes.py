@@ -4,7 +4,8 @@ each may call" of docs/architecture.md, so that the table stays true.
 
 The table: a Markdown table whose header cells are `folder | owns | may
 call`. Each row whose first cell is a backticked folder (`src/analyzers`,
-`src/sources/capture`) is a part. Its may-call cell is read as follows:
+`src/sources/capture`) or file pattern (`src/analyzers/*/*_tables.*`, a
+glob on the path from the repository root) is a part. Its may-call cell is read as follows:
   - text after the first ';' and parenthesised remarks are comments;
   - the rest is a comma-separated list of entries, backticks dropped;
   - "everything above": every part of the rows above this one;
@@ -18,8 +19,8 @@ call`. Each row whose first cell is a backticked folder (`src/analyzers`,
 The sources: every .h, .hpp, .c and .cpp file under src/. A quoted include
 is resolved as the compiler does, against the including file's folder, then
 against src/; an include that resolves to no file under src/ (a system or
-Valgrind header) is not checked. Each file belongs to the part with the
-longest folder prefix. An include is allowed when the included file is in
+Valgrind header) is not checked. Each file belongs to the first pattern
+part it matches, else to the part with the longest folder prefix. An include is allowed when the included file is in
 the same part or in a part the including part may call. A file under no
 part is reported once, and its includes (and includes of it) are not
 checked.
@@ -28,6 +29,7 @@ Exit status: 0 when every include is allowed (one summary line), 1 with one
 line per violation, 2 when the table cannot be read.
 """
 import argparse
+import fnmatch
 import os
 import re
 import sys
@@ -122,9 +124,15 @@ def resolve_may_call(rows, table_path):
 
 
 def part_of(relative_path, folders):
-    """The folder with the longest prefix of relative_path, or None."""
+    """The first pattern matching relative_path, else the folder with its
+    longest prefix, else None."""
+    for folder in folders:
+        if "*" in folder and fnmatch.fnmatchcase(relative_path, folder):
+            return folder
     best = None
     for folder in folders:
+        if "*" in folder:
+            continue
         if relative_path.startswith(folder + "/") and (best is None or len(folder) > len(best)):
             best = folder
     return best
