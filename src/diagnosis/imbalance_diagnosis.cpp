@@ -225,6 +225,12 @@ std::vector<uint32_t> leaders(const Cfg& cfg, const std::vector<size_t>& cluster
 struct Regression {
   std::vector<size_t> selected;  // cluster indices, in the order of selection
   std::vector<double> beta;      // standardized coefficient per selected cluster
+  // Per selected cluster: the fraction of the variance of time it explained
+  // when it entered the model (its sequential R^2 gain; they add up to the
+  // model's R^2, so each is in [0, 1]), and whether it grows with time (its
+  // correlation with time is positive).
+  std::vector<double> gain;
+  std::vector<bool> grows_with_time;
   double r_squared = 0;
 };
 
@@ -274,6 +280,9 @@ Regression forward_selection(const Eigen::MatrixXd& x, const VectorXd& y, double
     }
     used[static_cast<size_t>(best)] = true;
     result.selected.push_back(static_cast<size_t>(best));
+    // y has norm 1: the RSS it removes is its share of the variance.
+    result.gain.push_back(std::clamp(best_gain, 0.0, 1.0));
+    result.grows_with_time.push_back(alignment[best] > kTie);
     if (perfect) break;
     const VectorXd direction = candidates.col(best) / std::sqrt(norm2[best]);
     residual -= residual.dot(direction) * direction;
@@ -378,16 +387,26 @@ class CauseSet {
   std::map<std::tuple<CauseKind, uint64_t, HardwareLevel>, Cause> causes_;
 };
 
-// A selected control-flow cluster's causes: its leader nodes.
+// A selected control-flow cluster's causes: its leader nodes whose leader
+// score is positive (the correlation with time rises there), sharing the
+// cluster's explained variance `gain` in proportion to their leader scores.
 void offer_control_flow_causes(const Cfg& cfg, const std::vector<size_t>& cluster_edges,
-                               double beta, CauseSet& causes) {
+                               double gain, double beta, CauseSet& causes) {
+  std::vector<std::pair<uint32_t, NodeScore>> scored;
+  double total = 0;
   for (uint32_t node : leaders(cfg, cluster_edges)) {
     const NodeScore leader = node_score(cfg, node);
+    if (!(leader.score > 0)) continue;
+    scored.emplace_back(node, leader);
+    total += leader.score;
+  }
+  for (const auto& [node, leader] : scored) {
     Cause cause;
     cause.kind = CauseKind::ControlFlow;
     cause.pc = cfg.pcs[node];
     cause.level = HardwareLevel::Executions;
-    cause.score = beta * leader.score;
+    cause.share = leader.score / total;
+    cause.score = gain * cause.share;
     cause.beta = beta;
     cause.leader_score = leader.score;
     cause.edge_to = leader.edge_to;
@@ -399,7 +418,8 @@ void offer_control_flow_causes(const Cfg& cfg, const std::vector<size_t>& cluste
 // cluster's spread over threads.
 void offer_cache_miss_causes(const Eigen::MatrixXd& rows, const std::vector<Event>& events,
                              const std::vector<HardwareEventResidual>& hardware,
-                             const std::vector<size_t>& members, double beta, CauseSet& causes) {
+                             const std::vector<size_t>& members, double gain, double beta,
+                             CauseSet& causes) {
   auto spread = [&](size_t member) {
     const Eigen::RowVectorXd row = rows.row(static_cast<Index>(member));
     return (row.array() - row.mean()).matrix().norm();
@@ -414,7 +434,7 @@ void offer_cache_miss_causes(const Eigen::MatrixXd& rows, const std::vector<Even
     cause.level = event.level;
     cause.share = total_spread > 0 ? spread(member) / total_spread
                                    : 1.0 / static_cast<double>(members.size());
-    cause.score = beta * cause.share;
+    cause.score = gain * cause.share;
     cause.beta = beta;
     causes.offer(cause);
   }
@@ -458,16 +478,20 @@ InstanceDiagnosis diagnose_instance(const SectionInstanceData& data,
   // 4 and 6. Leaders of the selected control-flow clusters, and the causes.
   CauseSet causes;
   for (size_t s = 0; s < regression.selected.size(); ++s) {
+    // A cluster that falls as time grows (what the fast threads do more)
+    // explains variance but is no cause of the slow threads' extra time.
+    if (!regression.grows_with_time[s]) continue;
     const auto& members = clusters[regression.selected[s]];
+    const double gain = regression.gain[s];
     const double beta = regression.beta[s];
     std::vector<size_t> cluster_edges;
     for (size_t member : members) {
       if (events[member].control_flow) cluster_edges.push_back(events[member].index);
     }
     if (!cluster_edges.empty()) {
-      offer_control_flow_causes(cfg, cluster_edges, beta, causes);
+      offer_control_flow_causes(cfg, cluster_edges, gain, beta, causes);
     } else {
-      offer_cache_miss_causes(rows, events, hardware, members, beta, causes);
+      offer_cache_miss_causes(rows, events, hardware, members, gain, beta, causes);
     }
   }
   diagnosis.causes = causes.sorted();

@@ -65,15 +65,20 @@ struct Cause {
   uint64_t pc = 0;
   // CacheMiss: the level of the misses. ControlFlow: Executions.
   HardwareLevel level = HardwareLevel::Executions;
-  // ControlFlow: beta * leader_score. CacheMiss: beta * share.
+  // In [0, 1]: the fraction of the variance of the per-thread time that the
+  // cause's cluster explained when it entered the regression (its
+  // sequential R^2 gain) times the cause's share of that cluster. The
+  // scores of an instance's causes add up to at most the model's R^2.
   double score = 0;
-  // CacheMiss: this instruction's part of its cluster's beta: the spread
-  // (over threads) of its residual misses divided by the sum of the spreads
-  // of the cluster's members, so the members' scores add up to beta. LIME
-  // gives every member the cluster's beta; but when one thread is slow,
-  // everything it does differently correlates perfectly with time, and a
-  // load missing 100,000 times more must outrank a stub missing once more.
-  // 1 for ControlFlow.
+  // The cause's part of its cluster's explained variance, in [0, 1]; the
+  // parts of a cluster's causes add up to 1.
+  // ControlFlow: its leader score over the sum of the positive leader scores
+  // of the cluster's leaders (a leader whose score is not positive is no
+  // cause). CacheMiss: the spread (over threads) of its residual misses over
+  // the sum of the spreads of the cluster's members. LIME gives every member
+  // the cluster's weight; but when one thread is slow, everything it does
+  // differently correlates perfectly with time, and a load missing 100,000
+  // times more must outrank a stub missing once more.
   double share = 1;
   // Standardized regression coefficient of the cause's cluster.
   double beta = 0;
@@ -101,7 +106,8 @@ InstanceDiagnosis diagnose_instance(const SectionInstanceData& data,
                                     const DiagnosisOptions& options = {});
 
 // Combines the diagnoses of a section's instances: each pair is (the
-// instance's imbalance, its diagnosis). Per (kind, pc, level), the score,
+// instance's imbalance, its diagnosis). Per (kind, pc, level), the score
+// (hence still in [0, 1]),
 // beta and leader score are the imbalance-weighted sums over the instances
 // divided by the sum of all the weights (an instance without the cause
 // counts as 0); edge_to is the one of the heaviest instance that has the

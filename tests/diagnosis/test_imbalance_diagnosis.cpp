@@ -484,7 +484,7 @@ TEST(Diagnosis, CacheMissesWithoutControlFlowDifferences) {
   EXPECT_EQ(d.causes[0].pc, 0x400210u);
   EXPECT_EQ(d.causes[0].level, HardwareLevel::L1Miss);
   EXPECT_NEAR(d.causes[0].score, 1.0, 1e-9);
-  EXPECT_NEAR(d.causes[0].beta, d.causes[0].score, 0);
+  EXPECT_EQ(d.causes[0].share, 1.0);  // its cluster's only member
   EXPECT_EQ(d.causes.size(), 1u);
 }
 
@@ -567,6 +567,62 @@ TEST(Diagnosis, ManyPerfectlyCorrelatedEventsStayFinite) {
     EXPECT_TRUE(std::isfinite(c.leader_score));
   }
   EXPECT_LE(d.selected_clusters, 6u);
+}
+
+// Whatever the counts, every cause's score is in [0, 1] and an instance's
+// scores add up to at most its model's R^2 (docs/metrics.md, "Cause
+// score"): random branchy control flow, random misses, random times, with
+// and without a relation between them.
+TEST(Diagnosis, ScoresStayInTheUnitIntervalOnRandomInstances) {
+  std::mt19937_64 rng(2026);
+  std::uniform_real_distribution<double> u(0, 1);
+  size_t instances_with_causes = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    SectionInstanceData data;
+    data.threads = 2 + trial % 15;
+    const size_t n = data.threads;
+    std::vector<double> work(n);
+    for (double& w : work) w = std::floor(1000 * u(rng));
+    data.time.resize(n);
+    for (size_t t = 0; t < n; ++t)
+      data.time[t] = (trial % 3 == 0 ? 0 : 7 * work[t]) + std::floor(500 * u(rng));
+    // A chain of blocks, each branching to a side block a random or a
+    // work-driven number of times.
+    const size_t blocks = 3 + trial % 9;
+    for (size_t b = 0; b < blocks; ++b) {
+      const uint64_t from = b == 0 ? 0 : 0x1000 + 0x40 * b;
+      const uint64_t to = 0x1000 + 0x40 * (b + 1);
+      std::vector<double> taken(n), side(n);
+      for (size_t t = 0; t < n; ++t) {
+        taken[t] = b % 2 ? work[t] : std::floor(100 * u(rng));
+        side[t] = std::floor(50 * u(rng));
+      }
+      data.edges.push_back(edge(from, to, taken));
+      if (from != 0) data.edges.push_back(edge(from, 0x9000 + 0x40 * b, side));
+    }
+    for (int i = 0; i < 1 + trial % 6; ++i) {
+      std::vector<double> executions(n), misses(n);
+      for (size_t t = 0; t < n; ++t) {
+        executions[t] = 1000 + std::floor(100 * u(rng));
+        misses[t] = i % 2 ? std::floor(executions[t] * u(rng)) : std::floor(work[t] / 4);
+      }
+      data.instructions.push_back(
+          instruction(0x400000 + 16 * static_cast<uint64_t>(i), executions, misses));
+    }
+    const InstanceDiagnosis d = diagnose_instance(data);
+    double sum = 0;
+    for (const Cause& c : d.causes) {
+      EXPECT_GE(c.score, 0.0) << "trial " << trial;
+      EXPECT_LE(c.score, 1.0) << "trial " << trial;
+      EXPECT_GE(c.share, 0.0) << "trial " << trial;
+      EXPECT_LE(c.share, 1.0) << "trial " << trial;
+      sum += c.score;
+    }
+    EXPECT_LE(sum, d.r_squared + 1e-9) << "trial " << trial;
+    if (!d.causes.empty()) ++instances_with_causes;
+  }
+  // The property is not checked on empty results only.
+  EXPECT_GT(instances_with_causes, 100u);
 }
 
 // ------------------------------------------------------------ aggregation
