@@ -38,6 +38,18 @@ const char* sync_kind_name(SyncKind k) {
       return "omp_loop_chunk";
     case SyncKind::OmpLoopEnd:
       return "omp_loop_end";
+    case SyncKind::CondWaitEnter:
+      return "cond_wait_enter";
+    case SyncKind::CondWaitLeave:
+      return "cond_wait_leave";
+    case SyncKind::CondSignal:
+      return "cond_signal";
+    case SyncKind::CondBroadcast:
+      return "cond_broadcast";
+    case SyncKind::CondBarrier:
+      return "cond_barrier";
+    case SyncKind::ThreadJoinEnter:
+      return "thread_join_enter";
   }
   return "unknown";
 }
@@ -46,6 +58,7 @@ bool closes_section(SyncKind kind) {
   switch (kind) {
     case SyncKind::ThreadCreate:
     case SyncKind::ThreadJoin:
+    case SyncKind::CondBarrier:  // logged once the thread resumed
       return true;
     default:
       return waits_after_closing(kind);
@@ -59,6 +72,20 @@ bool waits_after_closing(SyncKind kind) {
     case SyncKind::OmpImplicitBarrier:
     case SyncKind::OmpParallelBegin:
     case SyncKind::ThreadExit:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_capped_sync(SyncKind kind) {
+  switch (kind) {
+    case SyncKind::MutexLock:
+    case SyncKind::MutexUnlock:
+    case SyncKind::CondWaitEnter:
+    case SyncKind::CondWaitLeave:
+    case SyncKind::CondSignal:
+    case SyncKind::CondBroadcast:
       return true;
     default:
       return false;
