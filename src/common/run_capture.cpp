@@ -50,6 +50,8 @@ const char* sync_kind_name(SyncKind k) {
       return "cond_barrier";
     case SyncKind::ThreadJoinEnter:
       return "thread_join_enter";
+    case SyncKind::CondBarrierLeave:
+      return "cond_barrier_leave";
   }
   return "unknown";
 }
@@ -58,7 +60,6 @@ bool closes_section(SyncKind kind) {
   switch (kind) {
     case SyncKind::ThreadCreate:
     case SyncKind::ThreadJoin:
-    case SyncKind::CondBarrier:  // logged once the thread resumed
       return true;
     default:
       return waits_after_closing(kind);
@@ -72,6 +73,7 @@ bool waits_after_closing(SyncKind kind) {
     case SyncKind::OmpImplicitBarrier:
     case SyncKind::OmpParallelBegin:
     case SyncKind::ThreadExit:
+    case SyncKind::CondBarrier:  // until its CondBarrierLeave
       return true;
     default:
       return false;
@@ -99,6 +101,7 @@ bool resumes_section(SyncKind kind) {
     case SyncKind::OmpBarrierLeave:
     case SyncKind::OmpImplicitTaskBegin:
     case SyncKind::OmpParallelEnd:
+    case SyncKind::CondBarrierLeave:
       return true;
     default:
       return false;

@@ -58,6 +58,10 @@ enum class SyncKind : uint32_t {
   // arg0 = its arrival time, arg1 = the episode (run-wide, from 1).
   CondBarrier = 21,
   ThreadJoinEnter = 22,  // before a join blocks; arg0 = thread joined (-1 unknown)
+  // Where a thread whose part in a condition-variable barrier episode was
+  // logged resumes counting: its next unlock (the end of the barrier's
+  // code), so every member starts the next segment at the same code.
+  CondBarrierLeave = 23,
 };
 
 const char* sync_kind_name(SyncKind k);

@@ -318,7 +318,8 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
   SyncLog& log = thread.sync;
   if (!log.records) return;
   bool force_log = false;
-  if (kind != SyncKind::CondBarrier && thread.tid < max_threads_)
+  if (kind != SyncKind::CondBarrier && kind != SyncKind::CondBarrierLeave &&
+      thread.tid < max_threads_)
     if (const int64_t episode =
             follow_conditions(thread, kind, time_ns, pc, object, arg0, force_log);
         kind == SyncKind::CondSignal || kind == SyncKind::CondBroadcast)
@@ -403,7 +404,9 @@ bool CaptureSession::refuse_cv(uint64_t cv) {
 
 // docs/metrics.md, "Parallel section": a release (broadcast or signal) on a
 // condvar ends a barrier episode when every other live thread that is not
-// blocked in a join waits on that condvar, not yet released, and they are
+// blocked in a join nor forking (its last event a create) waits on that
+// condvar, not yet released (a created thread not started yet has not), and
+// they are
 // two or more (with one, a barrier looks like a hand-over); the releaser
 // arrived at its lock (or at the release), each waiter at its lock before
 // its first wait of the sequence. A waiter's part is logged when it leaves
@@ -416,6 +419,17 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
                                           uint64_t pc, uint64_t object, int64_t arg0,
                                           bool& force_log) {
   CondThreadState& me = thread.cond;
+  // The thread resumes at its first event after its part (its unlock at
+  // the end of the barrier's code).
+  if (me.resume_cv != 0) {
+    const uint64_t cv = me.resume_cv;
+    me.resume_cv = 0;
+    record_sync(thread, SyncKind::CondBarrierLeave, time_ns, pc, cv);
+  }
+  if (me.forking && kind != SyncKind::ThreadCreate) {
+    SpinGuard guard(cond_lock_);
+    me.forking = false;
+  }
   switch (kind) {
     case SyncKind::MutexLock:
       me.held_mutex = object;
@@ -454,6 +468,7 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
       }
       record_sync(thread, SyncKind::CondBarrier, time_ns, site, object,
                   static_cast<int64_t>(arrival), static_cast<int64_t>(episode));
+      me.resume_cv = object;
       return 0;
     }
     case SyncKind::CondSignal:
@@ -466,10 +481,15 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
         bool everyone = true;
         uint32_t waiters = 0;
         const uint32_t n = recorded_threads();
-        for (uint32_t i = 0; i < n && everyone; ++i) {
-          const ThreadContext* other = contexts_[i].load();
-          if (!other || other == &thread || other->cond.exited || other->cond.in_join) continue;
+        const uint32_t created = cond_created_ < max_threads_ ? cond_created_ : max_threads_;
+        for (uint32_t i = 0; i < (n > created ? n : created) && everyone; ++i) {
+          const ThreadContext* other = i < n ? contexts_[i].load() : nullptr;
+          if (!other) {  // created, not started yet: it has not arrived
+            everyone = i >= created;
+            continue;
+          }
           const CondThreadState& o = other->cond;
+          if (other == &thread || o.exited || o.in_join || o.forking) continue;
           if (o.cv == object && o.waiting && o.released_episode == 0)
             ++waiters;
           else
@@ -494,6 +514,7 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
       record_sync(thread, SyncKind::CondBarrier, time_ns, locked ? me.lock_pc : pc, object,
                   static_cast<int64_t>(locked ? me.lock_ns : time_ns),
                   static_cast<int64_t>(episode));
+      me.resume_cv = object;
       return static_cast<int64_t>(episode);
     }
     case SyncKind::BarrierEnter:
@@ -507,6 +528,14 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
     case SyncKind::ThreadJoinEnter: {
       SpinGuard guard(cond_lock_);
       me.in_join = true;
+      me.forking = false;
+      break;
+    }
+    case SyncKind::ThreadCreate: {
+      SpinGuard guard(cond_lock_);
+      me.forking = true;
+      if (arg0 >= 0 && static_cast<uint64_t>(arg0) + 1 > cond_created_)
+        cond_created_ = static_cast<uint32_t>(arg0 + 1);
       break;
     }
     case SyncKind::ThreadJoin: {

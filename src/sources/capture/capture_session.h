@@ -77,10 +77,15 @@ struct CondThreadState {
   // condvar: its further signals there belong to that episode.
   uint64_t release_cv = 0;
   uint64_t release_episode = 0;
+  // The condvar of a part logged, whose CondBarrierLeave is due (0: none).
+  uint64_t resume_cv = 0;
   // Between a marked or pthread barrier's enter and leave (its own cond
-  // calls are not another barrier), blocked in a join, or gone: shared.
+  // calls are not another barrier), blocked in a join, forking (its last
+  // event was a create: it goes on to create or to join, or arrives itself
+  // before any release), or gone: shared.
   bool in_barrier = false;
   bool in_join = false;
+  bool forking = false;
   bool exited = false;
 };
 
@@ -216,6 +221,7 @@ class CaptureSession {
   static constexpr uint32_t kRefusedCvs = 4096;
   std::atomic_flag cond_lock_ = ATOMIC_FLAG_INIT;
   uint64_t cond_episodes_ = 0;
+  uint32_t cond_created_ = 0;  // threads created so far (started or not)
   uint64_t refused_cvs_[kRefusedCvs] = {};
   ThreadRecord* threads_ = nullptr;                  // [max_threads]
   std::atomic<ThreadContext*>* contexts_ = nullptr;  // [max_threads]
