@@ -370,8 +370,10 @@ TEST_F(CondBarrier, EachPartClosesOneImbalanceSegment) {
   for (uint32_t k = 0; k < 3; ++k)
     for (const auto& member : instances[k].first) EXPECT_EQ(std::get<1>(member), k);
   ASSERT_NE(session->imbalance(), nullptr);
-  // Detached from its part to its unlock, attached again after it.
+  // Detached from its arrival at a known barrier mutex to its unlock,
+  // attached again after it.
   lock(t1);
+  EXPECT_EQ(t1->imbalance.load(), nullptr);
   enter(t1);
   lock(t2);
   enter(t2);
@@ -386,6 +388,11 @@ TEST_F(CondBarrier, EachPartClosesOneImbalanceSegment) {
   leave(t2);
   unlock(t2);
   EXPECT_NE(t1->imbalance.load(), nullptr);
+  EXPECT_NE(t2->imbalance.load(), nullptr);
+  // A critical section on the barrier's mutex that is no arrival.
+  lock(t2);
+  EXPECT_EQ(t2->imbalance.load(), nullptr);
+  unlock(t2);
   EXPECT_NE(t2->imbalance.load(), nullptr);
 }
 

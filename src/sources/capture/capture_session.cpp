@@ -402,6 +402,26 @@ bool CaptureSession::refuse_cv(uint64_t cv) {
   return false;
 }
 
+bool CaptureSession::is_barrier_mutex(uint64_t mutex) const {
+  for (const std::atomic<uint64_t>& m : barrier_mutexes_) {
+    const uint64_t known = m.load(std::memory_order_relaxed);
+    if (known == mutex) return true;
+    if (known == 0) return false;
+  }
+  return false;
+}
+
+void CaptureSession::add_barrier_mutex(uint64_t mutex) {  // under cond_lock_
+  for (std::atomic<uint64_t>& m : barrier_mutexes_) {
+    const uint64_t known = m.load(std::memory_order_relaxed);
+    if (known == mutex) return;
+    if (known == 0) {
+      m.store(mutex, std::memory_order_relaxed);
+      return;
+    }
+  }
+}
+
 // docs/metrics.md, "Parallel section": a release (broadcast or signal) on a
 // condvar ends a barrier episode when every other live thread that is not
 // blocked in a join nor forking (its last event a create) waits on that
@@ -424,6 +444,7 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
   if (me.resume_cv != 0) {
     const uint64_t cv = me.resume_cv;
     me.resume_cv = 0;
+    me.detached_at = 0;
     record_sync(thread, SyncKind::CondBarrierLeave, time_ns, pc, cv);
   }
   if (me.forking && kind != SyncKind::ThreadCreate) {
@@ -435,10 +456,21 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
       me.held_mutex = object;
       me.lock_pc = pc;
       me.lock_ns = time_ns;
+      // The lock of a known barrier's mutex is an arrival: the barrier's
+      // own code after it is not the section's work.
+      if (imbalance_ && me.detached_at == 0 && is_barrier_mutex(object)) {
+        me.detached_at = object;
+        thread.imbalance.store(nullptr, std::memory_order_relaxed);
+      }
       break;
     case SyncKind::MutexUnlock:
       if (me.held_mutex == object) me.held_mutex = 0;
       me.release_cv = 0;
+      if (me.detached_at == object) {  // the lock led to no part: count again
+        me.detached_at = 0;
+        if (counting_.load(std::memory_order_relaxed))
+          thread.imbalance.store(imbalance_->attach(thread.tid), std::memory_order_relaxed);
+      }
       break;
     case SyncKind::CondWaitEnter: {
       if (me.in_barrier) break;
@@ -446,6 +478,7 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
       if (me.cv != object) {  // a new sequence: the thread arrives
         const bool locked = me.held_mutex != 0 && me.held_mutex == static_cast<uint64_t>(arg0);
         me.cv = object;
+        me.wait_mutex = static_cast<uint64_t>(arg0);
         me.arrival_pc = locked ? me.lock_pc : pc;
         me.arrival_ns = locked ? me.lock_ns : time_ns;
         me.released_episode = 0;
@@ -499,8 +532,11 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
           episode = ++cond_episodes_;
           for (uint32_t i = 0; i < n; ++i)
             if (ThreadContext* other = contexts_[i].load();
-                other && other != &thread && other->cond.cv == object && other->cond.waiting)
+                other && other != &thread && other->cond.cv == object && other->cond.waiting) {
               other->cond.released_episode = episode;
+              if (other->cond.wait_mutex != 0) add_barrier_mutex(other->cond.wait_mutex);
+            }
+          if (me.held_mutex != 0) add_barrier_mutex(me.held_mutex);
         } else if (waiters == 0 && me.release_cv == object) {
           return static_cast<int64_t>(me.release_episode);  // a further signal of its release
         } else {

@@ -69,6 +69,7 @@ struct CondThreadState {
   // condvar with nothing else in between): its condvar (0: none), where and
   // when the thread arrived. Shared.
   uint64_t cv = 0;
+  uint64_t wait_mutex = 0;
   uint64_t arrival_pc = 0;
   uint64_t arrival_ns = 0;
   bool waiting = false;           // inside the wait now; shared
@@ -79,6 +80,9 @@ struct CondThreadState {
   uint64_t release_episode = 0;
   // The condvar of a part logged, whose CondBarrierLeave is due (0: none).
   uint64_t resume_cv = 0;
+  // The barrier mutex the thread locked, detaching it from the imbalance
+  // counts until its unlock (0: none).
+  uint64_t detached_at = 0;
   // Between a marked or pthread barrier's enter and leave (its own cond
   // calls are not another barrier), blocked in a join, forking (its last
   // event was a create: it goes on to create or to join, or arrives itself
@@ -189,6 +193,8 @@ class CaptureSession {
   // it as not a barrier (true when it was not marked before).
   bool cv_may_be_barrier(uint64_t cv);
   bool refuse_cv(uint64_t cv);
+  bool is_barrier_mutex(uint64_t mutex) const;
+  void add_barrier_mutex(uint64_t mutex);
 
   // The cold path, per analysis (dispatched on the descriptors' ids).
   bool create_analyzer(AnalysisId id, const CaptureConfig& config);  // false: no memory
@@ -222,6 +228,10 @@ class CaptureSession {
   std::atomic_flag cond_lock_ = ATOMIC_FLAG_INIT;
   uint64_t cond_episodes_ = 0;
   uint32_t cond_created_ = 0;  // threads created so far (started or not)
+  // The mutexes of recognised barriers (their waits' and releases'), a few
+  // at most; a lock of one is an arrival.
+  static constexpr uint32_t kBarrierMutexes = 64;
+  std::atomic<uint64_t> barrier_mutexes_[kBarrierMutexes] = {};
   uint64_t refused_cvs_[kRefusedCvs] = {};
   ThreadRecord* threads_ = nullptr;                  // [max_threads]
   std::atomic<ThreadContext*>* contexts_ = nullptr;  // [max_threads]
