@@ -377,7 +377,9 @@ void warn_without_sections(const RunCapture& capture, const std::string& profile
       profile.emplace(Profile::open(profile_path));
     } catch (const std::exception&) {
     }
-    fmt::print(stderr, "weft: the most frequent synchronization sites:\n");
+    fmt::print(stderr,
+               "weft: the most frequent synchronization sites (in each thread's first 4,096 lock "
+               "and condition-variable events):\n");
     for (size_t i = 0; i < ranked.size() && i < 5; ++i) {
       const auto& [count, site] = ranked[i];
       std::string where = fmt::format("{:#x}", site.first);
