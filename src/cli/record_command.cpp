@@ -19,7 +19,9 @@
 #include "cli/command.h"
 #include "common/analyses.h"
 #include "common/executable_search.h"
+#include "profile/profile.h"
 #include "profile/profile_writer.h"
+#include "profile/section_instances.h"
 #include "sources/capture/raw_capture.h"
 #include "sources/valgrind/valgrind_backend.h"
 #include "topology/topology.h"
@@ -347,6 +349,55 @@ RunCapture read_capture(const RecordOptions& options, const AnalysisPlan& plan,
   return capture;
 }
 
+// docs/metrics.md, "Parallel section": a run of several threads in which
+// weft found no section but the create→join spans most likely synchronizes
+// by hand. Names the busiest lock and condition-variable sites and how to
+// mark a barrier.
+void warn_without_sections(const RunCapture& capture, const std::string& profile_path) {
+  if (capture.threads.size() < 2) return;
+  for (const SectionInstance& instance : find_section_instances(capture.sync))
+    if (instance.site != kThreadExitSectionSite) return;
+  std::map<std::pair<uint64_t, SyncKind>, uint64_t> sites;
+  for (const SyncRecord& r : capture.sync)
+    if (r.pc != 0 && (r.kind == SyncKind::MutexLock || r.kind == SyncKind::CondWaitEnter ||
+                      r.kind == SyncKind::CondSignal || r.kind == SyncKind::CondBroadcast))
+      ++sites[{r.pc, r.kind}];
+  std::vector<std::pair<uint64_t, std::pair<uint64_t, SyncKind>>> ranked;
+  for (const auto& [site, count] : sites) ranked.emplace_back(count, site);
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  fmt::print(stderr,
+             "weft: warning: {} threads but no parallel section other than thread create/join "
+             "was found (no barrier weft recognises)\n",
+             capture.threads.size());
+  if (!ranked.empty()) {
+    std::optional<Profile> profile;
+    try {
+      profile.emplace(Profile::open(profile_path));
+    } catch (const std::exception&) {
+    }
+    fmt::print(stderr,
+               "weft: the most frequent synchronization sites (in each thread's first 4,096 lock "
+               "and condition-variable events):\n");
+    for (size_t i = 0; i < ranked.size() && i < 5; ++i) {
+      const auto& [count, site] = ranked[i];
+      std::string where = fmt::format("{:#x}", site.first);
+      if (profile)
+        if (auto position = profile->source_position(site.first);
+            position && !position->file.empty())
+          where =
+              fmt::format("{}:{} ({})", std::filesystem::path(position->file).filename().string(),
+                          position->line, position->function);
+      fmt::print(stderr, "weft:   {} x {} at {}\n", count, sync_kind_name(site.second), where);
+    }
+  }
+  fmt::print(stderr,
+             "weft: a hand-written barrier can be marked with <weft/sections.h>: "
+             "WEFT_SECTION_END(&b) before it and WEFT_SECTION_BEGIN(&b) after it "
+             "(or use pthread_barrier_wait); see docs/metrics.md, \"Parallel section\"\n");
+}
+
 }  // namespace
 
 int run_record(const RecordOptions& options) {
@@ -390,6 +441,7 @@ int run_record(const RecordOptions& options) {
   }
   fmt::print(stderr, "weft: recorded {} thread{} ({}), profile written to {}\n",
              capture.threads.size(), capture.threads.size() == 1 ? "" : "s", ending, output);
+  warn_without_sections(capture, output);
   return exit_code;
 }
 

@@ -38,6 +38,20 @@ const char* sync_kind_name(SyncKind k) {
       return "omp_loop_chunk";
     case SyncKind::OmpLoopEnd:
       return "omp_loop_end";
+    case SyncKind::CondWaitEnter:
+      return "cond_wait_enter";
+    case SyncKind::CondWaitLeave:
+      return "cond_wait_leave";
+    case SyncKind::CondSignal:
+      return "cond_signal";
+    case SyncKind::CondBroadcast:
+      return "cond_broadcast";
+    case SyncKind::CondBarrier:
+      return "cond_barrier";
+    case SyncKind::ThreadJoinEnter:
+      return "thread_join_enter";
+    case SyncKind::CondBarrierLeave:
+      return "cond_barrier_leave";
   }
   return "unknown";
 }
@@ -59,6 +73,21 @@ bool waits_after_closing(SyncKind kind) {
     case SyncKind::OmpImplicitBarrier:
     case SyncKind::OmpParallelBegin:
     case SyncKind::ThreadExit:
+    case SyncKind::CondBarrier:  // until its CondBarrierLeave
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_capped_sync(SyncKind kind) {
+  switch (kind) {
+    case SyncKind::MutexLock:
+    case SyncKind::MutexUnlock:
+    case SyncKind::CondWaitEnter:
+    case SyncKind::CondWaitLeave:
+    case SyncKind::CondSignal:
+    case SyncKind::CondBroadcast:
       return true;
     default:
       return false;
@@ -72,6 +101,7 @@ bool resumes_section(SyncKind kind) {
     case SyncKind::OmpBarrierLeave:
     case SyncKind::OmpImplicitTaskBegin:
     case SyncKind::OmpParallelEnd:
+    case SyncKind::CondBarrierLeave:
       return true;
     default:
       return false;

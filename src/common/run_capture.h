@@ -46,6 +46,25 @@ enum class SyncKind : uint32_t {
   // `parallel for` whose threads only ask for chunks, of that call.
   OmpLoopChunk = 15,
   OmpLoopEnd = 16,
+  // Condition variables (object = condvar address, pc = call site). A wait
+  // is logged on entry (arg0 = its mutex) and on return; a wait loop logs
+  // several pairs. A release is logged before it takes effect; its arg0 is
+  // the barrier episode it ends (CondBarrier), 0 when it ends none.
+  CondWaitEnter = 17,
+  CondWaitLeave = 18,
+  CondSignal = 19,
+  CondBroadcast = 20,
+  // A thread's part in a recognised condition-variable barrier episode
+  // (docs/metrics.md, "Parallel section"), logged where the thread resumes
+  // (its last wait left, or its release made): pc = its arrival site (the
+  // lock before the wait or the release, else the wait or the release),
+  // arg0 = its arrival time, arg1 = the episode (run-wide, from 1).
+  CondBarrier = 21,
+  ThreadJoinEnter = 22,  // before a join blocks; arg0 = thread joined (-1 unknown)
+  // Where a thread whose part in a condition-variable barrier episode was
+  // logged resumes counting: its next unlock (the end of the barrier's
+  // code), so every member starts the next segment at the same code.
+  CondBarrierLeave = 23,
 };
 
 const char* sync_kind_name(SyncKind k);
@@ -68,6 +87,9 @@ bool closes_section(SyncKind kind);
 // pool, dead) until a resuming point: its work between the two belongs to no
 // section.
 bool waits_after_closing(SyncKind kind);
+// A condition-variable event the sync log caps like mutex events
+// (SyncLog::kMaxMutexRecords): waits, leaves and releases.
+bool is_capped_sync(SyncKind kind);
 // Where a thread starts working on a section again: its start, leaving a
 // barrier, beginning an implicit task, the end of a parallel region it ran.
 bool resumes_section(SyncKind kind);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 namespace weft {
@@ -10,7 +11,7 @@ namespace weft {
 namespace {
 
 // What makes segments of different threads one instance.
-enum class TeamKind { Barrier, OpenMp, Joined };
+enum class TeamKind { Barrier, OpenMp, Joined, CondBarrier };
 using TeamKey = std::tuple<TeamKind, uint64_t, uint64_t, uint64_t>;
 
 // Each thread's records in its own order (the capture keeps that order
@@ -53,9 +54,21 @@ Joiners find_joiners(const RecordsByThread& by_thread) {
   return joined_by;
 }
 
+// Condvars with a release that ended no barrier episode: the capture
+// session refused them (docs/metrics.md, "Parallel section"), so the
+// episodes it recognised on them before are no instances either.
+std::set<uint64_t> refused_condvars(const std::vector<SyncRecord>& sync) {
+  std::set<uint64_t> refused;
+  for (const SyncRecord& r : sync)
+    if ((r.kind == SyncKind::CondSignal || r.kind == SyncKind::CondBroadcast) && r.arg0 == 0)
+      refused.insert(r.object);
+  return refused;
+}
+
 // Adds each of the thread's segments to the team of the record closing it.
 void add_thread_segments(uint32_t thread, const std::vector<const SyncRecord*>& records,
-                         const Joiners& joined_by, Teams& teams) {
+                         const Joiners& joined_by, const std::set<uint64_t>& refused,
+                         Teams& teams) {
   uint32_t segment = 0;
   uint64_t segment_start = 0;
   uint64_t outlined_body = 0;
@@ -69,7 +82,13 @@ void add_thread_segments(uint32_t thread, const std::vector<const SyncRecord*>& 
     }
     std::optional<TeamKey> key;
     uint64_t site = r->pc;
+    uint64_t arrival = r->time_ns;
     switch (r->kind) {
+      case SyncKind::CondBarrier:  // logged where the thread resumed
+        arrival = static_cast<uint64_t>(r->arg0);
+        if (!refused.contains(r->object))
+          key = TeamKey{TeamKind::CondBarrier, r->object, static_cast<uint64_t>(r->arg1), 0};
+        break;
       case SyncKind::BarrierEnter:
         key = TeamKey{TeamKind::Barrier, r->object, barrier_arrivals[r->object]++, 0};
         break;
@@ -89,9 +108,9 @@ void add_thread_segments(uint32_t thread, const std::vector<const SyncRecord*>& 
     }
     if (key) {
       SectionInstance& instance = teams.instances[*key];
-      instance.threads.push_back({thread, segment, segment_start, r->time_ns, site});
-      auto [it, fresh] = teams.first_arrival.try_emplace(*key, r->time_ns);
-      if (!fresh) it->second = std::min(it->second, r->time_ns);
+      instance.threads.push_back({thread, segment, segment_start, arrival, site});
+      auto [it, fresh] = teams.first_arrival.try_emplace(*key, arrival);
+      if (!fresh) it->second = std::min(it->second, arrival);
     }
     ++segment;
     segment_start = r->time_ns;
@@ -122,9 +141,10 @@ void name_by_site(SectionInstance& instance) {
 std::vector<SectionInstance> find_section_instances(const std::vector<SyncRecord>& sync) {
   const RecordsByThread by_thread = records_by_thread(sync);
   const Joiners joined_by = find_joiners(by_thread);
+  const std::set<uint64_t> refused = refused_condvars(sync);
   Teams teams;
   for (const auto& [thread, records] : by_thread)
-    add_thread_segments(thread, records, joined_by, teams);
+    add_thread_segments(thread, records, joined_by, refused, teams);
 
   std::vector<std::pair<uint64_t, SectionInstance>> ordered;
   for (auto& [key, instance] : teams.instances) {

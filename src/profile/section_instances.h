@@ -13,6 +13,11 @@
 //     one) groups the n-th barrier of every thread under the same outlined
 //     body (the object of its last implicit-task begin; 0 when the runtime
 //     does not tell, as under OMPT);
+//   - a recognised condition-variable barrier (a CondBarrier record, logged
+//     by the capture session) groups the threads of one episode (its arg1)
+//     on one condvar, unless a release on that condvar ended no episode;
+//     such a thread's segment ends at its arrival (the record's arg0) and
+//     the next one starts where it resumed (the record's time);
 //   - a thread's exit groups with the other threads joined by the same
 //     thread at the same join site during the same fork phase (a create
 //     after a join starts a new phase);

@@ -110,16 +110,37 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
                                  uint64_t pc, uint64_t object, int64_t arg0, int64_t arg1) {
   SyncLog& log = thread.sync;
   if (!log.records) return;
-  if (kind == SyncKind::MutexLock || kind == SyncKind::MutexUnlock) {
+  bool force_log = false;
+  if (kind != SyncKind::CondBarrier && kind != SyncKind::CondBarrierLeave &&
+      thread.tid < max_threads_)
+    if (const int64_t episode =
+            follow_conditions(thread, kind, time_ns, pc, object, arg0, force_log);
+        kind == SyncKind::CondSignal || kind == SyncKind::CondBroadcast)
+      arg0 = episode;
+  if (is_capped_sync(kind) && !force_log) {
     if (log.mutex_records >= SyncLog::kMaxMutexRecords) {
       ++log.unlogged_mutex_events;
       return;
     }
     ++log.mutex_records;
   }
+  if (!log_sync(thread, kind, time_ns, pc, object, arg0, arg1)) return;
+
+  if (analyzers_.imbalance && thread.tid < max_threads_) count_segments(thread, kind);
+  if (!closes_section(kind)) return;
+  CommunicationAnalyzer::ThreadState* state = thread.comm.load(std::memory_order_relaxed);
+  if (!state) return;
+  uint64_t site = pc != 0 ? pc : kUnknownSectionSite;
+  if (kind == SyncKind::ThreadExit) site = SectionAttribution::kThreadExitSite;
+  communication().close_section(*state, site);
+}
+
+bool CaptureSession::log_sync(ThreadContext& thread, SyncKind kind, uint64_t time_ns, uint64_t pc,
+                              uint64_t object, int64_t arg0, int64_t arg1) {
+  SyncLog& log = thread.sync;
   if (log.size >= SyncLog::kCapacity) {
     ++log.dropped;
-    return;
+    return false;
   }
   SyncRecord& r = log.records[log.size];
   r.thread = thread.tid;
@@ -131,14 +152,244 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
   r.arg1 = arg1;
   std::atomic_signal_fence(std::memory_order_release);
   ++log.size;
+  return true;
+}
 
-  if (analyzers_.imbalance && thread.tid < max_threads_) count_segments(thread, kind);
-  if (!closes_section(kind)) return;
-  CommunicationAnalyzer::ThreadState* state = thread.comm.load(std::memory_order_relaxed);
-  if (!state) return;
-  uint64_t site = pc != 0 ? pc : kUnknownSectionSite;
-  if (kind == SyncKind::ThreadExit) site = SectionAttribution::kThreadExitSite;
-  communication().close_section(*state, site);
+namespace {
+
+// The cold lock of the condition-variable recognition (a few events per
+// barrier episode; the Valgrind backend takes it from one thread only).
+struct SpinGuard {
+  explicit SpinGuard(std::atomic_flag& flag) : flag(flag) {
+    while (flag.test_and_set(std::memory_order_acquire)) {
+    }
+  }
+  ~SpinGuard() { flag.clear(std::memory_order_release); }
+  std::atomic_flag& flag;
+};
+
+uint32_t cv_slot(uint64_t cv, uint32_t size) {
+  return static_cast<uint32_t>((cv >> 3) * 0x9E3779B97F4A7C15ull >> 40) & (size - 1);
+}
+
+}  // namespace
+
+bool CaptureSession::cv_may_be_barrier(uint64_t cv) {
+  for (uint32_t i = 0, k = cv_slot(cv, kRefusedCvs); i < kRefusedCvs;
+       ++i, k = (k + 1) & (kRefusedCvs - 1)) {
+    if (refused_cvs_[k] == cv) return false;
+    if (refused_cvs_[k] == 0) return true;
+  }
+  return false;  // the table is full: refuse
+}
+
+bool CaptureSession::refuse_cv(uint64_t cv) {
+  for (uint32_t i = 0, k = cv_slot(cv, kRefusedCvs); i < kRefusedCvs;
+       ++i, k = (k + 1) & (kRefusedCvs - 1)) {
+    if (refused_cvs_[k] == cv) return false;
+    if (refused_cvs_[k] == 0) {
+      refused_cvs_[k] = cv;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool CaptureSession::is_barrier_mutex(uint64_t mutex) const {
+  for (const std::atomic<uint64_t>& m : barrier_mutexes_) {
+    const uint64_t known = m.load(std::memory_order_relaxed);
+    if (known == mutex) return true;
+    if (known == 0) return false;
+  }
+  return false;
+}
+
+void CaptureSession::add_barrier_mutex(uint64_t mutex) {  // under cond_lock_
+  for (std::atomic<uint64_t>& m : barrier_mutexes_) {
+    const uint64_t known = m.load(std::memory_order_relaxed);
+    if (known == mutex) return;
+    if (known == 0) {
+      m.store(mutex, std::memory_order_relaxed);
+      return;
+    }
+  }
+}
+
+// docs/metrics.md, "Parallel section": a release (broadcast or signal) on a
+// condvar ends a barrier episode when every other live thread that is not
+// blocked in a join nor forking (its last event a create) waits on that
+// condvar, not yet released (a created thread not started yet has not), and
+// they are
+// two or more (with one, a barrier looks like a hand-over); the releaser
+// arrived at its lock (or at the release), each waiter at its lock before
+// its first wait of the sequence. A waiter's part is logged when it leaves
+// its wait released (a wait loop's extra waits belong to the same part), the
+// releaser's at the release. A release that ends no episode (a queue's
+// signal, a subset of the threads waiting) refuses its condvar for the rest
+// of the run; that release is logged beyond the cap, so the profile builder
+// knows to form no instance from the condvar's earlier episodes.
+int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, uint64_t time_ns,
+                                          uint64_t pc, uint64_t object, int64_t arg0,
+                                          bool& force_log) {
+  CondThreadState& me = thread.cond;
+  // The thread resumes at its first event after its part (its unlock at
+  // the end of the barrier's code).
+  if (me.resume_cv != 0) {
+    const uint64_t cv = me.resume_cv;
+    me.resume_cv = 0;
+    me.detached_at = 0;
+    record_sync(thread, SyncKind::CondBarrierLeave, time_ns, pc, cv);
+  }
+  if (me.forking && kind != SyncKind::ThreadCreate) {
+    SpinGuard guard(cond_lock_);
+    me.forking = false;
+  }
+  switch (kind) {
+    case SyncKind::MutexLock:
+      me.held_mutex = object;
+      me.lock_pc = pc;
+      me.lock_ns = time_ns;
+      // The lock of a known barrier's mutex is an arrival: the barrier's
+      // own code after it is not the section's work.
+      if (analyzers_.imbalance && me.detached_at == 0 && is_barrier_mutex(object)) {
+        me.detached_at = object;
+        thread.imbalance.store(nullptr, std::memory_order_relaxed);
+      }
+      break;
+    case SyncKind::MutexUnlock:
+      if (me.held_mutex == object) me.held_mutex = 0;
+      me.release_cv = 0;
+      if (me.detached_at == object) {  // the lock led to no part: count again
+        me.detached_at = 0;
+        if (counting_.load(std::memory_order_relaxed))
+          thread.imbalance.store(analyzers_.imbalance->attach(thread.tid),
+                                 std::memory_order_relaxed);
+      }
+      break;
+    case SyncKind::CondWaitEnter: {
+      if (me.in_barrier) break;
+      SpinGuard guard(cond_lock_);
+      if (me.cv != object) {  // a new sequence: the thread arrives
+        const bool locked = me.held_mutex != 0 && me.held_mutex == static_cast<uint64_t>(arg0);
+        me.cv = object;
+        me.wait_mutex = static_cast<uint64_t>(arg0);
+        me.arrival_pc = locked ? me.lock_pc : pc;
+        me.arrival_ns = locked ? me.lock_ns : time_ns;
+        me.released_episode = 0;
+      }
+      me.waiting = true;
+      return 0;
+    }
+    case SyncKind::CondWaitLeave: {
+      if (me.in_barrier || me.cv != object) break;
+      uint64_t episode = 0, site = 0, arrival = 0;
+      {
+        SpinGuard guard(cond_lock_);
+        me.waiting = false;
+        if (me.released_episode == 0) return 0;  // not released: it may wait again
+        episode = me.released_episode;
+        site = me.arrival_pc;
+        arrival = me.arrival_ns;
+        me.cv = 0;
+        me.released_episode = 0;
+      }
+      record_sync(thread, SyncKind::CondBarrier, time_ns, site, object,
+                  static_cast<int64_t>(arrival), static_cast<int64_t>(episode));
+      me.resume_cv = object;
+      return 0;
+    }
+    case SyncKind::CondSignal:
+    case SyncKind::CondBroadcast: {
+      if (me.in_barrier) return 0;
+      uint64_t episode = 0;
+      {
+        SpinGuard guard(cond_lock_);
+        if (!cv_may_be_barrier(object)) return 0;
+        bool everyone = true;
+        uint32_t waiters = 0;
+        const uint32_t n = recorded_threads();
+        const uint32_t created = cond_created_ < max_threads_ ? cond_created_ : max_threads_;
+        for (uint32_t i = 0; i < (n > created ? n : created) && everyone; ++i) {
+          const ThreadContext* other = i < n ? contexts_[i].load() : nullptr;
+          if (!other) {  // created, not started yet: it has not arrived
+            everyone = i >= created;
+            continue;
+          }
+          const CondThreadState& o = other->cond;
+          if (other == &thread || o.exited || o.in_join || o.forking) continue;
+          if (o.cv == object && o.waiting && o.released_episode == 0)
+            ++waiters;
+          else
+            everyone = false;
+        }
+        if (everyone && waiters >= 2) {
+          episode = ++cond_episodes_;
+          for (uint32_t i = 0; i < n; ++i)
+            if (ThreadContext* other = contexts_[i].load();
+                other && other != &thread && other->cond.cv == object && other->cond.waiting) {
+              other->cond.released_episode = episode;
+              if (other->cond.wait_mutex != 0) add_barrier_mutex(other->cond.wait_mutex);
+            }
+          if (me.held_mutex != 0) add_barrier_mutex(me.held_mutex);
+        } else if (waiters == 0 && me.release_cv == object) {
+          return static_cast<int64_t>(me.release_episode);  // a further signal of its release
+        } else {
+          force_log = refuse_cv(object);
+          return 0;
+        }
+      }
+      me.release_cv = object;
+      me.release_episode = episode;
+      const bool locked = me.held_mutex != 0;
+      record_sync(thread, SyncKind::CondBarrier, time_ns, locked ? me.lock_pc : pc, object,
+                  static_cast<int64_t>(locked ? me.lock_ns : time_ns),
+                  static_cast<int64_t>(episode));
+      me.resume_cv = object;
+      return static_cast<int64_t>(episode);
+    }
+    case SyncKind::BarrierEnter:
+    case SyncKind::OmpBarrierEnter:
+      me.in_barrier = true;
+      break;
+    case SyncKind::BarrierLeave:
+    case SyncKind::OmpBarrierLeave:
+      me.in_barrier = false;
+      break;
+    case SyncKind::ThreadJoinEnter: {
+      SpinGuard guard(cond_lock_);
+      me.in_join = true;
+      me.forking = false;
+      break;
+    }
+    case SyncKind::ThreadCreate: {
+      SpinGuard guard(cond_lock_);
+      me.forking = true;
+      if (arg0 >= 0 && static_cast<uint64_t>(arg0) + 1 > cond_created_)
+        cond_created_ = static_cast<uint32_t>(arg0 + 1);
+      break;
+    }
+    case SyncKind::ThreadJoin: {
+      SpinGuard guard(cond_lock_);
+      me.in_join = false;
+      break;
+    }
+    case SyncKind::ThreadExit: {
+      SpinGuard guard(cond_lock_);
+      me.exited = true;
+      break;
+    }
+    default:
+      break;
+  }
+  // Anything else between two waits (a lock, an unlock, ...) ends the
+  // thread's wait sequence: a wait loop re-locks inside the wait.
+  if (me.cv != 0) {
+    SpinGuard guard(cond_lock_);
+    me.cv = 0;
+    me.waiting = false;
+    me.released_episode = 0;
+  }
+  return 0;
 }
 
 // Segment k of a thread ends at its k-th logged closing record. Between a

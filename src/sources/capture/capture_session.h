@@ -73,6 +73,42 @@ struct CaptureAnalyzers {
   MemoryTraceRecorder* traces = nullptr;            // traces
 };
 
+// What the recognition of condition-variable barriers (docs/metrics.md,
+// "Parallel section") knows of one thread. The fields other threads read
+// (marked shared) change only under CaptureSession's condition lock.
+struct CondThreadState {
+  // The mutex the thread locked last and still holds, where and when.
+  uint64_t held_mutex = 0;
+  uint64_t lock_pc = 0;
+  uint64_t lock_ns = 0;
+  // The wait sequence in progress (a wait, or a loop of waits on one
+  // condvar with nothing else in between): its condvar (0: none), where and
+  // when the thread arrived. Shared.
+  uint64_t cv = 0;
+  uint64_t wait_mutex = 0;
+  uint64_t arrival_pc = 0;
+  uint64_t arrival_ns = 0;
+  bool waiting = false;           // inside the wait now; shared
+  uint64_t released_episode = 0;  // the barrier episode that released it; shared
+  // The episode the thread released in its current lock hold, on which
+  // condvar: its further signals there belong to that episode.
+  uint64_t release_cv = 0;
+  uint64_t release_episode = 0;
+  // The condvar of a part logged, whose CondBarrierLeave is due (0: none).
+  uint64_t resume_cv = 0;
+  // The barrier mutex the thread locked, detaching it from the imbalance
+  // counts until its unlock (0: none).
+  uint64_t detached_at = 0;
+  // Between a marked or pthread barrier's enter and leave (its own cond
+  // calls are not another barrier), blocked in a join, forking (its last
+  // event was a create: it goes on to create or to join, or arrives itself
+  // before any release), or gone: shared.
+  bool in_barrier = false;
+  bool in_join = false;
+  bool forking = false;
+  bool exited = false;
+};
+
 struct ThreadContext {
   uint32_t tid = 0;
   // Null once the capture is saved (or for threads beyond max_threads, whose
@@ -91,6 +127,7 @@ struct ThreadContext {
   // records of all threads share cache lines.
   uint64_t basic_blocks = 0;
   SyncLog sync;
+  CondThreadState cond;
   // Heap blocks the thread allocated (with the false-sharing analysis).
   RecordLog<AllocationRecord> allocations;
 };
@@ -166,6 +203,21 @@ class CaptureSession {
  private:
   explicit CaptureSession(const CaptureConfig& config);
   void count_segments(ThreadContext& thread, SyncKind kind);
+  // Appends one record to the thread's log (false when the log is full).
+  bool log_sync(ThreadContext& thread, SyncKind kind, uint64_t time_ns, uint64_t pc,
+                uint64_t object, int64_t arg0, int64_t arg1);
+  // The recognition of condition-variable barriers: follows the thread's
+  // locks, waits and releases, and logs a CondBarrier where it recognises
+  // the thread's part in an episode. Returns the arg0 a release is logged
+  // with, and sets `force_log` when that record must be kept beyond the cap.
+  int64_t follow_conditions(ThreadContext& thread, SyncKind kind, uint64_t time_ns, uint64_t pc,
+                            uint64_t object, int64_t arg0, bool& force_log);
+  // Whether releases on `cv` may still end barrier episodes; `refuse` marks
+  // it as not a barrier (true when it was not marked before).
+  bool cv_may_be_barrier(uint64_t cv);
+  bool refuse_cv(uint64_t cv);
+  bool is_barrier_mutex(uint64_t mutex) const;
+  void add_barrier_mutex(uint64_t mutex);
 
   void write_meta(RawWriter& out, bool complete, const char* reason);
   void write_threads(RawWriter& out);
@@ -175,7 +227,19 @@ class CaptureSession {
   uint32_t max_threads_ = 0;
   CaptureAnalyzers analyzers_;
   std::atomic<uint32_t> next_tid_{0};
-  std::atomic<bool> counting_{true};                 // false once stop_counting ran
+  std::atomic<bool> counting_{true};  // false once stop_counting ran
+  // Condition-variable barrier recognition: its lock, the last episode
+  // number, and the condvars found not to be barriers (open addressing; a
+  // full table refuses every further condvar).
+  static constexpr uint32_t kRefusedCvs = 4096;
+  std::atomic_flag cond_lock_ = ATOMIC_FLAG_INIT;
+  uint64_t cond_episodes_ = 0;
+  uint32_t cond_created_ = 0;  // threads created so far (started or not)
+  // The mutexes of recognised barriers (their waits' and releases'), a few
+  // at most; a lock of one is an arrival.
+  static constexpr uint32_t kBarrierMutexes = 64;
+  std::atomic<uint64_t> barrier_mutexes_[kBarrierMutexes] = {};
+  uint64_t refused_cvs_[kRefusedCvs] = {};
   ThreadRecord* threads_ = nullptr;                  // [max_threads]
   std::atomic<ThreadContext*>* contexts_ = nullptr;  // [max_threads]
 };

@@ -59,4 +59,9 @@ void* next_symbol(const char* name) {
   return f;
 }
 
+void* next_versioned_symbol(const char* name, const char* version) {
+  if (void* f = dlvsym(RTLD_NEXT, name, version)) return f;
+  return next_symbol(name);
+}
+
 }  // namespace weft::interpose

@@ -53,9 +53,19 @@ void record_allocation(uint64_t pc, const void* address, size_t size);
 // cause if there is none.
 void* next_symbol(const char* name);
 
+// Likewise for a versioned symbol (glibc's pthread_cond_* exist as
+// GLIBC_2.3.2 and as the old GLIBC_2.2.5 ABI); falls back to the default
+// definition when that version does not exist.
+void* next_versioned_symbol(const char* name, const char* version);
+
 template <class Fn>
 Fn next_function(const char* name) {
   return reinterpret_cast<Fn>(next_symbol(name));
+}
+
+template <class Fn>
+Fn next_versioned_function(const char* name, const char* version) {
+  return reinterpret_cast<Fn>(next_versioned_symbol(name, version));
 }
 
 }  // namespace weft::interpose

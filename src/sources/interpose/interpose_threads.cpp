@@ -67,6 +67,9 @@ WEFT_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
 WEFT_EXPORT int pthread_join(pthread_t thread, void** result) {
   using Fn = int (*)(pthread_t, void**);
   static Fn next = next_function<Fn>("pthread_join");
+  // A thread blocked in a join is not part of the team a condition-variable
+  // barrier waits for (docs/metrics.md, "Parallel section").
+  if (active()) record_sync(SyncKind::ThreadJoinEnter, WEFT_CALLER_PC, 0, weft_id_of(thread));
   const int rc = next(thread, result);
   if (rc == 0 && active()) record_sync(SyncKind::ThreadJoin, WEFT_CALLER_PC, 0, weft_id_of(thread));
   return rc;
@@ -119,4 +122,57 @@ WEFT_EXPORT int pthread_mutex_unlock(pthread_mutex_t* mutex) {
   if (from_program(WEFT_CALLER_PC))
     record_sync(SyncKind::MutexUnlock, WEFT_CALLER_PC, reinterpret_cast<uint64_t>(mutex));
   return next(mutex);
+}
+
+// Condition variables: waits and releases, from which the capture session
+// recognises mutex + condition-variable barriers (docs/metrics.md, "Parallel
+// section"). glibc has two ABIs of these; the program links the
+// GLIBC_2.3.2 one (the default), so that is the one called, as TSan does.
+namespace {
+constexpr const char* kCondVersion = "GLIBC_2.3.2";
+}
+
+WEFT_EXPORT int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex) {
+  using Fn = int (*)(pthread_cond_t*, pthread_mutex_t*);
+  static Fn next = next_versioned_function<Fn>("pthread_cond_wait", kCondVersion);
+  const uint64_t pc = WEFT_CALLER_PC;
+  if (!from_program(pc)) return next(cond, mutex);
+  const auto object = reinterpret_cast<uint64_t>(cond);
+  record_sync(SyncKind::CondWaitEnter, pc, object,
+              static_cast<int64_t>(reinterpret_cast<uint64_t>(mutex)));
+  const int rc = next(cond, mutex);
+  record_sync(SyncKind::CondWaitLeave, pc, object);
+  return rc;
+}
+
+WEFT_EXPORT int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
+                                       const struct timespec* deadline) {
+  using Fn = int (*)(pthread_cond_t*, pthread_mutex_t*, const struct timespec*);
+  static Fn next = next_versioned_function<Fn>("pthread_cond_timedwait", kCondVersion);
+  const uint64_t pc = WEFT_CALLER_PC;
+  if (!from_program(pc)) return next(cond, mutex, deadline);
+  const auto object = reinterpret_cast<uint64_t>(cond);
+  record_sync(SyncKind::CondWaitEnter, pc, object,
+              static_cast<int64_t>(reinterpret_cast<uint64_t>(mutex)));
+  const int rc = next(cond, mutex, deadline);
+  record_sync(SyncKind::CondWaitLeave, pc, object);
+  return rc;
+}
+
+// A release is logged before it takes effect: the threads it wakes cannot
+// have left their wait before it is known.
+WEFT_EXPORT int pthread_cond_signal(pthread_cond_t* cond) {
+  using Fn = int (*)(pthread_cond_t*);
+  static Fn next = next_versioned_function<Fn>("pthread_cond_signal", kCondVersion);
+  const uint64_t pc = WEFT_CALLER_PC;
+  if (from_program(pc)) record_sync(SyncKind::CondSignal, pc, reinterpret_cast<uint64_t>(cond));
+  return next(cond);
+}
+
+WEFT_EXPORT int pthread_cond_broadcast(pthread_cond_t* cond) {
+  using Fn = int (*)(pthread_cond_t*);
+  static Fn next = next_versioned_function<Fn>("pthread_cond_broadcast", kCondVersion);
+  const uint64_t pc = WEFT_CALLER_PC;
+  if (from_program(pc)) record_sync(SyncKind::CondBroadcast, pc, reinterpret_cast<uint64_t>(cond));
+  return next(cond);
 }

@@ -1,0 +1,205 @@
+// Parallel sections found without annotation at SPLASH-2 style counter
+// barriers (a mutex, a condition variable, a counter; docs/metrics.md,
+// "Parallel section"): examples/lu_counter_barrier_pthreads.c (generation
+// loop, the main thread in the team) and ocean_sweep_pthreads.c (a single
+// wait, the main thread joining), recorded with the compile-time source (gcc
+// and clang, -O1 and -O2) and the binary source (plain gcc -O1 and clang
+// -O2 builds). `weft imbalance --format json` must give the section at the
+// line marked `weft:section` with its exact number of instances, every
+// member of the team in it, and as top cause the owner test (the line
+// marked `weft:top-cause`, or under the compile-time source the line of the
+// owner function, marked `weft:callee-cause`). A mutex + condvar queue (queue_condvar_pthreads.c)
+// must give no section but the create->join span, and `weft record` warns.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "support/command_runner.h"
+#include "support/example_source.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using weft_test::run_command;
+using weft_test::TempDir;
+
+namespace {
+
+const std::string kWeft = std::string(WEFT_BIN_DIR) + "/weft";
+const std::string kCache = "--cache 32K:8,256K:8,8M:16";
+
+int marker_line(const std::string& example, const std::string& marker) {
+  return weft_test::marker_line(fs::path(WEFT_EXAMPLES_SOURCE_DIR) / (example + ".c"), marker);
+}
+
+struct CondCase {
+  std::string example;
+  std::string build;
+  std::string backend;
+  int instances;
+  std::vector<int> team;  // weft thread ids, by decreasing work
+  double min_imbalance;   // every worker also visits every point or block
+};
+
+std::string name_of(const CondCase& c) {
+  std::string name = c.example + "_" + c.build + "_" + c.backend;
+  for (char& ch : name)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+}
+
+std::vector<CondCase> all_cases() {
+  struct Example {
+    std::string name;
+    int instances;
+    std::vector<int> team;
+    double min_imbalance;
+  };
+  const std::vector<Example> examples = {
+      // 11 steps; processes 0..3 are weft threads 0..3 (main is process 0).
+      // Updates per process: 214, 76, 146, 70 in all.
+      {"lu_counter_barrier_pthreads", 11, {0, 2, 1, 3}, 0.3},
+      // 10 sweeps; workers 0..3 are weft threads 1..4 (main joins).
+      // Points per worker and sweep: 896, 640, 448, 320.
+      {"ocean_sweep_pthreads", 10, {1, 2, 3, 4}, 0.1},
+  };
+  std::vector<CondCase> cases;
+  for (const Example& e : examples) {
+    for (const char* build : {"gcc.O1", "gcc.O2", "clang.O1", "clang.O2"})
+      cases.push_back({e.name, build, "compile", e.instances, e.team, e.min_imbalance});
+    for (const char* build : {"plain.gcc.O1", "plain.clang.O2"})
+      cases.push_back({e.name, build, "valgrind", e.instances, e.team, e.min_imbalance});
+  }
+  return cases;
+}
+
+class CondBarrierSection : public ::testing::TestWithParam<CondCase> {};
+
+TEST_P(CondBarrierSection, IsFoundWithoutAnnotation) {
+  const CondCase& c = GetParam();
+  TempDir dir;
+  const std::string profile = (dir.path / "p.db").string();
+  const std::string program = std::string(WEFT_EXAMPLES_DIR) + "/" + c.example + "." + c.build;
+  auto rec = run_command(
+      kWeft + " record --backend " + c.backend + " " + kCache + " -o " + profile + " -- " + program,
+      dir.path);
+  ASSERT_EQ(rec.code, 0) << rec.err;
+  EXPECT_EQ(rec.err.find("warning"), std::string::npos) << rec.err;
+  auto view = run_command(kWeft + " imbalance --format json " + profile, dir.path);
+  ASSERT_EQ(view.code, 0) << view.err;
+  const json out = json::parse(view.out);
+  ASSERT_FALSE(out["sections"].empty()) << view.out;
+  const std::string section =
+      c.example + ".c:" + std::to_string(marker_line(c.example, "weft:section"));
+  const json& top_section = out["sections"][0];
+  EXPECT_EQ(top_section["location"], section) << view.out;
+  EXPECT_EQ(top_section["instances"], c.instances) << view.out;
+  EXPECT_GT(top_section["imbalance"].get<double>(), c.min_imbalance);
+  // Every member of the team, and the most loaded one the busiest.
+  const json& threads = top_section["threads"];
+  ASSERT_EQ(threads.size(), c.team.size()) << view.out;
+  std::vector<int> members;
+  double most = 0, of_most_loaded = 0;
+  for (const json& t : threads) {
+    members.push_back(t["thread"].get<int>());
+    most = std::max(most, t["busy"].get<double>());
+    if (t["thread"] == c.team[0]) of_most_loaded = t["busy"].get<double>();
+  }
+  std::vector<int> team = c.team;
+  std::sort(team.begin(), team.end());
+  EXPECT_EQ(members, team) << view.out;
+  EXPECT_EQ(of_most_loaded, most) << view.out;
+  const json& causes = top_section["causes"];
+  ASSERT_FALSE(causes.empty()) << view.out;
+  // The owner test; the compile-time source names the line of owner()
+  // itself, where the edge into the update starts (see the example's header).
+  const std::string cause_marker = c.backend == "valgrind" ? "weft:top-cause" : "weft:callee-cause";
+  EXPECT_EQ(causes[0]["line"], marker_line(c.example, cause_marker)) << causes[0].dump();
+  EXPECT_EQ(causes[0]["kind"], "control-flow") << causes[0].dump();
+  EXPECT_EQ(fs::path(causes[0]["file"].get<std::string>()).filename(), c.example + ".c");
+  // No other section at the barrier's line: one section per barrier.
+  int at_barrier = 0;
+  for (const json& s : out["sections"]) at_barrier += s["location"] == section ? 1 : 0;
+  EXPECT_EQ(at_barrier, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, CondBarrierSection, ::testing::ValuesIn(all_cases()),
+                         [](const auto& info) { return name_of(info.param); });
+
+// A bounded queue with two condition variables is no barrier: under both
+// sources, no section but the create->join span, and a warning that names
+// the busiest synchronization sites and how to mark a barrier.
+class CondQueue : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
+
+TEST_P(CondQueue, GivesNoBarrierSection) {
+  const auto& [build, backend] = GetParam();
+  for (const char* args : {"", " 1 1", " 3 2"}) {
+    TempDir dir;
+    const std::string profile = (dir.path / "p.db").string();
+    auto rec =
+        run_command(kWeft + " record --backend " + backend + " " + kCache + " -o " + profile +
+                        " -- " + WEFT_EXAMPLES_DIR + "/queue_condvar_pthreads." + build + args,
+                    dir.path);
+    ASSERT_EQ(rec.code, 0) << rec.err;
+    EXPECT_NE(rec.err.find("weft: warning: "), std::string::npos) << rec.err;
+    EXPECT_NE(rec.err.find("queue_condvar_pthreads.c:"), std::string::npos) << rec.err;
+    EXPECT_NE(rec.err.find("WEFT_SECTION_END"), std::string::npos) << rec.err;
+    auto view = run_command(kWeft + " imbalance --format json " + profile, dir.path);
+    ASSERT_EQ(view.code, 0) << view.err;
+    const json out = json::parse(view.out);
+    for (const json& s : out["sections"]) EXPECT_EQ(s["instances"], 1) << args << ": " << view.out;
+    EXPECT_LE(out["sections"].size(), 1u) << args << ": " << view.out;
+    // Nor any communication section but the thread exits'.
+    auto regions = run_command(kWeft + " comm --format json " + profile, dir.path);
+    ASSERT_EQ(regions.code, 0) << regions.err;
+    EXPECT_EQ(regions.out.find("section@queue_condvar_pthreads.c"), std::string::npos)
+        << args << ": " << regions.out.substr(0, 2000);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Builds, CondQueue,
+    ::testing::Values(std::pair<std::string, std::string>{"gcc.O1", "compile"},
+                      std::pair<std::string, std::string>{"clang.O2", "compile"},
+                      std::pair<std::string, std::string>{"plain.gcc.O1", "valgrind"}),
+    [](const auto& info) {
+      std::string name = info.param.first + "_" + info.param.second;
+      for (char& ch : name)
+        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return name;
+    });
+
+// pipeline_pthreads.c steps with a pthread barrier and has no condvar:
+// its sections stay those of the barrier (K + T - 1 = 19 steps by default).
+TEST(CondBarrierPipeline, KeepsOnlyItsPthreadBarrier) {
+  TempDir dir;
+  const std::string profile = (dir.path / "p.db").string();
+  auto rec = run_command(kWeft + " record " + kCache + " -o " + profile + " -- " +
+                             WEFT_EXAMPLES_DIR + "/pipeline_pthreads.gcc.O1",
+                         dir.path);
+  ASSERT_EQ(rec.code, 0) << rec.err;
+  EXPECT_EQ(rec.err.find("warning"), std::string::npos) << rec.err;
+  auto view = run_command(kWeft + " imbalance --format json " + profile, dir.path);
+  ASSERT_EQ(view.code, 0) << view.err;
+  const json out = json::parse(view.out);
+  // The barrier's section, and at most the create->join span besides.
+  const std::string barrier =
+      "pipeline_pthreads.c:" +
+      std::to_string(marker_line("pipeline_pthreads", "pthread_barrier_wait(&barrier);"));
+  ASSERT_LE(out["sections"].size(), 2u) << view.out;
+  int barrier_sections = 0;
+  for (const json& s : out["sections"]) {
+    if (s["location"] == barrier) {
+      ++barrier_sections;
+      EXPECT_EQ(s["instances"], 19) << view.out;
+    } else {
+      EXPECT_EQ(s["instances"], 1) << view.out;
+    }
+  }
+  EXPECT_EQ(barrier_sections, 1) << view.out;
+}
+
+}  // namespace
