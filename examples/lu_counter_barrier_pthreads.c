@@ -48,12 +48,9 @@
  *     section comment), 11 instances
  *     (the team is the 4 processes; the main thread is process 0);
  *   - the top cause of its imbalance is the owner test: the line marked
- *     with the top-cause comment below under the binary source. The
- *     compile-time source names the line of owner() instead (marked with the
- *     callee-cause comment): its coverage callbacks mark block starts only,
- *     so the block that runs before the taken or skipped update is owner()'s
- *     body, whose return is the edge's source; the binary source starts a
- *     new block at the return address, in the caller.
+ *     with the top-cause comment below, under both sources: the decision is
+ *     the caller's branch on owner()'s result, not owner()'s body (the
+ *     imbalance analysis keeps each call frame's last block).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -90,7 +87,7 @@ static struct counter_barrier bar = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INI
 
 /* The block owner (SPLASH-2's BlockOwner), not inlined. */
 #define NOINLINE __attribute__((noinline))
-static NOINLINE int owner(int I, int J) { return (I * J) % P; }  // weft:callee-cause
+static NOINLINE int owner(int I, int J) { return (I * J) % P; }
 
 /* c -= 1/8 * a * b, for BS x BS blocks stored row by row. */
 static void bmod(double *restrict c, const double *restrict a, const double *restrict b) {

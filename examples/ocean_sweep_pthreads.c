@@ -36,12 +36,9 @@
  *   - one parallel section at the BARRIER line in worker() (marked with the
  *     section comment), 10 instances;
  *   - the top cause of its imbalance is the owner test: the line marked
- *     with the top-cause comment below under the binary source. The
- *     compile-time source names the line of owner() instead (marked with the
- *     callee-cause comment): its coverage callbacks mark block starts only,
- *     so the block that runs before the taken or skipped update is owner()'s
- *     body, whose return is the edge's source; the binary source starts a
- *     new block at the return address, in the caller.
+ *     with the top-cause comment below, under both sources: the decision is
+ *     the caller's branch on owner()'s result, not owner()'s body (the
+ *     imbalance analysis keeps each call frame's last block).
  * The main thread sums the last grid after the join and prints it.
  */
 #include <pthread.h>
@@ -75,7 +72,7 @@ static struct {
 
 /* Which worker relaxes point (i, j), not inlined. */
 #define NOINLINE __attribute__((noinline))
-static NOINLINE int owner(int i, int j) { return 2 * (i > 32) + (j > 28); }  // weft:callee-cause
+static NOINLINE int owner(int i, int j) { return 2 * (i > 32) + (j > 28); }
 
 static void *worker(void *arg) {
   const int me = (int)(uintptr_t)arg;

@@ -204,15 +204,21 @@ ImbalanceCauseLine cause_line(ImbalanceContext& context, const Cause& cause) {
 
 // Causes at one source line are one finding, scored by the sum of its
 // instructions' scores (unrolled copies of a load, the blocks of one
-// condition; a hardware cluster's beta is divided among its members).
-// By score, descending.
+// condition). A cause without a source line (the section's entry as leader,
+// code without line information) is nobody's to act on: it is counted in
+// `section.unlocated_causes`, not ranked. By score, descending.
 std::vector<ImbalanceCauseLine> causes_by_line(ImbalanceContext& context,
-                                               const std::vector<Cause>& causes) {
+                                               const std::vector<Cause>& causes,
+                                               SectionImbalance& section) {
   using LineKey = std::tuple<std::string, std::string, uint32_t, std::string>;
   std::map<LineKey, ImbalanceCauseLine> lines;
   std::map<LineKey, std::map<uint64_t, double>> score_per_pc;
   for (const Cause& cause : causes) {
     const ImbalanceCauseLine line = cause_line(context, cause);
+    if (line.position.file.empty() || line.position.line == 0) {
+      ++section.unlocated_causes;
+      continue;
+    }
     const LineKey key{line.kind, line.position.file, line.position.line,
                       line.position.file.empty() ? fmt::format("{:x}", line.pc) : std::string()};
     score_per_pc[key][line.pc] += line.score;
@@ -238,7 +244,7 @@ SectionImbalance analyze_section(ImbalanceContext& context, const RegionInfo& re
   section.instances = instances.size();
   const std::vector<std::pair<double, InstanceDiagnosis>> diagnoses = diagnose_instances(
       context, section, measure_busy_times(section, instances, context.options.measure));
-  section.causes = causes_by_line(context, combine_instances(diagnoses));
+  section.causes = causes_by_line(context, combine_instances(diagnoses), section);
   return section;
 }
 

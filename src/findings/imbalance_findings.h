@@ -34,6 +34,10 @@ struct ImbalanceOptions {
   size_t max_instances = 256;
 };
 
+// A cause explaining less than this fraction of the imbalance: kept in the
+// JSON, not listed in tables or the report (nobody acts on it).
+inline constexpr double kNegligibleCauseScore = 0.001;
+
 struct ImbalanceCauseLine {
   std::string kind;  // "control-flow" or "cache-miss"
   double score = 0;
@@ -51,7 +55,10 @@ struct SectionImbalance {
   double lost = 0;                         // sum over instances and threads of (max - busy)
   std::vector<uint32_t> threads;           // thread ids, ascending
   std::vector<double> busy;                // per thread, summed over instances
-  std::vector<ImbalanceCauseLine> causes;  // by score, descending
+  std::vector<ImbalanceCauseLine> causes;  // by score, descending; each at a source line
+  // Causes the diagnosis found at no source line (the section's entry as
+  // leader, code without line information): counted, not ranked.
+  size_t unlocated_causes = 0;
 };
 
 // Sections by lost busy time, descending. Throws FindingError when the

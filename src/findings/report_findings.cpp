@@ -96,9 +96,12 @@ ReportFindings find_report(const Profile& profile, const ReportOptions& options)
   ReportFindings data;
   data.has_imbalance = profile.has_analysis(AnalysisId::Imbalance);
   if (data.has_imbalance) {
+    // By lost time, descending (analyze_imbalance's order).
     for (SectionImbalance& section : analyze_imbalance(profile, ImbalanceOptions{})) {
-      if (data.imbalance.size() == kReportSections) break;
-      if (section.imbalance < kReportMinImbalance) continue;
+      data.imbalance_total_lost += section.lost;
+      if (data.imbalance.size() == kReportSections || !(section.lost > 0)) continue;
+      std::erase_if(section.causes,
+                    [](const ImbalanceCauseLine& c) { return c.score < kNegligibleCauseScore; });
       if (section.causes.size() > kReportCauses) section.causes.resize(kReportCauses);
       data.imbalance.push_back(std::move(section));
     }

@@ -25,11 +25,11 @@ struct ReportOptions {
   CacheOptions cache = {};  // the cache of the CRD cutoffs
 };
 
-// The sections of the report: at most kReportSections, each at least
-// kReportMinImbalance idle on average, with kReportCauses causes at most.
+// The sections of the report: the kReportSections that lost the most time
+// (idle thread-time at their closing points, summed over instances),
+// whatever their imbalance percentage, with kReportCauses causes at most.
 inline constexpr size_t kReportSections = 3;
 inline constexpr size_t kReportCauses = 3;
-inline constexpr double kReportMinImbalance = 0.05;
 
 // The run as the profile's meta table records it.
 struct RunFacts {
@@ -90,6 +90,8 @@ struct ReportFindings {
   bool has_imbalance = false;         // the profile recorded the imbalance analysis
   // The most imbalanced sections (by lost busy time) with their top causes.
   std::vector<SectionImbalance> imbalance;
+  // Lost time of every section (the shares of the shown ones are of it).
+  double imbalance_total_lost = 0;
   // Schedules executed and findings from the traces and false sharing.
   MemoryHints memory;
 };

@@ -35,6 +35,8 @@ std::string render_json(const ImbalanceFindings& findings, size_t top) {
                                {"instances", s.instances},
                                {"analyzed_instances", s.analyzed_instances},
                                {"imbalance", s.imbalance},
+                               {"lost", s.lost},
+                               {"unlocated_causes", s.unlocated_causes},
                                {"threads", std::move(busy)},
                                {"causes", std::move(causes)}});
   }
@@ -43,19 +45,23 @@ std::string render_json(const ImbalanceFindings& findings, size_t top) {
 
 std::string render_table(const ImbalanceFindings& findings, size_t top) {
   const std::vector<SectionImbalance>& sections = findings.sections;
+  const std::string unit = findings.measure == BusyMeasure::ModeledCycles
+                               ? "modeled cycles"
+                               : busy_measure_name(findings.measure);
   std::string out = fmt::format(
-      "Load imbalance per parallel section (busy time = {}; imbalance = mean idle fraction at the "
-      "closing point)\n",
-      findings.measure == BusyMeasure::ModeledCycles ? "modeled cycles"
-                                                     : busy_measure_name(findings.measure));
+      "Load imbalance per parallel section, by lost time (the threads' idle time at the closing "
+      "point, summed over instances; busy and lost in {}; imbalance = mean over instances of "
+      "the threads' idle fraction)\n",
+      unit);
   if (!findings.profile.complete)
     out += fmt::format("warning: INCOMPLETE profile ({})\n", findings.profile.incomplete_reason);
   if (sections.empty()) out += "\nNo section instance with two or more threads was recorded.\n";
   constexpr size_t kBarWidth = 40;
   for (const SectionImbalance& s : sections) {
-    out += fmt::format("\n{}  instances {} (analyzed {})  imbalance {:.1f}%\n",
-                       section_location(s.region), s.instances, s.analyzed_instances,
+    out += fmt::format("\n{}  instances {} (analyzed {})  lost {:.3g}  imbalance {:.1f}%\n",
+                       section_location(s.region), s.instances, s.analyzed_instances, s.lost,
                        100 * s.imbalance);
+    out += "  busy per thread, summed over the instances:\n";
     const double longest = s.busy.empty() ? 0 : *std::max_element(s.busy.begin(), s.busy.end());
     for (size_t i = 0; i < s.threads.size(); ++i) {
       const size_t width =
@@ -63,18 +69,37 @@ std::string render_table(const ImbalanceFindings& findings, size_t top) {
       out += fmt::format("  T{:<4} {:<{}} {:.3g}\n", s.threads[i], std::string(width, '#'),
                          kBarWidth, s.busy[i]);
     }
+    const std::string unlocated =
+        s.unlocated_causes == 0
+            ? std::string()
+            : fmt::format("  ({} cause{} at no source line, not ranked)\n", s.unlocated_causes,
+                          s.unlocated_causes == 1 ? "" : "s");
     if (s.causes.empty()) {
-      out += "  no cause explains the busy times (balanced, or too few threads)\n";
+      out +=
+          "  no cause at a source line explains the busy times (balanced, or too few "
+          "threads)\n" +
+          unlocated;
       continue;
     }
     out +=
         fmt::format("  {:<4} {:<13} {:>8}  {:<28} {}\n", "rank", "cause", "score", "where", "code");
+    // A cause that explains less than 0.1% of the imbalance is listed in
+    // the JSON only: nobody acts on it.
+    size_t negligible = 0;
     for (size_t i = 0; i < s.causes.size() && i < top; ++i) {
       const ImbalanceCauseLine& c = s.causes[i];
+      if (c.score < kNegligibleCauseScore) {
+        negligible = s.causes.size() - i;
+        break;
+      }
       const std::string kind = c.level.empty() ? c.kind : c.kind + " " + c.level;
       out += fmt::format("  {:<4} {:<13} {:>8.3f}  {:<28} {}\n", i + 1, kind, c.score,
                          cause_location(c), c.code);
     }
+    if (negligible != 0)
+      out += fmt::format("  ({} more cause{} explaining under 0.1% each)\n", negligible,
+                         negligible == 1 ? "" : "s");
+    out += unlocated;
   }
   return out;
 }

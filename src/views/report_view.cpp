@@ -72,13 +72,15 @@ std::string render_suggestions(const ReportFindings& data) {
 
 std::string render_imbalance_summary(const ReportFindings& data) {
   if (!data.has_imbalance) return "";
-  std::string text = "\nLoad imbalance (modeled cycles; details: weft imbalance)\n";
-  if (data.imbalance.empty())
-    return text + "  none: no section has threads idle 5% of the time or more\n";
+  std::string text =
+      "\nLoad imbalance: the sections that lost the most time (idle thread-time at their "
+      "closing points, modeled cycles, summed over instances; details: weft imbalance)\n";
+  if (data.imbalance.empty()) return text + "  none: no section had an idle thread\n";
   for (const SectionImbalance& section : data.imbalance) {
-    text +=
-        fmt::format("  {}  {} instance{}  imbalance {:.1f}%\n", section_location(section.region),
-                    section.instances, section.instances == 1 ? "" : "s", 100 * section.imbalance);
+    text += fmt::format(
+        "  {}  {} instance{}  lost {:.3g} ({:.0f}% of all lost)  imbalance {:.1f}%\n",
+        section_location(section.region), section.instances, section.instances == 1 ? "" : "s",
+        section.lost, 100 * section.lost / data.imbalance_total_lost, 100 * section.imbalance);
     for (size_t i = 0; i < section.causes.size(); ++i) {
       const ImbalanceCauseLine& c = section.causes[i];
       text += fmt::format("    {} {:<13} {:>7.3f}  {}  {}\n", i + 1,
@@ -321,6 +323,8 @@ json imbalance_json(const ReportFindings& data) {
     imbalance.push_back({{"location", section_location(section.region)},
                          {"instances", section.instances},
                          {"imbalance", section.imbalance},
+                         {"lost", section.lost},
+                         {"lost_share", section.lost / data.imbalance_total_lost},
                          {"causes", std::move(causes)}});
   }
   return imbalance;

@@ -22,10 +22,15 @@ bool create(CaptureAnalyzers& a, const CaptureConfig& config) {
 }
 
 void attach(CaptureAnalyzers& a, ThreadContext& thread) {
-  thread.imbalance.store(a.imbalance->attach(thread.tid));
+  ImbalanceCounts::ThreadState* state = a.imbalance->attach(thread.tid);
+  thread.imbalance.store(state);
+  thread.call_frames.store(state);
 }
 
-void detach(ThreadContext& thread) { thread.imbalance.store(nullptr); }
+void detach(ThreadContext& thread) {
+  thread.imbalance.store(nullptr);
+  thread.call_frames.store(nullptr);
+}
 
 uint64_t dropped(const CaptureAnalyzers& a) { return a.imbalance->dropped(); }
 

@@ -36,6 +36,8 @@ void ImbalanceCounts::close_segment(ThreadState& t) {
   t.edges.zero();
   t.instructions.zero();
   t.previous_block = 0;
+  // The calling frames resume in the next segment, from its entry.
+  for (uint32_t i = 0; i < t.depth && i < kMaxFrames; ++i) t.frames[i] = 0;
   ++t.segment;
 }
 

@@ -4,8 +4,13 @@
 // "Parallel section"):
 //
 //   - control-flow edge counts: when block b starts right after block p in
-//     the same thread, edge (p, b) counts one; the first block of a segment
-//     comes from the pseudo block 0 (the section entry);
+//     the same thread and the same call frame, edge (p, b) counts one; the
+//     first block of a segment comes from the pseudo block 0 (the section
+//     entry). A source that reports function entries and exits
+//     (enter_function, exit_function) keeps each frame's last block: a
+//     callee's first block follows the calling block, and the block after the
+//     call follows the calling block again, never the callee's last one, so
+//     a decision whose condition calls a function is the caller's;
 //   - per memory instruction: its executions and its misses in a simulated
 //     private L1 and L2 and the shared last-level cache (cache_simulator.h).
 //
@@ -55,10 +60,18 @@ class ImbalanceCounts {
     uint64_t misses[3] = {0, 0, 0};  // L1, L2, LLC
   };
 
+  // Call frames whose last block is kept; deeper frames are counted only
+  // (their returns restore nothing).
+  static constexpr uint32_t kMaxFrames = 1024;
+
   struct ThreadState {
     uint32_t tid = 0;
     uint32_t segment = 0;  // ordinal of the open segment
     uint64_t previous_block = 0;
+    // The calling frames' last blocks (0: the frame's block was in an
+    // earlier segment, so the caller resumes at the section entry).
+    uint32_t depth = 0;
+    uint64_t frames[kMaxFrames];
     uint64_t last_line = ~uint64_t{0};  // the line of the thread's latest cache lookup
     PagedHashTable<EdgeCount> edges;
     PagedHashTable<InstructionCount> instructions;
@@ -91,6 +104,20 @@ class ImbalanceCounts {
     }
     ++e->count;
     e->to_instructions = instructions;
+  }
+
+  // The thread calls a function: its frame's last block is kept.
+  static void enter_function(ThreadState& t) {
+    if (t.depth < kMaxFrames) t.frames[t.depth] = t.previous_block;
+    ++t.depth;
+  }
+  // The function returns: the block after the call follows the calling
+  // block. A return without a known entry (a frame deeper than kMaxFrames,
+  // or entered before the source reported entries) keeps the current block.
+  static void exit_function(ThreadState& t) {
+    if (t.depth == 0) return;
+    --t.depth;
+    if (t.depth < kMaxFrames) t.previous_block = t.frames[t.depth];
   }
 
   // One execution of memory instruction `pc` on [addr, addr + size): one

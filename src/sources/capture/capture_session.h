@@ -118,6 +118,11 @@ struct ThreadContext {
   // off, while the thread waits between a closing and a resuming sync point
   // (count_segments), and (like comm) once the capture is saved.
   std::atomic<ImbalanceCounts::ThreadState*> imbalance{nullptr};
+  // The same state for the function entries and exits of the imbalance
+  // analysis' call frames, kept while the thread waits (a function it
+  // returns from after a section boundary must find its frame); null when
+  // the analysis is off and once the capture stops counting.
+  std::atomic<ImbalanceCounts::ThreadState*> call_frames{nullptr};
   // Likewise for the false-sharing and traces analyses (null when off).
   std::atomic<FalseSharingDetector::ThreadState*> false_sharing{nullptr};
   std::atomic<MemoryTraceRecorder::ThreadState*> traces{nullptr};

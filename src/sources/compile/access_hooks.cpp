@@ -19,6 +19,7 @@
 namespace {
 
 using weft::CommunicationAnalyzer;
+using weft::ImbalanceCounts;
 using weft::ThreadContext;
 
 __attribute__((always_inline)) inline void hook_read(uint64_t pc, const volatile void* a,
@@ -93,10 +94,18 @@ WEFT_HOOK void __tsan_vptr_update(void** vptr_p, void* new_val) {
 }
 WEFT_HOOK void __tsan_vptr_read(void** vptr_p) { hook_read(WEFT_CALLER_PC, vptr_p, sizeof(void*)); }
 
-// Function entry/exit: no analyzer of this source needs a call stack (regions
-// come from the access's own pc).
-WEFT_HOOK void __tsan_func_entry(void*) {}
-WEFT_HOOK void __tsan_func_exit() {}
+// Function entry/exit: the imbalance analysis keeps each call frame's last
+// block, so that control-flow edges never cross a call (ImbalanceCounts).
+WEFT_HOOK void __tsan_func_entry(void*) {
+  ThreadContext* t = weft_thread_context;
+  if (__builtin_expect(t == nullptr, 0)) return;
+  if (auto* s = t->call_frames.load(std::memory_order_relaxed)) ImbalanceCounts::enter_function(*s);
+}
+WEFT_HOOK void __tsan_func_exit() {
+  ThreadContext* t = weft_thread_context;
+  if (__builtin_expect(t == nullptr, 0)) return;
+  if (auto* s = t->call_frames.load(std::memory_order_relaxed)) ImbalanceCounts::exit_function(*s);
+}
 
 // Control flow: one call per basic block (-fsanitize-coverage=trace-pc).
 // Counted in the thread's own context; the block goes to the runtime only
