@@ -349,6 +349,22 @@ RunCapture read_capture(const RecordOptions& options, const AnalysisPlan& plan,
   return capture;
 }
 
+// Events an analysis could not account (its per-thread tables or logs out
+// of memory, a thread beyond the limits, a signal handler interrupting an
+// update): which analysis, how many, and where the profile says so.
+void warn_about_losses(const RunCapture& capture) {
+  std::string by_analysis;
+  capture.analyses.for_each([&](const AnalysisDescriptor& d) {
+    const uint64_t n = capture.analysis_number("dropped." + std::string(d.name), 0);
+    if (n != 0) by_analysis += fmt::format("{}{} {}", by_analysis.empty() ? "" : ", ", d.name, n);
+  });
+  if (capture.dropped_events == 0 && by_analysis.empty()) return;
+  fmt::print(stderr,
+             "weft: warning: {} events were not analyzed ({}); their counts are missing from "
+             "the profile (meta dropped_events, dropped.<analysis>; docs/profile-format.md)\n",
+             capture.dropped_events, by_analysis.empty() ? "no analysis named" : by_analysis);
+}
+
 // docs/metrics.md, "Parallel section": a run of several threads in which
 // weft found no section but the create→join spans most likely synchronizes
 // by hand. Names the busiest lock and condition-variable sites and how to
@@ -441,6 +457,7 @@ int run_record(const RecordOptions& options) {
   }
   fmt::print(stderr, "weft: recorded {} thread{} ({}), profile written to {}\n",
              capture.threads.size(), capture.threads.size() == 1 ? "" : "s", ending, output);
+  warn_about_losses(capture);
   warn_without_sections(capture, output);
   return exit_code;
 }

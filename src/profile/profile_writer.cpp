@@ -237,6 +237,7 @@ MetaEntries capture_meta(const RunCapture& capture, const RunInfo& info) {
     };
     for (const AnalysisSetting& setting : d.settings) add(setting.key);
     for (std::string_view counter : d.counters) add(counter);
+    add("dropped." + std::string(d.name));
   });
   return meta;
 }

@@ -228,6 +228,21 @@ TEST_F(CaptureSessionTest, CommunicationAloneWritesOnlyItsSections) {
   EXPECT_TRUE(c.analysis_values.empty());
 }
 
+// An analysis that loses records says so under its own name: the imbalance
+// analysis with no room for closed segments drops each segment's records.
+TEST_F(CaptureSessionTest, DroppedEventsAreCountedPerAnalysis) {
+  CaptureConfig config;
+  config.max_threads = 4;
+  config.analyses = {AnalysisId::Communication, AnalysisId::Imbalance};
+  config.imbalance.max_log_chunks = 0;
+  RunCapture c = round_trip(run_two_threads(config));
+  const uint64_t dropped = c.analysis_number("dropped.imbalance", 0);
+  EXPECT_GT(dropped, 0u);
+  EXPECT_EQ(c.dropped_events, dropped);
+  EXPECT_TRUE(c.records(kSegmentEdges).empty());
+  EXPECT_FALSE(c.analysis_values.contains("dropped.comm"));
+}
+
 TEST_F(CaptureSessionTest, CrdBringsCommunicationAlong) {
   CaptureConfig config;
   config.analyses = {AnalysisId::Crd};

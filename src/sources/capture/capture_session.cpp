@@ -509,11 +509,21 @@ void CaptureSession::write(int fd, bool complete, const char* reason, const char
   write_threads(out);
   analyses_.for_each([&](const AnalysisDescriptor& d) {
     const AnalysisCapture& capture = capture_of(d.id);
-    if (capture.values) {
-      // Static, like the writer: off the signal handler's stack.
-      alignas(ValueLines) static char lines_memory[sizeof(ValueLines)];
-      ValueLines& lines = *new (lines_memory) ValueLines;
-      capture.values(analyzers_, lines);
+    // Static, like the writer: off the signal handler's stack.
+    alignas(ValueLines) static char lines_memory[sizeof(ValueLines)];
+    ValueLines& lines = *new (lines_memory) ValueLines;
+    if (capture.values) capture.values(analyzers_, lines);
+    // What the analysis could not account, under its own name, so that
+    // weft record can say which analysis lost data (meta dropped_events is
+    // the sum).
+    if (const uint64_t dropped = capture.dropped(analyzers_); dropped != 0) {
+      char key[64] = "dropped.";
+      const size_t n = d.name.size() < sizeof key - 9 ? d.name.size() : sizeof key - 9;
+      memcpy(key + 8, d.name.data(), n);
+      key[8 + n] = '\0';
+      lines.number(key, dropped);
+    }
+    if (lines.size() != 0) {
       out.section(RawSection::AnalysisValues, 1, lines.size());
       out.bytes(lines.data(), lines.size());
     }
