@@ -177,8 +177,9 @@ uint32_t cv_slot(uint64_t cv, uint32_t size) {
 bool CaptureSession::cv_may_be_barrier(uint64_t cv) {
   for (uint32_t i = 0, k = cv_slot(cv, kRefusedCvs); i < kRefusedCvs;
        ++i, k = (k + 1) & (kRefusedCvs - 1)) {
-    if (refused_cvs_[k] == cv) return false;
-    if (refused_cvs_[k] == 0) return true;
+    const uint64_t refused = refused_cvs_[k].load(std::memory_order_relaxed);
+    if (refused == cv) return false;
+    if (refused == 0) return true;
   }
   return false;  // the table is full: refuse
 }
@@ -186,9 +187,10 @@ bool CaptureSession::cv_may_be_barrier(uint64_t cv) {
 bool CaptureSession::refuse_cv(uint64_t cv) {
   for (uint32_t i = 0, k = cv_slot(cv, kRefusedCvs); i < kRefusedCvs;
        ++i, k = (k + 1) & (kRefusedCvs - 1)) {
-    if (refused_cvs_[k] == cv) return false;
-    if (refused_cvs_[k] == 0) {
-      refused_cvs_[k] = cv;
+    const uint64_t refused = refused_cvs_[k].load(std::memory_order_relaxed);
+    if (refused == cv) return false;
+    if (refused == 0) {
+      refused_cvs_[k].store(cv, std::memory_order_relaxed);
       return true;
     }
   }
@@ -267,7 +269,9 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
       }
       break;
     case SyncKind::CondWaitEnter: {
-      if (me.in_barrier) break;
+      // A refused condvar (a queue's) forms no episode: its waiters need no
+      // bookkeeping, and take no lock (the cost of a busy queue).
+      if (me.in_barrier || !cv_may_be_barrier(object)) break;
       SpinGuard guard(cond_lock_);
       if (me.cv != object) {  // a new sequence: the thread arrives
         const bool locked = me.held_mutex != 0 && me.held_mutex == static_cast<uint64_t>(arg0);
@@ -300,7 +304,7 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
     }
     case SyncKind::CondSignal:
     case SyncKind::CondBroadcast: {
-      if (me.in_barrier) return 0;
+      if (me.in_barrier || !cv_may_be_barrier(object)) return 0;
       uint64_t episode = 0;
       {
         SpinGuard guard(cond_lock_);

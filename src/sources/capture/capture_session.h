@@ -244,7 +244,7 @@ class CaptureSession {
   // at most; a lock of one is an arrival.
   static constexpr uint32_t kBarrierMutexes = 64;
   std::atomic<uint64_t> barrier_mutexes_[kBarrierMutexes] = {};
-  uint64_t refused_cvs_[kRefusedCvs] = {};
+  std::atomic<uint64_t> refused_cvs_[kRefusedCvs] = {};  // read without the lock
   ThreadRecord* threads_ = nullptr;                  // [max_threads]
   std::atomic<ThreadContext*>* contexts_ = nullptr;  // [max_threads]
 };
