@@ -245,8 +245,8 @@ class CaptureSession {
   static constexpr uint32_t kBarrierMutexes = 64;
   std::atomic<uint64_t> barrier_mutexes_[kBarrierMutexes] = {};
   std::atomic<uint64_t> refused_cvs_[kRefusedCvs] = {};  // read without the lock
-  ThreadRecord* threads_ = nullptr;                  // [max_threads]
-  std::atomic<ThreadContext*>* contexts_ = nullptr;  // [max_threads]
+  ThreadRecord* threads_ = nullptr;                      // [max_threads]
+  std::atomic<ThreadContext*>* contexts_ = nullptr;      // [max_threads]
 };
 
 }  // namespace weft
