@@ -94,14 +94,28 @@ TEST_F(CommandLine, SizesTakeTheUsualUnits) {
 
 TEST_F(CommandLine, EverythingAfterTheSeparatorBelongsToTheProgram) {
   // /bin/echo is not built with weft: weft keeps a placeholder profile and
-  // fails, but the program ran with exactly these arguments.
+  // fails, but the program ran with exactly these arguments, whichever
+  // record option (a list, a size, a flag with a value) came last before
+  // the separator.
   const std::string out = (dir_->path / "echo.db").string();
-  const CommandResult r = run("record -o " + out +
-                              " --analyses comm --line-size 64 -- /bin/echo -x 1 -o --help -- "
-                              "--analyses");
-  EXPECT_EQ(r.out, "-x 1 -o --help -- --analyses\n");
-  EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("did not load weft's runtime"), std::string::npos) << r.err;
+  const std::string options[] = {"--analyses comm",
+                                 "--analyses comm,crd,imbalance,falseshare,traces",
+                                 "--backend compile",
+                                 "--granularity 8",
+                                 "--max-threads 16",
+                                 "--crd-max-granules 100",
+                                 "--cache 32K:8,1M:8,8M:16",
+                                 "--miss-penalties 12,40,200",
+                                 "--line-size 64",
+                                 "--trace-budget 4M",
+                                 "--analyses comm --line-size 64"};
+  for (const std::string& option : options) {
+    const CommandResult r =
+        run("record -o " + out + " " + option + " -- /bin/echo -x 1 -o --help -- --analyses");
+    EXPECT_EQ(r.out, "-x 1 -o --help -- --analyses\n") << option;
+    EXPECT_EQ(r.code, 1) << option;
+    EXPECT_NE(r.err.find("did not load weft's runtime"), std::string::npos) << option << r.err;
+  }
 }
 
 TEST_F(CommandLine, EveryViewWarnsAboutAnIncompleteProfile) {
