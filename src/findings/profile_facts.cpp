@@ -11,6 +11,7 @@ ProfileFacts profile_facts(const Profile& profile) {
   facts.incomplete_reason = profile.meta_value("incomplete_reason");
   facts.granularity = profile.meta_value("granularity");
   facts.threads = profile.thread_count();
+  facts.barrier_instances = meta_unsigned(profile, "barrier_instances");
   return facts;
 }
 

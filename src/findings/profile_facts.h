@@ -15,6 +15,18 @@ struct ProfileFacts {
   std::string incomplete_reason;  // meta incomplete_reason
   std::string granularity;        // meta granularity as stored ("8"); "" when absent
   uint32_t threads = 0;           // Profile::thread_count
+  // Section instances closed by a synchronization weft recognises (a
+  // barrier, a parallel region, a condition-variable barrier, a marked
+  // section), not by a thread's exit or join (meta barrier_instances);
+  // nullopt for a profile that does not say.
+  std::optional<uint64_t> barrier_instances;
+  // Several threads, and none of their sections closed at a barrier: the
+  // program synchronizes in a way weft does not recognise (spin flags, a
+  // hand-written barrier), so there is no section to analyze but the
+  // create->join span.
+  bool no_barrier_recognised() const {
+    return threads >= 2 && barrier_instances && *barrier_instances == 0;
+  }
 };
 
 ProfileFacts profile_facts(const Profile& profile);

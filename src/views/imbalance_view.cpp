@@ -12,6 +12,7 @@ namespace {
 std::string render_json(const ImbalanceFindings& findings, size_t top) {
   nlohmann::json out;
   out["measure"] = busy_measure_name(findings.measure);
+  out["no_barrier_recognised"] = findings.profile.no_barrier_recognised();
   out["sections"] = nlohmann::json::array();
   for (const SectionImbalance& s : findings.sections) {
     nlohmann::json causes = nlohmann::json::array();
@@ -55,6 +56,8 @@ std::string render_table(const ImbalanceFindings& findings, size_t top) {
       unit);
   if (!findings.profile.complete)
     out += fmt::format("warning: INCOMPLETE profile ({})\n", findings.profile.incomplete_reason);
+  if (findings.profile.no_barrier_recognised())
+    out += no_barrier_note(findings.profile.threads, "");
   if (sections.empty()) out += "\nNo section instance with two or more threads was recorded.\n";
   constexpr size_t kBarWidth = 40;
   for (const SectionImbalance& s : sections) {

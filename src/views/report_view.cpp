@@ -75,6 +75,7 @@ std::string render_imbalance_summary(const ReportFindings& data) {
   std::string text =
       "\nLoad imbalance: the sections that lost the most time (idle thread-time at their "
       "closing points, modeled cycles, summed over instances; details: weft imbalance)\n";
+  if (data.profile.no_barrier_recognised()) text += no_barrier_note(data.profile.threads, "  ");
   if (data.imbalance.empty()) return text + "  none: no section had an idle thread\n";
   for (const SectionImbalance& section : data.imbalance) {
     text += fmt::format(
@@ -371,6 +372,7 @@ std::string render_json(const ReportFindings& data) {
                        {"regions_locality", locality_json(data)},
                        {"suggestions", suggestions_json(data)},
                        {"imbalance", imbalance_json(data)},
+                       {"no_barrier_recognised", data.profile.no_barrier_recognised()},
                        {"schedules", schedules_json(data.memory)},
                        {"memory_findings", memory_findings_json(data.memory)}};
   return report.dump() + "\n";

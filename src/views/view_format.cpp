@@ -38,4 +38,14 @@ std::string human_bytes(uint64_t bytes) {
   return fmt::format("{:.2f} {}", value, units[unit]);
 }
 
+std::string no_barrier_note(uint32_t threads, std::string_view indent) {
+  return fmt::format(
+      "{0}note: {1} threads but no barrier weft recognises (pthread, OpenMP or condition-variable "
+      "barrier, marked section): the only section is the create->join span.\n"
+      "{0}      Mark a hand-written barrier with <weft/sections.h> (WEFT_SECTION_END/BEGIN) or use "
+      "pthread_barrier_wait; `weft record` named the busiest synchronization sites "
+      "(docs/metrics.md, \"Parallel section\").\n",
+      indent, threads);
+}
+
 }  // namespace weft

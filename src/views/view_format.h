@@ -21,6 +21,11 @@ std::string csv_field(std::string_view text);
 // The bytes of a cache, for text: "32 MiB", "48 KiB", "1000 B".
 std::string human_bytes(uint64_t bytes);
 
+// The lines a view prints when a run of several threads had no barrier weft
+// recognises (ProfileFacts::no_barrier_recognised), each starting with
+// `indent`.
+std::string no_barrier_note(uint32_t threads, std::string_view indent);
+
 // A request a view cannot serve (e.g. CSV for the report). what() is one line.
 class ViewError : public std::runtime_error {
  public:

@@ -92,6 +92,7 @@ TEST_P(CondBarrierSection, IsFoundWithoutAnnotation) {
   auto view = run_command(kWeft + " imbalance --format json " + profile, dir.path);
   ASSERT_EQ(view.code, 0) << view.err;
   const json out = json::parse(view.out);
+  EXPECT_EQ(out["no_barrier_recognised"], false) << view.out;
   ASSERT_FALSE(out["sections"].empty()) << view.out;
   const std::string section =
       c.example + ".c:" + std::to_string(marker_line(c.example, "weft:section"));
@@ -151,6 +152,11 @@ TEST_P(CondQueue, GivesNoBarrierSection) {
     const json out = json::parse(view.out);
     for (const json& s : out["sections"]) EXPECT_EQ(s["instances"], 1) << args << ": " << view.out;
     EXPECT_LE(out["sections"].size(), 1u) << args << ": " << view.out;
+    // The views say so too, and how to mark a barrier.
+    EXPECT_EQ(out["no_barrier_recognised"], true) << args << ": " << view.out;
+    const auto table = run_command(kWeft + " imbalance " + profile, dir.path);
+    EXPECT_NE(table.out.find("no barrier weft recognises"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("WEFT_SECTION_END"), std::string::npos) << table.out;
     // Nor any communication section but the thread exits'.
     auto regions = run_command(kWeft + " comm --format json " + profile, dir.path);
     ASSERT_EQ(regions.code, 0) << regions.err;
