@@ -248,141 +248,27 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
   }
   switch (kind) {
     case SyncKind::MutexLock:
-      me.held_mutex = object;
-      me.lock_pc = pc;
-      me.lock_ns = time_ns;
-      // The lock of a known barrier's mutex is an arrival: the barrier's
-      // own code after it is not the section's work.
-      if (analyzers_.imbalance && me.detached_at == 0 && is_barrier_mutex(object)) {
-        me.detached_at = object;
-        thread.imbalance.store(nullptr, std::memory_order_relaxed);
-      }
+      cond_lock_taken(thread, time_ns, pc, object);
       break;
     case SyncKind::MutexUnlock:
-      if (me.held_mutex == object) me.held_mutex = 0;
-      me.release_cv = 0;
-      if (me.detached_at == object) {  // the lock led to no part: count again
-        me.detached_at = 0;
-        if (counting_.load(std::memory_order_relaxed))
-          thread.imbalance.store(analyzers_.imbalance->attach(thread.tid),
-                                 std::memory_order_relaxed);
-      }
+      cond_lock_released(thread, object);
       break;
-    case SyncKind::CondWaitEnter: {
+    case SyncKind::CondWaitEnter:
       // A refused condvar (a queue's) forms no episode: its waiters need no
       // bookkeeping, and take no lock (the cost of a busy queue).
       if (me.in_barrier || !cv_may_be_barrier(object)) break;
-      SpinGuard guard(cond_lock_);
-      if (me.cv != object) {  // a new sequence: the thread arrives
-        const bool locked = me.held_mutex != 0 && me.held_mutex == static_cast<uint64_t>(arg0);
-        me.cv = object;
-        me.wait_mutex = static_cast<uint64_t>(arg0);
-        me.arrival_pc = locked ? me.lock_pc : pc;
-        me.arrival_ns = locked ? me.lock_ns : time_ns;
-        me.released_episode = 0;
-      }
-      me.waiting = true;
+      cond_wait_entered(me, time_ns, pc, object, arg0);
       return 0;
-    }
-    case SyncKind::CondWaitLeave: {
+    case SyncKind::CondWaitLeave:
       if (me.in_barrier || me.cv != object) break;
-      uint64_t episode = 0, site = 0, arrival = 0;
-      {
-        SpinGuard guard(cond_lock_);
-        me.waiting = false;
-        if (me.released_episode == 0) return 0;  // not released: it may wait again
-        episode = me.released_episode;
-        site = me.arrival_pc;
-        arrival = me.arrival_ns;
-        me.cv = 0;
-        me.released_episode = 0;
-      }
-      record_sync(thread, SyncKind::CondBarrier, time_ns, site, object,
-                  static_cast<int64_t>(arrival), static_cast<int64_t>(episode));
-      me.resume_cv = object;
+      cond_wait_left(thread, time_ns, object);
       return 0;
-    }
     case SyncKind::CondSignal:
-    case SyncKind::CondBroadcast: {
+    case SyncKind::CondBroadcast:
       if (me.in_barrier || !cv_may_be_barrier(object)) return 0;
-      uint64_t episode = 0;
-      {
-        SpinGuard guard(cond_lock_);
-        if (!cv_may_be_barrier(object)) return 0;
-        bool everyone = true;
-        uint32_t waiters = 0;
-        const uint32_t n = recorded_threads();
-        const uint32_t created = cond_created_ < max_threads_ ? cond_created_ : max_threads_;
-        for (uint32_t i = 0; i < (n > created ? n : created) && everyone; ++i) {
-          const ThreadContext* other = i < n ? contexts_[i].load() : nullptr;
-          if (!other) {  // created, not started yet: it has not arrived
-            everyone = i >= created;
-            continue;
-          }
-          const CondThreadState& o = other->cond;
-          if (other == &thread || o.exited || o.in_join || o.forking) continue;
-          if (o.cv == object && o.waiting && o.released_episode == 0)
-            ++waiters;
-          else
-            everyone = false;
-        }
-        if (everyone && waiters >= 2) {
-          episode = ++cond_episodes_;
-          for (uint32_t i = 0; i < n; ++i)
-            if (ThreadContext* other = contexts_[i].load();
-                other && other != &thread && other->cond.cv == object && other->cond.waiting) {
-              other->cond.released_episode = episode;
-              if (other->cond.wait_mutex != 0) add_barrier_mutex(other->cond.wait_mutex);
-            }
-          if (me.held_mutex != 0) add_barrier_mutex(me.held_mutex);
-        } else if (waiters == 0 && me.release_cv == object) {
-          return static_cast<int64_t>(me.release_episode);  // a further signal of its release
-        } else {
-          force_log = refuse_cv(object);
-          return 0;
-        }
-      }
-      me.release_cv = object;
-      me.release_episode = episode;
-      const bool locked = me.held_mutex != 0;
-      record_sync(thread, SyncKind::CondBarrier, time_ns, locked ? me.lock_pc : pc, object,
-                  static_cast<int64_t>(locked ? me.lock_ns : time_ns),
-                  static_cast<int64_t>(episode));
-      me.resume_cv = object;
-      return static_cast<int64_t>(episode);
-    }
-    case SyncKind::BarrierEnter:
-    case SyncKind::OmpBarrierEnter:
-      me.in_barrier = true;
-      break;
-    case SyncKind::BarrierLeave:
-    case SyncKind::OmpBarrierLeave:
-      me.in_barrier = false;
-      break;
-    case SyncKind::ThreadJoinEnter: {
-      SpinGuard guard(cond_lock_);
-      me.in_join = true;
-      me.forking = false;
-      break;
-    }
-    case SyncKind::ThreadCreate: {
-      SpinGuard guard(cond_lock_);
-      me.forking = true;
-      if (arg0 >= 0 && static_cast<uint64_t>(arg0) + 1 > cond_created_)
-        cond_created_ = static_cast<uint32_t>(arg0 + 1);
-      break;
-    }
-    case SyncKind::ThreadJoin: {
-      SpinGuard guard(cond_lock_);
-      me.in_join = false;
-      break;
-    }
-    case SyncKind::ThreadExit: {
-      SpinGuard guard(cond_lock_);
-      me.exited = true;
-      break;
-    }
+      return cond_released(thread, time_ns, pc, object, force_log);
     default:
+      cond_thread_event(me, kind, arg0);
       break;
   }
   // Anything else between two waits (a lock, an unlock, ...) ends the
@@ -394,6 +280,163 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
     me.released_episode = 0;
   }
   return 0;
+}
+
+void CaptureSession::cond_lock_taken(ThreadContext& thread, uint64_t time_ns, uint64_t pc,
+                                     uint64_t mutex) {
+  CondThreadState& me = thread.cond;
+  me.held_mutex = mutex;
+  me.lock_pc = pc;
+  me.lock_ns = time_ns;
+  // The lock of a known barrier's mutex is an arrival: the barrier's own
+  // code after it is not the section's work.
+  if (analyzers_.imbalance && me.detached_at == 0 && is_barrier_mutex(mutex)) {
+    me.detached_at = mutex;
+    thread.imbalance.store(nullptr, std::memory_order_relaxed);
+  }
+}
+
+void CaptureSession::cond_lock_released(ThreadContext& thread, uint64_t mutex) {
+  CondThreadState& me = thread.cond;
+  if (me.held_mutex == mutex) me.held_mutex = 0;
+  me.release_cv = 0;
+  if (me.detached_at == mutex) {  // the lock led to no part: count again
+    me.detached_at = 0;
+    if (counting_.load(std::memory_order_relaxed))
+      thread.imbalance.store(analyzers_.imbalance->attach(thread.tid), std::memory_order_relaxed);
+  }
+}
+
+void CaptureSession::cond_wait_entered(CondThreadState& me, uint64_t time_ns, uint64_t pc,
+                                       uint64_t cv, int64_t mutex) {
+  SpinGuard guard(cond_lock_);
+  if (me.cv != cv) {  // a new sequence: the thread arrives
+    const bool locked = me.held_mutex != 0 && me.held_mutex == static_cast<uint64_t>(mutex);
+    me.cv = cv;
+    me.wait_mutex = static_cast<uint64_t>(mutex);
+    me.arrival_pc = locked ? me.lock_pc : pc;
+    me.arrival_ns = locked ? me.lock_ns : time_ns;
+    me.released_episode = 0;
+  }
+  me.waiting = true;
+}
+
+// A waiter's part is logged when it leaves its wait released.
+void CaptureSession::cond_wait_left(ThreadContext& thread, uint64_t time_ns, uint64_t cv) {
+  CondThreadState& me = thread.cond;
+  uint64_t episode = 0, site = 0, arrival = 0;
+  {
+    SpinGuard guard(cond_lock_);
+    me.waiting = false;
+    if (me.released_episode == 0) return;  // not released: it may wait again
+    episode = me.released_episode;
+    site = me.arrival_pc;
+    arrival = me.arrival_ns;
+    me.cv = 0;
+    me.released_episode = 0;
+  }
+  record_sync(thread, SyncKind::CondBarrier, time_ns, site, cv, static_cast<int64_t>(arrival),
+              static_cast<int64_t>(episode));
+  me.resume_cv = cv;
+}
+
+// A signal or broadcast: an episode when every other live thread of the team
+// waits on `cv`, unreleased; the releaser's part is logged here.
+int64_t CaptureSession::cond_released(ThreadContext& thread, uint64_t time_ns, uint64_t pc,
+                                      uint64_t cv, bool& force_log) {
+  CondThreadState& me = thread.cond;
+  uint64_t episode = 0;
+  {
+    SpinGuard guard(cond_lock_);
+    if (!cv_may_be_barrier(cv)) return 0;
+    uint32_t waiters = 0;
+    const bool everyone = everyone_else_waits(thread, cv, waiters);
+    if (everyone && waiters >= 2) {
+      episode = ++cond_episodes_;
+      const uint32_t n = recorded_threads();
+      for (uint32_t i = 0; i < n; ++i)
+        if (ThreadContext* other = contexts_[i].load();
+            other && other != &thread && other->cond.cv == cv && other->cond.waiting) {
+          other->cond.released_episode = episode;
+          if (other->cond.wait_mutex != 0) add_barrier_mutex(other->cond.wait_mutex);
+        }
+      if (me.held_mutex != 0) add_barrier_mutex(me.held_mutex);
+    } else if (waiters == 0 && me.release_cv == cv) {
+      return static_cast<int64_t>(me.release_episode);  // a further signal of its release
+    } else {
+      force_log = refuse_cv(cv);
+      return 0;
+    }
+  }
+  me.release_cv = cv;
+  me.release_episode = episode;
+  const bool locked = me.held_mutex != 0;
+  record_sync(thread, SyncKind::CondBarrier, time_ns, locked ? me.lock_pc : pc, cv,
+              static_cast<int64_t>(locked ? me.lock_ns : time_ns), static_cast<int64_t>(episode));
+  me.resume_cv = cv;
+  return static_cast<int64_t>(episode);
+}
+
+// Under cond_lock_: whether every live thread but `thread` (not exited, not
+// joining, not forking) waits on `cv` unreleased, counting them in `waiters`.
+// A thread created but not started yet has not arrived.
+bool CaptureSession::everyone_else_waits(const ThreadContext& thread, uint64_t cv,
+                                         uint32_t& waiters) const {
+  const uint32_t n = recorded_threads();
+  const uint32_t created = cond_created_ < max_threads_ ? cond_created_ : max_threads_;
+  for (uint32_t i = 0; i < (n > created ? n : created); ++i) {
+    const ThreadContext* other = i < n ? contexts_[i].load() : nullptr;
+    if (!other) {
+      if (i < created) return false;
+      continue;
+    }
+    const CondThreadState& o = other->cond;
+    if (other == &thread || o.exited || o.in_join || o.forking) continue;
+    if (o.cv != cv || !o.waiting || o.released_episode != 0) return false;
+    ++waiters;
+  }
+  return true;
+}
+
+// Barriers of other kinds, joins, creates and exits: who is in the team.
+void CaptureSession::cond_thread_event(CondThreadState& me, SyncKind kind, int64_t arg0) {
+  switch (kind) {
+    case SyncKind::BarrierEnter:
+    case SyncKind::OmpBarrierEnter:
+      me.in_barrier = true;
+      return;
+    case SyncKind::BarrierLeave:
+    case SyncKind::OmpBarrierLeave:
+      me.in_barrier = false;
+      return;
+    case SyncKind::ThreadJoinEnter:
+    case SyncKind::ThreadCreate:
+    case SyncKind::ThreadJoin:
+    case SyncKind::ThreadExit:
+      break;
+    default:
+      return;  // no lock for the others (OpenMP chunks are frequent)
+  }
+  SpinGuard guard(cond_lock_);
+  switch (kind) {
+    case SyncKind::ThreadJoinEnter:
+      me.in_join = true;
+      me.forking = false;
+      break;
+    case SyncKind::ThreadCreate:
+      me.forking = true;
+      if (arg0 >= 0 && static_cast<uint64_t>(arg0) + 1 > cond_created_)
+        cond_created_ = static_cast<uint32_t>(arg0 + 1);
+      break;
+    case SyncKind::ThreadJoin:
+      me.in_join = false;
+      break;
+    case SyncKind::ThreadExit:
+      me.exited = true;
+      break;
+    default:
+      break;
+  }
 }
 
 // Segment k of a thread ends at its k-th logged closing record. Between a

@@ -219,6 +219,16 @@ class CaptureSession {
                             uint64_t object, int64_t arg0, bool& force_log);
   // Whether releases on `cv` may still end barrier episodes; `refuse` marks
   // it as not a barrier (true when it was not marked before).
+  // follow_conditions' handlers, per event.
+  void cond_lock_taken(ThreadContext& thread, uint64_t time_ns, uint64_t pc, uint64_t mutex);
+  void cond_lock_released(ThreadContext& thread, uint64_t mutex);
+  void cond_wait_entered(CondThreadState& me, uint64_t time_ns, uint64_t pc, uint64_t cv,
+                         int64_t mutex);
+  void cond_wait_left(ThreadContext& thread, uint64_t time_ns, uint64_t cv);
+  int64_t cond_released(ThreadContext& thread, uint64_t time_ns, uint64_t pc, uint64_t cv,
+                        bool& force_log);
+  bool everyone_else_waits(const ThreadContext& thread, uint64_t cv, uint32_t& waiters) const;
+  void cond_thread_event(CondThreadState& me, SyncKind kind, int64_t arg0);
   bool cv_may_be_barrier(uint64_t cv);
   bool refuse_cv(uint64_t cv);
   bool is_barrier_mutex(uint64_t mutex) const;
