@@ -19,9 +19,9 @@
 #include "cli/command.h"
 #include "common/analyses.h"
 #include "common/executable_search.h"
+#include "findings/profile_facts.h"
 #include "profile/profile.h"
 #include "profile/profile_writer.h"
-#include "profile/section_instances.h"
 #include "sources/capture/raw_capture.h"
 #include "sources/valgrind/valgrind_backend.h"
 #include "topology/topology.h"
@@ -370,9 +370,14 @@ void warn_about_losses(const RunCapture& capture) {
 // by hand. Names the busiest lock and condition-variable sites and how to
 // mark a barrier.
 void warn_without_sections(const RunCapture& capture, const std::string& profile_path) {
-  if (capture.threads.size() < 2) return;
-  for (const SectionInstance& instance : find_section_instances(capture.sync))
-    if (instance.site != kThreadExitSectionSite) return;
+  // The profile's rule (meta barrier_instances), which the views use too.
+  std::optional<Profile> profile;
+  try {
+    profile.emplace(Profile::open(profile_path));
+  } catch (const std::exception&) {
+    return;
+  }
+  if (!profile_facts(*profile).no_barrier_recognised()) return;
   std::map<std::pair<uint64_t, SyncKind>, uint64_t> sites;
   for (const SyncRecord& r : capture.sync)
     if (r.pc != 0 && (r.kind == SyncKind::MutexLock || r.kind == SyncKind::CondWaitEnter ||
@@ -388,23 +393,15 @@ void warn_without_sections(const RunCapture& capture, const std::string& profile
              "was found (no barrier weft recognises)\n",
              capture.threads.size());
   if (!ranked.empty()) {
-    std::optional<Profile> profile;
-    try {
-      profile.emplace(Profile::open(profile_path));
-    } catch (const std::exception&) {
-    }
     fmt::print(stderr,
                "weft: the most frequent synchronization sites (in each thread's first 4,096 lock "
                "and condition-variable events):\n");
     for (size_t i = 0; i < ranked.size() && i < 5; ++i) {
       const auto& [count, site] = ranked[i];
       std::string where = fmt::format("{:#x}", site.first);
-      if (profile)
-        if (auto position = profile->source_position(site.first);
-            position && !position->file.empty())
-          where =
-              fmt::format("{}:{} ({})", std::filesystem::path(position->file).filename().string(),
-                          position->line, position->function);
+      if (auto position = profile->source_position(site.first); position && !position->file.empty())
+        where = fmt::format("{}:{} ({})", std::filesystem::path(position->file).filename().string(),
+                            position->line, position->function);
       fmt::print(stderr, "weft:   {} x {} at {}\n", count, sync_kind_name(site.second), where);
     }
   }

@@ -41,7 +41,7 @@ CacheModel resolve_cache(const Profile& profile, const CacheOptions& options) {
     }
     return {bytes, CacheSource::Topology};
   }
-  if (std::optional<uint64_t> bytes = meta_unsigned(profile, "llc_bytes"); bytes && *bytes > 0) {
+  if (std::optional<uint64_t> bytes = profile.meta_unsigned("llc_bytes"); bytes && *bytes > 0) {
     return {*bytes, CacheSource::Profile};
   }
   throw FindingError(

@@ -184,7 +184,7 @@ LocalityMetrics compute_locality(const Profile& profile, const std::vector<int64
   LocalityInputs inputs;
   inputs.raw = profile.matrix(region_ids, MatrixKind::Raw);
   inputs.rar = profile.matrix(region_ids, MatrixKind::Rar);
-  inputs.granularity = meta_unsigned(profile, "granularity").value_or(0);
+  inputs.granularity = profile.meta_unsigned("granularity").value_or(0);
   inputs.crd_recorded = profile.has_analysis(AnalysisId::Crd);
   if (inputs.crd_recorded) {
     inputs.distances = crd_distances(profile, region_ids);

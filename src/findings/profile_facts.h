@@ -31,7 +31,4 @@ struct ProfileFacts {
 
 ProfileFacts profile_facts(const Profile& profile);
 
-// A meta value that is a plain unsigned decimal; nullopt when absent or not one.
-std::optional<uint64_t> meta_unsigned(const Profile& profile, const std::string& key);
-
 }  // namespace weft

@@ -26,8 +26,8 @@ std::string describe(const std::string& path, const sqlite::Error& error) {
   }
 }
 
-std::optional<int64_t> parse_integer(const std::string& text) {
-  int64_t value = 0;
+std::optional<uint64_t> parse_unsigned(const std::string& text) {
+  uint64_t value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
   return value;
@@ -125,15 +125,15 @@ Profile Profile::open(const std::string& path) {
     sqlite::Statement meta(impl->db, "SELECT key, value FROM meta");
     while (meta.step()) impl->meta[meta.column_text(0)] = meta.column_text(1);
     auto version = impl->meta.find("schema_version");
-    std::optional<int64_t> schema_version;
-    if (version != impl->meta.end()) schema_version = parse_integer(version->second);
+    std::optional<uint64_t> schema_version;
+    if (version != impl->meta.end()) schema_version = parse_unsigned(version->second);
     if (!schema_version || *schema_version < 1) throw ProfileError(not_a_profile);
-    if (*schema_version > kProfileSchemaVersion) {
+    if (*schema_version > static_cast<uint64_t>(kProfileSchemaVersion)) {
       throw ProfileError(path + " has profile schema version " + std::to_string(*schema_version) +
                          ", this weft reads up to " + std::to_string(kProfileSchemaVersion) +
                          "; upgrade weft");
     }
-    if (*schema_version < kOldestReadableSchemaVersion) {
+    if (*schema_version < static_cast<uint64_t>(kOldestReadableSchemaVersion)) {
       throw ProfileError(path + " has profile schema version " + std::to_string(*schema_version) +
                          ", older than this weft reads (" +
                          std::to_string(kOldestReadableSchemaVersion) + "); record it again");
@@ -177,6 +177,10 @@ const std::map<std::string, std::string>& Profile::meta() const { return impl_->
 std::string Profile::meta_value(const std::string& key) const {
   auto it = impl_->meta.find(key);
   return it == impl_->meta.end() ? std::string() : it->second;
+}
+
+std::optional<uint64_t> Profile::meta_unsigned(const std::string& key) const {
+  return parse_unsigned(meta_value(key));
 }
 
 bool Profile::complete() const { return meta_value("complete") == "1"; }

@@ -88,7 +88,10 @@ class Profile {
 
   const std::map<std::string, std::string>& meta() const;
   std::string meta_value(const std::string& key) const;  // "" when absent
-  bool complete() const;                                 // meta complete == 1
+  // A meta value that is a plain unsigned decimal; nullopt when absent or
+  // not one.
+  std::optional<uint64_t> meta_unsigned(const std::string& key) const;
+  bool complete() const;  // meta complete == 1
 
   std::vector<ThreadInfo> threads() const;  // by id
   // T of the matrices: covers every thread in `threads` and every thread

@@ -190,6 +190,7 @@ TEST(CondBarrierPipeline, KeepsOnlyItsPthreadBarrier) {
   auto view = run_command(kWeft + " imbalance --format json " + profile, dir.path);
   ASSERT_EQ(view.code, 0) << view.err;
   const json out = json::parse(view.out);
+  EXPECT_EQ(out["no_barrier_recognised"], false) << view.out;
   // The barrier's section, and at most the create->join span besides.
   const std::string barrier =
       "pipeline_pthreads.c:" +

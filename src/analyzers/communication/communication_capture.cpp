@@ -33,14 +33,14 @@ uint64_t dropped(const CaptureAnalyzers& a) {
 
 void write_sections(CaptureSession& session, RawWriter& out) {
   const CaptureAnalyzers& a = session.analyzers();
-  write_record_section(out, kCommunicationCounts,
-                       [&](auto&& emit) { a.communication->for_each_count(emit); });
-  write_record_section(out, kSectionCommunication, [&](auto&& emit) {
+  write_records(out, kCommunicationCounts,
+                [&](auto&& emit) { a.communication->for_each_count(emit); });
+  write_records(out, kSectionCommunication, [&](auto&& emit) {
     a.sections->for_each_count([&](uint32_t tid, const PcPeerCounts& c) {
       emit(PcCommunication{c.pc(), tid, c.peer(), c.raw, c.rar, c.inval});
     });
   });
-  write_record_section(out, kSectionDistances, [&](auto&& emit) {
+  write_records(out, kSectionDistances, [&](auto&& emit) {
     a.sections->for_each_distance([&](uint32_t tid, const PcWriterDistanceCount& d) {
       emit(PcDistanceCount{d.key.pc_writer >> 16, tid,
                            static_cast<uint32_t>(d.key.pc_writer & 0xffff), d.key.distance,

@@ -34,7 +34,7 @@ void values(const CaptureAnalyzers& a, ValueLines& out) {
 
 void write_sections(CaptureSession& session, RawWriter& out) {
   const CaptureAnalyzers& a = session.analyzers();
-  write_record_section(out, kCrdDistances, [&](auto&& emit) {
+  write_records(out, kCrdDistances, [&](auto&& emit) {
     a.distances->for_each_distance([&](const CommunicationReuseDistance::Record& r) {
       emit(PcDistanceCount{r.pc, r.reader, r.writer, r.distance, r.count});
     });
@@ -42,7 +42,7 @@ void write_sections(CaptureSession& session, RawWriter& out) {
   // One walk of the shadow; write_records reads the totals twice.
   PagedHashTable<SharingFootprint::Totals> totals;
   a.footprint->collect(totals);
-  write_record_section(out, kCrdFootprints, [&](auto&& emit) {
+  write_records(out, kCrdFootprints, [&](auto&& emit) {
     totals.for_each([&](const SharingFootprint::Totals& t) {
       const SharingFootprint::Record r = t.record();
       emit(PcFootprint{r.pc, r.thread, 0, r.private_granules, r.shared_granules});

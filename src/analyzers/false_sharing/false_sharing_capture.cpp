@@ -35,12 +35,10 @@ void values(const CaptureAnalyzers& a, ValueLines& out) {
 
 void write_sections(CaptureSession& session, RawWriter& out) {
   FalseSharingDetector* detector = session.analyzers().false_sharing;
-  write_record_section(out, kLineSharing,
-                       [&](auto&& emit) { detector->for_each_line_record(emit); });
-  write_record_section(out, kSharingTotals,
-                       [&](auto&& emit) { detector->for_each_pair_total(emit); });
+  write_records(out, kLineSharing, [&](auto&& emit) { detector->for_each_line_record(emit); });
+  write_records(out, kSharingTotals, [&](auto&& emit) { detector->for_each_pair_total(emit); });
   const uint32_t recorded = session.recorded_threads();
-  write_record_section(out, kAllocations, [&](auto&& emit) {
+  write_records(out, kAllocations, [&](auto&& emit) {
     for (uint32_t i = 0; i < recorded; ++i)
       if (ThreadContext* c = session.context(i)) c->allocations.for_each(emit);
   });

@@ -1,7 +1,6 @@
 #include "analyzers/false_sharing/false_sharing_tables.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -161,10 +160,8 @@ const AnalysisTables false_sharing_tables = {
 };
 
 uint32_t false_sharing_line_size(const Profile& profile) {
-  const std::string text = profile.meta_value("line_size");
-  uint32_t size = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), size);
-  return error == std::errc() && end == text.data() + text.size() && size >= 8 ? size : 64;
+  const std::optional<uint64_t> size = profile.meta_unsigned("line_size");
+  return size && *size >= 8 ? static_cast<uint32_t>(*size) : 64;
 }
 
 std::vector<LineSharingRecord> line_sharing(const Profile& profile) {

@@ -42,9 +42,9 @@ void values(const CaptureAnalyzers& a, ValueLines& out) {
 
 void write_sections(CaptureSession& session, RawWriter& out) {
   ImbalanceCounts* imbalance = session.analyzers().imbalance;
-  write_record_section(out, kSegmentEdges, [&](auto&& emit) { imbalance->for_each_edge(emit); });
-  write_record_section(out, kSegmentInstructions,
-                       [&](auto&& emit) { imbalance->for_each_instruction(emit); });
+  write_records(out, kSegmentEdges, [&](auto&& emit) { imbalance->for_each_edge(emit); });
+  write_records(out, kSegmentInstructions,
+                [&](auto&& emit) { imbalance->for_each_instruction(emit); });
 }
 
 }  // namespace

@@ -82,11 +82,4 @@ T* make_reserved(Args&&... args) {
   return mem ? new (mem) T(static_cast<Args&&>(args)...) : nullptr;
 }
 
-// Writes one section of records produced by `produce(emit)`; see
-// write_records in raw_capture_writer.h.
-template <class Record, class Produce>
-void write_record_section(RawWriter& out, RecordSection<Record> section, Produce produce) {
-  write_records<Record>(out, section.tag, produce);
-}
-
 }  // namespace weft

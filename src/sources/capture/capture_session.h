@@ -163,8 +163,6 @@ class CaptureSession {
   const CaptureAnalyzers& analyzers() const { return analyzers_; }
   CommunicationAnalyzer& communication() { return *analyzers_.communication; }
   ImbalanceCounts* imbalance() { return analyzers_.imbalance; }  // null when the analysis is off
-  FalseSharingDetector* false_sharing() { return analyzers_.false_sharing; }  // ditto
-  MemoryTraceRecorder* traces() { return analyzers_.traces; }                 // ditto
   uint32_t max_threads() const { return max_threads_; }
   // Threads with a context: ids below min(thread_count, max_threads).
   uint32_t recorded_threads() const;

@@ -57,12 +57,13 @@ class RawWriter {
   char buffer_[1 << 16];
 };
 
-// Writes one section of records produced by `produce(emit)`, which is run
-// twice (count, then write). If the second pass yields a different number
-// (an update raced with the save), the section is padded or cut to the
-// announced count.
+// Writes an analysis' section (its NAME_records.h) of records produced by
+// `produce(emit)`, which is run twice (count, then write). If the second
+// pass yields a different number (an update raced with the save), the
+// section is padded or cut to the announced count.
 template <class Record, class Produce>
-void write_records(RawWriter& out, uint32_t tag, Produce produce) {
+void write_records(RawWriter& out, RecordSection<Record> section, Produce produce) {
+  const uint32_t tag = section.tag;
   uint64_t count = 0;
   produce([&](const Record&) { ++count; });
   out.section(tag, sizeof(Record), count);
