@@ -52,6 +52,10 @@ const char* sync_kind_name(SyncKind k) {
       return "thread_join_enter";
     case SyncKind::CondBarrierLeave:
       return "cond_barrier_leave";
+    case SyncKind::SpinBarrier:
+      return "spin_barrier";
+    case SyncKind::SpinWait:
+      return "spin_wait";
   }
   return "unknown";
 }
@@ -60,6 +64,7 @@ bool closes_section(SyncKind kind) {
   switch (kind) {
     case SyncKind::ThreadCreate:
     case SyncKind::ThreadJoin:
+    case SyncKind::SpinBarrier:  // logged where the thread resumes
       return true;
     default:
       return waits_after_closing(kind);

@@ -65,6 +65,18 @@ enum class SyncKind : uint32_t {
   // logged resumes counting: its next unlock (the end of the barrier's
   // code), so every member starts the next segment at the same code.
   CondBarrierLeave = 23,
+  // A thread's part in a recognised spin-barrier episode (docs/metrics.md,
+  // "Spin waits"), logged where it resumes: pc = its arrival site (the spin
+  // loop's read, or the releasing write), object = the flag's address,
+  // arg0 = its arrival time, arg1 = the flag's release (episode) it belongs
+  // to, from 1.
+  SpinBarrier = 24,
+  // The spin waits of a segment that were no barrier parts (a flag between
+  // two threads, a flag not yet known as a team's), logged once, just before
+  // the record that closes the segment: arg0 = their total time (ns),
+  // arg1 = how many; pc and object = the latest one's spin read and flag.
+  // Closes nothing: that time is waiting, not busy.
+  SpinWait = 25,
 };
 
 const char* sync_kind_name(SyncKind k);

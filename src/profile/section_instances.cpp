@@ -11,7 +11,7 @@ namespace weft {
 namespace {
 
 // What makes segments of different threads one instance.
-enum class TeamKind { Barrier, OpenMp, Joined, CondBarrier };
+enum class TeamKind { Barrier, OpenMp, Joined, CondBarrier, SpinBarrier };
 using TeamKey = std::tuple<TeamKind, uint64_t, uint64_t, uint64_t>;
 
 // Each thread's records in its own order (the capture keeps that order
@@ -74,10 +74,18 @@ void add_thread_segments(uint32_t thread, const std::vector<const SyncRecord*>& 
   uint64_t outlined_body = 0;
   std::map<uint64_t, uint64_t> barrier_arrivals;  // by barrier object
   std::map<uint64_t, uint64_t> omp_barriers;      // by outlined body
+  uint64_t waited = 0;  // in point-to-point spin waits since the segment's start
   for (const SyncRecord* r : records) {
     if (r->kind == SyncKind::OmpImplicitTaskBegin) outlined_body = r->object;
+    if (r->kind == SyncKind::SpinWait) {
+      waited += static_cast<uint64_t>(r->arg0);
+      continue;
+    }
     if (!closes_section(r->kind)) {
-      if (resumes_section(r->kind)) segment_start = r->time_ns;
+      if (resumes_section(r->kind)) {
+        segment_start = r->time_ns;
+        waited = 0;
+      }
       continue;
     }
     std::optional<TeamKey> key;
@@ -88,6 +96,10 @@ void add_thread_segments(uint32_t thread, const std::vector<const SyncRecord*>& 
         arrival = static_cast<uint64_t>(r->arg0);
         if (!refused.contains(r->object))
           key = TeamKey{TeamKind::CondBarrier, r->object, static_cast<uint64_t>(r->arg1), 0};
+        break;
+      case SyncKind::SpinBarrier:  // likewise
+        arrival = static_cast<uint64_t>(r->arg0);
+        key = TeamKey{TeamKind::SpinBarrier, r->object, static_cast<uint64_t>(r->arg1), 0};
         break;
       case SyncKind::BarrierEnter:
         key = TeamKey{TeamKind::Barrier, r->object, barrier_arrivals[r->object]++, 0};
@@ -108,12 +120,14 @@ void add_thread_segments(uint32_t thread, const std::vector<const SyncRecord*>& 
     }
     if (key) {
       SectionInstance& instance = teams.instances[*key];
-      instance.threads.push_back({thread, segment, segment_start, arrival, site});
+      instance.threads.push_back({thread, segment, segment_start, arrival, site,
+                                  std::min(waited, arrival - std::min(arrival, segment_start))});
       auto [it, fresh] = teams.first_arrival.try_emplace(*key, arrival);
       if (!fresh) it->second = std::min(it->second, arrival);
     }
     ++segment;
     segment_start = r->time_ns;
+    waited = 0;
   }
 }
 

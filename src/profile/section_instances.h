@@ -18,6 +18,10 @@
 //     on one condvar, unless a release on that condvar ended no episode;
 //     such a thread's segment ends at its arrival (the record's arg0) and
 //     the next one starts where it resumed (the record's time);
+//   - a recognised spin barrier (SpinBarrier records) groups the parts of
+//     one release (arg1) of one flag (the object), arrival and resumption
+//     as for a condvar barrier; point-to-point spin waits (SpinWait) close
+//     nothing, and their time within a segment is its waited_ns;
 //   - a thread's exit groups with the other threads joined by the same
 //     thread at the same join site during the same fork phase (a create
 //     after a join starts a new phase);
@@ -42,6 +46,9 @@ struct SectionInstanceThread {
   // The site that closed the segment: the record's pc, or
   // kThreadExitSectionSite for a thread's exit.
   uint64_t site = 0;
+  // Time spent in point-to-point spin waits (SpinWait) within the segment:
+  // waiting, not busy.
+  uint64_t waited_ns = 0;
 };
 
 struct SectionInstance {

@@ -195,6 +195,24 @@ class CommunicationAnalyzer {
     __atomic_store_n(&t.reuse_memo.writer_tag, 0, __ATOMIC_RELAXED);
   }
 
+  // The thread whose write of addr's granule `t` has not read yet (what
+  // t's next read of it will count as a raw event), else -1. Reads the
+  // shadow only: call it before read(). The spin-wait recognition asks it
+  // whether a spinning read sees another thread's release.
+  int32_t unread_writer(ThreadState& t, uintptr_t addr) {
+    const std::atomic<uint64_t>* word = shadow_.word(addr, t.chunks);
+    if (!word) return -1;
+    const uint64_t w = word->load(std::memory_order_acquire);
+    const uint64_t writer_tag = w & kWriterMask;
+    if (writer_tag == 0 || writer_tag == t.writer_tag) return -1;
+    const auto writer = static_cast<int32_t>(writer_tag - 1);
+    if (!(w & kExtended)) return t.reader_bit && !(w & t.reader_bit) ? writer : -1;
+    if (w & kLocked) return -1;  // being changed: the next read decides
+    const uint64_t* set = reader_sets_.set((w & kIndexMask) >> kReaderShift);
+    const uint64_t bits = __atomic_load_n(&set[t.tid / 64], __ATOMIC_ACQUIRE);
+    return (w & kHasReaders) && ((bits >> (t.tid % 64)) & 1) ? -1 : writer;
+  }
+
   void read(ThreadState& t, uint64_t pc, uintptr_t addr, size_t size) {
     if (__builtin_expect(!read_fast(t, pc, addr, size), 0)) read_slow(t, pc, addr, size);
   }

@@ -192,9 +192,11 @@ void ImbalanceRows::write_instances(const sqlite::Database& db, const RunRegions
                         idle_fraction(cycles));
     for (const SectionInstanceThread& t : instance.threads) {
       const InstanceThreadTotals& total = totals[{i, t.thread}];
-      insert_thread.run(i + 1, t.thread, t.start_ns, t.end_ns,
-                        t.end_ns > t.start_ns ? t.end_ns - t.start_ns : 0, total.instructions,
-                        total.misses[0], total.misses[1], total.misses[2], total.modeled_cycles);
+      insert_thread.run(
+          i + 1, t.thread, t.start_ns, t.end_ns,
+          t.end_ns > t.start_ns + t.waited_ns ? t.end_ns - t.start_ns - t.waited_ns : 0,
+          total.instructions, total.misses[0], total.misses[1], total.misses[2],
+          total.modeled_cycles);
     }
   }
 }

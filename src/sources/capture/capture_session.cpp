@@ -110,6 +110,12 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
                                  uint64_t pc, uint64_t object, int64_t arg0, int64_t arg1) {
   SyncLog& log = thread.sync;
   if (!log.records) return;
+  if (!clock_) latest_sync_ns_.store(time_ns, std::memory_order_relaxed);
+  // A synchronization call that closes or resumes a section ends a spin
+  // watch first (a thread leaving the last barrier of its loop exits).
+  if (thread.spin.enabled && kind != SyncKind::SpinBarrier &&
+      (closes_section(kind) || resumes_section(kind)))
+    end_watch(thread);
   bool force_log = false;
   if (kind != SyncKind::CondBarrier && kind != SyncKind::CondBarrierLeave &&
       thread.tid < max_threads_)
@@ -124,9 +130,18 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
     }
     ++log.mutex_records;
   }
+  if (closes_section(kind)) log_spin_waits(thread, time_ns);
   if (!log_sync(thread, kind, time_ns, pc, object, arg0, arg1)) return;
 
-  if (analyzers_.imbalance && thread.tid < max_threads_) count_segments(thread, kind);
+  if (analyzers_.imbalance && thread.tid < max_threads_) {
+    count_segments(thread, kind);
+    // Spin waits are watched while the thread runs the program's code, not
+    // while it waits at another synchronization point.
+    if (waits_after_closing(kind))
+      thread.spin.enabled = false;
+    else if (resumes_section(kind))
+      thread.spin.enabled = counting_.load(std::memory_order_relaxed);
+  }
   if (!closes_section(kind)) return;
   CommunicationAnalyzer::ThreadState* state = thread.comm.load(std::memory_order_relaxed);
   if (!state) return;
@@ -156,17 +171,6 @@ bool CaptureSession::log_sync(ThreadContext& thread, SyncKind kind, uint64_t tim
 }
 
 namespace {
-
-// The cold lock of the condition-variable recognition (a few events per
-// barrier episode; the Valgrind backend takes it from one thread only).
-struct SpinGuard {
-  explicit SpinGuard(std::atomic_flag& flag) : flag(flag) {
-    while (flag.test_and_set(std::memory_order_acquire)) {
-    }
-  }
-  ~SpinGuard() { flag.clear(std::memory_order_release); }
-  std::atomic_flag& flag;
-};
 
 uint32_t cv_slot(uint64_t cv, uint32_t size) {
   return static_cast<uint32_t>((cv >> 3) * 0x9E3779B97F4A7C15ull >> 40) & (size - 1);
@@ -243,7 +247,7 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
     record_sync(thread, SyncKind::CondBarrierLeave, time_ns, pc, cv);
   }
   if (me.forking && kind != SyncKind::ThreadCreate) {
-    SpinGuard guard(cond_lock_);
+    ColdLock guard(cond_lock_);
     me.forking = false;
   }
   switch (kind) {
@@ -255,12 +259,14 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
       break;
     case SyncKind::CondWaitEnter:
       // A refused condvar (a queue's) forms no episode: its waiters need no
-      // bookkeeping, and take no lock (the cost of a busy queue).
-      if (me.in_barrier || !cv_may_be_barrier(object)) break;
+      // bookkeeping, and take no lock (the cost of a busy queue). A thread
+      // that spun first waits in a spin-then-block barrier: the flag it
+      // spun on makes the episode, not the condvar.
+      if (me.in_barrier || thread.spin.spinning || !cv_may_be_barrier(object)) break;
       cond_wait_entered(me, time_ns, pc, object, arg0);
       return 0;
     case SyncKind::CondWaitLeave:
-      if (me.in_barrier || me.cv != object) break;
+      if (me.in_barrier || thread.spin.spinning || me.cv != object) break;
       cond_wait_left(thread, time_ns, object);
       return 0;
     case SyncKind::CondSignal:
@@ -274,7 +280,7 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
   // Anything else between two waits (a lock, an unlock, ...) ends the
   // thread's wait sequence: a wait loop re-locks inside the wait.
   if (me.cv != 0) {
-    SpinGuard guard(cond_lock_);
+    ColdLock guard(cond_lock_);
     me.cv = 0;
     me.waiting = false;
     me.released_episode = 0;
@@ -302,14 +308,14 @@ void CaptureSession::cond_lock_released(ThreadContext& thread, uint64_t mutex) {
   me.release_cv = 0;
   if (me.detached_at == mutex) {  // the lock led to no part: count again
     me.detached_at = 0;
-    if (counting_.load(std::memory_order_relaxed))
+    if (counting_.load(std::memory_order_relaxed) && !thread.spin.spinning)
       thread.imbalance.store(analyzers_.imbalance->attach(thread.tid), std::memory_order_relaxed);
   }
 }
 
 void CaptureSession::cond_wait_entered(CondThreadState& me, uint64_t time_ns, uint64_t pc,
                                        uint64_t cv, int64_t mutex) {
-  SpinGuard guard(cond_lock_);
+  ColdLock guard(cond_lock_);
   if (me.cv != cv) {  // a new sequence: the thread arrives
     const bool locked = me.held_mutex != 0 && me.held_mutex == static_cast<uint64_t>(mutex);
     me.cv = cv;
@@ -326,7 +332,7 @@ void CaptureSession::cond_wait_left(ThreadContext& thread, uint64_t time_ns, uin
   CondThreadState& me = thread.cond;
   uint64_t episode = 0, site = 0, arrival = 0;
   {
-    SpinGuard guard(cond_lock_);
+    ColdLock guard(cond_lock_);
     me.waiting = false;
     if (me.released_episode == 0) return;  // not released: it may wait again
     episode = me.released_episode;
@@ -347,7 +353,7 @@ int64_t CaptureSession::cond_released(ThreadContext& thread, uint64_t time_ns, u
   CondThreadState& me = thread.cond;
   uint64_t episode = 0;
   {
-    SpinGuard guard(cond_lock_);
+    ColdLock guard(cond_lock_);
     if (!cv_may_be_barrier(cv)) return 0;
     uint32_t waiters = 0;
     const bool everyone = everyone_else_waits(thread, cv, waiters);
@@ -417,7 +423,7 @@ void CaptureSession::cond_thread_event(CondThreadState& me, SyncKind kind, int64
     default:
       return;  // no lock for the others (OpenMP chunks are frequent)
   }
-  SpinGuard guard(cond_lock_);
+  ColdLock guard(cond_lock_);
   switch (kind) {
     case SyncKind::ThreadJoinEnter:
       me.in_join = true;

@@ -26,6 +26,7 @@
 #include "analyzers/traces/memory_trace_recorder.h"
 #include "common/analyses.h"
 #include "common/run_capture.h"
+#include "sources/capture/spin_waits.h"
 
 namespace weft {
 
@@ -133,6 +134,7 @@ struct ThreadContext {
   uint64_t basic_blocks = 0;
   SyncLog sync;
   CondThreadState cond;
+  SpinWatch spin;
   // Heap blocks the thread allocated (with the false-sharing analysis).
   RecordLog<AllocationRecord> allocations;
 };
@@ -155,6 +157,50 @@ class CaptureSession {
     if (auto* s = t.traces.load(std::memory_order_relaxed))
       analyzers.traces->access(*s, pc, addr, size, is_write);
   }
+
+  // The recognition of spin waits (docs/metrics.md, "Spin waits"): every
+  // access of the thread, before the analyzers see it (a spinning read asks
+  // the communication shadow whether another thread's write is new to it).
+  // Returns true when the thread's imbalance state changed (it started or
+  // stopped waiting), for a source that caches it.
+  __attribute__((always_inline)) bool watch_access(ThreadContext& t, uint64_t pc, uint64_t addr,
+                                                   bool is_write) {
+    SpinWatch& w = t.spin;
+    if (!w.enabled) return false;
+    if (is_write) {
+      if (addr != w.joinable_flag) w.joinable_flag = 0;
+      bool changed = false;
+      if (w.spinning || w.known_flag) changed = watch_ended(t, addr);
+      w.reads = 0;
+      if (spin_flags_.may_hold(addr)) changed |= flag_written(t, pc, addr);
+      return changed;
+    }
+    if (addr == w.addr && w.reads != 0) {
+      // The same address again: the same instruction, another copy of it
+      // (an unrolled spin loop), or a spin-then-block barrier's re-test
+      // around its wait.
+      return watch_repeated(t, pc);
+    }
+    if (w.reads != 0 && w.between < SpinWatch::kMaxBetween) {
+      ++w.between;  // the loop's other reads
+      return false;
+    }
+    bool changed = false;
+    if (w.spinning || w.known_flag) changed = watch_ended(t, 0);
+    if (addr != w.joinable_flag) w.joinable_flag = 0;
+    w.pc = pc;
+    w.addr = addr;
+    w.reads = 1;
+    w.spinning_reads = 1;
+    w.between = 0;
+    w.saw_release = false;
+    if (spin_flags_.may_hold(addr)) changed |= flag_read(t);
+    return changed;
+  }
+
+  // The time spin waits are logged with: the source's clock, or (without
+  // one, the Valgrind backend) the latest synchronization record's time.
+  void set_clock(uint64_t (*now_ns)()) { clock_ = now_ns; }
 
   // Null when the memory cannot be reserved.
   static CaptureSession* create(const CaptureConfig& config);
@@ -232,6 +278,22 @@ class CaptureSession {
   bool is_barrier_mutex(uint64_t mutex) const;
   void add_barrier_mutex(uint64_t mutex);
 
+  // watch_access' cold paths (spin_waits.cpp).
+  bool watch_repeated(ThreadContext& thread, uint64_t pc);
+  bool watch_ended(ThreadContext& thread, uint64_t written);
+  bool flag_written(ThreadContext& thread, uint64_t pc, uint64_t addr);
+  bool flag_read(ThreadContext& thread);
+  void start_spinning(ThreadContext& thread);
+  bool stop_spinning(ThreadContext& thread);
+  void spin_wait_ended(ThreadContext& thread, SpinFlag& flag, uint64_t release);
+  bool log_spin_part(ThreadContext& thread, uint64_t pc, uint64_t flag_addr, uint64_t arrival_ns,
+                     uint64_t release);
+  void log_spin_waits(ThreadContext& thread, uint64_t time_ns);
+  // Ends the thread's watch at a synchronization call (its wait, if any,
+  // ended before the call).
+  void end_watch(ThreadContext& thread);
+  uint64_t spin_now() const;
+
   void write_meta(RawWriter& out, bool complete, const char* reason);
   void write_threads(RawWriter& out);
   void write_sync(RawWriter& out);
@@ -253,8 +315,11 @@ class CaptureSession {
   static constexpr uint32_t kBarrierMutexes = 64;
   std::atomic<uint64_t> barrier_mutexes_[kBarrierMutexes] = {};
   std::atomic<uint64_t> refused_cvs_[kRefusedCvs] = {};  // read without the lock
-  ThreadRecord* threads_ = nullptr;                      // [max_threads]
-  std::atomic<ThreadContext*>* contexts_ = nullptr;      // [max_threads]
+  SpinFlagTable spin_flags_;
+  uint64_t (*clock_)() = nullptr;
+  std::atomic<uint64_t> latest_sync_ns_{0};
+  ThreadRecord* threads_ = nullptr;                  // [max_threads]
+  std::atomic<ThreadContext*>* contexts_ = nullptr;  // [max_threads]
 };
 
 }  // namespace weft

@@ -23,6 +23,7 @@ namespace weft::rt {
 Runtime* g_runtime = nullptr;
 CommunicationAnalyzer* g_communication = nullptr;
 CaptureAnalyzers g_analyzers;
+CaptureSession* g_session = nullptr;
 
 namespace {
 
@@ -250,6 +251,8 @@ void initialize() {
   pthread_key_create(&g_thread_exit_key, on_thread_exit);
   g_communication = &session->communication();
   g_analyzers = session->analyzers();
+  session->set_clock(now_ns);
+  g_session = session;
   g_runtime = rt;
 
   if (!weft_thread_context) attach_unknown_thread();  // the main thread: id 0

@@ -31,6 +31,8 @@ extern CommunicationAnalyzer* g_communication;
 // The session's analyzers (a copy: one load less per access); an analysis
 // that does not run has a null pointer there.
 extern CaptureAnalyzers g_analyzers;
+// The session itself, for the spin-wait recognition of each access.
+extern CaptureSession* g_session;
 
 uint64_t now_ns();
 // One line on stderr, without allocation.
@@ -62,6 +64,7 @@ __attribute__((always_inline)) inline void on_read(uint64_t pc, const volatile v
   if (__builtin_expect(t == nullptr, 0)) return;
   auto* state = t->comm.load(std::memory_order_relaxed);
   if (__builtin_expect(state == nullptr, 0)) return;
+  g_session->watch_access(*t, pc, reinterpret_cast<uintptr_t>(addr), false);
   g_communication->read(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
   CaptureSession::feed_access(*t, g_analyzers, pc, reinterpret_cast<uintptr_t>(addr),
                               static_cast<uint32_t>(size), false);
@@ -73,6 +76,7 @@ __attribute__((always_inline)) inline void on_write(uint64_t pc, const volatile 
   if (__builtin_expect(t == nullptr, 0)) return;
   auto* state = t->comm.load(std::memory_order_relaxed);
   if (__builtin_expect(state == nullptr, 0)) return;
+  g_session->watch_access(*t, pc, reinterpret_cast<uintptr_t>(addr), true);
   g_communication->write(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
   CaptureSession::feed_access(*t, g_analyzers, pc, reinterpret_cast<uintptr_t>(addr),
                               static_cast<uint32_t>(size), true);

@@ -61,13 +61,16 @@ using a64 = uint64_t;
 using a128 = unsigned __int128;
 using morder = int;
 
+// Stores and read-modify-writes are seen before they take effect, like the
+// plain accesses the instrumentation reports before executing them: a
+// thread that sees the new value must find the write already accounted (a
+// spin wait's release, docs/metrics.md "Spin waits").
 #define WEFT_ATOMIC_RMW(T, N, NAME, BUILTIN)                            \
   WEFT_EXPORT T __tsan_atomic##N##_##NAME(volatile T* a, T v, morder) { \
     const uint64_t pc = WEFT_CALLER_PC;                                 \
-    T old = BUILTIN(a, v, __ATOMIC_SEQ_CST);                            \
     on_read(pc, a, sizeof(T));                                          \
     on_write(pc, a, sizeof(T));                                         \
-    return old;                                                         \
+    return BUILTIN(a, v, __ATOMIC_SEQ_CST);                             \
   }
 
 // A compare-and-swap reads the location, and writes it only when it succeeds.
@@ -87,8 +90,8 @@ bool compare_exchange(volatile T* a, T* expected, T desired, uint64_t pc) {
     return v;                                                                                      \
   }                                                                                                \
   WEFT_EXPORT void __tsan_atomic##N##_store(volatile T* a, T v, morder) {                          \
-    __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                      \
     on_write(WEFT_CALLER_PC, a, sizeof(T));                                                        \
+    __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                      \
   }                                                                                                \
   WEFT_ATOMIC_RMW(T, N, exchange, __atomic_exchange_n)                                             \
   WEFT_ATOMIC_RMW(T, N, fetch_add, __atomic_fetch_add)                                             \

@@ -1,10 +1,12 @@
-// Parallel sections found without annotation at SPLASH-2 style counter
-// barriers (a mutex, a condition variable, a counter; docs/metrics.md,
-// "Parallel section"): examples/lu_counter_barrier_pthreads.c (generation
-// loop, the main thread in the team) and ocean_sweep_pthreads.c (a single
-// wait, the main thread joining), recorded with the compile-time source (gcc
-// and clang, -O1 and -O2) and the binary source (plain gcc -O1 and clang
-// -O2 builds). `weft imbalance --format json` must give the section at the
+// Parallel sections found without annotation at hand-written barriers
+// (docs/metrics.md, "Parallel section" and "Spin waits"): SPLASH-2 style
+// counter barriers (a mutex, a condition variable, a counter):
+// examples/lu_counter_barrier_pthreads.c (generation loop, the main thread in
+// the team) and ocean_sweep_pthreads.c (a single wait, the main thread
+// joining); a sense-reversing spin barrier (md_cells_spin_barrier_pthreads.c);
+// recorded with the compile-time
+// source (gcc and clang, -O1 and -O2) and the binary source (plain gcc -O1
+// and clang -O2 builds). `weft imbalance --format json` must give the section at the
 // line marked `weft:section` with its exact number of instances, every
 // member of the team in it, and as top cause the owner test (the line
 // marked `weft:top-cause`, the caller's `if`, under both sources, although
@@ -36,7 +38,7 @@ int marker_line(const std::string& example, const std::string& marker) {
   return weft_test::marker_line(fs::path(WEFT_EXAMPLES_SOURCE_DIR) / (example + ".c"), marker);
 }
 
-struct CondCase {
+struct BarrierCase {
   std::string example;
   std::string build;
   std::string backend;
@@ -45,14 +47,14 @@ struct CondCase {
   double min_imbalance;   // every worker also visits every point or block
 };
 
-std::string name_of(const CondCase& c) {
+std::string name_of(const BarrierCase& c) {
   std::string name = c.example + "_" + c.build + "_" + c.backend;
   for (char& ch : name)
     if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return name;
 }
 
-std::vector<CondCase> all_cases() {
+std::vector<BarrierCase> all_cases() {
   struct Example {
     std::string name;
     int instances;
@@ -66,8 +68,17 @@ std::vector<CondCase> all_cases() {
       // 10 sweeps; workers 0..3 are weft threads 1..4 (main joins).
       // Points per worker and sweep: 896, 640, 448, 320.
       {"ocean_sweep_pthreads", 10, {1, 2, 3, 4}, 0.1},
+      // 12 steps, the first teaching the flag: 11. Cells owned by threads
+      // 0..3: 19, 6, 13, 26.
+      {"md_cells_spin_barrier_pthreads", 11, {3, 0, 2, 1}, 0.25},
+      // Not here yet (issue 17 stays open): ssor_pipeline_flags_pthreads
+      // (7 instances, but 6 when the first two barrier episodes go by before
+      // two waiters were seen, under load) and
+      // streamcluster_hybrid_barrier_pthreads (9 instances under the
+      // compile-time source, but at -O1 the barrier's own branch competes
+      // with the cause; fewer instances under the binary source).
   };
-  std::vector<CondCase> cases;
+  std::vector<BarrierCase> cases;
   for (const Example& e : examples) {
     for (const char* build : {"gcc.O1", "gcc.O2", "clang.O1", "clang.O2"})
       cases.push_back({e.name, build, "compile", e.instances, e.team, e.min_imbalance});
@@ -77,10 +88,10 @@ std::vector<CondCase> all_cases() {
   return cases;
 }
 
-class CondBarrierSection : public ::testing::TestWithParam<CondCase> {};
+class RecognisedBarrier : public ::testing::TestWithParam<BarrierCase> {};
 
-TEST_P(CondBarrierSection, IsFoundWithoutAnnotation) {
-  const CondCase& c = GetParam();
+TEST_P(RecognisedBarrier, GivesTheSectionWithoutAnnotation) {
+  const BarrierCase& c = GetParam();
   TempDir dir;
   const std::string profile = (dir.path / "p.db").string();
   const std::string program = std::string(WEFT_EXAMPLES_DIR) + "/" + c.example + "." + c.build;
@@ -120,13 +131,17 @@ TEST_P(CondBarrierSection, IsFoundWithoutAnnotation) {
   EXPECT_EQ(causes[0]["line"], marker_line(c.example, "weft:top-cause")) << causes[0].dump();
   EXPECT_EQ(causes[0]["kind"], "control-flow") << causes[0].dump();
   EXPECT_EQ(fs::path(causes[0]["file"].get<std::string>()).filename(), c.example + ".c");
+  // A clear cause: the runner-up explains at most half as much.
+  if (causes.size() > 1) {
+    EXPECT_LE(causes[1]["score"].get<double>(), 0.5 * causes[0]["score"].get<double>()) << view.out;
+  }
   // No other section at the barrier's line: one section per barrier.
   int at_barrier = 0;
   for (const json& s : out["sections"]) at_barrier += s["location"] == section ? 1 : 0;
   EXPECT_EQ(at_barrier, 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, CondBarrierSection, ::testing::ValuesIn(all_cases()),
+INSTANTIATE_TEST_SUITE_P(Examples, RecognisedBarrier, ::testing::ValuesIn(all_cases()),
                          [](const auto& info) { return name_of(info.param); });
 
 // A bounded queue with two condition variables is no barrier: under both

@@ -1,0 +1,193 @@
+// The recognition of spin waits (docs/metrics.md, "Spin waits"): the cold
+// paths of CaptureSession::watch_access.
+//
+// A thread spins when one instruction re-reads one address kSpinReads times
+// with no write of the thread in between; from then on it is detached from
+// the imbalance counts (waiting, not busy). The wait ends at the thread's
+// next access outside the loop; it was a wait on a flag when the loop's last
+// read saw another thread's write it had not read (the communication
+// shadow's raw event), and the address becomes a learned flag. From then on
+// any read of the flag starts a wait, and any write of it is a release,
+// numbered per flag. A flag is a team's barrier once two threads left one
+// wait ended by the same release; from the next release on, every waiter's
+// wait and the releasing write are parts of an episode (SpinBarrier, closing
+// the thread's segment), while waits on other flags (point to point) are
+// logged as SpinWait and close nothing.
+#include "sources/capture/capture_session.h"
+
+namespace weft {
+
+uint64_t CaptureSession::spin_now() const {
+  if (clock_) return clock_();
+  return latest_sync_ns_.load(std::memory_order_relaxed);
+}
+
+bool CaptureSession::watch_repeated(ThreadContext& thread, uint64_t pc) {
+  SpinWatch& w = thread.spin;
+  if (pc != w.pc) {
+    w.pc = pc;
+    w.reads = 0;
+  }
+  ++w.reads;
+  ++w.spinning_reads;
+  w.between = 0;
+  if (CommunicationAnalyzer::ThreadState* comm = thread.comm.load(std::memory_order_relaxed))
+    w.saw_release |= communication().unread_writer(*comm, w.addr) >= 0;
+  if (w.spinning || w.spinning_reads < SpinWatch::kSpinReads) return false;
+  start_spinning(thread);
+  return true;
+}
+
+void CaptureSession::start_spinning(ThreadContext& thread) {
+  SpinWatch& w = thread.spin;
+  w.spinning = true;
+  w.arrival_ns = spin_now();
+  thread.imbalance.store(nullptr, std::memory_order_relaxed);
+}
+
+bool CaptureSession::stop_spinning(ThreadContext& thread) {
+  SpinWatch& w = thread.spin;
+  if (!w.spinning) return false;
+  w.spinning = false;
+  // Not while a barrier mutex detaches it (the condvar recognition's).
+  if (counting_.load(std::memory_order_relaxed) && thread.cond.detached_at == 0)
+    thread.imbalance.store(analyzers_.imbalance->attach(thread.tid), std::memory_order_relaxed);
+  return true;
+}
+
+// The watch ends: the thread left the loop (`written` is the address it
+// writes, 0 for a read elsewhere); not a wait when the thread writes the
+// watched address itself (a read-modify-write of a flag, which flag_written
+// takes as a release). On a learned flag, a wait when the flag had a
+// release the thread had not taken part in yet; else (learning) when one of
+// its reads saw another thread's write (the loop then ran until the value
+// it waited for came: counter barriers change the flag once per arrival).
+bool CaptureSession::watch_ended(ThreadContext& thread, uint64_t written) {
+  SpinWatch& w = thread.spin;
+  bool changed = stop_spinning(thread);
+  if (written != w.addr) {
+    SpinFlag* flag = nullptr;
+    uint64_t release = 0;
+    if (w.known_flag) {
+      flag = spin_flags_.find(w.addr);
+      if (flag && !w.take_release(w.addr, release = flag->releases.load(std::memory_order_acquire)))
+        flag = nullptr;
+    } else if (w.spinning_reads >= SpinWatch::kSpinReads && w.saw_release) {
+      ColdLock lock(cond_lock_);
+      flag = spin_flags_.add(w.addr);
+      if (flag) {
+        release = flag->releases.load(std::memory_order_acquire);
+        w.take_release(w.addr, release);
+      }
+    }
+    if (flag) {
+      spin_wait_ended(thread, *flag, release);
+      changed = true;
+    }
+  }
+  w.reads = 0;
+  w.spinning_reads = 0;
+  w.known_flag = false;
+  w.saw_release = false;
+  return changed;
+}
+
+// A wait on `flag` ended by its release `release`: a part of that episode
+// when the flag is a team's, else a point-to-point wait.
+void CaptureSession::spin_wait_ended(ThreadContext& thread, SpinFlag& flag, uint64_t release) {
+  SpinWatch& w = thread.spin;
+  bool team = false;
+  {
+    ColdLock lock(cond_lock_);
+    if (flag.counted_release != release) {
+      flag.counted_release = release;
+      flag.waiters = 0;
+    }
+    // Two waiters of one release: a team's flag from the next release on
+    // (the releases before were not taken as parts, by the writers either).
+    if (++flag.waiters >= 2 && flag.team_from.load(std::memory_order_relaxed) == 0)
+      flag.team_from.store(release + 1, std::memory_order_relaxed);
+    const uint64_t from = flag.team_from.load(std::memory_order_relaxed);
+    team = from != 0 && release >= from;
+  }
+  if (team) {
+    log_spin_part(thread, w.pc, w.addr, w.arrival_ns, release);
+    return;
+  }
+  const uint64_t now = spin_now();
+  w.waited_ns += now > w.arrival_ns ? now - w.arrival_ns : 0;
+  ++w.waits;
+  w.wait_pc = w.pc;
+  w.wait_flag = w.addr;
+}
+
+// Before the record that closes the thread's segment: its point-to-point
+// waits, one record for all (a pipelined solver waits once per plane).
+void CaptureSession::log_spin_waits(ThreadContext& thread, uint64_t time_ns) {
+  SpinWatch& w = thread.spin;
+  if (w.waits == 0) return;
+  log_sync(thread, SyncKind::SpinWait, time_ns, w.wait_pc, w.wait_flag,
+           static_cast<int64_t>(w.waited_ns), static_cast<int64_t>(w.waits));
+  w.waited_ns = 0;
+  w.waits = 0;
+}
+
+bool CaptureSession::flag_written(ThreadContext& thread, uint64_t pc, uint64_t addr) {
+  SpinFlag* flag = spin_flags_.find(addr);
+  if (!flag) return false;
+  const uint64_t release = flag->releases.fetch_add(1, std::memory_order_acq_rel) + 1;
+  thread.spin.take_release(addr, release);
+  const uint64_t from = flag->team_from.load(std::memory_order_relaxed);
+  if (from == 0 || release < from) return false;
+  // A mutex held while releasing a team's flag guards the barrier's own code
+  // (a spin-then-block barrier's counter): like a condvar barrier's, locking
+  // it detaches the thread from the counts until the unlock.
+  if (const uint64_t held = thread.cond.held_mutex; held != 0 && !is_barrier_mutex(held)) {
+    ColdLock lock(cond_lock_);
+    add_barrier_mutex(held);
+  }
+  const uint64_t now = spin_now();
+  const bool logged = log_spin_part(thread, pc, addr, now, release);
+  thread.spin.joinable_flag = addr;
+  return logged;
+}
+
+bool CaptureSession::flag_read(ThreadContext& thread) {
+  SpinWatch& w = thread.spin;
+  if (!spin_flags_.find(w.addr)) return false;
+  w.known_flag = true;
+  if (CommunicationAnalyzer::ThreadState* comm = thread.comm.load(std::memory_order_relaxed))
+    w.saw_release |= communication().unread_writer(*comm, w.addr) >= 0;
+  start_spinning(thread);
+  return true;
+}
+
+// The thread's part in release `release` of the flag. Right after its own
+// releasing write of the same flag, with no other access in between (a
+// counter barrier's thread writes the flag, then waits on it), its wait or
+// write joins that part: the part's episode becomes the later one.
+bool CaptureSession::log_spin_part(ThreadContext& thread, uint64_t pc, uint64_t flag_addr,
+                                   uint64_t arrival_ns, uint64_t release) {
+  SpinWatch& w = thread.spin;
+  SyncLog& log = thread.sync;
+  if (w.joinable_flag == flag_addr && w.part_flag == flag_addr && w.part_record + 1 == log.size) {
+    log.records[w.part_record].arg1 = static_cast<int64_t>(release);
+    return false;
+  }
+  record_sync(thread, SyncKind::SpinBarrier, spin_now(), pc, flag_addr,
+              static_cast<int64_t>(arrival_ns), static_cast<int64_t>(release));
+  if (log.size != 0 && log.records[log.size - 1].kind == SyncKind::SpinBarrier) {
+    w.part_record = log.size - 1;
+    w.part_flag = flag_addr;
+  }
+  return true;
+}
+
+void CaptureSession::end_watch(ThreadContext& thread) {
+  SpinWatch& w = thread.spin;
+  if (w.spinning || w.known_flag) watch_ended(thread, 0);
+  w.reads = 0;
+  w.spinning_reads = 0;
+}
+
+}  // namespace weft

@@ -1,0 +1,156 @@
+// What the recognition of spin waits (docs/metrics.md, "Spin waits") keeps:
+// per thread, the read it watches (SpinWatch); per run, the flags it learned
+// (SpinFlagTable). CaptureSession drives both from every access of a thread
+// whose imbalance analysis runs (watch_access) and decides there, in both
+// event sources alike, where a thread waits by spinning and which spin waits
+// are a team's barrier.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace weft {
+
+// The lock of the cold paths of barrier recognition (condvar episodes,
+// learned flags: a few events per episode). The Valgrind backend takes it
+// from one thread only.
+struct ColdLock {
+  explicit ColdLock(std::atomic_flag& flag) : flag(flag) {
+    while (flag.test_and_set(std::memory_order_acquire)) {
+    }
+  }
+  ~ColdLock() { flag.clear(std::memory_order_release); }
+  ColdLock(const ColdLock&) = delete;
+  ColdLock& operator=(const ColdLock&) = delete;
+  std::atomic_flag& flag;
+};
+
+// One thread's watched read: one address read again and again (by one
+// instruction, or by the copies of an unrolled loop), with no write of the
+// thread in between and at most kMaxBetween other reads between two of
+// those reads (a spin loop's body at -O1 and -O2).
+struct SpinWatch {
+  // Reads of the watched address before the thread counts as spinning
+  // (detached from the imbalance counts). A condition-variable wait loop
+  // re-tests its predicate twice or three times; a spin loop thousands of
+  // times under instrumentation.
+  static constexpr uint32_t kSpinReads = 4;
+  static constexpr uint32_t kMaxBetween = 2;
+
+  uint64_t pc = 0;
+  uint64_t addr = 0;
+  uint32_t reads = 0;    // executions of pc on addr so far; 0: no watch
+  uint32_t between = 0;  // other reads since the last one
+  // The imbalance analysis runs and the thread is not waiting at another
+  // synchronization point (a barrier, a recognised condvar barrier).
+  bool enabled = false;
+  bool spinning = false;     // detached from the counts since arrival_ns
+  bool known_flag = false;   // addr is a learned flag
+  bool saw_release = false;  // a read of addr saw a write of another thread
+  uint64_t arrival_ns = 0;
+  // The thread's part in a team episode logged last (a releasing write): its
+  // index in the thread's sync log and its flag, so that a wait on the same
+  // flag right after it (a counter barrier: every thread writes the flag,
+  // then waits) joins that part instead of closing another segment.
+  uint64_t part_record = ~uint64_t{0};
+  uint64_t part_flag = 0;
+  // The flag of the thread's releasing write, while the thread touched
+  // nothing else since (0 once it did): a wait on it now joins that part.
+  uint64_t joinable_flag = 0;
+  // Point-to-point waits since the open segment began (logged as one
+  // SpinWait before the record that closes it): their time and number, and
+  // the latest one's site and flag.
+  uint64_t waited_ns = 0;
+  uint64_t waits = 0;
+  uint64_t wait_pc = 0;
+  uint64_t wait_flag = 0;
+  // Reads of the watched address since the watch began (reads counts those
+  // of the current instruction only).
+  uint32_t spinning_reads = 0;
+
+  // The latest release of each flag the thread took part in (by waiting or
+  // by releasing), for a few flags (a pipeline stage uses its neighbour's,
+  // its own and a barrier's). True when `release` is newer, which it then
+  // records: a wait ended by a release the thread already took part in (a
+  // second look at the flag) is no wait. A flag evicted here counts as
+  // never seen.
+  bool take_release(uint64_t flag, uint64_t release) {
+    for (SeenRelease& s : seen)
+      if (s.flag == flag) {
+        if (s.release >= release) return false;
+        s.release = release;
+        return true;
+      }
+    seen[seen_next++ % kSeenFlags] = {flag, release};
+    return true;
+  }
+  struct SeenRelease {
+    uint64_t flag = 0;
+    uint64_t release = 0;
+  };
+  static constexpr uint32_t kSeenFlags = 8;
+  SeenRelease seen[kSeenFlags];
+  uint32_t seen_next = 0;
+};
+
+// The flags weft learned: addresses some thread spun on until another
+// thread's write released it. Fixed size, open addressing; entries are added
+// under CaptureSession's condition lock and read without it.
+struct SpinFlag {
+  std::atomic<uint64_t> addr{0};
+  // Writes to the flag since it was learned: a write is a release, and its
+  // number the episode of the waits it ends.
+  std::atomic<uint64_t> releases{0};
+  // Team recognition (under the lock): the release whose waiters are being
+  // counted, how many, and the first release that forms barrier instances
+  // (0: none yet, the flag is point to point so far).
+  uint64_t counted_release = ~uint64_t{0};
+  uint32_t waiters = 0;
+  std::atomic<uint64_t> team_from{0};
+};
+
+struct SpinFlagTable {
+  static constexpr uint32_t kFlags = 4096;
+  static constexpr uint32_t kFilterBits = 1 << 14;
+
+  // A bit per hash of the flag's 8-byte word: most writes and reads of a
+  // word that is no flag stop at one load.
+  bool may_hold(uint64_t addr) const {
+    const uint32_t h = filter_hash(addr);
+    return (filter[h / 64].load(std::memory_order_relaxed) >> (h % 64)) & 1;
+  }
+  SpinFlag* find(uint64_t addr) {
+    for (uint32_t i = 0, k = slot(addr); i < kFlags; ++i, k = (k + 1) & (kFlags - 1)) {
+      const uint64_t a = flags[k].addr.load(std::memory_order_acquire);
+      if (a == addr) return &flags[k];
+      if (a == 0) return nullptr;
+    }
+    return nullptr;
+  }
+  // Under the lock; null when the table is full.
+  SpinFlag* add(uint64_t addr) {
+    for (uint32_t i = 0, k = slot(addr); i < kFlags; ++i, k = (k + 1) & (kFlags - 1)) {
+      const uint64_t a = flags[k].addr.load(std::memory_order_relaxed);
+      if (a == addr) return &flags[k];
+      if (a != 0) continue;
+      flags[k].addr.store(addr, std::memory_order_release);
+      const uint32_t h = filter_hash(addr);
+      filter[h / 64].fetch_or(uint64_t{1} << (h % 64), std::memory_order_release);
+      return &flags[k];
+    }
+    return nullptr;
+  }
+
+  SpinFlag flags[kFlags];
+  std::atomic<uint64_t> filter[kFilterBits / 64] = {};
+
+ private:
+  static uint32_t filter_hash(uint64_t addr) {
+    return static_cast<uint32_t>((addr >> 3) * 0x9E3779B97F4A7C15ull >> 50) & (kFilterBits - 1);
+  }
+  static uint32_t slot(uint64_t addr) {
+    return static_cast<uint32_t>((addr >> 3) * 0xC2B2AE3D27D4EB4Full >> 40) & (kFlags - 1);
+  }
+};
+
+}  // namespace weft
