@@ -1,5 +1,5 @@
 /* md_cells_spin_barrier_pthreads.c - a cell-list molecular dynamics step between
- * sense-reversing spin barriers (C11 atomics), C + pthreads.
+ * sense-reversing spin barriers (C11 atomics, spin_barrier.h), C + pthreads.
  *
  * Usage: md_cells_spin_barrier_pthreads    (no arguments: everything is fixed)
  *
@@ -39,6 +39,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "spin_barrier.h"
+
 #define P 4
 #define NC 64
 #define M 24
@@ -50,27 +52,7 @@ struct molecule {
 };
 static struct molecule cells[NC][M];
 
-typedef struct {
-  _Alignas(64) atomic_int count;
-  _Alignas(64) atomic_int sense;
-  int parties;
-} spin_barrier_t;
-
-static spin_barrier_t barrier = {0, 0, P};
-
-static inline void cpu_relax(void) { __builtin_ia32_pause(); }
-
-/* The sense-reversing barrier; `local_sense` is the caller's private sense. */
-static inline void spin_barrier_wait(spin_barrier_t *b, int *local_sense) {
-  const int s = !*local_sense;
-  *local_sense = s;
-  if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) == b->parties - 1) {
-    atomic_store_explicit(&b->count, 0, memory_order_relaxed);
-    atomic_store_explicit(&b->sense, s, memory_order_release);
-  } else {
-    while (atomic_load_explicit(&b->sense, memory_order_acquire) != s) cpu_relax();
-  }
-}
+static spin_barrier_t barrier = SPIN_BARRIER_INITIALIZER(P);
 
 #define NOINLINE __attribute__((noinline))
 static NOINLINE int cell_owner(int c) { return (3 * c * c) % 10 % P; }

@@ -1,6 +1,6 @@
 /* ssor_pipeline_flags_pthreads.c - an NPB-LU-like pipelined SSOR sweep: neighbour
  * threads hand planes on through spin-wait flags, and every time step ends at a
- * sense-reversing spin barrier (C11 atomics), C + pthreads.
+ * sense-reversing spin barrier (C11 atomics, spin_barrier.h), C + pthreads.
  *
  * Usage: ssor_pipeline_flags_pthreads    (no arguments: everything is fixed)
  *
@@ -43,6 +43,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "spin_barrier.h"
+
 #define P 4
 #define R 8
 #define NZ 16
@@ -55,23 +57,7 @@ static double grid[NZ][P * R][NX];
 /* Planes finished by each thread, counted over all steps (never reset). */
 static struct { _Alignas(64) atomic_int planes_done; } progress[P];
 
-typedef struct {
-  _Alignas(64) atomic_int count;
-  _Alignas(64) atomic_int sense;
-  int parties;
-} spin_barrier_t;
-static spin_barrier_t barrier = {0, 0, P};
-
-static inline void spin_barrier_wait(spin_barrier_t *b, int *local_sense) {
-  const int s = !*local_sense;
-  *local_sense = s;
-  if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) == b->parties - 1) {
-    atomic_store_explicit(&b->count, 0, memory_order_relaxed);
-    atomic_store_explicit(&b->sense, s, memory_order_release);
-  } else {
-    while (atomic_load_explicit(&b->sense, memory_order_acquire) != s) __builtin_ia32_pause();
-  }
-}
+static spin_barrier_t barrier = SPIN_BARRIER_INITIALIZER(P);
 
 /* Waits until thread k has finished `planes` planes in all. */
 static inline void wait_for_neighbour(int k, int planes) {

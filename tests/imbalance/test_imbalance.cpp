@@ -45,10 +45,7 @@ struct ImbalanceCase {
 };
 
 std::string name_of(const ImbalanceCase& c) {
-  std::string name = c.example + "_" + c.build + "_" + c.backend;
-  for (char& ch : name)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return name;
+  return weft_test::test_name(c.example + "_" + c.build + "_" + c.backend);
 }
 
 // The line of the example holding the top-cause marker.
@@ -100,11 +97,8 @@ std::vector<ImbalanceCase> all_cases() {
   };
   std::vector<ImbalanceCase> cases;
   for (const Example& e : examples) {
-    for (const char* build : {"gcc.O1", "gcc.O2", "clang.O1", "clang.O2"})
-      cases.push_back({e.name, build, "compile", e.section, e.instances, e.kind, e.function,
-                       e.measure, e.work});
-    for (const char* build : {"plain.gcc.O1", "plain.clang.O2"})
-      cases.push_back({e.name, build, "valgrind", e.section, e.instances, e.kind, e.function,
+    for (const weft_test::ExampleBuild& b : weft_test::example_builds())
+      cases.push_back({e.name, b.build, b.backend, e.section, e.instances, e.kind, e.function,
                        e.measure, e.work});
   }
   return cases;

@@ -48,10 +48,7 @@ struct BarrierCase {
 };
 
 std::string name_of(const BarrierCase& c) {
-  std::string name = c.example + "_" + c.build + "_" + c.backend;
-  for (char& ch : name)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return name;
+  return weft_test::test_name(c.example + "_" + c.build + "_" + c.backend);
 }
 
 std::vector<BarrierCase> all_cases() {
@@ -80,10 +77,8 @@ std::vector<BarrierCase> all_cases() {
   };
   std::vector<BarrierCase> cases;
   for (const Example& e : examples) {
-    for (const char* build : {"gcc.O1", "gcc.O2", "clang.O1", "clang.O2"})
-      cases.push_back({e.name, build, "compile", e.instances, e.team, e.min_imbalance});
-    for (const char* build : {"plain.gcc.O1", "plain.clang.O2"})
-      cases.push_back({e.name, build, "valgrind", e.instances, e.team, e.min_imbalance});
+    for (const weft_test::ExampleBuild& b : weft_test::example_builds())
+      cases.push_back({e.name, b.build, b.backend, e.instances, e.team, e.min_imbalance});
   }
   return cases;
 }
@@ -186,10 +181,7 @@ INSTANTIATE_TEST_SUITE_P(
                       std::pair<std::string, std::string>{"clang.O2", "compile"},
                       std::pair<std::string, std::string>{"plain.gcc.O1", "valgrind"}),
     [](const auto& info) {
-      std::string name = info.param.first + "_" + info.param.second;
-      for (char& ch : name)
-        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      return name;
+      return weft_test::test_name(info.param.first + "_" + info.param.second);
     });
 
 // pipeline_pthreads.c steps with a pthread barrier and has no condvar:

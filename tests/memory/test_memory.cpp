@@ -35,25 +35,9 @@ namespace {
 
 const std::string kWeft = std::string(WEFT_BIN_DIR) + "/weft";
 
-struct Build {
-  std::string build;    // gcc.O2, plain.clang.O2, ...
-  std::string backend;  // compile or valgrind
-};
+using Build = weft_test::ExampleBuild;
 
-std::vector<Build> all_builds() {
-  std::vector<Build> builds;
-  for (const char* b : {"gcc.O1", "gcc.O2", "clang.O1", "clang.O2"})
-    builds.push_back({b, "compile"});
-  for (const char* b : {"plain.gcc.O1", "plain.clang.O2"}) builds.push_back({b, "valgrind"});
-  return builds;
-}
-
-std::string name_of(const Build& b) {
-  std::string name = b.build + "_" + b.backend;
-  for (char& ch : name)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return name;
-}
+std::string name_of(const Build& b) { return weft_test::test_name(b.build + "_" + b.backend); }
 
 int marker(const std::string& example, const std::string& name) {
   return weft_test::marker_line(fs::path(WEFT_EXAMPLES_SOURCE_DIR) / example, name);
@@ -323,7 +307,7 @@ TEST_P(MemoryAnalyses, TracesRevealAccessPatterns) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, MemoryAnalyses, ::testing::ValuesIn(all_builds()),
+INSTANTIATE_TEST_SUITE_P(Examples, MemoryAnalyses, ::testing::ValuesIn(weft_test::example_builds()),
                          [](const auto& info) { return name_of(info.param); });
 
 // Every stream of a run expands to as many addresses as the instruction

@@ -131,9 +131,7 @@ void CommunicationAnalyzer::read_granule_extended(ThreadState& t, uint64_t pc, u
   if ((seen & kExtended) && !(seen & kLocked)) {
     const uint64_t writer_tag = seen & kWriterMask;
     if (writer_tag == t.writer_tag || writer_tag == 0) return;
-    const uint64_t* set = reader_sets_.set((seen & kIndexMask) >> kReaderShift);
-    const uint64_t bits = __atomic_load_n(&set[t.tid / 64], __ATOMIC_ACQUIRE);
-    if ((bits >> (t.tid % 64)) & 1) {
+    if (in_reader_set(seen, t.tid)) {
       if (word.load(std::memory_order_acquire) == seen) {
         add(t, pc, static_cast<uint32_t>(writer_tag - 1), Count::Rar, addr);
         return;

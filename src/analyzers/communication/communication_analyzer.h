@@ -208,9 +208,7 @@ class CommunicationAnalyzer {
     const auto writer = static_cast<int32_t>(writer_tag - 1);
     if (!(w & kExtended)) return t.reader_bit && !(w & t.reader_bit) ? writer : -1;
     if (w & kLocked) return -1;  // being changed: the next read decides
-    const uint64_t* set = reader_sets_.set((w & kIndexMask) >> kReaderShift);
-    const uint64_t bits = __atomic_load_n(&set[t.tid / 64], __ATOMIC_ACQUIRE);
-    return (w & kHasReaders) && ((bits >> (t.tid % 64)) & 1) ? -1 : writer;
+    return (w & kHasReaders) && in_reader_set(w, t.tid) ? -1 : writer;
   }
 
   void read(ThreadState& t, uint64_t pc, uintptr_t addr, size_t size) {
@@ -342,6 +340,12 @@ class CommunicationAnalyzer {
   // repeat the same counts.
   void remember_reuse(ThreadState& t, uint64_t pc, uint32_t peer, uintptr_t addr, PcPeerCounts& c,
                       uint64_t distance);
+  // Whether `tid` is in the reader set an extended, unlocked shadow word
+  // points to (read without the lock: valid while the word is unchanged).
+  bool in_reader_set(uint64_t word, uint32_t tid) {
+    const uint64_t* set = reader_sets_.set((word & kIndexMask) >> kReaderShift);
+    return (__atomic_load_n(&set[tid / 64], __ATOMIC_ACQUIRE) >> (tid % 64)) & 1;
+  }
   void count_inline_invalidations(ThreadState& t, uint64_t pc, uint64_t old_word);
   void read_granule_extended(ThreadState& t, uint64_t pc, uintptr_t addr,
                              std::atomic<uint64_t>& word);

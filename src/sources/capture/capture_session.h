@@ -191,7 +191,6 @@ class CaptureSession {
     w.pc = pc;
     w.addr = addr;
     w.reads = 1;
-    w.spinning_reads = 1;
     w.between = 0;
     w.saw_release = false;
     if (spin_flags_.may_hold(addr)) changed |= flag_read(t);

@@ -1,12 +1,12 @@
 // The recognition of spin waits (docs/metrics.md, "Spin waits"): the cold
 // paths of CaptureSession::watch_access.
 //
-// A thread spins when one instruction re-reads one address kSpinReads times
-// with no write of the thread in between; from then on it is detached from
-// the imbalance counts (waiting, not busy). The wait ends at the thread's
-// next access outside the loop; it was a wait on a flag when the loop's last
-// read saw another thread's write it had not read (the communication
-// shadow's raw event), and the address becomes a learned flag. From then on
+// A thread spins when it reads one address kSpinReads times with no write of
+// its own in between; from then on it is detached from the imbalance counts
+// (waiting, not busy). The wait ends at the thread's next access outside the
+// loop; it was a wait on a flag when one of its reads saw another thread's
+// write it had not read (the communication shadow's raw event), and the
+// address becomes a learned flag. From then on
 // any read of the flag starts a wait, and any write of it is a release,
 // numbered per flag. A flag is a team's barrier once two threads left one
 // wait ended by the same release; from the next release on, every waiter's
@@ -24,16 +24,12 @@ uint64_t CaptureSession::spin_now() const {
 
 bool CaptureSession::watch_repeated(ThreadContext& thread, uint64_t pc) {
   SpinWatch& w = thread.spin;
-  if (pc != w.pc) {
-    w.pc = pc;
-    w.reads = 0;
-  }
+  w.pc = pc;
   ++w.reads;
-  ++w.spinning_reads;
   w.between = 0;
   if (CommunicationAnalyzer::ThreadState* comm = thread.comm.load(std::memory_order_relaxed))
     w.saw_release |= communication().unread_writer(*comm, w.addr) >= 0;
-  if (w.spinning || w.spinning_reads < SpinWatch::kSpinReads) return false;
+  if (w.spinning || w.reads < SpinWatch::kSpinReads) return false;
   start_spinning(thread);
   return true;
 }
@@ -72,7 +68,7 @@ bool CaptureSession::watch_ended(ThreadContext& thread, uint64_t written) {
       flag = spin_flags_.find(w.addr);
       if (flag && !w.take_release(w.addr, release = flag->releases.load(std::memory_order_acquire)))
         flag = nullptr;
-    } else if (w.spinning_reads >= SpinWatch::kSpinReads && w.saw_release) {
+    } else if (w.reads >= SpinWatch::kSpinReads && w.saw_release) {
       ColdLock lock(cond_lock_);
       flag = spin_flags_.add(w.addr);
       if (flag) {
@@ -86,7 +82,6 @@ bool CaptureSession::watch_ended(ThreadContext& thread, uint64_t written) {
     }
   }
   w.reads = 0;
-  w.spinning_reads = 0;
   w.known_flag = false;
   w.saw_release = false;
   return changed;
@@ -170,16 +165,14 @@ bool CaptureSession::log_spin_part(ThreadContext& thread, uint64_t pc, uint64_t 
                                    uint64_t arrival_ns, uint64_t release) {
   SpinWatch& w = thread.spin;
   SyncLog& log = thread.sync;
-  if (w.joinable_flag == flag_addr && w.part_flag == flag_addr && w.part_record + 1 == log.size) {
+  if (w.joinable_flag == flag_addr && w.part_record + 1 == log.size) {
     log.records[w.part_record].arg1 = static_cast<int64_t>(release);
     return false;
   }
   record_sync(thread, SyncKind::SpinBarrier, spin_now(), pc, flag_addr,
               static_cast<int64_t>(arrival_ns), static_cast<int64_t>(release));
-  if (log.size != 0 && log.records[log.size - 1].kind == SyncKind::SpinBarrier) {
-    w.part_record = log.size - 1;
-    w.part_flag = flag_addr;
-  }
+  const bool logged = log.size != 0 && log.records[log.size - 1].kind == SyncKind::SpinBarrier;
+  w.part_record = logged ? log.size - 1 : ~uint64_t{0};
   return true;
 }
 
@@ -187,7 +180,6 @@ void CaptureSession::end_watch(ThreadContext& thread) {
   SpinWatch& w = thread.spin;
   if (w.spinning || w.known_flag) watch_ended(thread, 0);
   w.reads = 0;
-  w.spinning_reads = 0;
 }
 
 }  // namespace weft

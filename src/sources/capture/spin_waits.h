@@ -37,9 +37,9 @@ struct SpinWatch {
   static constexpr uint32_t kSpinReads = 4;
   static constexpr uint32_t kMaxBetween = 2;
 
-  uint64_t pc = 0;
+  uint64_t pc = 0;  // the latest instruction that read addr
   uint64_t addr = 0;
-  uint32_t reads = 0;    // executions of pc on addr so far; 0: no watch
+  uint32_t reads = 0;    // reads of addr since the watch began; 0: no watch
   uint32_t between = 0;  // other reads since the last one
   // The imbalance analysis runs and the thread is not waiting at another
   // synchronization point (a barrier, a recognised condvar barrier).
@@ -48,14 +48,12 @@ struct SpinWatch {
   bool known_flag = false;   // addr is a learned flag
   bool saw_release = false;  // a read of addr saw a write of another thread
   uint64_t arrival_ns = 0;
-  // The thread's part in a team episode logged last (a releasing write): its
-  // index in the thread's sync log and its flag, so that a wait on the same
-  // flag right after it (a counter barrier: every thread writes the flag,
-  // then waits) joins that part instead of closing another segment.
+  // The thread's part in a team episode logged last: its index in the
+  // thread's sync log. While the thread touches nothing but the flag of its
+  // releasing write (joinable_flag; 0 once it touched anything else), a wait
+  // on that flag joins the part instead of closing another segment (a
+  // counter barrier: every thread writes the flag, then waits on it).
   uint64_t part_record = ~uint64_t{0};
-  uint64_t part_flag = 0;
-  // The flag of the thread's releasing write, while the thread touched
-  // nothing else since (0 once it did): a wait on it now joins that part.
   uint64_t joinable_flag = 0;
   // Point-to-point waits since the open segment began (logged as one
   // SpinWait before the record that closes it): their time and number, and
@@ -64,9 +62,6 @@ struct SpinWatch {
   uint64_t waits = 0;
   uint64_t wait_pc = 0;
   uint64_t wait_flag = 0;
-  // Reads of the watched address since the watch began (reads counts those
-  // of the current instruction only).
-  uint32_t spinning_reads = 0;
 
   // The latest release of each flag the thread took part in (by waiting or
   // by releasing), for a few flags (a pipeline stage uses its neighbour's,
