@@ -34,6 +34,24 @@ namespace {
 const std::string kWeft = std::string(WEFT_BIN_DIR) + "/weft";
 const std::string kCache = "--cache 32K:8,256K:8,8M:16";
 
+// `weft record` of `command` (a program and its arguments) with `backend`
+// into dir/p.db, then `weft imbalance --format json` of that profile.
+struct Recorded {
+  std::string profile;
+  weft_test::CommandResult record;
+  weft_test::CommandResult view;
+};
+Recorded record_imbalance(const TempDir& dir, const std::string& backend,
+                          const std::string& command) {
+  Recorded r;
+  r.profile = (dir.path / "p.db").string();
+  r.record = run_command(
+      kWeft + " record --backend " + backend + " " + kCache + " -o " + r.profile + " -- " + command,
+      dir.path);
+  r.view = run_command(kWeft + " imbalance --format json " + r.profile, dir.path);
+  return r;
+}
+
 int marker_line(const std::string& example, const std::string& marker) {
   return weft_test::marker_line(fs::path(WEFT_EXAMPLES_SOURCE_DIR) / (example + ".c"), marker);
 }
@@ -88,14 +106,10 @@ class RecognisedBarrier : public ::testing::TestWithParam<BarrierCase> {};
 TEST_P(RecognisedBarrier, GivesTheSectionWithoutAnnotation) {
   const BarrierCase& c = GetParam();
   TempDir dir;
-  const std::string profile = (dir.path / "p.db").string();
-  const std::string program = std::string(WEFT_EXAMPLES_DIR) + "/" + c.example + "." + c.build;
-  auto rec = run_command(
-      kWeft + " record --backend " + c.backend + " " + kCache + " -o " + profile + " -- " + program,
-      dir.path);
+  const auto [profile, rec, view] = record_imbalance(
+      dir, c.backend, std::string(WEFT_EXAMPLES_DIR) + "/" + c.example + "." + c.build);
   ASSERT_EQ(rec.code, 0) << rec.err;
   EXPECT_EQ(rec.err.find("warning"), std::string::npos) << rec.err;
-  auto view = run_command(kWeft + " imbalance --format json " + profile, dir.path);
   ASSERT_EQ(view.code, 0) << view.err;
   const json out = json::parse(view.out);
   EXPECT_EQ(out["no_barrier_recognised"], false) << view.out;
@@ -148,16 +162,12 @@ TEST_P(CondQueue, GivesNoBarrierSection) {
   const auto& [build, backend] = GetParam();
   for (const char* args : {"", " 1 1", " 3 2"}) {
     TempDir dir;
-    const std::string profile = (dir.path / "p.db").string();
-    auto rec =
-        run_command(kWeft + " record --backend " + backend + " " + kCache + " -o " + profile +
-                        " -- " + WEFT_EXAMPLES_DIR + "/queue_condvar_pthreads." + build + args,
-                    dir.path);
+    const auto [profile, rec, view] = record_imbalance(
+        dir, backend, std::string(WEFT_EXAMPLES_DIR) + "/queue_condvar_pthreads." + build + args);
     ASSERT_EQ(rec.code, 0) << rec.err;
     EXPECT_NE(rec.err.find("weft: warning: "), std::string::npos) << rec.err;
     EXPECT_NE(rec.err.find("queue_condvar_pthreads.c:"), std::string::npos) << rec.err;
     EXPECT_NE(rec.err.find("WEFT_SECTION_END"), std::string::npos) << rec.err;
-    auto view = run_command(kWeft + " imbalance --format json " + profile, dir.path);
     ASSERT_EQ(view.code, 0) << view.err;
     const json out = json::parse(view.out);
     for (const json& s : out["sections"]) EXPECT_EQ(s["instances"], 1) << args << ": " << view.out;
@@ -188,13 +198,10 @@ INSTANTIATE_TEST_SUITE_P(
 // its sections stay those of the barrier (K + T - 1 = 19 steps by default).
 TEST(CondBarrierPipeline, KeepsOnlyItsPthreadBarrier) {
   TempDir dir;
-  const std::string profile = (dir.path / "p.db").string();
-  auto rec = run_command(kWeft + " record " + kCache + " -o " + profile + " -- " +
-                             WEFT_EXAMPLES_DIR + "/pipeline_pthreads.gcc.O1",
-                         dir.path);
+  const auto [profile, rec, view] = record_imbalance(
+      dir, "compile", std::string(WEFT_EXAMPLES_DIR) + "/pipeline_pthreads.gcc.O1");
   ASSERT_EQ(rec.code, 0) << rec.err;
   EXPECT_EQ(rec.err.find("warning"), std::string::npos) << rec.err;
-  auto view = run_command(kWeft + " imbalance --format json " + profile, dir.path);
   ASSERT_EQ(view.code, 0) << view.err;
   const json out = json::parse(view.out);
   EXPECT_EQ(out["no_barrier_recognised"], false) << view.out;
