@@ -168,7 +168,7 @@ class ImbalanceRows : public AnalysisRows {
   std::vector<SegmentInstruction> instructions_;  // by segment
   std::vector<SegmentRepeat> repeats_;            // by segment
   std::vector<SectionInstance> instances_;
-  // (thread, segment) of the records some instance's counts are
+  // The (thread, segment) pairs whose records hold some instance's counts
   std::set<std::pair<uint32_t, uint32_t>> counted_;
   std::map<uint64_t, ControlFlowBlock> blocks_;  // by the pc a block record gave
 };
