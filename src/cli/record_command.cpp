@@ -351,8 +351,16 @@ RunCapture read_capture(const RecordOptions& options, const AnalysisPlan& plan,
 
 // Events an analysis could not account (its per-thread tables or logs out
 // of memory, a thread beyond the limits, a signal handler interrupting an
-// update): which analysis, how many, and where the profile says so.
+// update): which analysis, how many, and where the profile says so. And
+// synchronization events a thread's full log could not keep: the segments
+// they would have ended run on, so their sections are missing.
 void warn_about_losses(const RunCapture& capture) {
+  if (capture.dropped_sync_events != 0)
+    fmt::print(stderr,
+               "weft: warning: {} synchronization events were not logged (a thread's log was "
+               "full); the sections they would have closed are missing from the profile (meta "
+               "dropped_sync_events; docs/profile-format.md)\n",
+               capture.dropped_sync_events);
   std::string by_analysis;
   capture.analyses.for_each([&](const AnalysisDescriptor& d) {
     const uint64_t n = capture.analysis_number("dropped." + std::string(d.name), 0);

@@ -96,6 +96,7 @@ inline constexpr AnalysisSetting kImbalanceSettings[] = {
     {"miss_penalties", "--miss-penalties", "",
      "cycles per L1, L2 and LLC miss in the modeled busy time", "12,40,200", SettingType::Text},
 };
+inline constexpr std::string_view kImbalanceCounters[] = {"imbalance_repeated_segments"};
 inline constexpr std::string_view kImbalanceTables[] = {
     "section_instances", "section_instance_threads", "instance_edges", "instance_instructions",
     "control_flow_blocks"};
@@ -136,7 +137,7 @@ inline constexpr std::array<AnalysisDescriptor, kAnalysisCount> kAnalyses = {{
      "control-flow edges and simulated cache misses per thread and parallel section",
      {},
      analysis_catalog::kImbalanceSettings,
-     {},
+     analysis_catalog::kImbalanceCounters,
      analysis_catalog::kImbalanceTables},
     {AnalysisId::FalseSharing,
      "falseshare",

@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "analyzers/imbalance/cache_simulator.h"
@@ -185,6 +186,155 @@ TEST(ImbalanceCounts, TheLastLevelIsSharedAndPrivateLevelsAreNot) {
   EXPECT_EQ(by_pc[2].l1_misses, 1u);
   EXPECT_EQ(by_pc[2].l2_misses, 1u);
   EXPECT_EQ(by_pc[2].llc_misses, 0u);
+}
+
+// Per segment: (from, to) -> (count, to_instructions), and pc ->
+// (executions, L1, L2, LLC misses).
+struct SegmentCounts {
+  std::map<std::pair<uint64_t, uint64_t>, std::pair<uint64_t, uint64_t>> edges;
+  std::map<uint64_t, std::array<uint64_t, 4>> instructions;
+  bool operator==(const SegmentCounts&) const = default;
+};
+
+// Each segment's counts as the logs give them, a repeat taking those of the
+// segment it repeats (what the profile builder does).
+std::map<uint32_t, SegmentCounts> expand_logs(const ImbalanceCounts& counts) {
+  std::map<uint32_t, SegmentCounts> full;
+  counts.for_each_edge([&](const SegmentEdge& e) {
+    full[e.segment].edges[{e.from, e.to}] = {e.count, e.to_instructions};
+  });
+  counts.for_each_instruction([&](const SegmentInstruction& r) {
+    full[r.segment].instructions[r.pc] = {r.executions, r.l1_misses, r.l2_misses, r.llc_misses};
+  });
+  std::map<uint32_t, SegmentCounts> out = full;
+  counts.for_each_repeat([&](const SegmentRepeat& r) {
+    EXPECT_LT(r.same_as, r.segment);
+    EXPECT_FALSE(full.contains(r.segment)) << "segment " << r.segment << " logged twice";
+    EXPECT_TRUE(full.contains(r.same_as)) << "segment " << r.same_as << " repeated, not logged";
+    out[r.segment] = full[r.same_as];
+  });
+  return out;
+}
+
+// A loop of k iterations of blocks 0x10 -> 0x20 (block 0x20 of `size`
+// instructions), loading line 0 once at pc 7.
+void run_loop(ImbalanceCounts& counts, ImbalanceCounts::ThreadState& t, int k, uint64_t size = 4) {
+  for (int i = 0; i < k; ++i) {
+    counts.block(t, 0x10, 3);
+    counts.block(t, 0x20, size);
+  }
+  counts.access(t, 7, 0, 8);
+}
+
+SegmentCounts loop_counts(int k, bool cold, uint64_t size = 4) {
+  SegmentCounts c;
+  c.edges[{0, 0x10}] = {1, 3};
+  c.edges[{0x10, 0x20}] = {static_cast<uint64_t>(k), size};
+  if (k > 1) c.edges[{0x20, 0x10}] = {static_cast<uint64_t>(k - 1), 3};
+  c.instructions[7] = {1, cold ? 1u : 0u, cold ? 1u : 0u, cold ? 1u : 0u};
+  return c;
+}
+
+// Segments with exactly the counts of an earlier one of the thread are
+// logged as repeats of it (the first with those counts), whatever came in
+// between; any difference, a miss or a block size alone, logs them in full.
+// Expanded, every segment has its own counts.
+TEST(ImbalanceCounts, SegmentsWithTheCountsOfAnEarlierOneAreRepeats) {
+  ImbalanceCounts counts(small_config());
+  ImbalanceCounts::ThreadState* t = counts.attach(1);
+  ASSERT_NE(t, nullptr);
+  std::map<uint32_t, SegmentCounts> expected;
+  auto segment = [&](int k, bool cold, uint64_t size = 4) {
+    run_loop(counts, *t, k, size);
+    expected[t->segment] = loop_counts(k, cold, size);
+    counts.close_segment(*t);
+  };
+  segment(2, true);          // 0: the load misses everywhere
+  segment(2, false);         // 1: only the misses differ from 0
+  segment(2, false);         // 2: repeats 1
+  segment(3, false);         // 3
+  segment(2, false);         // 4: repeats 1
+  segment(3, false);         // 5: repeats 3
+  counts.close_segment(*t);  // 6: empty, logs nothing
+  segment(3, false, 5);      // 7: block 0x20's size differs from 3's
+  segment(2, false);         // 8: repeats 1
+  segment(3, false, 5);      // 9: repeats 7
+
+  std::vector<std::pair<uint32_t, uint32_t>> repeats;
+  counts.for_each_repeat([&](const SegmentRepeat& r) {
+    EXPECT_EQ(r.thread, 1u);
+    repeats.emplace_back(r.segment, r.same_as);
+  });
+  EXPECT_EQ(repeats,
+            (std::vector<std::pair<uint32_t, uint32_t>>{{2, 1}, {4, 1}, {5, 3}, {8, 1}, {9, 7}}));
+  EXPECT_EQ(counts.repeated_segments(), 5u);
+  EXPECT_EQ(counts.dropped(), 0u);
+  EXPECT_EQ(expand_logs(counts), expected);
+}
+
+// Each thread repeats only its own segments.
+TEST(ImbalanceCounts, RepeatsAreWithinAThread) {
+  ImbalanceCounts counts(small_config());
+  ImbalanceCounts::ThreadState* a = counts.attach(0);
+  ImbalanceCounts::ThreadState* b = counts.attach(1);
+  for (ImbalanceCounts::ThreadState* t : {a, b}) {
+    counts.block(*t, 0x10, 1);
+    counts.close_segment(*t);
+  }
+  EXPECT_EQ(counts.repeated_segments(), 0u);
+  counts.block(*b, 0x10, 1);
+  counts.close_segment(*b);
+  std::vector<SegmentRepeat> repeats;
+  counts.for_each_repeat([&](const SegmentRepeat& r) { repeats.push_back(r); });
+  ASSERT_EQ(repeats.size(), 1u);
+  EXPECT_EQ(repeats[0].thread, 1u);
+  EXPECT_EQ(repeats[0].segment, 1u);
+  EXPECT_EQ(repeats[0].same_as, 0u);
+}
+
+// Many segments, a few distinct ones among them, with as many records as
+// span several log chunks: the expansion gives every segment's counts.
+TEST(ImbalanceCounts, RepeatsOfLargeSegmentsSpanningChunks) {
+  ImbalanceConfig config = small_config();
+  ImbalanceCounts counts(config);
+  ImbalanceCounts::ThreadState* t = counts.attach(0);
+  ASSERT_NE(t, nullptr);
+  // Segment kind v: a chain of 30,000 distinct blocks, then block v.
+  constexpr uint64_t kBlocks = 30000;
+  std::map<uint32_t, SegmentCounts> expected;
+  for (int n = 0; n < 12; ++n) {
+    const uint64_t v = 0x100000 + static_cast<uint64_t>(n % 3);
+    SegmentCounts c;
+    uint64_t previous = 0;
+    for (uint64_t b = 1; b <= kBlocks; ++b) {
+      counts.block(*t, b * 16, 2);
+      c.edges[{previous, b * 16}] = {1, 2};
+      previous = b * 16;
+    }
+    counts.block(*t, v, 2);
+    c.edges[{previous, v}] = {1, 2};
+    expected[t->segment] = c;
+    counts.close_segment(*t);
+  }
+  EXPECT_EQ(counts.repeated_segments(), 9u);
+  EXPECT_EQ(counts.dropped(), 0u);
+  EXPECT_EQ(expand_logs(counts), expected);
+}
+
+// With no room to log a segment whole, no segment can be repeated: each is
+// dropped, and counted so.
+TEST(ImbalanceCounts, DroppedSegmentsAreNeverRepeated) {
+  ImbalanceConfig config = small_config();
+  config.max_log_chunks = 0;
+  ImbalanceCounts counts(config);
+  ImbalanceCounts::ThreadState* t = counts.attach(0);
+  ASSERT_NE(t, nullptr);
+  for (int n = 0; n < 3; ++n) {
+    run_loop(counts, *t, 2);
+    counts.close_segment(*t);
+  }
+  EXPECT_EQ(counts.repeated_segments(), 0u);
+  EXPECT_EQ(counts.dropped(), 3u * 4u);  // 3 edges and 1 instruction each
 }
 
 TEST(ImbalanceCounts, ThreadsBeyondTheLimitGetNoState) {

@@ -38,6 +38,7 @@ void values(const CaptureAnalyzers& a, ValueLines& out) {
   char levels[128];
   format_cache_levels(a.imbalance->config().cache, levels, sizeof levels);
   out.text("cache_levels", levels);
+  out.number("imbalance_repeated_segments", a.imbalance->repeated_segments());
 }
 
 void write_sections(CaptureSession& session, RawWriter& out) {
@@ -45,6 +46,7 @@ void write_sections(CaptureSession& session, RawWriter& out) {
   write_records(out, kSegmentEdges, [&](auto&& emit) { imbalance->for_each_edge(emit); });
   write_records(out, kSegmentInstructions,
                 [&](auto&& emit) { imbalance->for_each_instruction(emit); });
+  write_records(out, kSegmentRepeats, [&](auto&& emit) { imbalance->for_each_repeat(emit); });
 }
 
 }  // namespace

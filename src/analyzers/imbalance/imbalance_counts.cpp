@@ -20,19 +20,13 @@ ImbalanceCounts::ThreadState* ImbalanceCounts::attach(uint32_t tid) {
     t.l2.configure(config_.cache.levels[1], config_.cache.line_bytes);
     t.edge_log.set_max_chunks(config_.max_log_chunks);
     t.instruction_log.set_max_chunks(config_.max_log_chunks);
+    t.repeat_log.set_max_chunks(config_.max_log_chunks);
     return true;
   });
 }
 
 void ImbalanceCounts::close_segment(ThreadState& t) {
-  t.edges.for_each([&](const EdgeCount& e) {
-    t.edge_log.append(
-        SegmentEdge{t.tid, t.segment, e.key.from, e.key.to, e.count, e.to_instructions});
-  });
-  t.instructions.for_each([&](const InstructionCount& c) {
-    t.instruction_log.append(SegmentInstruction{t.tid, t.segment, c.key, c.executions, c.misses[0],
-                                                c.misses[1], c.misses[2]});
-  });
+  if (t.edges.size() != 0 || t.instructions.size() != 0) log_counts(t);
   t.edges.zero();
   t.instructions.zero();
   t.previous_block = 0;
@@ -41,11 +35,88 @@ void ImbalanceCounts::close_segment(ThreadState& t) {
   ++t.segment;
 }
 
+namespace {
+
+uint64_t mix(uint64_t h, uint64_t value) { return hash_key(h ^ (value * 0x9e3779b97f4a7c15ULL)); }
+
+}  // namespace
+
+// A hash of the open segment's counts, independent of the tables' slot
+// order: the sum of one hash per entry.
+uint64_t ImbalanceCounts::counts_key(ThreadState& t) {
+  uint64_t edges = 0;
+  t.edges.for_each([&](const EdgeCount& e) {
+    edges += mix(mix(mix(mix(1, e.key.from), e.key.to), e.count), e.to_instructions);
+  });
+  uint64_t instructions = 0;
+  t.instructions.for_each([&](const InstructionCount& c) {
+    instructions +=
+        mix(mix(mix(mix(mix(2, c.key), c.executions), c.misses[0]), c.misses[1]), c.misses[2]);
+  });
+  const uint64_t key = mix(mix(edges, t.edges.size()), instructions ^ t.instructions.size());
+  return key != 0 ? key : 1;
+}
+
+// Whether the open segment's counts are exactly those of `earlier`: as many
+// entries, and each of its records found with the same counts.
+bool ImbalanceCounts::has_counts_of(ThreadState& t, const LoggedSegment& earlier) {
+  if (t.edges.size() != earlier.edges || t.instructions.size() != earlier.instructions)
+    return false;
+  return t.edge_log.all_of(earlier.edge_at, earlier.edges,
+                           [&](const SegmentEdge& r) {
+                             const EdgeCount* e = t.edges.find({r.from, r.to});
+                             return e != nullptr && e->count == r.count &&
+                                    e->to_instructions == r.to_instructions;
+                           }) &&
+         t.instruction_log.all_of(
+             earlier.instruction_at, earlier.instructions, [&](const SegmentInstruction& r) {
+               const InstructionCount* c = t.instructions.find(r.pc);
+               return c != nullptr && c->executions == r.executions &&
+                      c->misses[0] == r.l1_misses && c->misses[1] == r.l2_misses &&
+                      c->misses[2] == r.llc_misses;
+             });
+}
+
+void ImbalanceCounts::log_counts(ThreadState& t) {
+  const uint64_t key = counts_key(t);
+  const LoggedSegment* earlier = t.logged.find(key);
+  if (earlier != nullptr && has_counts_of(t, *earlier)) {
+    t.repeat_log.append(SegmentRepeat{t.tid, t.segment, earlier->segment});
+    return;
+  }
+  LoggedSegment logged{key,
+                       t.segment,
+                       static_cast<uint32_t>(t.edges.size()),
+                       static_cast<uint32_t>(t.instructions.size()),
+                       t.edge_log.end(),
+                       t.instruction_log.end()};
+  const uint64_t dropped_before = t.edge_log.dropped() + t.instruction_log.dropped();
+  t.edges.for_each([&](const EdgeCount& e) {
+    t.edge_log.append(
+        SegmentEdge{t.tid, t.segment, e.key.from, e.key.to, e.count, e.to_instructions});
+  });
+  t.instructions.for_each([&](const InstructionCount& c) {
+    t.instruction_log.append(SegmentInstruction{t.tid, t.segment, c.key, c.executions, c.misses[0],
+                                                c.misses[1], c.misses[2]});
+  });
+  // Only a segment logged whole can be repeated; the first with a key keeps it.
+  if (earlier != nullptr || t.logged.size() >= kMaxLoggedSegments ||
+      t.edge_log.dropped() + t.instruction_log.dropped() != dropped_before)
+    return;
+  if (LoggedSegment* slot = t.logged.find_or_insert(key)) *slot = logged;
+}
+
 uint64_t ImbalanceCounts::dropped() const {
   uint64_t n = 0;
   for_each_thread([&](const ThreadState& t) {
-    n += t.dropped + t.edge_log.dropped() + t.instruction_log.dropped();
+    n += t.dropped + t.edge_log.dropped() + t.instruction_log.dropped() + t.repeat_log.dropped();
   });
+  return n;
+}
+
+uint64_t ImbalanceCounts::repeated_segments() const {
+  uint64_t n = 0;
+  for_each_thread([&](const ThreadState& t) { n += t.repeat_log.size(); });
   return n;
 }
 

@@ -17,8 +17,12 @@
 // The counts of the open segment live in per-thread hash tables; closing a
 // segment appends them to the thread's logs (SegmentEdge and
 // SegmentInstruction records numbered by the thread's segment ordinal) and
-// empties the tables. Each thread updates only its own state, without locks;
-// the shared cache is the one structure threads touch together.
+// empties the tables. A segment whose counts are exactly those of a segment
+// the thread logged in full before (found by a hash of the counts, then
+// compared record by record) is logged as one SegmentRepeat instead, so a
+// loop of many identical small sections costs a few bytes per instance.
+// Each thread updates only its own state, without locks; the shared cache is
+// the one structure threads touch together.
 #pragma once
 
 #include <atomic>
@@ -60,9 +64,23 @@ class ImbalanceCounts {
     uint64_t misses[3] = {0, 0, 0};  // L1, L2, LLC
   };
 
+  // A segment logged in full, by a hash of its counts (never 0): where its
+  // records are in the thread's logs.
+  struct LoggedSegment {
+    uint64_t key = 0;
+    uint32_t segment = 0;
+    uint32_t edges = 0;
+    uint32_t instructions = 0;
+    RecordLog<SegmentEdge>::Position edge_at;
+    RecordLog<SegmentInstruction>::Position instruction_at;
+  };
+
   // Call frames whose last block is kept; deeper frames are counted only
   // (their returns restore nothing).
   static constexpr uint32_t kMaxFrames = 1024;
+  // Segments per thread a later one can repeat (beyond, new counts are
+  // logged in full every time).
+  static constexpr size_t kMaxLoggedSegments = size_t{1} << 16;
 
   struct ThreadState {
     uint32_t tid = 0;
@@ -79,6 +97,8 @@ class ImbalanceCounts {
     PrivateCache l2;
     RecordLog<SegmentEdge> edge_log;
     RecordLog<SegmentInstruction> instruction_log;
+    PagedHashTable<LoggedSegment> logged;  // segments a later one may repeat
+    RecordLog<SegmentRepeat> repeat_log;
     uint64_t dropped = 0;  // events lost to memory exhaustion
   };
 
@@ -148,7 +168,8 @@ class ImbalanceCounts {
     }
   }
 
-  // Ends the thread's open segment: its counts go to the logs.
+  // Ends the thread's open segment: its counts go to the logs, in full or
+  // as a repeat of an earlier segment.
   void close_segment(ThreadState& t);
 
   // Every logged record, thread by thread. Call when no thread is updating.
@@ -160,14 +181,25 @@ class ImbalanceCounts {
   void for_each_instruction(Visitor&& visit) const {
     for_each_thread([&](const ThreadState& t) { t.instruction_log.for_each(visit); });
   }
+  template <class Visitor>
+  void for_each_repeat(Visitor&& visit) const {
+    for_each_thread([&](const ThreadState& t) { t.repeat_log.for_each(visit); });
+  }
 
   uint64_t dropped() const;
+  // Segments logged as repeats of an earlier one.
+  uint64_t repeated_segments() const;
 
  private:
   template <class Visitor>
   void for_each_thread(Visitor&& visit) const {
     threads_.for_each(visit);
   }
+
+  // Logs the counts of the thread's open segment (not empty).
+  void log_counts(ThreadState& t);
+  static uint64_t counts_key(ThreadState& t);
+  static bool has_counts_of(ThreadState& t, const LoggedSegment& earlier);
 
   ImbalanceConfig config_;
   unsigned line_shift_ = 6;

@@ -1,6 +1,7 @@
 // What the imbalance analysis hands from the capture to the profile builder:
 // per thread and segment, the control-flow edges and the memory
-// instructions' executions and simulated misses.
+// instructions' executions and simulated misses, or that they repeat an
+// earlier segment's.
 #pragma once
 
 #include <cstdint>
@@ -33,9 +34,20 @@ struct SegmentInstruction {
   uint64_t llc_misses = 0;
 };
 
+// A segment whose counts, every edge and memory instruction with all their
+// fields, are those of an earlier segment of the same thread: its records
+// are that segment's (logged in full, never itself a repeat).
+struct SegmentRepeat {
+  uint32_t thread = 0;
+  uint32_t segment = 0;
+  uint32_t same_as = 0;  // < segment
+};
+
 inline constexpr RecordSection<SegmentEdge> kSegmentEdges{
     analysis_section_tag(AnalysisId::Imbalance, 1)};
 inline constexpr RecordSection<SegmentInstruction> kSegmentInstructions{
     analysis_section_tag(AnalysisId::Imbalance, 2)};
+inline constexpr RecordSection<SegmentRepeat> kSegmentRepeats{
+    analysis_section_tag(AnalysisId::Imbalance, 3)};
 
 }  // namespace weft

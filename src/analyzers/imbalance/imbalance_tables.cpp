@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <span>
 #include <utility>
 
 #include "analyzers/imbalance/imbalance_records.h"
@@ -74,31 +75,75 @@ struct InstanceThreadTotals {
   double modeled_cycles = 0;
 };
 
+// Orders records and (thread, segment) keys by thread, then segment.
+struct BySegment {
+  using Key = std::pair<uint32_t, uint32_t>;
+  template <class Record>
+  static Key key(const Record& r) {
+    return {r.thread, r.segment};
+  }
+  template <class Record>
+  bool operator()(const Record& a, const Record& b) const {
+    return key(a) < key(b);
+  }
+  template <class Record>
+  bool operator()(const Record& a, const Key& b) const {
+    return key(a) < b;
+  }
+  template <class Record>
+  bool operator()(const Key& a, const Record& b) const {
+    return a < key(b);
+  }
+};
+
+// The records sorted by (thread, segment), the order of each thread's log.
+template <class Record>
+std::vector<Record> by_segment(std::vector<Record> records) {
+  if (!std::is_sorted(records.begin(), records.end(), BySegment{}))
+    std::stable_sort(records.begin(), records.end(), BySegment{});
+  return records;
+}
+
+// The records of one segment among records sorted by segment.
+template <class Record>
+std::span<const Record> records_of(const std::vector<Record>& records, uint32_t thread,
+                                   uint32_t segment) {
+  const auto [first, last] = std::equal_range(records.begin(), records.end(),
+                                              BySegment::Key{thread, segment}, BySegment{});
+  return {first, last};
+}
+
 // The analysis' records grouped into section instances (the segments of
-// each thread, delimited by the sync log: profile/section_instances.h).
+// each thread, delimited by the sync log: profile/section_instances.h). A
+// segment the capture logged as a repeat of an earlier one has that
+// segment's records: each instance gets its threads' full counts, as if
+// every segment had been logged in full.
 class ImbalanceRows : public AnalysisRows {
  public:
   explicit ImbalanceRows(const ProfileBuild& build)
       : info_(build.info),
-        edges_(build.capture.records(kSegmentEdges)),
-        instructions_(build.capture.records(kSegmentInstructions)) {
-    instances_ = find_section_instances(build.capture.sync);
-    for (size_t i = 0; i < instances_.size(); ++i)
-      for (const SectionInstanceThread& t : instances_[i].threads)
-        instance_of_segment_[{t.thread, t.segment}] = i;
+        edges_(by_segment(build.capture.records(kSegmentEdges))),
+        instructions_(by_segment(build.capture.records(kSegmentInstructions))),
+        repeats_(by_segment(build.capture.records(kSegmentRepeats))),
+        instances_(find_section_instances(build.capture.sync)) {
+    for (const SectionInstance& instance : instances_)
+      for (const SectionInstanceThread& t : instance.threads)
+        counted_.insert({t.thread, counts_segment(t.thread, t.segment)});
     // Every block of a segment is some edge's target (its first one, the
     // entry's), so the targets are all the blocks.
-    for (const SegmentEdge& e : edges_)
-      if (instance_of(e.thread, e.segment) && !blocks_.contains(e.to))
-        blocks_[e.to] =
-            resolve_block(e.to, e.to_instructions, build.symbolizer.modules(), build.structures);
+    for (const auto& [thread, segment] : counted_)
+      for (const SegmentEdge& e : records_of(edges_, thread, segment))
+        if (!blocks_.contains(e.to))
+          blocks_[e.to] =
+              resolve_block(e.to, e.to_instructions, build.symbolizer.modules(), build.structures);
   }
 
   // The pcs the tables name: decisions and memory instructions.
   void add_pcs(std::set<uint64_t>& pcs) const override {
     for (const auto& [pc, block] : blocks_) pcs.insert(block.decision_pc);
-    for (const SegmentInstruction& r : instructions_)
-      if (instance_of(r.thread, r.segment)) pcs.insert(r.pc);
+    for (const auto& [thread, segment] : counted_)
+      for (const SegmentInstruction& r : records_of(instructions_, thread, segment))
+        pcs.insert(r.pc);
   }
   void add_sections(std::set<std::pair<uint32_t, uint64_t>>& sections) const override {
     for (const SectionInstance& instance : instances_)
@@ -107,22 +152,41 @@ class ImbalanceRows : public AnalysisRows {
   void write(const sqlite::Database& db, const RunRegions& regions) const override;
 
  private:
-  std::optional<size_t> instance_of(uint32_t thread, uint32_t segment) const {
-    auto it = instance_of_segment_.find({thread, segment});
-    return it == instance_of_segment_.end() ? std::nullopt : std::optional<size_t>(it->second);
+  // The segment whose records hold the counts of the thread's `segment`:
+  // itself, or the earlier one it repeats.
+  uint32_t counts_segment(uint32_t thread, uint32_t segment) const {
+    for (;;) {
+      const std::span<const SegmentRepeat> repeat = records_of(repeats_, thread, segment);
+      if (repeat.empty() || repeat.front().same_as >= segment) return segment;
+      segment = repeat.front().same_as;
+    }
   }
-  using Totals = std::map<std::pair<size_t, uint32_t>, InstanceThreadTotals>;
-  void write_counts(const sqlite::Database& db, Totals& totals) const;
-  void write_instances(const sqlite::Database& db, const RunRegions& regions, Totals& totals) const;
+  InstanceThreadTotals totals_of(uint32_t thread, uint32_t segment) const;
 
   const RunInfo& info_;
-  std::vector<SegmentEdge> edges_;
-  std::vector<SegmentInstruction> instructions_;
+  std::vector<SegmentEdge> edges_;                // by segment
+  std::vector<SegmentInstruction> instructions_;  // by segment
+  std::vector<SegmentRepeat> repeats_;            // by segment
   std::vector<SectionInstance> instances_;
-  // (thread, segment) -> index in `instances_`
-  std::map<std::pair<uint32_t, uint32_t>, size_t> instance_of_segment_;
+  // The (thread, segment) pairs whose records hold some instance's counts
+  std::set<std::pair<uint32_t, uint32_t>> counted_;
   std::map<uint64_t, ControlFlowBlock> blocks_;  // by the pc a block record gave
 };
+
+InstanceThreadTotals ImbalanceRows::totals_of(uint32_t thread, uint32_t segment) const {
+  InstanceThreadTotals total;
+  for (const SegmentEdge& e : records_of(edges_, thread, segment))
+    total.instructions += e.count * blocks_.at(e.to).instructions;
+  for (const SegmentInstruction& r : records_of(instructions_, thread, segment)) {
+    total.misses[0] += r.l1_misses;
+    total.misses[1] += r.l2_misses;
+    total.misses[2] += r.llc_misses;
+  }
+  total.modeled_cycles = static_cast<double>(total.instructions);
+  for (int level = 0; level < 3; ++level)
+    total.modeled_cycles += static_cast<double>(total.misses[level]) * info_.miss_penalties[level];
+  return total;
+}
 
 void ImbalanceRows::write(const sqlite::Database& db, const RunRegions& regions) const {
   sqlite::Statement insert_block(db,
@@ -130,43 +194,6 @@ void ImbalanceRows::write(const sqlite::Database& db, const RunRegions& regions)
                                  " VALUES (?, ?, ?)");
   for (const auto& [pc, block] : blocks_)
     insert_block.run(pc, block.instructions, block.decision_pc);
-  // Totals per (instance, thread), from the segments' records.
-  Totals totals;
-  write_counts(db, totals);
-  write_instances(db, regions, totals);
-}
-
-void ImbalanceRows::write_counts(const sqlite::Database& db, Totals& totals) const {
-  sqlite::Statement insert_edge(db,
-                                "INSERT INTO instance_edges(instance_id, thread, from_pc, to_pc,"
-                                " count) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
-                                " count = count + excluded.count");
-  for (const SegmentEdge& e : edges_) {
-    const std::optional<size_t> instance = instance_of(e.thread, e.segment);
-    if (!instance) continue;
-    insert_edge.run(*instance + 1, e.thread, e.from, e.to, e.count);
-    totals[{*instance, e.thread}].instructions += e.count * blocks_.at(e.to).instructions;
-  }
-  sqlite::Statement insert_instruction(
-      db,
-      "INSERT INTO instance_instructions(instance_id, thread, pc, executions, l1_misses,"
-      " l2_misses, llc_misses) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
-      " executions = executions + excluded.executions, l1_misses = l1_misses + excluded.l1_misses,"
-      " l2_misses = l2_misses + excluded.l2_misses, llc_misses = llc_misses + excluded.llc_misses");
-  for (const SegmentInstruction& r : instructions_) {
-    const std::optional<size_t> instance = instance_of(r.thread, r.segment);
-    if (!instance) continue;
-    insert_instruction.run(*instance + 1, r.thread, r.pc, r.executions, r.l1_misses, r.l2_misses,
-                           r.llc_misses);
-    InstanceThreadTotals& t = totals[{*instance, r.thread}];
-    t.misses[0] += r.l1_misses;
-    t.misses[1] += r.l2_misses;
-    t.misses[2] += r.llc_misses;
-  }
-}
-
-void ImbalanceRows::write_instances(const sqlite::Database& db, const RunRegions& regions,
-                                    Totals& totals) const {
   sqlite::Statement insert_instance(db,
                                     "INSERT INTO section_instances(id, region_id, instance,"
                                     " thread_count, imbalance) VALUES (?, ?, ?, ?, ?)");
@@ -175,28 +202,45 @@ void ImbalanceRows::write_instances(const sqlite::Database& db, const RunRegions
       "INSERT INTO section_instance_threads(instance_id, thread, start_ns, end_ns, wall_ns,"
       " instructions, l1_misses, l2_misses, llc_misses, modeled_cycles)"
       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  sqlite::Statement insert_edge(db,
+                                "INSERT INTO instance_edges(instance_id, thread, from_pc, to_pc,"
+                                " count) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+                                " count = count + excluded.count");
+  sqlite::Statement insert_instruction(
+      db,
+      "INSERT INTO instance_instructions(instance_id, thread, pc, executions, l1_misses,"
+      " l2_misses, llc_misses) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+      " executions = executions + excluded.executions, l1_misses = l1_misses + excluded.l1_misses,"
+      " l2_misses = l2_misses + excluded.l2_misses, llc_misses = llc_misses + excluded.llc_misses");
   std::map<int64_t, int64_t> ordinal_in_region;
+  std::vector<InstanceThreadTotals> totals;
+  std::vector<double> cycles;
   for (size_t i = 0; i < instances_.size(); ++i) {
     const SectionInstance& instance = instances_[i];
-    std::vector<double> cycles;
+    const int64_t id = static_cast<int64_t>(i) + 1;
+    totals.clear();
+    cycles.clear();
     for (const SectionInstanceThread& t : instance.threads) {
-      InstanceThreadTotals& total = totals[{i, t.thread}];
-      total.modeled_cycles = static_cast<double>(total.instructions);
-      for (int level = 0; level < 3; ++level)
-        total.modeled_cycles +=
-            static_cast<double>(total.misses[level]) * info_.miss_penalties[level];
-      cycles.push_back(total.modeled_cycles);
+      totals.push_back(totals_of(t.thread, counts_segment(t.thread, t.segment)));
+      cycles.push_back(totals.back().modeled_cycles);
     }
     const int64_t region = regions.of_section(instance.site_thread, instance.site);
-    insert_instance.run(i + 1, region, ordinal_in_region[region]++, instance.threads.size(),
+    insert_instance.run(id, region, ordinal_in_region[region]++, instance.threads.size(),
                         idle_fraction(cycles));
-    for (const SectionInstanceThread& t : instance.threads) {
-      const InstanceThreadTotals& total = totals[{i, t.thread}];
+    for (size_t k = 0; k < instance.threads.size(); ++k) {
+      const SectionInstanceThread& t = instance.threads[k];
+      const InstanceThreadTotals& total = totals[k];
       insert_thread.run(
-          i + 1, t.thread, t.start_ns, t.end_ns,
+          id, t.thread, t.start_ns, t.end_ns,
           t.end_ns > t.start_ns + t.waited_ns ? t.end_ns - t.start_ns - t.waited_ns : 0,
           total.instructions, total.misses[0], total.misses[1], total.misses[2],
           total.modeled_cycles);
+      const uint32_t segment = counts_segment(t.thread, t.segment);
+      for (const SegmentEdge& e : records_of(edges_, t.thread, segment))
+        insert_edge.run(id, t.thread, e.from, e.to, e.count);
+      for (const SegmentInstruction& r : records_of(instructions_, t.thread, segment))
+        insert_instruction.run(id, t.thread, r.pc, r.executions, r.l1_misses, r.l2_misses,
+                               r.llc_misses);
     }
   }
 }

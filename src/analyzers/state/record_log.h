@@ -57,6 +57,37 @@ class RecordLog {
   }
 
  private:
+  struct Chunk;
+
+ public:
+  // Where a record is in the log, for reading a run of records again.
+  struct Position {
+    const Chunk* chunk = nullptr;  // nullptr: the log's start
+    size_t index = 0;
+  };
+  // Where the next record appended will be.
+  Position end() const { return {tail_, tail_ ? tail_->used : 0}; }
+
+  // Whether the `count` records from `at` all satisfy `test` (false if the
+  // log has fewer); stops at the first that does not.
+  template <class Test>
+  bool all_of(Position at, uint64_t count, Test&& test) const {
+    const Chunk* c = at.chunk ? at.chunk : head_;
+    size_t i = at.chunk ? at.index : 0;
+    while (count > 0 && c != nullptr) {
+      if (i == c->used) {
+        c = c->next;
+        i = 0;
+        continue;
+      }
+      if (!test(c->records()[i])) return false;
+      ++i;
+      --count;
+    }
+    return count == 0;
+  }
+
+ private:
   struct Chunk {
     Chunk* next;
     size_t used;

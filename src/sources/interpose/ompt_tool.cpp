@@ -20,12 +20,21 @@ uint64_t pc_of(const void* codeptr) {
   return codeptr ? reinterpret_cast<uint64_t>(codeptr) - 1 : 0;
 }
 
+// The call sites of the parallel regions this thread began and has not
+// ended, innermost last (what tells libomp 14's closing barriers, below).
+constexpr unsigned kMaxRegionNesting = 16;
+__thread const void* t_region_sites[kMaxRegionNesting] WEFT_INITIAL_EXEC;
+__thread unsigned t_region_depth WEFT_INITIAL_EXEC = 0;
+
 void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t*, unsigned requested, int,
                        const void* codeptr) {
+  if (t_region_depth < kMaxRegionNesting) t_region_sites[t_region_depth] = codeptr;
+  ++t_region_depth;
   record_sync(SyncKind::OmpParallelBegin, pc_of(codeptr), 0, requested);
 }
 
 void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void* codeptr) {
+  if (t_region_depth > 0) --t_region_depth;
   record_sync(SyncKind::OmpParallelEnd, pc_of(codeptr), 0);
 }
 
@@ -46,10 +55,35 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t*
   }
 }
 
+// libomp 14 also reports the barrier that ends a worksharing construct (a
+// `for`, `single` or `sections` without nowait) as the generic "implicit
+// barrier", begin and end, with the construct's call site. Its closing
+// barrier has no call site (a worker) or the region's own (the master: what
+// parallel_begin gave). Set while this thread is in such a worksharing one.
+__thread bool t_in_workshare_barrier WEFT_INITIAL_EXEC = false;
+
+bool closes_region(const void* codeptr) {
+  if (codeptr == nullptr) return true;
+  const unsigned depth = t_region_depth;
+  return depth > 0 && depth <= kMaxRegionNesting && t_region_sites[depth - 1] == codeptr;
+}
+
 void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
                     ompt_data_t*, const void* codeptr) {
+  if (kind == ompt_sync_region_barrier_implicit) {  // libomp 14: closing or worksharing
+    if (endpoint == ompt_scope_begin && !closes_region(codeptr)) {
+      t_in_workshare_barrier = true;
+      record_sync(SyncKind::OmpBarrierEnter, pc_of(codeptr), 0, static_cast<int64_t>(kind));
+      return;
+    }
+    if (endpoint == ompt_scope_end && t_in_workshare_barrier) {
+      t_in_workshare_barrier = false;
+      record_sync(SyncKind::OmpBarrierLeave, pc_of(codeptr), 0, static_cast<int64_t>(kind));
+      return;
+    }
+  }
   switch (kind) {
-    case ompt_sync_region_barrier_implicit:  // libomp 14's join barrier
+    case ompt_sync_region_barrier_implicit:  // libomp 14's closing barrier
     case ompt_sync_region_barrier_implicit_parallel:
       if (endpoint == ompt_scope_begin) {
         t_closing_barrier_seen = true;

@@ -1,0 +1,187 @@
+// The imbalance analysis' repeated segments in the profile: a capture in
+// which segments with the counts of an earlier segment of their thread are
+// logged as SegmentRepeat records gives exactly the profile tables (instances,
+// per-thread busy measures, edges, memory instructions, blocks) of the same
+// capture with every segment logged in full.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "analyzers/imbalance/imbalance_records.h"
+#include "analyzers/imbalance/imbalance_tables.h"
+#include "profile/profile.h"
+#include "profile/profile_writer.h"
+
+namespace weft {
+namespace {
+
+constexpr uint64_t kBarrier = 0xb0;
+constexpr uint64_t kBarrierPc = 0x5000;
+constexpr uint64_t kJoinPc = 0x5100;
+constexpr int kRounds = 8;
+
+// Threads 1 and 2 meet kRounds times at one barrier and exit; main (0)
+// creates and joins them. Segments 0..kRounds-1 of a worker end at the
+// barrier, segment kRounds at its exit.
+std::vector<SyncRecord> sync_log() {
+  std::vector<SyncRecord> log;
+  auto add = [&](uint32_t thread, SyncKind kind, uint64_t time, uint64_t pc = 0,
+                 uint64_t object = 0, int64_t arg0 = 0) {
+    log.push_back({.thread = thread,
+                   .kind = kind,
+                   .time_ns = time,
+                   .pc = pc,
+                   .object = object,
+                   .arg0 = arg0});
+  };
+  add(0, SyncKind::ThreadStart, 0);
+  add(0, SyncKind::ThreadCreate, 1, 0x4000, 0, 1);
+  add(0, SyncKind::ThreadCreate, 2, 0x4000, 0, 2);
+  add(0, SyncKind::ThreadJoin, 1000, kJoinPc, 0, 1);
+  add(0, SyncKind::ThreadJoin, 1001, kJoinPc, 0, 2);
+  for (uint32_t t : {1u, 2u}) {
+    add(t, SyncKind::ThreadStart, 10 + t);
+    for (int r = 0; r < kRounds; ++r) {
+      const uint64_t time = 100 * static_cast<uint64_t>(r + 1);
+      add(t, SyncKind::BarrierEnter, time + 10 * t, kBarrierPc, kBarrier);
+      add(t, SyncKind::BarrierLeave, time + 50, kBarrierPc, kBarrier);
+    }
+    add(t, SyncKind::ThreadExit, 990 + t);
+  }
+  return log;
+}
+
+// The counts of a segment of kind `k`: a loop of k + 1 iterations, and a
+// load that misses k times in L1.
+void add_segment(uint32_t thread, uint32_t segment, int k, std::vector<SegmentEdge>& edges,
+                 std::vector<SegmentInstruction>& instructions) {
+  const uint64_t n = static_cast<uint64_t>(k) + 1;
+  edges.push_back({thread, segment, 0, 0x1000, 1, 3});
+  edges.push_back({thread, segment, 0x1000, 0x1010, n, 5});
+  edges.push_back({thread, segment, 0x1010, 0x1000, n - 1, 3});
+  edges.push_back({thread, segment, 0x1010, 0x1020 + 16 * thread, 1, 2});
+  instructions.push_back({thread, segment, 0x1004, n, static_cast<uint64_t>(k), 1, 0});
+  instructions.push_back({thread, segment, 0x1014, 2 * n, 0, 0, 0});
+}
+
+// Each worker's segment kinds, by segment: thread 1 repeats its first two
+// kinds, thread 2 is the same in every round.
+const std::map<uint32_t, std::vector<int>> kKinds = {
+    {1, {0, 1, 0, 1, 1, 0, 0, 1, 2}},
+    {2, {3, 3, 3, 3, 3, 3, 3, 3, 3}},
+};
+
+RunCapture capture(bool with_repeats) {
+  RunCapture c;
+  c.complete = true;
+  c.max_threads = 3;
+  c.analyses = {AnalysisId::Communication, AnalysisId::Imbalance};
+  c.threads = {{.id = 0, .parent = -1}, {.id = 1, .parent = 0}, {.id = 2, .parent = 0}};
+  c.sync = sync_log();
+  std::vector<SegmentEdge> edges;
+  std::vector<SegmentInstruction> instructions;
+  std::vector<SegmentRepeat> repeats;
+  // Thread 2 first: the builder must not rely on the logs' order.
+  for (uint32_t thread : {2u, 1u}) {
+    std::map<int, uint32_t> first_of_kind;
+    const std::vector<int>& kinds = kKinds.at(thread);
+    for (uint32_t segment = 0; segment < kinds.size(); ++segment) {
+      auto [first, fresh] = first_of_kind.try_emplace(kinds[segment], segment);
+      if (with_repeats && !fresh)
+        repeats.insert(repeats.begin(), SegmentRepeat{thread, segment, first->second});
+      else
+        add_segment(thread, segment, kinds[segment], edges, instructions);
+    }
+  }
+  c.set_records(kSegmentEdges, edges);
+  c.set_records(kSegmentInstructions, instructions);
+  if (with_repeats) c.set_records(kSegmentRepeats, repeats);
+  return c;
+}
+
+using ThreadRow = std::tuple<uint32_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
+                             uint64_t, double>;
+using InstanceRow = std::tuple<int64_t, int64_t, int64_t, double, std::vector<ThreadRow>>;
+using EdgeRow = std::tuple<uint32_t, uint64_t, uint64_t, uint64_t>;
+using InstructionRow = std::tuple<uint32_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t>;
+
+// Everything the imbalance findings read from a profile.
+struct ImbalanceTables {
+  std::vector<InstanceRow> instances;
+  std::map<int64_t, std::vector<EdgeRow>> edges;
+  std::map<int64_t, std::vector<InstructionRow>> instructions;
+  std::map<uint64_t, uint64_t> decisions;
+};
+
+ImbalanceTables read_tables(const std::string& path) {
+  const Profile profile = Profile::open(path);
+  ImbalanceTables out;
+  for (const SectionInstanceInfo& i : section_instances(profile)) {
+    std::vector<ThreadRow> threads;
+    for (const InstanceThreadBusy& t : i.threads)
+      threads.emplace_back(t.thread, t.start_ns, t.end_ns, t.wall_ns, t.instructions, t.l1_misses,
+                           t.l2_misses, t.llc_misses, t.modeled_cycles);
+    out.instances.emplace_back(i.id, i.region_id, i.instance, i.imbalance, threads);
+    for (const InstanceEdgeCount& e : instance_edges(profile, i.id))
+      out.edges[i.id].emplace_back(e.thread, e.from, e.to, e.count);
+    for (const InstanceInstructionCount& r : instance_instructions(profile, i.id))
+      out.instructions[i.id].emplace_back(r.thread, r.pc, r.executions, r.l1_misses, r.l2_misses,
+                                          r.llc_misses);
+  }
+  out.decisions = block_decisions(profile);
+  return out;
+}
+
+class ImbalanceRepeats : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/weft-test-repeats-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(ImbalanceRepeats, GiveTheTablesOfFullSegments) {
+  RunInfo info;
+  info.command = "/bin/app";
+  const std::string full = dir_ + "/full.weft", repeated = dir_ + "/repeated.weft";
+  build_profile(capture(false), info, full);
+  build_profile(capture(true), info, repeated);
+  const ImbalanceTables expected = read_tables(full);
+  const ImbalanceTables got = read_tables(repeated);
+
+  // kRounds barrier instances and the joined exits.
+  ASSERT_EQ(expected.instances.size(), static_cast<size_t>(kRounds) + 1);
+  EXPECT_EQ(got.instances, expected.instances);
+  EXPECT_EQ(got.edges, expected.edges);
+  EXPECT_EQ(got.instructions, expected.instructions);
+  EXPECT_EQ(got.decisions, expected.decisions);
+
+  // Instance 5 (round 4): thread 1's segment 4 repeats segment 1 (kind 1),
+  // thread 2's repeats segment 0 (kind 3): each has its own full counts.
+  const std::vector<EdgeRow> round4 = got.edges.at(5);
+  EXPECT_EQ(round4, (std::vector<EdgeRow>{{1, 0, 0x1000, 1},
+                                          {2, 0, 0x1000, 1},
+                                          {1, 0x1000, 0x1010, 2},
+                                          {2, 0x1000, 0x1010, 4},
+                                          {1, 0x1010, 0x1000, 1},
+                                          {2, 0x1010, 0x1000, 3},
+                                          {1, 0x1010, 0x1030, 1},
+                                          {2, 0x1010, 0x1040, 1}}));
+  const std::vector<ThreadRow>& busy = std::get<4>(got.instances[4]);
+  ASSERT_EQ(busy.size(), 2u);
+  // Instructions: 1 * 3 + n * 5 + (n - 1) * 3 + 1 * 2 = 8n + 2, n = k + 1.
+  EXPECT_EQ(std::get<4>(busy[0]), 8u * 2 + 2);
+  EXPECT_EQ(std::get<4>(busy[1]), 8u * 4 + 2);
+  EXPECT_EQ(std::get<5>(busy[0]), 1u);  // L1 misses: k
+  EXPECT_EQ(std::get<5>(busy[1]), 3u);
+}
+
+}  // namespace
+}  // namespace weft
