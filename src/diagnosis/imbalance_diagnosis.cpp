@@ -326,11 +326,17 @@ void check_instance(const SectionInstanceData& data) {
 }
 
 // The events to cluster: the non-constant edges, then the hardware residuals.
+// Edges from the entry (node 0) are left out: they say where a thread began
+// or resumed counting (after its own release of a barrier, or after a
+// wait), which no branch of the section decides; the straggler that
+// releases a spin barrier resumes elsewhere than the waiters, and that edge
+// would rival its cause.
 std::vector<Event> instance_events(const Cfg& cfg,
                                    const std::vector<HardwareEventResidual>& hardware) {
   std::vector<Event> events;
   for (size_t e = 0; e < cfg.edges.size(); ++e) {
-    if (!is_zero(unit_centered(cfg.edges[e].counts))) events.push_back({true, e});
+    if (cfg.edges[e].from_node != 0 && !is_zero(unit_centered(cfg.edges[e].counts)))
+      events.push_back({true, e});
   }
   for (size_t h = 0; h < hardware.size(); ++h) events.push_back({false, h});
   return events;
