@@ -54,8 +54,8 @@ const char* sync_kind_name(SyncKind k) {
       return "cond_barrier_leave";
     case SyncKind::SpinBarrier:
       return "spin_barrier";
-    case SyncKind::SpinWait:
-      return "spin_wait";
+    case SyncKind::SpinRelease:
+      return "spin_release";
   }
   return "unknown";
 }
@@ -65,6 +65,7 @@ bool closes_section(SyncKind kind) {
     case SyncKind::ThreadCreate:
     case SyncKind::ThreadJoin:
     case SyncKind::SpinBarrier:  // logged where the thread resumes
+    case SyncKind::SpinRelease:
       return true;
     default:
       return waits_after_closing(kind);

@@ -65,18 +65,20 @@ enum class SyncKind : uint32_t {
   // logged resumes counting: its next unlock (the end of the barrier's
   // code), so every member starts the next segment at the same code.
   CondBarrierLeave = 23,
-  // A thread's part in a recognised spin-barrier episode (docs/metrics.md,
-  // "Spin waits"), logged where it resumes: pc = its arrival site (the spin
-  // loop's read, or the releasing write), object = the flag's address,
-  // arg0 = its arrival time, arg1 = the flag's release (episode) it belongs
-  // to, from 1.
+  // A thread's wait on a learned spin flag (docs/metrics.md, "Spin waits"),
+  // logged where it resumes: pc = the spin loop's read, object = the flag's
+  // address, arg0 = the arrival time, arg1 = the flag's release (numbered
+  // from 1 once the flag is learned; 0 for the writes before) that ended it.
+  // Closes the thread's imbalance segment; the profile builder decides from
+  // all of a flag's records whether it is a team's barrier (its releases are
+  // instances) or a point-to-point flag (its waits are waiting time inside
+  // one segment).
   SpinBarrier = 24,
-  // The spin waits of a segment that were no barrier parts (a flag between
-  // two threads, a flag not yet known as a team's), logged once, just before
-  // the record that closes the segment: arg0 = their total time (ns),
-  // arg1 = how many; pc and object = the latest one's spin read and flag.
-  // Closes nothing: that time is waiting, not busy.
-  SpinWait = 25,
+  // A write of a learned spin flag: release arg1 of the flag (the object),
+  // pc = the writing instruction, arg0 = its time. Closes the segment like
+  // SpinBarrier; a wait right after the thread's own release of the same
+  // flag (a counter barrier) turns the record into that wait's SpinBarrier.
+  SpinRelease = 25,
 };
 
 const char* sync_kind_name(SyncKind k);

@@ -65,20 +65,42 @@ std::set<uint64_t> refused_condvars(const std::vector<SyncRecord>& sync) {
   return refused;
 }
 
+// Spin flags that are a team's barrier: two threads or more waited for one
+// of their releases. The others are flags between two threads (a pipeline's
+// neighbour flags).
+std::set<uint64_t> team_spin_flags(const std::vector<SyncRecord>& sync) {
+  std::map<std::pair<uint64_t, int64_t>, std::set<uint32_t>> waiters;  // by (flag, release)
+  std::set<uint64_t> team;
+  for (const SyncRecord& r : sync)
+    if (r.kind == SyncKind::SpinBarrier) {
+      std::set<uint32_t>& threads = waiters[{r.object, r.arg1}];
+      threads.insert(r.thread);
+      if (threads.size() >= 2) team.insert(r.object);
+    }
+  return team;
+}
+
 // Adds each of the thread's segments to the team of the record closing it.
 void add_thread_segments(uint32_t thread, const std::vector<const SyncRecord*>& records,
                          const Joiners& joined_by, const std::set<uint64_t>& refused,
-                         Teams& teams) {
+                         const std::set<uint64_t>& team_flags, Teams& teams) {
   uint32_t segment = 0;
+  uint32_t first_segment = 0;  // a point-to-point spin part closes a segment, not a section
   uint64_t segment_start = 0;
   uint64_t outlined_body = 0;
   std::map<uint64_t, uint64_t> barrier_arrivals;  // by barrier object
   std::map<uint64_t, uint64_t> omp_barriers;      // by outlined body
-  uint64_t waited = 0;  // in point-to-point spin waits since the segment's start
+  uint64_t waited = 0;  // in point-to-point spin waits since the section's start
   for (const SyncRecord* r : records) {
     if (r->kind == SyncKind::OmpImplicitTaskBegin) outlined_body = r->object;
-    if (r->kind == SyncKind::SpinWait) {
-      waited += static_cast<uint64_t>(r->arg0);
+    // A wait or a release of a flag that is no team's barrier, or a release
+    // that came before the flag was learned (release 0, whose write was not
+    // logged): the section goes on; a wait's time is waiting, not busy.
+    if ((r->kind == SyncKind::SpinBarrier || r->kind == SyncKind::SpinRelease) &&
+        (r->arg1 < 1 || !team_flags.contains(r->object))) {
+      if (r->kind == SyncKind::SpinBarrier)
+        waited += r->time_ns - std::min(r->time_ns, static_cast<uint64_t>(r->arg0));
+      ++segment;
       continue;
     }
     if (!closes_section(r->kind)) {
@@ -98,6 +120,7 @@ void add_thread_segments(uint32_t thread, const std::vector<const SyncRecord*>& 
           key = TeamKey{TeamKind::CondBarrier, r->object, static_cast<uint64_t>(r->arg1), 0};
         break;
       case SyncKind::SpinBarrier:  // likewise
+      case SyncKind::SpinRelease:
         arrival = static_cast<uint64_t>(r->arg0);
         key = TeamKey{TeamKind::SpinBarrier, r->object, static_cast<uint64_t>(r->arg1), 0};
         break;
@@ -120,12 +143,12 @@ void add_thread_segments(uint32_t thread, const std::vector<const SyncRecord*>& 
     }
     if (key) {
       SectionInstance& instance = teams.instances[*key];
-      instance.threads.push_back({thread, segment, segment_start, arrival, site,
+      instance.threads.push_back({thread, first_segment, segment, segment_start, arrival, site,
                                   std::min(waited, arrival - std::min(arrival, segment_start))});
       auto [it, fresh] = teams.first_arrival.try_emplace(*key, arrival);
       if (!fresh) it->second = std::min(it->second, arrival);
     }
-    ++segment;
+    first_segment = ++segment;
     segment_start = r->time_ns;
     waited = 0;
   }
@@ -156,9 +179,10 @@ std::vector<SectionInstance> find_section_instances(const std::vector<SyncRecord
   const RecordsByThread by_thread = records_by_thread(sync);
   const Joiners joined_by = find_joiners(by_thread);
   const std::set<uint64_t> refused = refused_condvars(sync);
+  const std::set<uint64_t> team_flags = team_spin_flags(sync);
   Teams teams;
   for (const auto& [thread, records] : by_thread)
-    add_thread_segments(thread, records, joined_by, refused, teams);
+    add_thread_segments(thread, records, joined_by, refused, team_flags, teams);
 
   std::vector<std::pair<uint64_t, SectionInstance>> ordered;
   for (auto& [key, instance] : teams.instances) {

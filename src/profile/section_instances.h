@@ -18,10 +18,14 @@
 //     on one condvar, unless a release on that condvar ended no episode;
 //     such a thread's segment ends at its arrival (the record's arg0) and
 //     the next one starts where it resumed (the record's time);
-//   - a recognised spin barrier (SpinBarrier records) groups the parts of
-//     one release (arg1) of one flag (the object), arrival and resumption
-//     as for a condvar barrier; point-to-point spin waits (SpinWait) close
-//     nothing, and their time within a segment is its waited_ns;
+//   - a spin flag two threads or more waited for in one release is a team's
+//     barrier: its waits and releases (SpinBarrier, SpinRelease) group by
+//     release (arg1, from 1) of the flag (the object), arrival and
+//     resumption as for a condvar barrier; the waits and releases of other
+//     flags, and those of release 0 (before the flag was learned), close a
+//     segment of the thread but no section: the thread's part in the next
+//     instance spans its segments since the last section it closed, and
+//     their waits are its waited_ns;
 //   - a thread's exit groups with the other threads joined by the same
 //     thread at the same join site during the same fork phase (a create
 //     after a join starts a new phase);
@@ -40,14 +44,17 @@ namespace weft {
 
 struct SectionInstanceThread {
   uint32_t thread = 0;
+  // The thread's segments in the instance: first_segment..segment (more
+  // than one when point-to-point spin waits split it).
+  uint32_t first_segment = 0;
   uint32_t segment = 0;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;  // arrival at the closing point
   // The site that closed the segment: the record's pc, or
   // kThreadExitSectionSite for a thread's exit.
   uint64_t site = 0;
-  // Time spent in point-to-point spin waits (SpinWait) within the segment:
-  // waiting, not busy.
+  // Time spent in point-to-point spin waits within the segments: waiting,
+  // not busy.
   uint64_t waited_ns = 0;
 };
 

@@ -3,7 +3,9 @@
 // counter barriers (a mutex, a condition variable, a counter):
 // examples/lu_counter_barrier_pthreads.c (generation loop, the main thread in
 // the team) and ocean_sweep_pthreads.c (a single wait, the main thread
-// joining); a sense-reversing spin barrier (md_cells_spin_barrier_pthreads.c);
+// joining); a sense-reversing spin barrier (md_cells_spin_barrier_pthreads.c)
+// and the same barrier with neighbour spin flags inside the section
+// (ssor_pipeline_flags_pthreads.c);
 // recorded with the compile-time
 // source (gcc and clang, -O1 and -O2) and the binary source (plain gcc -O1
 // and clang -O2 builds). `weft imbalance --format json` must give the section at the
@@ -86,12 +88,14 @@ std::vector<BarrierCase> all_cases() {
       // 12 steps, the first teaching the flag: 11. Cells owned by threads
       // 0..3: 19, 6, 13, 26.
       {"md_cells_spin_barrier_pthreads", 11, {3, 0, 2, 1}, 0.25},
-      // Not here yet (issue 17 stays open): ssor_pipeline_flags_pthreads
-      // (7 instances, but 6 when the first two barrier episodes go by before
-      // two waiters were seen, under load) and
-      // streamcluster_hybrid_barrier_pthreads (9 instances under the
-      // compile-time source, but at -O1 the barrier's own branch competes
-      // with the cause; fewer instances under the binary source).
+      // 8 time steps, the first teaching the barrier's flag: 7; the
+      // neighbour flags are point-to-point waits inside the section. Thread
+      // 2 corrects 8 rows per plane, the others 2.
+      {"ssor_pipeline_flags_pthreads", 7, {2, 0, 1, 3}, 0.3},
+      // Not here yet (issue 17 stays open): streamcluster_hybrid_barrier_pthreads
+      // (9 instances under the compile-time source, but on a loaded machine
+      // the last arriver's branch can take the cause's place; under the
+      // binary source episodes are lost to the condvar recognition).
   };
   std::vector<BarrierCase> cases;
   for (const Example& e : examples) {

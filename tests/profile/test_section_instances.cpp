@@ -10,9 +10,10 @@
 namespace weft {
 namespace {
 
-SyncRecord sync(uint32_t thread, SyncKind kind, uint64_t time, uint64_t pc = 0,
-                uint64_t object = 0, int64_t arg0 = 0) {
+SyncRecord sync(uint32_t thread, SyncKind kind, uint64_t time, uint64_t pc = 0, uint64_t object = 0,
+                int64_t arg0 = 0, int64_t arg1 = 0) {
   SyncRecord r;
+  r.arg1 = arg1;
   r.thread = thread;
   r.kind = kind;
   r.time_ns = time;
@@ -102,6 +103,55 @@ TEST(SectionInstances, SingleThreadSegmentsAreNoInstances) {
       sync(0, SyncKind::BarrierLeave, 6, 0x100, 0xb),
   };
   EXPECT_TRUE(find_section_instances(log).empty());
+}
+
+// A spin flag is a team's barrier when two threads waited for one of its
+// releases: then every release from 1 on is an instance, also the one where
+// two waiters were seen first (the run could not know before its end). Release 0 (writes before the
+// flag was learned) and the waits on a flag only one thread waits for (a neighbour flag) close
+// segments but no section; the waits are waiting time.
+TEST(SectionInstances, SpinFlagsAreTeamsOrPointToPointFromAllTheirRecords) {
+  const uint64_t barrier = 0xb0, neighbour = 0xc0;
+  using K = SyncKind;
+  const std::vector<SyncRecord> log = {
+      // Thread 0: learns the barrier flag (release 0), waits for release 1,
+      // then writes release 2.
+      sync(0, K::ThreadStart, 0),
+      sync(0, K::SpinBarrier, 20, 0x100, barrier, 10, 0),
+      sync(0, K::SpinBarrier, 40, 0x100, barrier, 30, 1),
+      sync(0, K::SpinRelease, 60, 0x108, barrier, 60, 2),
+      sync(0, K::ThreadExit, 70),
+      // Thread 1: releases 1, waits for release 2 after a neighbour wait.
+      sync(1, K::ThreadStart, 0),
+      sync(1, K::SpinRelease, 35, 0x108, barrier, 35, 1),
+      sync(1, K::SpinBarrier, 45, 0x200, neighbour, 41, 1),
+      sync(1, K::SpinBarrier, 62, 0x100, barrier, 50, 2),
+      sync(1, K::ThreadExit, 70),
+      // Thread 2: releases the neighbour flag, waits for release 2 as well.
+      sync(2, K::ThreadStart, 0),
+      sync(2, K::SpinBarrier, 36, 0x100, barrier, 36, 1),
+      sync(2, K::SpinRelease, 41, 0x208, neighbour, 41, 1),
+      sync(2, K::SpinBarrier, 61, 0x100, barrier, 55, 2),
+      sync(2, K::ThreadExit, 70),
+  };
+  const std::vector<SectionInstance> instances = find_section_instances(log);
+  ASSERT_EQ(instances.size(), 2u);  // releases 1 and 2; the exits are joined by nobody
+  // Release 1: thread 0's part spans segments 0..1 (release 0 closed a
+  // segment, not the section); thread 1's ends at its release.
+  using M = std::vector<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t, uint64_t, uint64_t>>;
+  auto parts = [](const SectionInstance& i) {
+    M out;
+    for (const SectionInstanceThread& t : i.threads)
+      out.emplace_back(t.thread, t.first_segment, t.segment, t.start_ns, t.end_ns, t.waited_ns);
+    return out;
+  };
+  EXPECT_EQ(parts(instances[0]),
+            (M{{0, 0, 1, 0, 30, 10}, {1, 0, 0, 0, 35, 0}, {2, 0, 0, 0, 36, 0}}));
+  // Release 2: thread 1's part spans its neighbour wait (4 ns waiting),
+  // thread 2's its neighbour release.
+  EXPECT_EQ(parts(instances[1]),
+            (M{{0, 2, 2, 40, 60, 0}, {1, 1, 2, 35, 50, 4}, {2, 1, 2, 36, 55, 0}}));
+  EXPECT_EQ(instances[1].site, 0x100u);
 }
 
 }  // namespace

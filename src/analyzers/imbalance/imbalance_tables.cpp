@@ -128,7 +128,8 @@ class ImbalanceRows : public AnalysisRows {
         instances_(find_section_instances(build.capture.sync)) {
     for (const SectionInstance& instance : instances_)
       for (const SectionInstanceThread& t : instance.threads)
-        counted_.insert({t.thread, counts_segment(t.thread, t.segment)});
+        for (uint32_t segment = t.first_segment; segment <= t.segment; ++segment)
+          counted_.insert({t.thread, counts_segment(t.thread, segment)});
     // Every block of a segment is some edge's target (its first one, the
     // entry's), so the targets are all the blocks.
     for (const auto& [thread, segment] : counted_)
@@ -161,7 +162,7 @@ class ImbalanceRows : public AnalysisRows {
       segment = repeat.front().same_as;
     }
   }
-  InstanceThreadTotals totals_of(uint32_t thread, uint32_t segment) const;
+  InstanceThreadTotals totals_of(const SectionInstanceThread& t) const;
 
   const RunInfo& info_;
   std::vector<SegmentEdge> edges_;                // by segment
@@ -173,14 +174,17 @@ class ImbalanceRows : public AnalysisRows {
   std::map<uint64_t, ControlFlowBlock> blocks_;  // by the pc a block record gave
 };
 
-InstanceThreadTotals ImbalanceRows::totals_of(uint32_t thread, uint32_t segment) const {
+InstanceThreadTotals ImbalanceRows::totals_of(const SectionInstanceThread& t) const {
   InstanceThreadTotals total;
-  for (const SegmentEdge& e : records_of(edges_, thread, segment))
-    total.instructions += e.count * blocks_.at(e.to).instructions;
-  for (const SegmentInstruction& r : records_of(instructions_, thread, segment)) {
-    total.misses[0] += r.l1_misses;
-    total.misses[1] += r.l2_misses;
-    total.misses[2] += r.llc_misses;
+  for (uint32_t s = t.first_segment; s <= t.segment; ++s) {
+    const uint32_t segment = counts_segment(t.thread, s);
+    for (const SegmentEdge& e : records_of(edges_, t.thread, segment))
+      total.instructions += e.count * blocks_.at(e.to).instructions;
+    for (const SegmentInstruction& r : records_of(instructions_, t.thread, segment)) {
+      total.misses[0] += r.l1_misses;
+      total.misses[1] += r.l2_misses;
+      total.misses[2] += r.llc_misses;
+    }
   }
   total.modeled_cycles = static_cast<double>(total.instructions);
   for (int level = 0; level < 3; ++level)
@@ -221,7 +225,7 @@ void ImbalanceRows::write(const sqlite::Database& db, const RunRegions& regions)
     totals.clear();
     cycles.clear();
     for (const SectionInstanceThread& t : instance.threads) {
-      totals.push_back(totals_of(t.thread, counts_segment(t.thread, t.segment)));
+      totals.push_back(totals_of(t));
       cycles.push_back(totals.back().modeled_cycles);
     }
     const int64_t region = regions.of_section(instance.site_thread, instance.site);
@@ -235,12 +239,14 @@ void ImbalanceRows::write(const sqlite::Database& db, const RunRegions& regions)
           t.end_ns > t.start_ns + t.waited_ns ? t.end_ns - t.start_ns - t.waited_ns : 0,
           total.instructions, total.misses[0], total.misses[1], total.misses[2],
           total.modeled_cycles);
-      const uint32_t segment = counts_segment(t.thread, t.segment);
-      for (const SegmentEdge& e : records_of(edges_, t.thread, segment))
-        insert_edge.run(id, t.thread, e.from, e.to, e.count);
-      for (const SegmentInstruction& r : records_of(instructions_, t.thread, segment))
-        insert_instruction.run(id, t.thread, r.pc, r.executions, r.l1_misses, r.l2_misses,
-                               r.llc_misses);
+      for (uint32_t s = t.first_segment; s <= t.segment; ++s) {
+        const uint32_t segment = counts_segment(t.thread, s);
+        for (const SegmentEdge& e : records_of(edges_, t.thread, segment))
+          insert_edge.run(id, t.thread, e.from, e.to, e.count);
+        for (const SegmentInstruction& r : records_of(instructions_, t.thread, segment))
+          insert_instruction.run(id, t.thread, r.pc, r.executions, r.l1_misses, r.l2_misses,
+                                 r.llc_misses);
+      }
     }
   }
 }

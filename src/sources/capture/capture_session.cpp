@@ -113,7 +113,7 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
   if (!clock_) latest_sync_ns_.store(time_ns, std::memory_order_relaxed);
   // A synchronization call that closes or resumes a section ends a spin
   // watch first (a thread leaving the last barrier of its loop exits).
-  if (thread.spin.enabled && kind != SyncKind::SpinBarrier &&
+  if (thread.spin.enabled && kind != SyncKind::SpinBarrier && kind != SyncKind::SpinRelease &&
       (closes_section(kind) || resumes_section(kind)))
     end_watch(thread);
   bool force_log = false;
@@ -130,7 +130,6 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
     }
     ++log.mutex_records;
   }
-  if (closes_section(kind)) log_spin_waits(thread, time_ns);
   if (!log_sync(thread, kind, time_ns, pc, object, arg0, arg1)) return;
 
   if (analyzers_.imbalance && thread.tid < max_threads_) {
@@ -142,11 +141,18 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
     else if (resumes_section(kind))
       thread.spin.enabled = counting_.load(std::memory_order_relaxed);
   }
-  if (!closes_section(kind)) return;
+  // A spin part closes the communication section only when its flag is a
+  // team's (log_spin_part decides).
+  if (closes_section(kind) && kind != SyncKind::SpinBarrier && kind != SyncKind::SpinRelease)
+    close_communication_section(thread, pc, kind == SyncKind::ThreadExit);
+}
+
+void CaptureSession::close_communication_section(ThreadContext& thread, uint64_t pc,
+                                                 bool thread_exit) {
   CommunicationAnalyzer::ThreadState* state = thread.comm.load(std::memory_order_relaxed);
   if (!state) return;
   uint64_t site = pc != 0 ? pc : kUnknownSectionSite;
-  if (kind == SyncKind::ThreadExit) site = SectionAttribution::kThreadExitSite;
+  if (thread_exit) site = SectionAttribution::kThreadExitSite;
   communication().close_section(*state, site);
 }
 

@@ -288,9 +288,11 @@ class CaptureSession {
   void start_spinning(ThreadContext& thread);
   bool stop_spinning(ThreadContext& thread);
   void spin_wait_ended(ThreadContext& thread, SpinFlag& flag, uint64_t release);
-  bool log_spin_part(ThreadContext& thread, uint64_t pc, uint64_t flag_addr, uint64_t arrival_ns,
-                     uint64_t release);
-  void log_spin_waits(ThreadContext& thread, uint64_t time_ns);
+  bool log_spin_part(ThreadContext& thread, SyncKind kind, uint64_t pc, uint64_t flag_addr,
+                     uint64_t arrival_ns, uint64_t release);
+  // Ends the thread's communication section at a closing point (`pc`, or
+  // the thread's exit).
+  void close_communication_section(ThreadContext& thread, uint64_t pc, bool thread_exit = false);
   // Ends the thread's watch at a synchronization call (its wait, if any,
   // ended before the call).
   void end_watch(ThreadContext& thread);

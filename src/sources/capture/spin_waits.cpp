@@ -6,13 +6,13 @@
 // (waiting, not busy). The wait ends at the thread's next access outside the
 // loop; it was a wait on a flag when one of its reads saw another thread's
 // write it had not read (the communication shadow's raw event), and the
-// address becomes a learned flag. From then on
-// any read of the flag starts a wait, and any write of it is a release,
-// numbered per flag. A flag is a team's barrier once two threads left one
-// wait ended by the same release; from the next release on, every waiter's
-// wait and the releasing write are parts of an episode (SpinBarrier, closing
-// the thread's segment), while waits on other flags (point to point) are
-// logged as SpinWait and close nothing.
+// address becomes a learned flag. From then on any read of the flag starts a
+// wait, and any write of it is a release, numbered per flag. Every wait and
+// every release of a learned flag is logged (SpinBarrier, SpinRelease) and
+// closes the thread's segment: whether the flag is a team's barrier or a
+// flag between two threads is decided by the profile builder, from all of
+// its records, so that the episodes before two waiters were seen together
+// count too.
 #include "sources/capture/capture_session.h"
 
 namespace weft {
@@ -87,44 +87,21 @@ bool CaptureSession::watch_ended(ThreadContext& thread, uint64_t written) {
   return changed;
 }
 
-// A wait on `flag` ended by its release `release`: a part of that episode
-// when the flag is a team's, else a point-to-point wait.
+// A wait on `flag` ended by its release `release`: logged as the thread's
+// part in that release. The run's own view of whether the flag is a team's
+// (two waiters of one release) is kept for what cannot wait for the profile
+// builder.
 void CaptureSession::spin_wait_ended(ThreadContext& thread, SpinFlag& flag, uint64_t release) {
   SpinWatch& w = thread.spin;
-  bool team = false;
   {
     ColdLock lock(cond_lock_);
     if (flag.counted_release != release) {
       flag.counted_release = release;
       flag.waiters = 0;
     }
-    // Two waiters of one release: a team's flag from the next release on
-    // (the releases before were not taken as parts, by the writers either).
-    if (++flag.waiters >= 2 && flag.team_from.load(std::memory_order_relaxed) == 0)
-      flag.team_from.store(release + 1, std::memory_order_relaxed);
-    const uint64_t from = flag.team_from.load(std::memory_order_relaxed);
-    team = from != 0 && release >= from;
+    if (++flag.waiters >= 2) flag.team.store(true, std::memory_order_relaxed);
   }
-  if (team) {
-    log_spin_part(thread, w.pc, w.addr, w.arrival_ns, release);
-    return;
-  }
-  const uint64_t now = spin_now();
-  w.waited_ns += now > w.arrival_ns ? now - w.arrival_ns : 0;
-  ++w.waits;
-  w.wait_pc = w.pc;
-  w.wait_flag = w.addr;
-}
-
-// Before the record that closes the thread's segment: its point-to-point
-// waits, one record for all (a pipelined solver waits once per plane).
-void CaptureSession::log_spin_waits(ThreadContext& thread, uint64_t time_ns) {
-  SpinWatch& w = thread.spin;
-  if (w.waits == 0) return;
-  log_sync(thread, SyncKind::SpinWait, time_ns, w.wait_pc, w.wait_flag,
-           static_cast<int64_t>(w.waited_ns), static_cast<int64_t>(w.waits));
-  w.waited_ns = 0;
-  w.waits = 0;
+  log_spin_part(thread, SyncKind::SpinBarrier, w.pc, w.addr, w.arrival_ns, release);
 }
 
 bool CaptureSession::flag_written(ThreadContext& thread, uint64_t pc, uint64_t addr) {
@@ -132,17 +109,15 @@ bool CaptureSession::flag_written(ThreadContext& thread, uint64_t pc, uint64_t a
   if (!flag) return false;
   const uint64_t release = flag->releases.fetch_add(1, std::memory_order_acq_rel) + 1;
   thread.spin.take_release(addr, release);
-  const uint64_t from = flag->team_from.load(std::memory_order_relaxed);
-  if (from == 0 || release < from) return false;
   // A mutex held while releasing a team's flag guards the barrier's own code
   // (a spin-then-block barrier's counter): like a condvar barrier's, locking
   // it detaches the thread from the counts until the unlock.
-  if (const uint64_t held = thread.cond.held_mutex; held != 0 && !is_barrier_mutex(held)) {
+  if (const uint64_t held = thread.cond.held_mutex;
+      held != 0 && flag->team.load(std::memory_order_relaxed) && !is_barrier_mutex(held)) {
     ColdLock lock(cond_lock_);
     add_barrier_mutex(held);
   }
-  const uint64_t now = spin_now();
-  const bool logged = log_spin_part(thread, pc, addr, now, release);
+  const bool logged = log_spin_part(thread, SyncKind::SpinRelease, pc, addr, spin_now(), release);
   thread.spin.joinable_flag = addr;
   return logged;
 }
@@ -157,22 +132,31 @@ bool CaptureSession::flag_read(ThreadContext& thread) {
   return true;
 }
 
-// The thread's part in release `release` of the flag. Right after its own
-// releasing write of the same flag, with no other access in between (a
-// counter barrier's thread writes the flag, then waits on it), its wait or
-// write joins that part: the part's episode becomes the later one.
-bool CaptureSession::log_spin_part(ThreadContext& thread, uint64_t pc, uint64_t flag_addr,
-                                   uint64_t arrival_ns, uint64_t release) {
+// The thread's part in release `release` of the flag: a wait (SpinBarrier)
+// or the releasing write (SpinRelease). Right after its own releasing write
+// of the same flag, with no other access in between (a counter barrier's
+// thread writes the flag, then waits on it), its wait or write joins that
+// part instead: the part's release becomes the later one, and a wait makes
+// it a wait. A part closes the communication section too while the flag is
+// a team's as far as the run has seen.
+bool CaptureSession::log_spin_part(ThreadContext& thread, SyncKind kind, uint64_t pc,
+                                   uint64_t flag_addr, uint64_t arrival_ns, uint64_t release) {
   SpinWatch& w = thread.spin;
   SyncLog& log = thread.sync;
   if (w.joinable_flag == flag_addr && w.part_record + 1 == log.size) {
-    log.records[w.part_record].arg1 = static_cast<int64_t>(release);
+    SyncRecord& part = log.records[w.part_record];
+    part.arg1 = static_cast<int64_t>(release);
+    if (kind == SyncKind::SpinBarrier) part.kind = kind;
     return false;
   }
-  record_sync(thread, SyncKind::SpinBarrier, spin_now(), pc, flag_addr,
-              static_cast<int64_t>(arrival_ns), static_cast<int64_t>(release));
-  const bool logged = log.size != 0 && log.records[log.size - 1].kind == SyncKind::SpinBarrier;
+  record_sync(thread, kind, spin_now(), pc, flag_addr, static_cast<int64_t>(arrival_ns),
+              static_cast<int64_t>(release));
+  const bool logged = log.size != 0 && log.records[log.size - 1].kind == kind;
   w.part_record = logged ? log.size - 1 : ~uint64_t{0};
+  if (logged)
+    if (const SpinFlag* flag = spin_flags_.find(flag_addr);
+        flag && flag->team.load(std::memory_order_relaxed))
+      close_communication_section(thread, pc);
   return true;
 }
 

@@ -55,13 +55,6 @@ struct SpinWatch {
   // counter barrier: every thread writes the flag, then waits on it).
   uint64_t part_record = ~uint64_t{0};
   uint64_t joinable_flag = 0;
-  // Point-to-point waits since the open segment began (logged as one
-  // SpinWait before the record that closes it): their time and number, and
-  // the latest one's site and flag.
-  uint64_t waited_ns = 0;
-  uint64_t waits = 0;
-  uint64_t wait_pc = 0;
-  uint64_t wait_flag = 0;
 
   // The latest release of each flag the thread took part in (by waiting or
   // by releasing), for a few flags (a pipeline stage uses its neighbour's,
@@ -96,12 +89,15 @@ struct SpinFlag {
   // Writes to the flag since it was learned: a write is a release, and its
   // number the episode of the waits it ends.
   std::atomic<uint64_t> releases{0};
-  // Team recognition (under the lock): the release whose waiters are being
-  // counted, how many, and the first release that forms barrier instances
-  // (0: none yet, the flag is point to point so far).
+  // Whether the flag is a team's, as far as the run has seen (under the
+  // lock): the release whose waiters are being counted, how many, and true
+  // once two waiters left one wait ended by the same release. It decides
+  // only what needs an answer during the run (the communication section a
+  // wait closes, a barrier's mutex); the profile builder decides instances
+  // from all of the flag's records.
   uint64_t counted_release = ~uint64_t{0};
   uint32_t waiters = 0;
-  std::atomic<uint64_t> team_from{0};
+  std::atomic<bool> team{false};
 };
 
 struct SpinFlagTable {
