@@ -16,7 +16,6 @@
 // imbalance analysis logs nearly every segment as a repeat of an earlier one
 // (meta imbalance_repeated_segments).
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -27,16 +26,14 @@
 
 #include "support/command_runner.h"
 #include "support/example_source.h"
+#include "support/recorded_imbalance.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using weft_test::run_command;
 using weft_test::TempDir;
 
 namespace {
 
-const std::string kWeft = std::string(WEFT_BIN_DIR) + "/weft";
-const std::string kCache = "--cache 32K:8,256K:8,8M:16";
 const std::string kExample = "jacobi_sweeps_omp";
 constexpr int kSteps = 50;
 constexpr int kRows = 200;
@@ -46,52 +43,28 @@ int marker_line(const std::string& marker) {
   return weft_test::marker_line(fs::path(WEFT_EXAMPLES_SOURCE_DIR) / (kExample + ".c"), marker);
 }
 
-// The value of `key` in the profile's meta, if it has one.
-std::optional<std::string> meta(const std::string& profile, const std::string& key) {
-  sqlite3* db = nullptr;
-  std::optional<std::string> value;
-  if (sqlite3_open_v2(profile.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &s, nullptr) ==
-        SQLITE_OK) {
-      sqlite3_bind_text(s, 1, key.c_str(), -1, SQLITE_TRANSIENT);
-      if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0) != nullptr)
-        value = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
-      sqlite3_finalize(s);
-    }
-  }
-  sqlite3_close(db);
-  return value;
-}
-
-struct Build {
-  std::string build;
-  std::string backend;
-};
+using weft_test::profile_meta;
+using Build = weft_test::ExampleBuild;
 
 class ManySections : public ::testing::TestWithParam<Build> {};
 
 TEST_P(ManySections, AreCountedInFullAndDiagnosed) {
   const Build& b = GetParam();
   TempDir dir;
-  const std::string profile = (dir.path / "p.db").string();
-  const std::string program = std::string(WEFT_EXAMPLES_DIR) + "/" + kExample + "." + b.build;
-  auto rec = run_command(
-      kWeft + " record --backend " + b.backend + " " + kCache + " -o " + profile + " -- " + program,
-      dir.path);
+  const auto [profile, rec, view] = weft_test::record_imbalance(
+      dir, b.backend, std::string(WEFT_EXAMPLES_DIR) + "/" + kExample + "." + b.build);
   ASSERT_EQ(rec.code, 0) << rec.err;
   EXPECT_EQ(rec.err.find("warning"), std::string::npos) << rec.err;
 
   // Nothing dropped, and the repeats did their part: all but the first
   // segments of each kind (a few per time step at most) are repeats.
-  EXPECT_EQ(meta(profile, "dropped_events").value_or("<missing>"), "0");
-  EXPECT_EQ(meta(profile, "dropped_sync_events").value_or("<missing>"), "0");
-  EXPECT_EQ(meta(profile, "dropped.imbalance").value_or("0"), "0");
-  const std::optional<std::string> repeats = meta(profile, "imbalance_repeated_segments");
+  EXPECT_EQ(profile_meta(profile, "dropped_events").value_or("<missing>"), "0");
+  EXPECT_EQ(profile_meta(profile, "dropped_sync_events").value_or("<missing>"), "0");
+  EXPECT_EQ(profile_meta(profile, "dropped.imbalance").value_or("0"), "0");
+  const std::optional<std::string> repeats = profile_meta(profile, "imbalance_repeated_segments");
   ASSERT_TRUE(repeats.has_value());
   EXPECT_GE(std::stol(*repeats), 9 * kThreads * kSteps * kRows / 10) << *repeats;
 
-  auto view = run_command(kWeft + " imbalance --format json " + profile, dir.path);
   ASSERT_EQ(view.code, 0) << view.err;
   const json out = json::parse(view.out);
   EXPECT_EQ(out["no_barrier_recognised"], false);
@@ -126,17 +99,9 @@ TEST_P(ManySections, AreCountedInFullAndDiagnosed) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Builds, ManySections,
-                         ::testing::Values(Build{"gcc.O1", "compile"}, Build{"gcc.O2", "compile"},
-                                           Build{"clang.O1", "compile"},
-                                           Build{"clang.O2", "compile"},
-                                           Build{"plain.gcc.O1", "valgrind"},
-                                           Build{"plain.clang.O2", "valgrind"}),
+INSTANTIATE_TEST_SUITE_P(Builds, ManySections, ::testing::ValuesIn(weft_test::example_builds()),
                          [](const auto& info) {
-                           std::string name = info.param.build + "_" + info.param.backend;
-                           for (char& ch : name)
-                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
+                           return weft_test::test_name(info.param.build + "_" + info.param.backend);
                          });
 
 }  // namespace

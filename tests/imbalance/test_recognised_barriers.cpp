@@ -25,6 +25,7 @@
 
 #include "support/command_runner.h"
 #include "support/example_source.h"
+#include "support/recorded_imbalance.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -34,25 +35,7 @@ using weft_test::TempDir;
 namespace {
 
 const std::string kWeft = std::string(WEFT_BIN_DIR) + "/weft";
-const std::string kCache = "--cache 32K:8,256K:8,8M:16";
-
-// `weft record` of `command` (a program and its arguments) with `backend`
-// into dir/p.db, then `weft imbalance --format json` of that profile.
-struct Recorded {
-  std::string profile;
-  weft_test::CommandResult record;
-  weft_test::CommandResult view;
-};
-Recorded record_imbalance(const TempDir& dir, const std::string& backend,
-                          const std::string& command) {
-  Recorded r;
-  r.profile = (dir.path / "p.db").string();
-  r.record = run_command(
-      kWeft + " record --backend " + backend + " " + kCache + " -o " + r.profile + " -- " + command,
-      dir.path);
-  r.view = run_command(kWeft + " imbalance --format json " + r.profile, dir.path);
-  return r;
-}
+using weft_test::record_imbalance;
 
 int marker_line(const std::string& example, const std::string& marker) {
   return weft_test::marker_line(fs::path(WEFT_EXAMPLES_SOURCE_DIR) / (example + ".c"), marker);

@@ -288,7 +288,7 @@ class CaptureSession {
   void start_spinning(ThreadContext& thread);
   bool stop_spinning(ThreadContext& thread);
   void spin_wait_ended(ThreadContext& thread, SpinFlag& flag, uint64_t release);
-  bool log_spin_part(ThreadContext& thread, SyncKind kind, uint64_t pc, uint64_t flag_addr,
+  bool log_spin_part(ThreadContext& thread, const SpinFlag& flag, SyncKind kind, uint64_t pc,
                      uint64_t arrival_ns, uint64_t release);
   // Ends the thread's communication section at a closing point (`pc`, or
   // the thread's exit).

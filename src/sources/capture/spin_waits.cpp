@@ -101,7 +101,7 @@ void CaptureSession::spin_wait_ended(ThreadContext& thread, SpinFlag& flag, uint
     }
     if (++flag.waiters >= 2) flag.team.store(true, std::memory_order_relaxed);
   }
-  log_spin_part(thread, SyncKind::SpinBarrier, w.pc, w.addr, w.arrival_ns, release);
+  log_spin_part(thread, flag, SyncKind::SpinBarrier, w.pc, w.arrival_ns, release);
 }
 
 bool CaptureSession::flag_written(ThreadContext& thread, uint64_t pc, uint64_t addr) {
@@ -117,7 +117,7 @@ bool CaptureSession::flag_written(ThreadContext& thread, uint64_t pc, uint64_t a
     ColdLock lock(cond_lock_);
     add_barrier_mutex(held);
   }
-  const bool logged = log_spin_part(thread, SyncKind::SpinRelease, pc, addr, spin_now(), release);
+  const bool logged = log_spin_part(thread, *flag, SyncKind::SpinRelease, pc, spin_now(), release);
   thread.spin.joinable_flag = addr;
   return logged;
 }
@@ -139,9 +139,10 @@ bool CaptureSession::flag_read(ThreadContext& thread) {
 // part instead: the part's release becomes the later one, and a wait makes
 // it a wait. A part closes the communication section too while the flag is
 // a team's as far as the run has seen.
-bool CaptureSession::log_spin_part(ThreadContext& thread, SyncKind kind, uint64_t pc,
-                                   uint64_t flag_addr, uint64_t arrival_ns, uint64_t release) {
+bool CaptureSession::log_spin_part(ThreadContext& thread, const SpinFlag& flag, SyncKind kind,
+                                   uint64_t pc, uint64_t arrival_ns, uint64_t release) {
   SpinWatch& w = thread.spin;
+  const uint64_t flag_addr = flag.addr.load(std::memory_order_relaxed);
   SyncLog& log = thread.sync;
   if (w.joinable_flag == flag_addr && w.part_record + 1 == log.size) {
     SyncRecord& part = log.records[w.part_record];
@@ -153,10 +154,7 @@ bool CaptureSession::log_spin_part(ThreadContext& thread, SyncKind kind, uint64_
               static_cast<int64_t>(release));
   const bool logged = log.size != 0 && log.records[log.size - 1].kind == kind;
   w.part_record = logged ? log.size - 1 : ~uint64_t{0};
-  if (logged)
-    if (const SpinFlag* flag = spin_flags_.find(flag_addr);
-        flag && flag->team.load(std::memory_order_relaxed))
-      close_communication_section(thread, pc);
+  if (logged && flag.team.load(std::memory_order_relaxed)) close_communication_section(thread, pc);
   return true;
 }
 
