@@ -49,7 +49,10 @@ enum class SyncKind : uint32_t {
   // Condition variables (object = condvar address, pc = call site). A wait
   // is logged on entry (arg0 = its mutex) and on return; a wait loop logs
   // several pairs. A release is logged before it takes effect; its arg0 is
-  // the barrier episode it ends (CondBarrier), 0 when it ends none.
+  // the barrier episode it ends (CondBarrier), 0 when it ends none (the
+  // condvar is then no barrier's), kSpinFlagWakeUp when it follows the
+  // thread's release of a learned spin flag (it wakes the threads that
+  // blocked in a spin-then-block barrier; the flag's release is the episode).
   CondWaitEnter = 17,
   CondWaitLeave = 18,
   CondSignal = 19,
@@ -80,6 +83,9 @@ enum class SyncKind : uint32_t {
   // flag (a counter barrier) turns the record into that wait's SpinBarrier.
   SpinRelease = 25,
 };
+
+// CondSignal / CondBroadcast arg0 of a wake-up after a spin flag's release.
+inline constexpr int64_t kSpinFlagWakeUp = -1;
 
 const char* sync_kind_name(SyncKind k);
 

@@ -58,10 +58,16 @@ Joiners find_joiners(const RecordsByThread& by_thread) {
 // session refused them (docs/metrics.md, "Parallel section"), so the
 // episodes it recognised on them before are no instances either.
 std::set<uint64_t> refused_condvars(const std::vector<SyncRecord>& sync) {
-  std::set<uint64_t> refused;
+  std::set<uint64_t> refused, wake_ups;
   for (const SyncRecord& r : sync)
-    if ((r.kind == SyncKind::CondSignal || r.kind == SyncKind::CondBroadcast) && r.arg0 == 0)
-      refused.insert(r.object);
+    if (r.kind == SyncKind::CondSignal || r.kind == SyncKind::CondBroadcast) {
+      if (r.arg0 == 0) refused.insert(r.object);
+      if (r.arg0 == kSpinFlagWakeUp) wake_ups.insert(r.object);
+    }
+  // A condvar that wakes the blocked waiters of a spin flag's release is a
+  // spin-then-block barrier's: the episodes in which every waiter blocked
+  // are that barrier's too, whatever its other releases found.
+  for (uint64_t cv : wake_ups) refused.erase(cv);
   return refused;
 }
 

@@ -87,6 +87,71 @@ TEST(ImbalanceCounts, EdgesPerSegmentStartFromTheEntry) {
   EXPECT_EQ(edges, expected);
 }
 
+// A spin wait: the thread spins in blocks 0x40 (reads the flag), 0x50; the
+// events after each read of the flag are held back and discarded at the
+// next read; after the last one the wait closes the segment, and what was
+// held (the return from the barrier function, the next work) opens the
+// next segment from the entry, as the releaser's does.
+TEST(ImbalanceCounts, HeldEventsGoToTheSegmentTheWaitDecides) {
+  ImbalanceCounts counts(small_config());
+  ImbalanceCounts::ThreadState* t = counts.attach(1);
+  ASSERT_NE(t, nullptr);
+  counts.block(*t, 0x10, 0);  // the section's work
+  counts.access(*t, 0x11, 0x1000, 8);
+  ImbalanceCounts::enter_function(*t);  // calls the barrier
+  counts.block(*t, 0x40, 0);
+  for (int spin = 0; spin < 3; ++spin) {
+    ImbalanceCounts::hold(*t);  // a read of the flag
+    counts.block(*t, 0x50, 0);
+    counts.access(*t, 0x51, 0x2000, 8);
+    counts.block(*t, 0x40, 0);
+  }
+  ImbalanceCounts::hold(*t);  // the read that saw the release
+  counts.block(*t, 0x60, 0);  // the barrier returns
+  ImbalanceCounts::exit_function(*t);
+  counts.block(*t, 0x20, 0);  // the next work
+  counts.access(*t, 0x21, 0x3000, 8);
+  counts.close_segment(*t);  // the wait's part
+  counts.release_held(*t);
+  counts.block(*t, 0x10, 0);
+  counts.close_segment(*t);
+
+  std::map<std::tuple<uint32_t, uint64_t, uint64_t>, uint64_t> edges;
+  counts.for_each_edge([&](const SegmentEdge& e) { edges[{e.segment, e.from, e.to}] = e.count; });
+  const decltype(edges) expected = {{{0, 0x00, 0x10}, 1},
+                                    {{0, 0x10, 0x40}, 1},
+                                    {{1, 0x00, 0x60}, 1},
+                                    {{1, 0x00, 0x20}, 1},  // the return resumes at the entry
+                                    {{1, 0x20, 0x10}, 1}};
+  EXPECT_EQ(edges, expected);
+  std::map<std::pair<uint32_t, uint64_t>, uint64_t> executions;
+  counts.for_each_instruction([&](const SegmentInstruction& i) {
+    executions[{i.segment, i.pc}] = i.executions;
+  });
+  const decltype(executions) expected_executions = {{{0, 0x11}, 1}, {{1, 0x21}, 1}};
+  EXPECT_EQ(executions, expected_executions);
+}
+
+// No wait after all (the watch ended on something else): the held events
+// stay in the open segment.
+TEST(ImbalanceCounts, HeldEventsReleasedWithoutAWaitStayInTheSegment) {
+  ImbalanceCounts counts(small_config());
+  ImbalanceCounts::ThreadState* t = counts.attach(1);
+  ASSERT_NE(t, nullptr);
+  counts.block(*t, 0x10, 0);
+  ImbalanceCounts::hold(*t);
+  counts.block(*t, 0x20, 0);
+  counts.block(*t, 0x30, 0);
+  counts.release_held(*t);
+  counts.block(*t, 0x10, 0);
+  counts.close_segment(*t);
+  std::map<std::tuple<uint32_t, uint64_t, uint64_t>, uint64_t> edges;
+  counts.for_each_edge([&](const SegmentEdge& e) { edges[{e.segment, e.from, e.to}] = e.count; });
+  const decltype(edges) expected = {
+      {{0, 0x00, 0x10}, 1}, {{0, 0x00, 0x20}, 1}, {{0, 0x20, 0x30}, 1}, {{0, 0x30, 0x10}, 1}};
+  EXPECT_EQ(edges, expected);
+}
+
 TEST(ImbalanceCounts, MissesPerLevelAreCountedPerLineTouched) {
   ImbalanceCounts counts(small_config());
   ImbalanceCounts::ThreadState* t = counts.attach(0);

@@ -5,7 +5,8 @@
 // the team) and ocean_sweep_pthreads.c (a single wait, the main thread
 // joining); a sense-reversing spin barrier (md_cells_spin_barrier_pthreads.c)
 // and the same barrier with neighbour spin flags inside the section
-// (ssor_pipeline_flags_pthreads.c);
+// (ssor_pipeline_flags_pthreads.c); a spin-then-block barrier
+// (streamcluster_hybrid_barrier_pthreads.c, PARSEC's);
 // recorded with the compile-time
 // source (gcc and clang, -O1 and -O2) and the binary source (plain gcc -O1
 // and clang -O2 builds). `weft imbalance --format json` must give the section at the
@@ -75,15 +76,21 @@ std::vector<BarrierCase> all_cases() {
       // neighbour flags are point-to-point waits inside the section. Thread
       // 2 corrects 8 rows per plane, the others 2.
       {"ssor_pipeline_flags_pthreads", 7, {2, 0, 1, 3}, 0.3},
-      // Not here yet (issue 17 stays open): streamcluster_hybrid_barrier_pthreads
-      // (9 instances under the compile-time source, but on a loaded machine
-      // the last arriver's branch can take the cause's place; under the
-      // binary source episodes are lost to the condvar recognition).
+      // 10 iterations between spin-then-block barriers, the first teaching
+      // the flag (or recognised on the condvar when every waiter blocked):
+      // 9. Exact-distance points per worker and iteration: 64, 384, 128,
+      // 192 (workers 0..3 are weft threads 1..4).
+      {"streamcluster_hybrid_barrier_pthreads", 9, {2, 4, 3, 1}, 0.3},
   };
   std::vector<BarrierCase> cases;
   for (const Example& e : examples) {
-    for (const weft_test::ExampleBuild& b : weft_test::example_builds())
+    for (const weft_test::ExampleBuild& b : weft_test::example_builds()) {
+      // Under the binary source, the spin-then-block barrier still loses
+      // episodes on a loaded machine (about 1 run in 8 on two cores:
+      // docs/metrics.md, "Spin waits", known gaps): issue 17 stays open.
+      if (e.name == "streamcluster_hybrid_barrier_pthreads" && b.backend == "valgrind") continue;
       cases.push_back({e.name, b.build, b.backend, e.instances, e.team, e.min_imbalance});
+    }
   }
   return cases;
 }

@@ -29,10 +29,61 @@ void ImbalanceCounts::close_segment(ThreadState& t) {
   if (t.edges.size() != 0 || t.instructions.size() != 0) log_counts(t);
   t.edges.zero();
   t.instructions.zero();
-  t.previous_block = 0;
+  // Held events continue into the next segment from their own last block.
+  if (!t.held.active) t.previous_block = 0;
   // The calling frames resume in the next segment, from its entry.
   for (uint32_t i = 0; i < t.depth && i < kMaxFrames; ++i) t.frames[i] = 0;
   ++t.segment;
+}
+
+ImbalanceCounts::EdgeCount* ImbalanceCounts::held_edge(ThreadState& t, const EdgeCount::Key& key) {
+  HeldEvents& h = t.held;
+  for (uint32_t i = 0; i < h.edges_used; ++i)
+    if (h.edges[i].key == key) return &h.edges[i];
+  if (h.edges_used == kHeldEdges) return t.edges.find_or_insert(key);
+  EdgeCount& e = h.edges[h.edges_used++];
+  e = EdgeCount{};
+  e.key = key;
+  return &e;
+}
+
+ImbalanceCounts::InstructionCount* ImbalanceCounts::held_instruction(ThreadState& t, uint64_t pc) {
+  HeldEvents& h = t.held;
+  for (uint32_t i = 0; i < h.instructions_used; ++i)
+    if (h.instructions[i].key == pc) return &h.instructions[i];
+  if (h.instructions_used == kHeldInstructions) return t.instructions.find_or_insert(pc);
+  InstructionCount& c = h.instructions[h.instructions_used++];
+  c = InstructionCount{};
+  c.key = pc;
+  return &c;
+}
+
+void ImbalanceCounts::release_held(ThreadState& t) {
+  HeldEvents& h = t.held;
+  if (!h.active) return;
+  h.active = false;
+  h.floor = 0;
+  for (uint32_t i = 0; i < h.edges_used; ++i) {
+    const EdgeCount& held = h.edges[i];
+    EdgeCount* e = t.edges.find_or_insert(held.key);
+    if (e == nullptr) {
+      t.dropped += held.count;
+      continue;
+    }
+    e->count += held.count;
+    e->to_instructions = held.to_instructions;
+  }
+  for (uint32_t i = 0; i < h.instructions_used; ++i) {
+    const InstructionCount& held = h.instructions[i];
+    InstructionCount* c = t.instructions.find_or_insert(held.key);
+    if (c == nullptr) {
+      t.dropped += held.executions;
+      continue;
+    }
+    c->executions += held.executions;
+    for (int level = 0; level < 3; ++level) c->misses[level] += held.misses[level];
+  }
+  h.edges_used = h.instructions_used = 0;
 }
 
 namespace {

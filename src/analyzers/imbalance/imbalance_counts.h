@@ -82,6 +82,26 @@ class ImbalanceCounts {
   // logged in full every time).
   static constexpr size_t kMaxLoggedSegments = size_t{1} << 16;
 
+  // Events held back while the caller cannot tell yet which segment they
+  // belong to (a spin wait: what the thread does after its latest read of
+  // the flag is the next segment's work if that read ended the wait, and
+  // the spin loop's own if it did not). Few distinct edges and memory
+  // instructions run between two reads of a flag; beyond these, events go
+  // to the open segment directly (spilled).
+  static constexpr uint32_t kHeldEdges = 32;
+  static constexpr uint32_t kHeldInstructions = 8;
+  struct HeldEvents {
+    bool active = false;
+    // The call depth the holding began at, lowered by the returns since:
+    // a return below it resumes at the segment's entry, as after a closing
+    // point inside a call.
+    uint32_t floor = 0;
+    uint32_t edges_used = 0;
+    uint32_t instructions_used = 0;
+    EdgeCount edges[kHeldEdges];
+    InstructionCount instructions[kHeldInstructions];
+  };
+
   struct ThreadState {
     uint32_t tid = 0;
     uint32_t segment = 0;  // ordinal of the open segment
@@ -100,6 +120,7 @@ class ImbalanceCounts {
     PagedHashTable<LoggedSegment> logged;  // segments a later one may repeat
     RecordLog<SegmentRepeat> repeat_log;
     uint64_t dropped = 0;  // events lost to memory exhaustion
+    HeldEvents held;
   };
 
   explicit ImbalanceCounts(const ImbalanceConfig& config);
@@ -116,7 +137,9 @@ class ImbalanceCounts {
   // Block `pc` starts; `instructions` is its static size when the source
   // knows it (0 otherwise: the profile builder fills it from the binary).
   void block(ThreadState& t, uint64_t pc, uint64_t instructions) {
-    EdgeCount* e = t.edges.find_or_insert({t.previous_block, pc});
+    EdgeCount* e = __builtin_expect(t.held.active, 0)
+                       ? held_edge(t, {t.previous_block, pc})
+                       : t.edges.find_or_insert({t.previous_block, pc});
     t.previous_block = pc;
     if (__builtin_expect(e == nullptr, 0)) {
       ++t.dropped;
@@ -137,13 +160,31 @@ class ImbalanceCounts {
   static void exit_function(ThreadState& t) {
     if (t.depth == 0) return;
     --t.depth;
-    if (t.depth < kMaxFrames) t.previous_block = t.frames[t.depth];
+    if (__builtin_expect(t.depth < t.held.floor, 0)) {
+      t.held.floor = t.depth;
+      t.previous_block = 0;
+    } else if (t.depth < kMaxFrames) {
+      t.previous_block = t.frames[t.depth];
+    }
   }
+
+  // Holds the thread's next events back (HeldEvents), discarding those held
+  // so far: they start from the segment's entry.
+  static void hold(ThreadState& t) {
+    t.held.active = true;
+    t.held.floor = t.depth;
+    t.held.edges_used = 0;
+    t.held.instructions_used = 0;
+    t.previous_block = 0;
+  }
+  // Adds the held events to the open segment and stops holding.
+  void release_held(ThreadState& t);
 
   // One execution of memory instruction `pc` on [addr, addr + size): one
   // cache lookup per line it touches.
   void access(ThreadState& t, uint64_t pc, uint64_t addr, uint64_t size) {
-    InstructionCount* c = t.instructions.find_or_insert(pc);
+    InstructionCount* c = __builtin_expect(t.held.active, 0) ? held_instruction(t, pc)
+                                                             : t.instructions.find_or_insert(pc);
     if (__builtin_expect(c == nullptr, 0)) {
       ++t.dropped;
       return;
@@ -195,6 +236,11 @@ class ImbalanceCounts {
   void for_each_thread(Visitor&& visit) const {
     threads_.for_each(visit);
   }
+
+  // The held entry of an edge or instruction (the open segment's once the
+  // held ones are full).
+  EdgeCount* held_edge(ThreadState& t, const EdgeCount::Key& key);
+  InstructionCount* held_instruction(ThreadState& t, uint64_t pc);
 
   // Logs the counts of the thread's open segment (not empty).
   void log_counts(ThreadState& t);

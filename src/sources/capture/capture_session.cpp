@@ -267,8 +267,11 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
       // A refused condvar (a queue's) forms no episode: its waiters need no
       // bookkeeping, and take no lock (the cost of a busy queue). A thread
       // that spun first waits in a spin-then-block barrier: the flag it
-      // spun on makes the episode, not the condvar.
-      if (me.in_barrier || thread.spin.spinning || !cv_may_be_barrier(object)) break;
+      // spun on makes the episode, not the condvar (the Valgrind source
+      // sees the call's own stack writes end the spin before the wait).
+      if (me.in_barrier || thread.spin.spinning || thread.spin.unreleased_flag != 0 ||
+          !cv_may_be_barrier(object))
+        break;
       cond_wait_entered(me, time_ns, pc, object, arg0);
       return 0;
     case SyncKind::CondWaitLeave:
@@ -277,7 +280,11 @@ int64_t CaptureSession::follow_conditions(ThreadContext& thread, SyncKind kind, 
       return 0;
     case SyncKind::CondSignal:
     case SyncKind::CondBroadcast:
-      if (me.in_barrier || !cv_may_be_barrier(object)) return 0;
+      if (me.in_barrier) return 0;
+      if (!cv_may_be_barrier(object)) {
+        force_log = spin_flag_wake_up(thread);  // one per release, like the release itself
+        return force_log ? kSpinFlagWakeUp : 0;
+      }
       return cond_released(thread, time_ns, pc, object, force_log);
     default:
       cond_thread_event(me, kind, arg0);
@@ -314,7 +321,7 @@ void CaptureSession::cond_lock_released(ThreadContext& thread, uint64_t mutex) {
   me.release_cv = 0;
   if (me.detached_at == mutex) {  // the lock led to no part: count again
     me.detached_at = 0;
-    if (counting_.load(std::memory_order_relaxed) && !thread.spin.spinning)
+    if (counting_.load(std::memory_order_relaxed))
       thread.imbalance.store(analyzers_.imbalance->attach(thread.tid), std::memory_order_relaxed);
   }
 }
@@ -352,11 +359,23 @@ void CaptureSession::cond_wait_left(ThreadContext& thread, uint64_t time_ns, uin
   me.resume_cv = cv;
 }
 
+bool CaptureSession::spin_flag_wake_up(const ThreadContext& thread) {
+  const SyncLog& log = thread.sync;
+  return log.size != 0 && log.records[log.size - 1].kind == SyncKind::SpinRelease;
+}
+
 // A signal or broadcast: an episode when every other live thread of the team
-// waits on `cv`, unreleased; the releaser's part is logged here.
+// waits on `cv`, unreleased; the releaser's part is logged here. Right after
+// the thread released a learned spin flag (a spin-then-block barrier), the
+// flag's release is the episode and the condvar only wakes those who
+// blocked: neither an episode nor a refusal (kSpinFlagWakeUp).
 int64_t CaptureSession::cond_released(ThreadContext& thread, uint64_t time_ns, uint64_t pc,
                                       uint64_t cv, bool& force_log) {
   CondThreadState& me = thread.cond;
+  if (spin_flag_wake_up(thread)) {
+    force_log = true;
+    return kSpinFlagWakeUp;
+  }
   uint64_t episode = 0;
   {
     ColdLock guard(cond_lock_);

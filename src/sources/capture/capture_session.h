@@ -184,20 +184,32 @@ class CaptureSession {
       // around its wait.
       return watch_repeated(t, pc);
     }
-    if (w.reads != 0 && w.between < SpinWatch::kMaxBetween) {
-      ++w.between;  // the loop's other reads
+    // The loop's other reads; a learned flag's read starts a watch of its
+    // own (a spin-then-block barrier re-reads its flag after the wait,
+    // right after reading the mutex or condition variable it waited on).
+    if (w.reads != 0 && w.between < SpinWatch::kMaxBetween && !is_learned_flag(addr)) {
+      ++w.between;
       return false;
     }
     bool changed = false;
     if (w.spinning || w.known_flag) changed = watch_ended(t, 0);
     if (addr != w.joinable_flag) w.joinable_flag = 0;
+    const bool reread = addr == w.unreleased_flag;
+    if (!reread) w.unreleased_flag = 0;
     w.pc = pc;
     w.addr = addr;
     w.reads = 1;
     w.between = 0;
-    w.saw_release = false;
+    w.saw_release = reread && saw_other_write(t, addr);
     if (spin_flags_.may_hold(addr)) changed |= flag_read(t);
     return changed;
+  }
+
+  // Whether the thread's read of `addr` sees another thread's write it had
+  // not read (the communication shadow's raw event).
+  bool saw_other_write(ThreadContext& t, uint64_t addr);
+  bool is_learned_flag(uint64_t addr) {
+    return spin_flags_.may_hold(addr) && spin_flags_.find(addr) != nullptr;
   }
 
   // The time spin waits are logged with: the source's clock, or (without
@@ -278,6 +290,9 @@ class CaptureSession {
   bool cv_may_be_barrier(uint64_t cv);
   bool refuse_cv(uint64_t cv);
   bool is_barrier_mutex(uint64_t mutex) const;
+  // Whether the thread's signal or broadcast wakes the waiters of the spin
+  // flag it just released (its latest record is that SpinRelease).
+  static bool spin_flag_wake_up(const ThreadContext& thread);
   void add_barrier_mutex(uint64_t mutex);
 
   // watch_access' cold paths (spin_waits.cpp).
@@ -286,6 +301,7 @@ class CaptureSession {
   bool flag_written(ThreadContext& thread, uint64_t pc, uint64_t addr);
   bool flag_read(ThreadContext& thread);
   void start_spinning(ThreadContext& thread);
+  void hold_spin_tail(ThreadContext& thread);
   bool stop_spinning(ThreadContext& thread);
   void spin_wait_ended(ThreadContext& thread, SpinFlag& flag, uint64_t release);
   bool log_spin_part(ThreadContext& thread, const SpinFlag& flag, SyncKind kind, uint64_t pc,

@@ -22,32 +22,59 @@ uint64_t CaptureSession::spin_now() const {
   return latest_sync_ns_.load(std::memory_order_relaxed);
 }
 
+bool CaptureSession::saw_other_write(ThreadContext& thread, uint64_t addr) {
+  CommunicationAnalyzer::ThreadState* comm = thread.comm.load(std::memory_order_relaxed);
+  return comm && communication().unread_writer(*comm, addr) >= 0;
+}
+
 bool CaptureSession::watch_repeated(ThreadContext& thread, uint64_t pc) {
   SpinWatch& w = thread.spin;
   w.pc = pc;
   ++w.reads;
   w.between = 0;
-  if (CommunicationAnalyzer::ThreadState* comm = thread.comm.load(std::memory_order_relaxed))
-    w.saw_release |= communication().unread_writer(*comm, w.addr) >= 0;
-  if (w.spinning || w.reads < SpinWatch::kSpinReads) return false;
+  w.saw_release |= saw_other_write(thread, w.addr);
+  if (w.spinning) {
+    hold_spin_tail(thread);  // the loop went round once more: its events were the wait's
+    return false;
+  }
+  if (w.reads < SpinWatch::kSpinReads) return false;
   start_spinning(thread);
   return true;
+}
+
+// While the thread spins it stays attached, but what it does after its
+// latest read of the watched address is held back (ImbalanceCounts::hold):
+// the spin loop's own blocks when it reads again (they are discarded), the
+// next segment's first work when that read ended the wait (watch_ended adds
+// them after closing the segment). Re-attaching only where the watch ends
+// would lose the blocks between the last read and the next accesses
+// elsewhere, for the waiters and not for the releaser.
+void CaptureSession::hold_spin_tail(ThreadContext& thread) {
+  if (ImbalanceCounts::ThreadState* counts = thread.imbalance.load(std::memory_order_relaxed))
+    ImbalanceCounts::hold(*counts);
 }
 
 void CaptureSession::start_spinning(ThreadContext& thread) {
   SpinWatch& w = thread.spin;
   w.spinning = true;
   w.arrival_ns = spin_now();
-  thread.imbalance.store(nullptr, std::memory_order_relaxed);
+  hold_spin_tail(thread);
 }
 
+// The held events go to the open segment: the next one's when the wait was
+// logged (it closed the segment), the same one's otherwise.
 bool CaptureSession::stop_spinning(ThreadContext& thread) {
   SpinWatch& w = thread.spin;
   if (!w.spinning) return false;
   w.spinning = false;
-  // Not while a barrier mutex detaches it (the condvar recognition's).
-  if (counting_.load(std::memory_order_relaxed) && thread.cond.detached_at == 0)
-    thread.imbalance.store(analyzers_.imbalance->attach(thread.tid), std::memory_order_relaxed);
+  ImbalanceCounts::ThreadState* counts = analyzers_.imbalance->attach(thread.tid);
+  if (!counts) return true;
+  analyzers_.imbalance->release_held(*counts);
+  // A spin-then-block barrier's thread may have locked the barrier's mutex
+  // (detached) and unlocked it while it spun.
+  if (!thread.imbalance.load(std::memory_order_relaxed) &&
+      counting_.load(std::memory_order_relaxed) && thread.cond.detached_at == 0)
+    thread.imbalance.store(counts, std::memory_order_relaxed);
   return true;
 }
 
@@ -60,7 +87,7 @@ bool CaptureSession::stop_spinning(ThreadContext& thread) {
 // it waited for came: counter barriers change the flag once per arrival).
 bool CaptureSession::watch_ended(ThreadContext& thread, uint64_t written) {
   SpinWatch& w = thread.spin;
-  bool changed = stop_spinning(thread);
+  bool changed = w.spinning;
   if (written != w.addr) {
     SpinFlag* flag = nullptr;
     uint64_t release = 0;
@@ -68,7 +95,7 @@ bool CaptureSession::watch_ended(ThreadContext& thread, uint64_t written) {
       flag = spin_flags_.find(w.addr);
       if (flag && !w.take_release(w.addr, release = flag->releases.load(std::memory_order_acquire)))
         flag = nullptr;
-    } else if (w.reads >= SpinWatch::kSpinReads && w.saw_release) {
+    } else if ((w.reads >= SpinWatch::kSpinReads || w.addr == w.unreleased_flag) && w.saw_release) {
       ColdLock lock(cond_lock_);
       flag = spin_flags_.add(w.addr);
       if (flag) {
@@ -79,8 +106,11 @@ bool CaptureSession::watch_ended(ThreadContext& thread, uint64_t written) {
     if (flag) {
       spin_wait_ended(thread, *flag, release);
       changed = true;
+    } else if (w.spinning) {
+      w.unreleased_flag = w.addr;  // it stopped spinning unreleased: it may block next
     }
   }
+  stop_spinning(thread);  // after the wait's part closed the segment
   w.reads = 0;
   w.known_flag = false;
   w.saw_release = false;
@@ -126,8 +156,7 @@ bool CaptureSession::flag_read(ThreadContext& thread) {
   SpinWatch& w = thread.spin;
   if (!spin_flags_.find(w.addr)) return false;
   w.known_flag = true;
-  if (CommunicationAnalyzer::ThreadState* comm = thread.comm.load(std::memory_order_relaxed))
-    w.saw_release |= communication().unread_writer(*comm, w.addr) >= 0;
+  w.saw_release |= saw_other_write(thread, w.addr);
   start_spinning(thread);
   return true;
 }
@@ -150,6 +179,7 @@ bool CaptureSession::log_spin_part(ThreadContext& thread, const SpinFlag& flag, 
     if (kind == SyncKind::SpinBarrier) part.kind = kind;
     return false;
   }
+  w.unreleased_flag = 0;
   record_sync(thread, kind, spin_now(), pc, flag_addr, static_cast<int64_t>(arrival_ns),
               static_cast<int64_t>(release));
   const bool logged = log.size != 0 && log.records[log.size - 1].kind == kind;

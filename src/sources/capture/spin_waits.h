@@ -44,10 +44,17 @@ struct SpinWatch {
   // The imbalance analysis runs and the thread is not waiting at another
   // synchronization point (a barrier, a recognised condvar barrier).
   bool enabled = false;
-  bool spinning = false;     // detached from the counts since arrival_ns
+  bool spinning = false;     // waiting since arrival_ns; its events are held
   bool known_flag = false;   // addr is a learned flag
   bool saw_release = false;  // a read of addr saw a write of another thread
   uint64_t arrival_ns = 0;
+  // The address the thread spun on and stopped spinning on before any
+  // release, while it reads nothing else (a spin-then-block barrier's
+  // waiter, which then blocks on a condition variable and re-reads the flag
+  // once when woken): its condvar wait is no barrier's, and the re-read
+  // that sees the release teaches the flag. 0 once the thread took part in
+  // a release or watched another address.
+  uint64_t unreleased_flag = 0;
   // The thread's part in a team episode logged last: its index in the
   // thread's sync log. While the thread touches nothing but the flag of its
   // releasing write (joinable_flag; 0 once it touched anything else), a wait
