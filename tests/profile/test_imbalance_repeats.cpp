@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../support/command_runner.h"
 #include "analyzers/imbalance/imbalance_records.h"
 #include "analyzers/imbalance/imbalance_tables.h"
 #include "profile/profile.h"
@@ -136,21 +137,11 @@ ImbalanceTables read_tables(const std::string& path) {
   return out;
 }
 
-class ImbalanceRepeats : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/weft-test-repeats-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
-};
-
-TEST_F(ImbalanceRepeats, GiveTheTablesOfFullSegments) {
+TEST(ImbalanceRepeats, GiveTheTablesOfFullSegments) {
+  weft_test::TempDir dir("weft-test-repeats");
   RunInfo info;
   info.command = "/bin/app";
-  const std::string full = dir_ + "/full.weft", repeated = dir_ + "/repeated.weft";
+  const std::string full = dir.path / "full.weft", repeated = dir.path / "repeated.weft";
   build_profile(capture(false), info, full);
   build_profile(capture(true), info, repeated);
   const ImbalanceTables expected = read_tables(full);

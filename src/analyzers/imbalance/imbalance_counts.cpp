@@ -36,26 +36,32 @@ void ImbalanceCounts::close_segment(ThreadState& t) {
   ++t.segment;
 }
 
-ImbalanceCounts::EdgeCount* ImbalanceCounts::held_edge(ThreadState& t, const EdgeCount::Key& key) {
-  HeldEvents& h = t.held;
-  for (uint32_t i = 0; i < h.edges_used; ++i)
-    if (h.edges[i].key == key) return &h.edges[i];
-  if (h.edges_used == kHeldEdges) return t.edges.find_or_insert(key);
-  EdgeCount& e = h.edges[h.edges_used++];
-  e = EdgeCount{};
+namespace {
+
+// The entry of `key` among the `used` first of `held`, added if new; the
+// open segment's (`open`) once every held one is taken.
+template <class Entry, size_t N>
+Entry* find_or_hold(Entry (&held)[N], uint32_t& used, const decltype(Entry::key)& key,
+                    PagedHashTable<Entry>& open) {
+  for (uint32_t i = 0; i < used; ++i)
+    if (held[i].key == key) return &held[i];
+  if (used == N) return open.find_or_insert(key);
+  Entry& e = held[used++];
+  e = Entry{};
   e.key = key;
   return &e;
 }
 
+uint64_t mix(uint64_t h, uint64_t value) { return hash_key(h ^ (value * 0x9e3779b97f4a7c15ULL)); }
+
+}  // namespace
+
+ImbalanceCounts::EdgeCount* ImbalanceCounts::held_edge(ThreadState& t, const EdgeCount::Key& key) {
+  return find_or_hold(t.held.edges, t.held.edges_used, key, t.edges);
+}
+
 ImbalanceCounts::InstructionCount* ImbalanceCounts::held_instruction(ThreadState& t, uint64_t pc) {
-  HeldEvents& h = t.held;
-  for (uint32_t i = 0; i < h.instructions_used; ++i)
-    if (h.instructions[i].key == pc) return &h.instructions[i];
-  if (h.instructions_used == kHeldInstructions) return t.instructions.find_or_insert(pc);
-  InstructionCount& c = h.instructions[h.instructions_used++];
-  c = InstructionCount{};
-  c.key = pc;
-  return &c;
+  return find_or_hold(t.held.instructions, t.held.instructions_used, pc, t.instructions);
 }
 
 void ImbalanceCounts::release_held(ThreadState& t) {
@@ -85,12 +91,6 @@ void ImbalanceCounts::release_held(ThreadState& t) {
   }
   h.edges_used = h.instructions_used = 0;
 }
-
-namespace {
-
-uint64_t mix(uint64_t h, uint64_t value) { return hash_key(h ^ (value * 0x9e3779b97f4a7c15ULL)); }
-
-}  // namespace
 
 // A hash of the open segment's counts, independent of the tables' slot
 // order: the sum of one hash per entry.

@@ -164,35 +164,35 @@ class CaptureSession {
   // The recognition of spin waits (docs/metrics.md, "Spin waits"): every
   // access of the thread, before the analyzers see it (a spinning read asks
   // the communication shadow whether another thread's write is new to it).
-  // Returns true when the thread's imbalance state changed (it started or
-  // stopped waiting), for a source that caches it.
-  __attribute__((always_inline)) bool watch_access(ThreadContext& t, uint64_t pc, uint64_t addr,
+  // A spinning thread stays attached to its imbalance counts (its events are
+  // held back, ImbalanceCounts::hold), so a source may keep the thread's
+  // state pointers across the call.
+  __attribute__((always_inline)) void watch_access(ThreadContext& t, uint64_t pc, uint64_t addr,
                                                    bool is_write) {
     SpinWatch& w = t.spin;
-    if (!w.enabled) return false;
+    if (!w.enabled) return;
     if (is_write) {
       if (addr != w.joinable_flag) w.joinable_flag = 0;
-      bool changed = false;
-      if (w.spinning || w.known_flag) changed = watch_ended(t, addr);
+      if (w.spinning || w.known_flag) watch_ended(t, addr);
       w.reads = 0;
-      if (spin_flags_.may_hold(addr)) changed |= flag_written(t, pc, addr);
-      return changed;
+      if (spin_flags_.may_hold(addr)) flag_written(t, pc, addr);
+      return;
     }
     if (addr == w.addr && w.reads != 0) {
       // The same address again: the same instruction, another copy of it
       // (an unrolled spin loop), or a spin-then-block barrier's re-test
       // around its wait.
-      return watch_repeated(t, pc);
+      watch_repeated(t, pc);
+      return;
     }
     // The loop's other reads; a learned flag's read starts a watch of its
     // own (a spin-then-block barrier re-reads its flag after the wait,
     // right after reading the mutex or condition variable it waited on).
     if (w.reads != 0 && w.between < SpinWatch::kMaxBetween && !is_learned_flag(addr)) {
       ++w.between;
-      return false;
+      return;
     }
-    bool changed = false;
-    if (w.spinning || w.known_flag) changed = watch_ended(t, 0);
+    if (w.spinning || w.known_flag) watch_ended(t, 0);
     if (addr != w.joinable_flag) w.joinable_flag = 0;
     const bool reread = addr == w.unreleased_flag;
     if (!reread) w.unreleased_flag = 0;
@@ -201,8 +201,7 @@ class CaptureSession {
     w.reads = 1;
     w.between = 0;
     w.saw_release = reread && saw_other_write(t, addr);
-    if (spin_flags_.may_hold(addr)) changed |= flag_read(t);
-    return changed;
+    if (spin_flags_.may_hold(addr)) flag_read(t);
   }
 
   // Whether the thread's read of `addr` sees another thread's write it had
@@ -296,15 +295,15 @@ class CaptureSession {
   void add_barrier_mutex(uint64_t mutex);
 
   // watch_access' cold paths (spin_waits.cpp).
-  bool watch_repeated(ThreadContext& thread, uint64_t pc);
-  bool watch_ended(ThreadContext& thread, uint64_t written);
-  bool flag_written(ThreadContext& thread, uint64_t pc, uint64_t addr);
-  bool flag_read(ThreadContext& thread);
+  void watch_repeated(ThreadContext& thread, uint64_t pc);
+  void watch_ended(ThreadContext& thread, uint64_t written);
+  void flag_written(ThreadContext& thread, uint64_t pc, uint64_t addr);
+  void flag_read(ThreadContext& thread);
   void start_spinning(ThreadContext& thread);
   void hold_spin_tail(ThreadContext& thread);
-  bool stop_spinning(ThreadContext& thread);
+  void stop_spinning(ThreadContext& thread);
   void spin_wait_ended(ThreadContext& thread, SpinFlag& flag, uint64_t release);
-  bool log_spin_part(ThreadContext& thread, const SpinFlag& flag, SyncKind kind, uint64_t pc,
+  void log_spin_part(ThreadContext& thread, const SpinFlag& flag, SyncKind kind, uint64_t pc,
                      uint64_t arrival_ns, uint64_t release);
   // Ends the thread's communication section at a closing point (`pc`, or
   // the thread's exit).

@@ -2,13 +2,12 @@
 // paths of CaptureSession::watch_access.
 //
 // A thread spins when it reads one address kSpinReads times with no write of
-// its own in between; from then on it is detached from the imbalance counts
-// (waiting, not busy). The wait ends at the thread's next access outside the
-// loop; it was a wait on a flag when one of its reads saw another thread's
-// write it had not read (the communication shadow's raw event), and the
-// address becomes a learned flag. From then on any read of the flag starts a
-// wait, and any write of it is a release, numbered per flag. Every wait and
-// every release of a learned flag is logged (SpinBarrier, SpinRelease) and
+// its own in between; from then on it waits, not works: what it does after
+// each read of the address is held back (ImbalanceCounts::hold). The wait ends at the thread's next
+// access outside the loop; it was a wait on a flag when one of its reads saw another thread's write
+// it had not read (the communication shadow's raw event), and the address becomes a learned flag.
+// From then on any read of the flag starts a wait, and any write of it is a release, numbered per
+// flag. Every wait and every release of a learned flag is logged (SpinBarrier, SpinRelease) and
 // closes the thread's segment: whether the flag is a team's barrier or a
 // flag between two threads is decided by the profile builder, from all of
 // its records, so that the episodes before two waiters were seen together
@@ -27,19 +26,16 @@ bool CaptureSession::saw_other_write(ThreadContext& thread, uint64_t addr) {
   return comm && communication().unread_writer(*comm, addr) >= 0;
 }
 
-bool CaptureSession::watch_repeated(ThreadContext& thread, uint64_t pc) {
+void CaptureSession::watch_repeated(ThreadContext& thread, uint64_t pc) {
   SpinWatch& w = thread.spin;
   w.pc = pc;
   ++w.reads;
   w.between = 0;
   w.saw_release |= saw_other_write(thread, w.addr);
-  if (w.spinning) {
+  if (w.spinning)
     hold_spin_tail(thread);  // the loop went round once more: its events were the wait's
-    return false;
-  }
-  if (w.reads < SpinWatch::kSpinReads) return false;
-  start_spinning(thread);
-  return true;
+  else if (w.reads >= SpinWatch::kSpinReads)
+    start_spinning(thread);
 }
 
 // While the thread spins it stays attached, but what it does after its
@@ -62,20 +58,15 @@ void CaptureSession::start_spinning(ThreadContext& thread) {
 }
 
 // The held events go to the open segment: the next one's when the wait was
-// logged (it closed the segment), the same one's otherwise.
-bool CaptureSession::stop_spinning(ThreadContext& thread) {
+// logged (it closed the segment), the same one's otherwise. The thread's
+// state, not its attached pointer: a barrier mutex may detach the thread
+// while it holds events (a spin-then-block barrier's waiter locks it).
+void CaptureSession::stop_spinning(ThreadContext& thread) {
   SpinWatch& w = thread.spin;
-  if (!w.spinning) return false;
+  if (!w.spinning) return;
   w.spinning = false;
-  ImbalanceCounts::ThreadState* counts = analyzers_.imbalance->attach(thread.tid);
-  if (!counts) return true;
-  analyzers_.imbalance->release_held(*counts);
-  // A spin-then-block barrier's thread may have locked the barrier's mutex
-  // (detached) and unlocked it while it spun.
-  if (!thread.imbalance.load(std::memory_order_relaxed) &&
-      counting_.load(std::memory_order_relaxed) && thread.cond.detached_at == 0)
-    thread.imbalance.store(counts, std::memory_order_relaxed);
-  return true;
+  if (ImbalanceCounts::ThreadState* counts = analyzers_.imbalance->attach(thread.tid))
+    analyzers_.imbalance->release_held(*counts);
 }
 
 // The watch ends: the thread left the loop (`written` is the address it
@@ -85,9 +76,8 @@ bool CaptureSession::stop_spinning(ThreadContext& thread) {
 // release the thread had not taken part in yet; else (learning) when one of
 // its reads saw another thread's write (the loop then ran until the value
 // it waited for came: counter barriers change the flag once per arrival).
-bool CaptureSession::watch_ended(ThreadContext& thread, uint64_t written) {
+void CaptureSession::watch_ended(ThreadContext& thread, uint64_t written) {
   SpinWatch& w = thread.spin;
-  bool changed = w.spinning;
   if (written != w.addr) {
     SpinFlag* flag = nullptr;
     uint64_t release = 0;
@@ -103,10 +93,9 @@ bool CaptureSession::watch_ended(ThreadContext& thread, uint64_t written) {
         w.take_release(w.addr, release);
       }
     }
-    if (flag) {
+    if (flag)
       spin_wait_ended(thread, *flag, release);
-      changed = true;
-    } else if (w.spinning) {
+    else if (w.spinning) {
       w.unreleased_flag = w.addr;  // it stopped spinning unreleased: it may block next
     }
   }
@@ -114,7 +103,6 @@ bool CaptureSession::watch_ended(ThreadContext& thread, uint64_t written) {
   w.reads = 0;
   w.known_flag = false;
   w.saw_release = false;
-  return changed;
 }
 
 // A wait on `flag` ended by its release `release`: logged as the thread's
@@ -134,9 +122,9 @@ void CaptureSession::spin_wait_ended(ThreadContext& thread, SpinFlag& flag, uint
   log_spin_part(thread, flag, SyncKind::SpinBarrier, w.pc, w.arrival_ns, release);
 }
 
-bool CaptureSession::flag_written(ThreadContext& thread, uint64_t pc, uint64_t addr) {
+void CaptureSession::flag_written(ThreadContext& thread, uint64_t pc, uint64_t addr) {
   SpinFlag* flag = spin_flags_.find(addr);
-  if (!flag) return false;
+  if (!flag) return;
   const uint64_t release = flag->releases.fetch_add(1, std::memory_order_acq_rel) + 1;
   thread.spin.take_release(addr, release);
   // A mutex held while releasing a team's flag guards the barrier's own code
@@ -147,18 +135,16 @@ bool CaptureSession::flag_written(ThreadContext& thread, uint64_t pc, uint64_t a
     ColdLock lock(cond_lock_);
     add_barrier_mutex(held);
   }
-  const bool logged = log_spin_part(thread, *flag, SyncKind::SpinRelease, pc, spin_now(), release);
+  log_spin_part(thread, *flag, SyncKind::SpinRelease, pc, spin_now(), release);
   thread.spin.joinable_flag = addr;
-  return logged;
 }
 
-bool CaptureSession::flag_read(ThreadContext& thread) {
+void CaptureSession::flag_read(ThreadContext& thread) {
   SpinWatch& w = thread.spin;
-  if (!spin_flags_.find(w.addr)) return false;
+  if (!spin_flags_.find(w.addr)) return;
   w.known_flag = true;
   w.saw_release |= saw_other_write(thread, w.addr);
   start_spinning(thread);
-  return true;
 }
 
 // The thread's part in release `release` of the flag: a wait (SpinBarrier)
@@ -168,7 +154,7 @@ bool CaptureSession::flag_read(ThreadContext& thread) {
 // part instead: the part's release becomes the later one, and a wait makes
 // it a wait. A part closes the communication section too while the flag is
 // a team's as far as the run has seen.
-bool CaptureSession::log_spin_part(ThreadContext& thread, const SpinFlag& flag, SyncKind kind,
+void CaptureSession::log_spin_part(ThreadContext& thread, const SpinFlag& flag, SyncKind kind,
                                    uint64_t pc, uint64_t arrival_ns, uint64_t release) {
   SpinWatch& w = thread.spin;
   const uint64_t flag_addr = flag.addr.load(std::memory_order_relaxed);
@@ -177,7 +163,7 @@ bool CaptureSession::log_spin_part(ThreadContext& thread, const SpinFlag& flag, 
     SyncRecord& part = log.records[w.part_record];
     part.arg1 = static_cast<int64_t>(release);
     if (kind == SyncKind::SpinBarrier) part.kind = kind;
-    return false;
+    return;
   }
   w.unreleased_flag = 0;
   record_sync(thread, kind, spin_now(), pc, flag_addr, static_cast<int64_t>(arrival_ns),
@@ -185,7 +171,6 @@ bool CaptureSession::log_spin_part(ThreadContext& thread, const SpinFlag& flag, 
   const bool logged = log.size != 0 && log.records[log.size - 1].kind == kind;
   w.part_record = logged ? log.size - 1 : ~uint64_t{0};
   if (logged && flag.team.load(std::memory_order_relaxed)) close_communication_section(thread, pc);
-  return true;
 }
 
 void CaptureSession::end_watch(ThreadContext& thread) {

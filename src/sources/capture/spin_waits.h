@@ -31,7 +31,7 @@ struct ColdLock {
 // those reads (a spin loop's body at -O1 and -O2).
 struct SpinWatch {
   // Reads of the watched address before the thread counts as spinning
-  // (detached from the imbalance counts). A condition-variable wait loop
+  // (waiting: its events are held back). A condition-variable wait loop
   // re-tests its predicate twice or three times; a spin loop thousands of
   // times under instrumentation.
   static constexpr uint32_t kSpinReads = 4;

@@ -109,10 +109,7 @@ void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
         if (!current_state_) break;
         const uint64_t pc = s.b >> WEFT_REC_PC_SHIFT;
         const size_t size = (s.b >> 8) & WEFT_REC_SIZE_MAX;
-        // A spin wait that starts or ends detaches or re-attaches the
-        // thread's imbalance counts.
-        if (current_ && session_.watch_access(*current_, pc, s.a, type == WEFT_REC_WRITE))
-          current_imbalance_ = current_->imbalance.load(std::memory_order_relaxed);
+        if (current_) session_.watch_access(*current_, pc, s.a, type == WEFT_REC_WRITE);
         if (type == WEFT_REC_READ)
           comm.read(*current_state_, pc, s.a, size);
         else
