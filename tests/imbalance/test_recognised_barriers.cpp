@@ -77,18 +77,14 @@ std::vector<BarrierCase> all_cases() {
       // 2 corrects 8 rows per plane, the others 2.
       {"ssor_pipeline_flags_pthreads", 7, {2, 0, 1, 3}, 0.3},
       // 10 iterations between spin-then-block barriers, the first teaching
-      // the flag (or recognised on the condvar when every waiter blocked):
-      // 9. Exact-distance points per worker and iteration: 64, 384, 128,
+      // the flag whether its waiters blocked or not: 9. Exact-distance points per worker and
+      // iteration: 64, 384, 128,
       // 192 (workers 0..3 are weft threads 1..4).
       {"streamcluster_hybrid_barrier_pthreads", 9, {2, 4, 3, 1}, 0.3},
   };
   std::vector<BarrierCase> cases;
   for (const Example& e : examples) {
     for (const weft_test::ExampleBuild& b : weft_test::example_builds()) {
-      // Under the binary source, the spin-then-block barrier still loses
-      // episodes on a loaded machine (about 1 run in 8 on two cores:
-      // docs/metrics.md, "Spin waits", known gaps): issue 17 stays open.
-      if (e.name == "streamcluster_hybrid_barrier_pthreads" && b.backend == "valgrind") continue;
       cases.push_back({e.name, b.build, b.backend, e.instances, e.team, e.min_imbalance});
     }
   }

@@ -185,22 +185,26 @@ class CaptureSession {
       watch_repeated(t, pc);
       return;
     }
-    // The loop's other reads; a learned flag's read starts a watch of its
-    // own (a spin-then-block barrier re-reads its flag after the wait,
-    // right after reading the mutex or condition variable it waited on).
-    if (w.reads != 0 && w.between < SpinWatch::kMaxBetween && !is_learned_flag(addr)) {
+    // The loop's other reads; a learned flag's read, or the re-read of the
+    // address the thread gave up spinning on, starts a watch of its own (a
+    // spin-then-block barrier re-reads its flag after the wait, right after
+    // reading the mutex, the condition variable or a GOT entry).
+    if (w.reads != 0 && w.between < SpinWatch::kMaxBetween && addr != w.unreleased_flag &&
+        !is_learned_flag(addr)) {
       ++w.between;
       return;
     }
     if (w.spinning || w.known_flag) watch_ended(t, 0);
     if (addr != w.joinable_flag) w.joinable_flag = 0;
     const bool reread = addr == w.unreleased_flag;
-    if (!reread) w.unreleased_flag = 0;
+    if (!reread && w.unreleased_flag != 0 && ++w.unreleased_reads > SpinWatch::kUnreleasedReads)
+      w.unreleased_flag = 0;
     w.pc = pc;
     w.addr = addr;
     w.reads = 1;
     w.between = 0;
     w.saw_release = reread && saw_other_write(t, addr);
+    if (w.saw_release) resume_spinning(t);
     if (spin_flags_.may_hold(addr)) flag_read(t);
   }
 
@@ -300,6 +304,10 @@ class CaptureSession {
   void flag_written(ThreadContext& thread, uint64_t pc, uint64_t addr);
   void flag_read(ThreadContext& thread);
   void start_spinning(ThreadContext& thread);
+  // The re-read of the address the thread gave up spinning on sees the
+  // release (a spin-then-block waiter woken): the spin goes on from its
+  // arrival, so that the next access elsewhere ends it as a wait.
+  void resume_spinning(ThreadContext& thread);
   void hold_spin_tail(ThreadContext& thread);
   void stop_spinning(ThreadContext& thread);
   void spin_wait_ended(ThreadContext& thread, SpinFlag& flag, uint64_t release);

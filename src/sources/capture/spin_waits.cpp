@@ -57,6 +57,15 @@ void CaptureSession::start_spinning(ThreadContext& thread) {
   hold_spin_tail(thread);
 }
 
+// The spin's arrival stays: the wait began where the thread first spun,
+// before it blocked. Under the binary source the thread's own writes on the
+// way to the block (the calls' return addresses) ended the spin; under the
+// compile-time source, which does not see them, the re-read continues it.
+void CaptureSession::resume_spinning(ThreadContext& thread) {
+  thread.spin.spinning = true;
+  hold_spin_tail(thread);
+}
+
 // The held events go to the open segment: the next one's when the wait was
 // logged (it closed the segment), the same one's otherwise. The thread's
 // state, not its attached pointer: a barrier mutex may detach the thread
@@ -97,6 +106,7 @@ void CaptureSession::watch_ended(ThreadContext& thread, uint64_t written) {
       spin_wait_ended(thread, *flag, release);
     else if (w.spinning) {
       w.unreleased_flag = w.addr;  // it stopped spinning unreleased: it may block next
+      w.unreleased_reads = 0;
     }
   }
   stop_spinning(thread);  // after the wait's part closed the segment

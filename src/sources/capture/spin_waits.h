@@ -49,12 +49,15 @@ struct SpinWatch {
   bool saw_release = false;  // a read of addr saw a write of another thread
   uint64_t arrival_ns = 0;
   // The address the thread spun on and stopped spinning on before any
-  // release, while it reads nothing else (a spin-then-block barrier's
+  // release, while it reads little else (a spin-then-block barrier's
   // waiter, which then blocks on a condition variable and re-reads the flag
   // once when woken): its condvar wait is no barrier's, and the re-read
   // that sees the release teaches the flag. 0 once the thread took part in
-  // a release or watched another address.
+  // a release or read kUnreleasedReads other addresses (the Valgrind source
+  // sees the program's PLT stubs read the GOT on the way to the wait).
   uint64_t unreleased_flag = 0;
+  uint32_t unreleased_reads = 0;  // other addresses read since it was set
+  static constexpr uint32_t kUnreleasedReads = 8;
   // The thread's part in a team episode logged last: its index in the
   // thread's sync log. While the thread touches nothing but the flag of its
   // releasing write (joinable_flag; 0 once it touched anything else), a wait
