@@ -24,6 +24,7 @@
 #include "profile/profile_writer.h"
 #include "sources/capture/raw_capture.h"
 #include "sources/valgrind/valgrind_backend.h"
+#include "topology/machine_caches.h"
 #include "topology/topology.h"
 
 extern char** environ;
@@ -42,9 +43,15 @@ uint64_t cache_number(const std::string& text, bool size) {
   return *value;
 }
 
-// The simulated caches: --cache when given, else this machine's L1, L2 and
-// last level from hwloc; a level hwloc does not report (or reports without
-// associativity) gets a common default (32K:8, 256K:8, 8M:16).
+// This machine's caches as weft models them, chosen once per run from
+// sysfs, hwloc and CPUID (docs/metrics.md, "The recorded cache").
+const MachineCaches& machine_caches() {
+  static const MachineCaches caches = this_machine_caches();
+  return caches;
+}
+
+// The simulated caches: --cache when given, else this machine's credible
+// L1, L2 and last level (machine_caches).
 CacheGeometry cache_geometry(const std::string& option) {
   CacheGeometry g;
   if (!option.empty()) {
@@ -64,19 +71,13 @@ CacheGeometry cache_geometry(const std::string& option) {
     }
     return g;
   }
-  try {
-    const Topology& topology = Topology::this_machine();
-    const CacheLevel found[3] = {topology.cache(1), topology.cache(2), topology.last_level_cache()};
-    if (found[0].line_bytes != 0 && (found[0].line_bytes & (found[0].line_bytes - 1)) == 0)
-      g.line_bytes = found[0].line_bytes;
-    for (int i = 0; i < 3; ++i)
-      if (found[i].size_bytes != 0 && found[i].associativity != 0 &&
-          (i < 2 || found[i].depth > 2)) {
-        g.levels[i].size_bytes = found[i].size_bytes;
-        g.levels[i].ways = found[i].associativity;
-      }
-  } catch (const std::exception&) {
-    // no topology: the defaults
+  const MachineCaches& m = machine_caches();
+  if (const unsigned line = m.l1.cache.line_bytes; line >= 16 && (line & (line - 1)) == 0)
+    g.line_bytes = line;
+  const ChosenCache* levels[3] = {&m.l1, &m.l2, &m.last_level};
+  for (int i = 0; i < 3; ++i) {
+    g.levels[i].size_bytes = levels[i]->cache.size_bytes;
+    g.levels[i].ways = levels[i]->cache.ways;
   }
   return g;
 }
@@ -284,10 +285,16 @@ RunInfo run_info(const RecordOptions& options, const AnalysisPlan& plan) {
   info.start_time = std::chrono::system_clock::now();
   info.hostname = this_hostname();
   info.topology = topology_summary();
-  try {
-    info.llc_bytes = Topology::this_machine().last_level_cache().size_bytes;
-  } catch (const std::exception&) {
-    info.llc_bytes = 0;  // the views then need --cache-size
+  // The CRD cutoffs' cache is the simulator's last level: --cache's when
+  // given, else the machine's credible one.
+  if (auto given = options.settings.find("cache_levels"); given != options.settings.end()) {
+    info.llc_bytes = cache_geometry(given->second).levels[2].size_bytes;
+    info.llc_source = "--cache";
+  }
+  if (info.llc_source.empty()) {
+    info.llc_bytes = machine_caches().last_level.cache.size_bytes;
+    info.llc_source = cache_info_source_name(machine_caches().last_level.source);
+    info.llc_note = machine_caches().last_level.note;
   }
   return info;
 }
@@ -464,6 +471,11 @@ int run_record(const RecordOptions& options) {
              capture.threads.size(), capture.threads.size() == 1 ? "" : "s", ending, output);
   warn_about_losses(capture);
   warn_without_sections(capture, output);
+  // After the outcome, with the other warnings: a failed run's one-line
+  // error stays one line (the profile keeps the note either way).
+  if (info.llc_source != "--cache")
+    for (const std::string& warning : machine_caches().warnings)
+      fmt::print(stderr, "weft: warning: {}\n", warning);
   return exit_code;
 }
 

@@ -11,6 +11,7 @@
 
 #include "cli/command.h"
 #include "profile/profile.h"
+#include "topology/machine_caches.h"
 #include "topology/topology.h"
 #include "views/comm_view.h"
 #include "views/crd_view.h"
@@ -294,6 +295,13 @@ struct TopoCommand : Command {
                        : !synthetic.empty() ? Topology::synthetic(synthetic)
                                             : Topology::this_machine();
     print(t.summary());
+    // What `weft record` would model (docs/metrics.md, "The recorded cache").
+    const MachineCaches caches =
+        !xml.empty() || !synthetic.empty()
+            ? choose_caches({}, caches_from_topology(t), {}, std::max(1u, t.cores()))
+            : this_machine_caches();
+    print("caches weft models: " + caches.summary());
+    for (const std::string& warning : caches.warnings) print("  " + warning);
     return 0;
   }
 };

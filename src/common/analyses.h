@@ -91,7 +91,7 @@ inline constexpr std::string_view kCrdTables[] = {"crd_distances", "crd_unmeasur
 inline constexpr AnalysisSetting kImbalanceSettings[] = {
     {"cache_levels", "--cache", "WEFT_CACHE_LEVELS",
      "simulated caches of the imbalance analysis, L1SIZE:WAYS,L2SIZE:WAYS,LLCSIZE:WAYS "
-     "(default: this machine's, from hwloc)",
+     "(default: this machine's credible caches, docs/metrics.md)",
      "", SettingType::Text},
     {"miss_penalties", "--miss-penalties", "",
      "cycles per L1, L2 and LLC miss in the modeled busy time", "12,40,200", SettingType::Text},

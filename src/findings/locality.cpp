@@ -91,7 +91,11 @@ std::optional<uint64_t> lower_median(const std::map<uint64_t, uint64_t>& count_b
 CrdCutoffs crd_cutoffs(uint64_t cache_bytes, uint64_t granularity, uint64_t private_granules) {
   CrdCutoffs cutoffs;
   cutoffs.max = granularity == 0 ? 0 : cache_bytes / granularity;
-  cutoffs.min = cutoffs.max > private_granules ? cutoffs.max - private_granules : 0;
+  // Private data beyond half the cache is taken to share it evenly with the
+  // communicated data, not to take all of it: the min cutoff never falls
+  // below half the max (docs/metrics.md).
+  cutoffs.min = std::max(cutoffs.max > private_granules ? cutoffs.max - private_granules : 0,
+                         cutoffs.max / 2);
   return cutoffs;
 }
 

@@ -58,6 +58,8 @@ MetaEntries run_meta(const RunInfo& info, const std::string& source, uint32_t gr
       {"granularity", std::to_string(granularity)},
       {"topology", info.topology},
       {"llc_bytes", std::to_string(info.llc_bytes)},
+      {"llc_source", info.llc_source},
+      {"llc_note", info.llc_note},
       {"hostname", info.hostname},
   };
 }

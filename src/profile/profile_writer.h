@@ -27,6 +27,10 @@ struct RunInfo {
   std::optional<std::string> exit_signal;  // "SIGSEGV" when a signal killed it
   std::string topology;                    // one-line summary
   uint64_t llc_bytes = 0;  // last-level cache of the recording machine, 0 if unknown
+  // Where llc_bytes came from ("--cache", "sysfs", "hwloc", "cpuid",
+  // "default") and why the machine's own description was passed over.
+  std::string llc_source;
+  std::string llc_note;
   // Cycles charged per simulated L1, L2 and LLC miss in the modeled busy
   // time of the imbalance analysis (`weft record --miss-penalties`).
   std::array<double, 3> miss_penalties = kDefaultMissPenalties;

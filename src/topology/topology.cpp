@@ -74,6 +74,11 @@ CacheLevel Topology::cache(unsigned depth) const {
     hwloc_obj_t obj =
         hwloc_get_obj_by_type(impl_->topo, kTypes[depth - 1], static_cast<unsigned>(i));
     if (!obj || !obj->attr || obj->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION) continue;
+    if (level.count == 0 && obj->cpuset) {
+      const int cores =
+          hwloc_get_nbobjs_inside_cpuset_by_type(impl_->topo, obj->cpuset, HWLOC_OBJ_CORE);
+      level.cores_served = cores > 0 ? static_cast<unsigned>(cores) : 0;
+    }
     level.depth = depth;
     level.size_bytes = obj->attr->cache.size;
     level.line_bytes = obj->attr->cache.linesize;

@@ -13,7 +13,8 @@ struct CacheLevel {
   uint64_t size_bytes = 0;  // of one cache at this level
   unsigned line_bytes = 0;
   unsigned associativity = 0;
-  unsigned count = 0;  // caches of this level in the machine
+  unsigned count = 0;         // caches of this level in the machine
+  unsigned cores_served = 0;  // cores under one such cache (the first)
 };
 
 class Topology {

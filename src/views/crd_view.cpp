@@ -54,6 +54,7 @@ nlohmann::json entry_json(const CrdEntry& entry) {
       {"granularity", m.granularity},
       {"cache_bytes", m.cache.bytes},
       {"cache_source", cache_source_name(m.cache.source)},
+      {"cache_origin", m.cache.origin},
   };
   if (entry.pooled) {
     object["raw"] = m.raw;
@@ -194,8 +195,7 @@ std::string render_table(const CrdFindings& findings) {
       "crd: communication reuse distance (granules) in {}; cache {} ({}), granularity {} "
       "bytes\n",
       findings.region ? "region " + *findings.region : findings.profile.path,
-      human_bytes(findings.cache.bytes), cache_source_name(findings.cache.source),
-      findings.profile.granularity);
+      human_bytes(findings.cache.bytes), findings.cache.origin, findings.profile.granularity);
   if (!findings.profile.complete) {
     text += fmt::format("warning: INCOMPLETE profile ({})\n", findings.profile.incomplete_reason);
   }

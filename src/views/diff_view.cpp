@@ -26,10 +26,9 @@ std::string ratio_text(const std::optional<double>& ratio) {
 
 std::string profile_line(const char* label, const DiffProfile& profile) {
   const ProfileFacts& facts = profile.facts;
-  std::string line =
-      fmt::format("{} = {}: {} threads, granularity {} bytes, cache {} ({})\n", label, facts.path,
-                  facts.threads, facts.granularity, human_bytes(profile.cache.bytes),
-                  cache_source_name(profile.cache.source));
+  std::string line = fmt::format("{} = {}: {} threads, granularity {} bytes, cache {} ({})\n",
+                                 label, facts.path, facts.threads, facts.granularity,
+                                 human_bytes(profile.cache.bytes), profile.cache.origin);
   if (!facts.complete) {
     line +=
         fmt::format("warning: {} is an INCOMPLETE profile ({})\n", label, facts.incomplete_reason);
@@ -124,7 +123,8 @@ nlohmann::json profile_json(const DiffProfile& profile) {
            profile.granularity ? nlohmann::json(*profile.granularity) : nlohmann::json(nullptr)},
           {"complete", profile.facts.complete},
           {"cache_bytes", profile.cache.bytes},
-          {"cache_source", cache_source_name(profile.cache.source)}};
+          {"cache_source", cache_source_name(profile.cache.source)},
+          {"cache_origin", profile.cache.origin}};
 }
 
 std::string render_json(const DiffFindings& data) {

@@ -32,7 +32,7 @@ std::string render_locality(const ReportFindings& data) {
                          ? fmt::format(
                                "\nLocality of the top regions (CRD in granules; cache {} from {}; "
                                "beyond min = probable + certain capacity misses)\n",
-                               human_bytes(data.cache.bytes), cache_source_name(data.cache.source))
+                               human_bytes(data.cache.bytes), data.cache.origin)
                          : std::string(
                                "\nLocality of the top regions (CRD not recorded: record with "
                                "--analyses comm,crd)\n");
@@ -260,9 +260,10 @@ json heatmap_json(const Heatmap& heatmap) {
 }
 
 json cache_json(const ReportFindings& data) {
-  return data.crd
-             ? json{{"bytes", data.cache.bytes}, {"source", cache_source_name(data.cache.source)}}
-             : json(nullptr);
+  return data.crd ? json{{"bytes", data.cache.bytes},
+                         {"source", cache_source_name(data.cache.source)},
+                         {"origin", data.cache.origin}}
+                  : json(nullptr);
 }
 
 json locality_json(const ReportFindings& data) {

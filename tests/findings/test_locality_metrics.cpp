@@ -68,10 +68,13 @@ TEST(Locality, LowerMedian) {
 }
 
 TEST(Locality, CutoffsAndFractions) {
-  // 8 KiB cache of 8-byte granules: 1024 granules; 1000 private granules.
+  // 8 KiB cache of 8-byte granules: 1024 granules. The min cutoff is the
+  // cache minus the private granules, but never below half the cache.
   EXPECT_EQ(crd_cutoffs(8192, 8, 1000).max, 1024u);
-  EXPECT_EQ(crd_cutoffs(8192, 8, 1000).min, 24u);
-  EXPECT_EQ(crd_cutoffs(8192, 8, 5000).min, 0u);  // clamped at 0
+  EXPECT_EQ(crd_cutoffs(8192, 8, 300).min, 724u);
+  EXPECT_EQ(crd_cutoffs(8192, 8, 512).min, 512u);
+  EXPECT_EQ(crd_cutoffs(8192, 8, 1000).min, 512u);  // private data near the cache's size
+  EXPECT_EQ(crd_cutoffs(8192, 8, 5000).min, 512u);  // and beyond it
   EXPECT_EQ(crd_cutoffs(100, 64, 0).max, 1u);
   EXPECT_EQ(crd_cutoffs(100, 64, 0).min, 1u);
 

@@ -55,7 +55,8 @@ constexpr const char* kExtra = "weft_crd_test::extra(int const volatile*)";
 
 // Three threads, granularity 8, an 8 KiB last-level cache (1024 granules).
 //   loop of stage:  pair 0->1 distances 0, 1 x2, 3, 100 x4, 2000 x2 (10), 3 unmeasured;
-//                   raw[0][1] = 10, rar[0][1] = 3; 1000 private granules (min cutoff 24)
+//                   raw[0][1] = 10, rar[0][1] = 3; 1000 private granules (min cutoff 512,
+//                   half the cache: 1024 - 1000 would be 24)
 //   stage itself:   pair 2->1 distance 5 x3; raw[2][1] = 3; 24 private, 10 shared
 //   gather:         pair 1->2 distance 50 x6; raw/rar [1][2] = 2/20, [0][2] = 4/4, [2][0] = 5/0
 RunCapture crd_capture(uint64_t far_distance = 100) {
@@ -159,9 +160,9 @@ TEST_F(LocalityViewsTest, CrdJsonPerRegion) {
       {"lo":1,"hi":1,"count":2}, {"lo":2,"hi":3,"count":1}, {"lo":64,"hi":127,"count":4},
       {"lo":1024,"hi":2047,"count":2}])"));
   EXPECT_EQ(loop["max_cutoff"], 1024);
-  EXPECT_EQ(loop["min_cutoff"], 24);
-  EXPECT_DOUBLE_EQ(loop["fraction_below_min"].get<double>(), 0.4);
-  EXPECT_DOUBLE_EQ(loop["fraction_between"].get<double>(), 0.4);
+  EXPECT_EQ(loop["min_cutoff"], 512);
+  EXPECT_DOUBLE_EQ(loop["fraction_below_min"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(loop["fraction_between"].get<double>(), 0.0);
   EXPECT_DOUBLE_EQ(loop["fraction_above_max"].get<double>(), 0.2);
   EXPECT_EQ(loop["pairs"], json::parse(R"([{"writer":0,"reader":1,"events":10,"median":100}])"));
   EXPECT_EQ(loop["cache_bytes"], 8192);
@@ -185,10 +186,11 @@ TEST_F(LocalityViewsTest, CrdJsonPerRegion) {
   json small = json::parse(
       render_crd(find_crd(profile, {.cache = {.cache_size = 1024}}), OutputFormat::Json));
   EXPECT_EQ(small[0]["max_cutoff"], 128);
-  EXPECT_EQ(small[0]["min_cutoff"], 0);
+  EXPECT_EQ(small[0]["min_cutoff"], 64);  // half of 128: the 1000 private granules exceed it
   EXPECT_EQ(small[0]["cache_source"], "cache-size");
-  EXPECT_DOUBLE_EQ(small[0]["fraction_below_min"].get<double>(), 0.0);
-  EXPECT_DOUBLE_EQ(small[0]["fraction_between"].get<double>(), 0.8);
+  EXPECT_EQ(small[0]["cache_origin"], "--cache-size");
+  EXPECT_DOUBLE_EQ(small[0]["fraction_below_min"].get<double>(), 0.4);  // 0, 1, 1, 3
+  EXPECT_DOUBLE_EQ(small[0]["fraction_between"].get<double>(), 0.4);    // 100 x4
   EXPECT_DOUBLE_EQ(small[0]["fraction_above_max"].get<double>(), 0.2);  // 2000 x2 > 128
 }
 
@@ -203,11 +205,11 @@ TEST_F(LocalityViewsTest, CrdRegionPoolsFirstThenEachNested) {
   EXPECT_EQ(pooled["kind"], "function");
   EXPECT_EQ(pooled["events"], 13);
   EXPECT_EQ(pooled["unmeasured"], 3);
-  EXPECT_EQ(pooled["median"], 5);      // 0 1 1 3 5 5 | 5 100 x4 2000 x2
-  EXPECT_EQ(pooled["min_cutoff"], 0);  // 1024 private granules fill the cache
+  EXPECT_EQ(pooled["median"], 5);        // 0 1 1 3 5 5 | 5 100 x4 2000 x2
+  EXPECT_EQ(pooled["min_cutoff"], 512);  // 1024 private granules: half the cache
   EXPECT_EQ(pooled["max_cutoff"], 1024);
-  EXPECT_DOUBLE_EQ(pooled["fraction_below_min"].get<double>(), 0.0);
-  EXPECT_DOUBLE_EQ(pooled["fraction_between"].get<double>(), 11.0 / 13.0);
+  EXPECT_DOUBLE_EQ(pooled["fraction_below_min"].get<double>(), 11.0 / 13.0);
+  EXPECT_DOUBLE_EQ(pooled["fraction_between"].get<double>(), 0.0);
   EXPECT_DOUBLE_EQ(pooled["fraction_above_max"].get<double>(), 2.0 / 13.0);
   EXPECT_EQ(pooled["raw"], json::parse("[[0,10,0],[0,0,0],[0,3,0]]"));
   EXPECT_EQ(pooled["rar"], json::parse("[[0,3,0],[0,0,0],[0,0,0]]"));
@@ -231,8 +233,8 @@ TEST_F(LocalityViewsTest, CrdRegionPoolsFirstThenEachNested) {
   EXPECT_NE(table.find("pooled selection weft_crd_test::stage(int) (function"), std::string::npos)
       << table;
   EXPECT_NE(table.find("[1024,2047]"), std::string::npos) << table;
-  EXPECT_NE(table.find("min cutoff 24 granules"), std::string::npos) << table;
-  EXPECT_NE(table.find("probable capacity miss (between) 40.0%"), std::string::npos) << table;
+  EXPECT_NE(table.find("min cutoff 512 granules"), std::string::npos) << table;
+  EXPECT_NE(table.find("no capacity miss (below min) 80.0%"), std::string::npos) << table;
   EXPECT_NE(table.find("CRR (rar / raw"), std::string::npos) << table;
 }
 
@@ -262,7 +264,8 @@ TEST_F(LocalityViewsTest, ReportShowsLocalityAndSuggestions) {
 
   json report = json::parse(
       render_report(find_report(profile, {.cache = {.cache_size = 256}}), OutputFormat::Json));
-  EXPECT_EQ(report["cache"], json::parse(R"({"bytes":256,"source":"cache-size"})"));
+  EXPECT_EQ(report["cache"],
+            json::parse(R"({"bytes":256,"origin":"--cache-size","source":"cache-size"})"));
   ASSERT_EQ(report["regions_locality"].size(), 3u);
   const json& first = report["regions_locality"][0];  // gather: raw + rar = 35
   EXPECT_EQ(first["name"], kGather);
@@ -329,7 +332,7 @@ TEST_F(LocalityViewsTest, DiffRanksTheRegionWhoseMedianGrows) {
   EXPECT_NE(table.find("Only in B"), std::string::npos) << table;
   EXPECT_NE(table.find(kExtra), std::string::npos) << table;
 
-  // A median crossing the min cutoff (24 granules in both) is flagged too:
+  // A median crossing the min cutoff (512 granules in both) is flagged too:
   // with distances of 3 instead of 100, A's median is 3.
   const std::string path_near = dir_ + "/near.weft";
   build_profile(crd_capture(3), crd_info(), path_near);
@@ -338,7 +341,7 @@ TEST_F(LocalityViewsTest, DiffRanksTheRegionWhoseMedianGrows) {
   EXPECT_EQ(crossing["regions"][0]["region"], loop_name());
   EXPECT_EQ(crossing["regions"][0]["a"]["median"], 3);
   EXPECT_EQ(crossing["regions"][0]["reasons"][1],
-            "median CRD crosses the min cutoff (3 < 24 -> 900 >= 24)");
+            "median CRD crosses the min cutoff (3 < 512 -> 900 >= 512)");
 
   EXPECT_THROW(render_diff(find_diff(a, b, {}), OutputFormat::Csv), ViewError);
 }
