@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace weft {
 namespace {
@@ -14,7 +15,113 @@ std::string percent(double fraction) { return fmt::format("{:.1f}%", fraction * 
 }  // namespace
 
 const char* suggestion_kind_name(SuggestionKind kind) {
-  return kind == SuggestionKind::DataAffinity ? "data-affinity" : "thread-affinity";
+  switch (kind) {
+    case SuggestionKind::DataAffinity:
+      return "data-affinity";
+    case SuggestionKind::ThreadAffinity:
+      return "thread-affinity";
+    case SuggestionKind::Broadcast:
+      break;
+  }
+  return "broadcast";
+}
+
+namespace {
+
+using VolumeMatrix = std::vector<std::vector<double>>;
+
+// Pair volumes, both directions: v[i][j] = v[j][i] = raw + rar of i -> j and j -> i.
+VolumeMatrix pair_volumes(const CommunicationMatrix& raw, const CommunicationMatrix& rar) {
+  const size_t n = raw.size();
+  VolumeMatrix v(n, std::vector<double>(n, 0.0));
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n && j < raw[i].size(); ++j)
+      if (i != j) {
+        const double events = static_cast<double>(raw[i][j] + rar[i][j]);
+        v[i][j] += events;
+        v[j][i] += events;
+      }
+  return v;
+}
+
+// The threads that communicate at all: the others are left out of the
+// grouping (a thread that only forks and joins does not need a cache).
+std::vector<uint32_t> communicating_threads(const VolumeMatrix& v) {
+  std::vector<uint32_t> threads;
+  for (size_t i = 0; i < v.size(); ++i)
+    for (double events : v[i])
+      if (events > 0.0) {
+        threads.push_back(static_cast<uint32_t>(i));
+        break;
+      }
+  return threads;
+}
+
+double cross_volume(const VolumeMatrix& v, const std::vector<uint32_t>& threads,
+                    const std::vector<bool>& in_first) {
+  double cross = 0.0;
+  for (size_t a = 0; a < threads.size(); ++a)
+    for (size_t b = a + 1; b < threads.size(); ++b)
+      if (in_first[a] != in_first[b]) cross += v[threads[a]][threads[b]];
+  return cross;
+}
+
+}  // namespace
+
+ThreadGrouping best_thread_grouping(const CommunicationMatrix& raw,
+                                    const CommunicationMatrix& rar) {
+  const VolumeMatrix v = pair_volumes(raw, rar);
+  const std::vector<uint32_t> threads = communicating_threads(v);
+  ThreadGrouping grouping;
+  const size_t n = threads.size();
+  if (n < 2) return grouping;
+  const size_t first_size = (n + 1) / 2;
+  double total = 0.0;
+  for (size_t a = 0; a < n; ++a)
+    for (size_t b = a + 1; b < n; ++b) total += v[threads[a]][threads[b]];
+  grouping.even_spread_cross = total * 2.0 * static_cast<double>(first_size) *
+                               static_cast<double>(n - first_size) /
+                               (static_cast<double>(n) * static_cast<double>(n - 1));
+
+  std::vector<bool> best(n, false);
+  double best_cross = -1.0;
+  if (n <= 16) {
+    // Every split into groups of first_size and n - first_size threads.
+    for (uint32_t mask = 0; mask < (1u << n); ++mask) {
+      if (static_cast<size_t>(__builtin_popcount(mask)) != first_size) continue;
+      std::vector<bool> in_first(n);
+      for (size_t a = 0; a < n; ++a) in_first[a] = (mask >> a) & 1u;
+      const double cross = cross_volume(v, threads, in_first);
+      if (best_cross < 0.0 || cross < best_cross) {
+        best_cross = cross;
+        best = in_first;
+      }
+    }
+  } else {
+    for (size_t a = 0; a < first_size; ++a) best[a] = true;
+    best_cross = cross_volume(v, threads, best);
+    for (bool improved = true; improved;) {
+      improved = false;
+      for (size_t a = 0; a < n; ++a)
+        for (size_t b = 0; b < n; ++b)
+          if (best[a] && !best[b]) {
+            std::vector<bool> swapped = best;
+            swapped[a] = false;
+            swapped[b] = true;
+            if (const double cross = cross_volume(v, threads, swapped); cross < best_cross) {
+              best = swapped;
+              best_cross = cross;
+              improved = true;
+            }
+          }
+    }
+  }
+  grouping.cross = best_cross;
+  grouping.groups.resize(2);
+  for (size_t a = 0; a < n; ++a) grouping.groups[best[a] ? 0 : 1].push_back(threads[a]);
+  if (grouping.groups[0].front() != threads.front())
+    std::swap(grouping.groups[0], grouping.groups[1]);
+  return grouping;
 }
 
 namespace {
@@ -49,6 +156,47 @@ double mean_nonzero_crr(const CrrMatrix& crr) {
     }
   }
   return count == 0 ? 0.0 : sum / static_cast<double>(count);
+}
+
+uint64_t writer_volume(const LocalityMetrics& metrics, uint32_t writer) {
+  uint64_t events = 0;
+  for (size_t j = 0; j < metrics.raw[writer].size(); ++j)
+    events += metrics.raw[writer][j] + metrics.rar[writer][j];
+  return events;
+}
+
+double writer_share(const LocalityMetrics& metrics, uint32_t writer) {
+  const uint64_t total = metrics.raw_total + metrics.rar_total;
+  return total == 0
+             ? 0.0
+             : static_cast<double>(writer_volume(metrics, writer)) / static_cast<double>(total);
+}
+
+size_t readers_of(const LocalityMetrics& metrics, uint32_t writer) {
+  size_t readers = 0;
+  for (size_t j = 0; j < metrics.raw[writer].size(); ++j)
+    if (metrics.raw[writer][j] + metrics.rar[writer][j] > 0) ++readers;
+  return readers;
+}
+
+// The thread whose writes make at least kBroadcastMinWriterShare of the
+// communication, read by two threads or more.
+std::optional<uint32_t> broadcast_writer(const LocalityMetrics& metrics) {
+  for (uint32_t i = 0; i < metrics.raw.size(); ++i)
+    if (writer_share(metrics, i) >= kBroadcastMinWriterShare && readers_of(metrics, i) >= 2)
+      return i;
+  return std::nullopt;
+}
+
+// "{0, 1}"
+std::string group_text(const std::vector<uint32_t>& group) {
+  return fmt::format("{{{}}}", fmt::join(group, ", "));
+}
+
+bool is_consecutive(const std::vector<uint32_t>& group) {
+  for (size_t i = 1; i < group.size(); ++i)
+    if (group[i] != group[i - 1] + 1) return false;
+  return true;
 }
 
 Suggestion base_suggestion(SuggestionKind kind, const RegionInfo& region) {
@@ -97,36 +245,65 @@ std::vector<Suggestion> suggest(const RegionInfo& region, const LocalityMetrics&
     suggestions.push_back(std::move(s));
   }
 
+  // A broadcast: one thread's writes read by the others (data it
+  // initialised). No placement makes it local to every reader.
+  if (const std::optional<uint32_t> writer = broadcast_writer(metrics)) {
+    Suggestion s = base_suggestion(SuggestionKind::Broadcast, region);
+    s.evidence = fmt::format(
+        "thread {} wrote {} of the data communicated here ({} of {} events), read by {} threads: "
+        "a broadcast, not a placement problem",
+        *writer, percent(writer_share(metrics, *writer)), writer_volume(metrics, *writer),
+        metrics.raw_total + metrics.rar_total, readers_of(metrics, *writer));
+    s.actions = {
+        "code: if the readers only read this data, let each thread initialise the part it reads "
+        "(first touch puts it in that thread's cache and NUMA node); if it is read once, the "
+        "transfer is a cold miss that no placement avoids"};
+    suggestions.push_back(std::move(s));
+    return suggestions;
+  }
+
+  if (metrics.communicating_pairs < kThreadAffinityMinPairs) return suggestions;
+  const ThreadGrouping grouping = best_thread_grouping(metrics.raw, metrics.rar);
+  if (grouping.groups.size() < 2 || grouping.groups[1].empty() ||
+      grouping.even_spread_cross <= 0.0 ||
+      grouping.cross > kThreadAffinityMaxCrossFraction * grouping.even_spread_cross)
+    return suggestions;
+  Suggestion s = base_suggestion(SuggestionKind::ThreadAffinity, region);
+  std::vector<std::string> reasons;
+  reasons.push_back(fmt::format(
+      "grouping threads {} and {} onto two shared caches leaves {:.0f} events between the caches, "
+      "{:.0f}% fewer than an even spread ({:.0f})",
+      group_text(grouping.groups[0]), group_text(grouping.groups[1]), grouping.cross,
+      100.0 * (1.0 - grouping.cross / grouping.even_spread_cross), grouping.even_spread_cross));
   const double spread = std::sqrt(metrics.homogeneity);
   const double mean_crr = mean_nonzero_crr(metrics.crr);
   const double variation = mean_crr > 0.0 ? spread / mean_crr : 0.0;
-  const bool unbalanced = metrics.balance > kThreadAffinityMinBalance;
-  const bool heterogeneous = mean_crr > 0.0 && variation >= kThreadAffinityMinVariation;
-  if (metrics.communicating_pairs >= kThreadAffinityMinPairs && (unbalanced || heterogeneous)) {
-    Suggestion s = base_suggestion(SuggestionKind::ThreadAffinity, region);
-    std::vector<std::string> reasons;
-    if (unbalanced) {
-      reasons.push_back(
-          fmt::format("CRR balance {:.1f}% > {:.0f}%", metrics.balance, kThreadAffinityMinBalance));
-    }
-    if (heterogeneous) {
-      reasons.push_back(fmt::format(
-          "CRR homogeneity {:.3g}: sqrt(H) = {:.3g} is {:.2f} x the mean non-zero "
-          "CRR {:.3g} (>= {:.0f})",
-          metrics.homogeneity, spread, variation, mean_crr, kThreadAffinityMinVariation));
-    }
-    s.evidence = fmt::format("{}; {} communicating thread pairs", fmt::join(reasons, "; "),
-                             metrics.communicating_pairs);
-    s.pairs = top_thread_pairs(metrics, kSuggestedPairs);
-    std::vector<std::string> named;
-    for (const ThreadPairVolume& pair : s.pairs)
-      named.push_back(fmt::format("{} and {} ({} events)", pair.first, pair.second, pair.events));
-    s.actions = {fmt::format(
-        "runtime: thread mapping - place threads {} on cores that share a cache{}",
-        fmt::join(named, ", "),
-        openmp ? " (e.g. OMP_PLACES=cores OMP_PROC_BIND=close)" : " (pthread_setaffinity_np)")};
-    suggestions.push_back(std::move(s));
-  }
+  if (metrics.balance > kThreadAffinityMinBalance)
+    reasons.push_back(
+        fmt::format("CRR balance {:.1f}% > {:.0f}%", metrics.balance, kThreadAffinityMinBalance));
+  if (mean_crr > 0.0 && variation >= kThreadAffinityMinVariation)
+    reasons.push_back(fmt::format(
+        "CRR homogeneity {:.3g}: sqrt(H) = {:.3g} is {:.2f} x the mean non-zero CRR {:.3g} "
+        "(>= {:.0f})",
+        metrics.homogeneity, spread, variation, mean_crr, kThreadAffinityMinVariation));
+  s.evidence = fmt::format("{}; {} communicating thread pairs", fmt::join(reasons, "; "),
+                           metrics.communicating_pairs);
+  s.groups = grouping.groups;
+  s.pairs = top_thread_pairs(metrics, kSuggestedPairs);
+  std::vector<std::string> named;
+  for (const ThreadPairVolume& pair : s.pairs)
+    named.push_back(fmt::format("{} and {} ({} events)", pair.first, pair.second, pair.events));
+  const bool consecutive = is_consecutive(grouping.groups[0]) && is_consecutive(grouping.groups[1]);
+  s.actions = {fmt::format(
+      "runtime: thread mapping - place threads {} on cores that share a cache and threads {} on "
+      "cores that share another (the heaviest pairs: {}){}",
+      group_text(grouping.groups[0]), group_text(grouping.groups[1]), fmt::join(named, ", "),
+      !openmp ? " (pthread_setaffinity_np)"
+      : consecutive
+          ? " (e.g. OMP_PLACES=cores OMP_PROC_BIND=close: consecutive threads share a cache)"
+          : " (an OMP_PLACES list that gives each group the cores of one cache, with "
+            "OMP_PROC_BIND=close)")};
+  suggestions.push_back(std::move(s));
   return suggestions;
 }
 

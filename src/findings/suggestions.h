@@ -18,18 +18,40 @@ namespace weft {
 inline constexpr double kDataAffinityMinFractionBeyondMin = 0.10;
 // ... or the median CRD is at least the min cutoff, with at least this many events.
 inline constexpr uint64_t kDataAffinityMinEvents = 1;
-// Thread affinity: balance above this (percent) ...
+// CRR balance above this (percent), or sqrt(homogeneity) / mean of the
+// non-zero CRR entries at least this (coefficient of variation): the paper's
+// signs of uneven reuse, given as evidence beside a thread-affinity grouping.
 inline constexpr double kThreadAffinityMinBalance = 50.0;
-// ... or sqrt(homogeneity) / mean of the non-zero CRR entries at least this
-// (coefficient of variation) ...
 inline constexpr double kThreadAffinityMinVariation = 1.0;
-// ... and only with at least this many communicating (writer, reader) pairs.
+// Thread affinity needs at least this many communicating (writer, reader)
+// pairs ...
 inline constexpr size_t kThreadAffinityMinPairs = 2;
+// ... and a grouping of the threads onto kCacheDomains equal cache domains
+// whose cross-domain communication is at most this fraction of an even
+// spread's (the mean over all groupings): a reduction of a third or more.
+inline constexpr double kThreadAffinityMaxCrossFraction = 2.0 / 3.0;
+inline constexpr size_t kCacheDomains = 2;
+// A broadcast: one thread writes at least this fraction of the region's
+// communication, read by two threads or more (data it initialised).
+inline constexpr double kBroadcastMinWriterShare = 0.9;
 // Thread pairs named by a thread-affinity suggestion.
 inline constexpr size_t kSuggestedPairs = 3;
 
-enum class SuggestionKind { DataAffinity, ThreadAffinity };
-const char* suggestion_kind_name(SuggestionKind kind);  // "data-affinity", "thread-affinity"
+enum class SuggestionKind { DataAffinity, ThreadAffinity, Broadcast };
+// "data-affinity", "thread-affinity", "broadcast"
+const char* suggestion_kind_name(SuggestionKind kind);
+
+// The threads split onto two cache domains so that the least communication
+// (raw + rar, both directions) crosses between them, and what an even spread
+// would cross: the mean over all splits of the same sizes, sum over pairs of
+// volume x 2 g1 g2 / (T (T - 1)). Exhaustive up to 16 threads, else a
+// greedy swap search from the contiguous halves.
+struct ThreadGrouping {
+  std::vector<std::vector<uint32_t>> groups;  // each sorted; the group of thread 0 first
+  double cross = 0.0;                         // volume between the groups
+  double even_spread_cross = 0.0;
+};
+ThreadGrouping best_thread_grouping(const CommunicationMatrix& raw, const CommunicationMatrix& rar);
 
 // Two threads and the communication between them, both directions (raw + rar).
 struct ThreadPairVolume {
@@ -44,10 +66,11 @@ struct Suggestion {
   std::string file;  // as in the profile; empty when unknown
   uint32_t first_line = 0;
   uint32_t last_line = 0;
-  std::string location;                 // "file.c:12-20" (basename), "-" when unknown
-  std::string evidence;                 // the numbers that triggered it
-  std::vector<std::string> actions;     // "code: ...", "runtime: ..."
-  std::vector<ThreadPairVolume> pairs;  // thread affinity: the pairs to place together
+  std::string location;                       // "file.c:12-20" (basename), "-" when unknown
+  std::string evidence;                       // the numbers that triggered it
+  std::vector<std::string> actions;           // "code: ...", "runtime: ..."
+  std::vector<ThreadPairVolume> pairs;        // thread affinity: the pairs to place together
+  std::vector<std::vector<uint32_t>> groups;  // thread affinity: the threads to place together
 };
 
 // The suggestions for one region (or selection named after `region`) whose

@@ -31,12 +31,6 @@ CacheDescription default_cache(unsigned depth) {
   }
 }
 
-std::string bytes_text(uint64_t b) {
-  if (b >= MiB && b % MiB == 0) return fmt::format("{} MiB", b / MiB);
-  if (b >= MiB) return fmt::format("{:.2f} MiB", static_cast<double>(b) / MiB);
-  return fmt::format("{} KiB", b / KiB);
-}
-
 std::string level_name(unsigned depth) { return fmt::format("L{}", depth); }
 
 std::optional<CacheDescription> at_depth(const std::vector<CacheDescription>& caches,
@@ -73,17 +67,18 @@ ChosenCache choose_level(const std::vector<Candidate>& candidates, unsigned dept
     if (!plausible(c.cache, machine_cores)) {
       const unsigned cores = c.cache.cores_served != 0 ? c.cache.cores_served : machine_cores;
       lies.push_back(fmt::format("{} says {} for {} core{}", cache_info_source_name(c.source),
-                                 bytes_text(c.cache.size_bytes), cores, cores == 1 ? "" : "s"));
+                                 cache_bytes_text(c.cache.size_bytes), cores,
+                                 cores == 1 ? "" : "s"));
       continue;
     }
     if (!chosen) {
       chosen = c;
     } else if (c.cache.size_bytes != chosen->cache.size_bytes) {
-      warnings.push_back(
-          fmt::format("{}: {} says {}, {} says {}; weft uses {}'s", level_name(depth),
-                      cache_info_source_name(chosen->source), bytes_text(chosen->cache.size_bytes),
-                      cache_info_source_name(c.source), bytes_text(c.cache.size_bytes),
-                      cache_info_source_name(chosen->source)));
+      warnings.push_back(fmt::format(
+          "{}: {} says {}, {} says {}; weft uses {}'s", level_name(depth),
+          cache_info_source_name(chosen->source), cache_bytes_text(chosen->cache.size_bytes),
+          cache_info_source_name(c.source), cache_bytes_text(c.cache.size_bytes),
+          cache_info_source_name(chosen->source)));
     }
   }
   ChosenCache result;
@@ -93,7 +88,7 @@ ChosenCache choose_level(const std::vector<Candidate>& candidates, unsigned dept
     result.note = fmt::format(
         "the machine's {} is implausible ({}; a real processor has at most "
         "{} per core)",
-        level_name(depth), said, bytes_text(plausible_bytes_per_core(depth)));
+        level_name(depth), said, cache_bytes_text(plausible_bytes_per_core(depth)));
   }
   if (chosen) {
     result.cache = chosen->cache;
@@ -101,7 +96,7 @@ ChosenCache choose_level(const std::vector<Candidate>& candidates, unsigned dept
     if (!result.note.empty())
       warnings.push_back(fmt::format("{}: weft uses {}'s {}", result.note,
                                      cache_info_source_name(result.source),
-                                     bytes_text(result.cache.size_bytes)));
+                                     cache_bytes_text(result.cache.size_bytes)));
   } else {
     result.cache = default_cache(depth);
     result.cache.depth = depth;
@@ -110,7 +105,7 @@ ChosenCache choose_level(const std::vector<Candidate>& candidates, unsigned dept
       warnings.push_back(
           fmt::format("{}: weft uses its default of {} (set the caches with `weft "
                       "record --cache`, the CRD cache with `--cache-size`)",
-                      result.note, bytes_text(result.cache.size_bytes)));
+                      result.note, cache_bytes_text(result.cache.size_bytes)));
   }
   // Ways and line size a chosen source leaves out: another source's for the
   // same size, else the default's.
@@ -211,7 +206,7 @@ uint64_t plausible_bytes_per_core(unsigned depth) {
 
 std::string MachineCaches::summary() const {
   auto one = [](const char* name, const ChosenCache& c) {
-    return fmt::format("{} {} ({})", name, bytes_text(c.cache.size_bytes),
+    return fmt::format("{} {} ({})", name, cache_bytes_text(c.cache.size_bytes),
                        cache_info_source_name(c.source));
   };
   return fmt::format("{}, {}, {}", one("L1", l1), one("L2", l2), one("LLC", last_level));

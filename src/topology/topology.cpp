@@ -28,13 +28,13 @@ std::unique_ptr<Topology::Impl> load(const char* what,
   return impl;
 }
 
-std::string human_bytes(uint64_t b) {
+}  // namespace
+
+std::string cache_bytes_text(uint64_t b) {
   if (b >= (1ull << 20) && b % (1ull << 20) == 0) return fmt::format("{} MiB", b >> 20);
   if (b >= (1ull << 20)) return fmt::format("{:.2f} MiB", static_cast<double>(b) / (1 << 20));
   return fmt::format("{} KiB", b >> 10);
 }
-
-}  // namespace
 
 Topology::Topology(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Topology::Topology(Topology&&) noexcept = default;
@@ -104,8 +104,8 @@ std::string Topology::summary() const {
   for (unsigned d = 1; d <= 5; ++d) {
     const CacheLevel c = cache(d);
     if (c.size_bytes == 0) continue;
-    caches += fmt::format("{}L{} {} x{}", caches.empty() ? "" : ", ", d, human_bytes(c.size_bytes),
-                          c.count);
+    caches += fmt::format("{}L{} {} x{}", caches.empty() ? "" : ", ", d,
+                          cache_bytes_text(c.size_bytes), c.count);
   }
   return caches.empty() ? s : s + "; " + caches;
 }

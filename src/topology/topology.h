@@ -17,6 +17,9 @@ struct CacheLevel {
   unsigned cores_served = 0;  // cores under one such cache (the first)
 };
 
+// "48 KiB", "1 MiB", "1.25 MiB": a cache size as the summaries print it.
+std::string cache_bytes_text(uint64_t bytes);
+
 class Topology {
  public:
   static Topology this_machine();

@@ -307,7 +307,8 @@ json suggestions_json(const ReportFindings& data) {
          {"location", suggestion.location},
          {"evidence", suggestion.evidence},
          {"actions", suggestion.actions},
-         {"pairs", std::move(suggested_pairs)}});
+         {"pairs", std::move(suggested_pairs)},
+         {"groups", suggestion.groups}});
   }
   return suggestions;
 }

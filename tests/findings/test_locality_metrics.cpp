@@ -188,8 +188,53 @@ TEST(Locality, SuggestionsFollowThresholds) {
   EXPECT_EQ(suggestions[0].pairs[0].first, 1u);  // 1 <-> 2: 22 events
   EXPECT_EQ(suggestions[0].pairs[0].second, 2u);
   EXPECT_EQ(suggestions[0].pairs[0].events, 22u);
-  EXPECT_NE(format_suggestion(suggestions[0]).find("place threads 1 and 2 (22 events)"),
-            std::string::npos);
+  // Threads 1 and 2 on one cache, 0 on the other: 8 events cross instead of
+  // an even spread's 30 x 2 x 2 x 1 / (3 x 2) = 20.
+  ASSERT_EQ(suggestions[0].groups.size(), 2u);
+  EXPECT_EQ(suggestions[0].groups[0], std::vector<uint32_t>({0}));
+  EXPECT_EQ(suggestions[0].groups[1], std::vector<uint32_t>({1, 2}));
+  const std::string advice = format_suggestion(suggestions[0]);
+  EXPECT_NE(advice.find("leaves 8 events between the caches, 60% fewer than an even spread (20)"),
+            std::string::npos)
+      << advice;
+  EXPECT_NE(advice.find("place threads {0} on cores that share a cache and threads {1, 2} on "
+                        "cores that share another (the heaviest pairs: 1 and 2 (22 events)"),
+            std::string::npos)
+      << advice;
+
+  // A star: thread 0 wrote what 1, 2 and 3 read (data it initialised). No
+  // split helps (each leaves two readers away from 0, as an even spread
+  // does): a broadcast, never thread affinity.
+  inputs.raw = {{0, 5, 5, 5}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};
+  inputs.rar = {{0, 95, 95, 95}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};
+  metrics = compute_locality(inputs, cache);
+  EXPECT_DOUBLE_EQ(metrics.balance, 300.0);  // the CRR rule alone would have advised placement
+  const ThreadGrouping star = best_thread_grouping(metrics.raw, metrics.rar);
+  EXPECT_DOUBLE_EQ(star.cross, 200.0);              // 0 with one reader
+  EXPECT_DOUBLE_EQ(star.even_spread_cross, 200.0);  // 300 x 2 x 2 x 2 / (4 x 3)
+  suggestions = suggest(loop, metrics, regions);
+  ASSERT_EQ(suggestions.size(), 1u);
+  EXPECT_EQ(suggestions[0].kind, SuggestionKind::Broadcast);
+  EXPECT_NE(suggestions[0].evidence.find("thread 0 wrote 100.0% of the data communicated here "
+                                         "(300 of 300 events), read by 3 threads"),
+            std::string::npos)
+      << suggestions[0].evidence;
+
+  // Neighbour exchange in a chain 0-1-2-3: {0, 1} and {2, 3} leave one edge
+  // between the caches, half of an even spread's: thread affinity.
+  inputs.raw = {{0, 10, 0, 0}, {10, 0, 10, 0}, {0, 10, 0, 10}, {0, 0, 10, 0}};
+  inputs.rar = {{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};
+  const ThreadGrouping chain = best_thread_grouping(inputs.raw, inputs.rar);
+  EXPECT_DOUBLE_EQ(chain.cross, 20.0);              // the 1-2 edge, both directions
+  EXPECT_DOUBLE_EQ(chain.even_spread_cross, 40.0);  // 60 x 2 x 2 x 2 / (4 x 3)
+  EXPECT_EQ(chain.groups[0], std::vector<uint32_t>({0, 1}));
+  suggestions = suggest(loop, compute_locality(inputs, cache), regions);
+  ASSERT_EQ(suggestions.size(), 1u);
+  EXPECT_EQ(suggestions[0].kind, SuggestionKind::ThreadAffinity);
+  // A ring 0-1-2-3-0: any split cuts two edges, an even spread 2.67: 25%
+  // fewer is no clear gain, no advice.
+  inputs.raw[0][3] = inputs.raw[3][0] = 10;
+  EXPECT_TRUE(suggest(loop, compute_locality(inputs, cache), regions).empty());
 
   // One communicating pair only: balance is high by construction, no suggestion.
   inputs.raw = {{0, 4, 0}, {0, 0, 0}, {0, 0, 0}};
