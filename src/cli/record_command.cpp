@@ -290,8 +290,7 @@ RunInfo run_info(const RecordOptions& options, const AnalysisPlan& plan) {
   if (auto given = options.settings.find("cache_levels"); given != options.settings.end()) {
     info.llc_bytes = cache_geometry(given->second).levels[2].size_bytes;
     info.llc_source = "--cache";
-  }
-  if (info.llc_source.empty()) {
+  } else {
     info.llc_bytes = machine_caches().last_level.cache.size_bytes;
     info.llc_source = cache_info_source_name(machine_caches().last_level.source);
     info.llc_note = machine_caches().last_level.note;

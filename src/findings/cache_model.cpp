@@ -31,19 +31,19 @@ CacheModel resolve_cache(const Profile& profile, const CacheOptions& options) {
   if (options.topology) {
     // An explicit file the user named, not the machine running weft; judged
     // by the same plausibility rule as the recording machine's.
-    MachineCaches caches;
+    std::vector<CacheDescription> described;
+    unsigned cores = 1;
     try {
       const Topology topology = Topology::from_xml(*options.topology);
-      const std::vector<CacheDescription> described = caches_from_topology(topology);
-      if (described.empty())
-        throw FindingError(fmt::format("--topology {} describes no cache; pass --cache-size BYTES",
-                                       *options.topology));
-      caches = choose_caches({}, described, {}, std::max(1u, topology.cores()));
-    } catch (const FindingError&) {
-      throw;
+      described = caches_from_topology(topology);
+      cores = std::max(1u, topology.cores());
     } catch (const std::exception& error) {
       throw FindingError(fmt::format("--topology {}: {}", *options.topology, error.what()));
     }
+    if (described.empty())
+      throw FindingError(fmt::format("--topology {} describes no cache; pass --cache-size BYTES",
+                                     *options.topology));
+    const MachineCaches caches = choose_caches({}, described, {}, cores);
     std::string origin = fmt::format("--topology {}, {}", *options.topology,
                                      caches.last_level.source == CacheInfoSource::Default
                                          ? "weft's default"

@@ -29,15 +29,16 @@ struct CacheModel {
   uint64_t bytes = 0;
   CacheSource source = CacheSource::None;
   // Where the size came from, for the reports: "--cache-size", "--topology
-  // FILE (hwloc)", "recorded, from cpuid" or "recorded, weft's default:
-  // cpuid's L3 of 508 MiB for 2 cores is implausible (...)".
+  // FILE, hwloc", "recorded, from sysfs" or "recorded, weft's default: the
+  // machine's L3 is implausible (hwloc says 508 MiB for 1 core, ...)".
   std::string origin = {};
 };
 
 // --cache-size if given, else --topology's credible last-level cache
-// (choose_caches: an implausible one is replaced by weft's default), else the
-// profile's meta llc_bytes, as `weft record` chose it. Throws FindingError (one line) for a bad
-// --cache-size, an unreadable topology, or a cache of zero / unknown size.
+// (choose_caches: an implausible one is replaced by weft's default), else
+// the profile's meta llc_bytes, as `weft record` chose it. Throws
+// FindingError (one line) for a bad --cache-size, an unreadable topology, or
+// a cache of zero / unknown size.
 CacheModel resolve_cache(const Profile& profile, const CacheOptions& options);
 
 }  // namespace weft

@@ -128,14 +128,12 @@ namespace {
 
 std::vector<ThreadPairVolume> top_thread_pairs(const LocalityMetrics& metrics, size_t limit) {
   std::vector<ThreadPairVolume> pairs;
-  const size_t threads = metrics.raw.size();
-  for (size_t i = 0; i < threads; ++i) {
-    for (size_t j = i + 1; j < threads; ++j) {
-      const uint64_t events =
-          metrics.raw[i][j] + metrics.rar[i][j] + metrics.raw[j][i] + metrics.rar[j][i];
-      if (events > 0) pairs.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(j), events});
-    }
-  }
+  const VolumeMatrix v = pair_volumes(metrics.raw, metrics.rar);
+  for (size_t i = 0; i < v.size(); ++i)
+    for (size_t j = i + 1; j < v.size(); ++j)
+      if (v[i][j] > 0.0)
+        pairs.push_back(
+            {static_cast<uint32_t>(i), static_cast<uint32_t>(j), static_cast<uint64_t>(v[i][j])});
   std::stable_sort(
       pairs.begin(), pairs.end(),
       [](const ThreadPairVolume& a, const ThreadPairVolume& b) { return a.events > b.events; });
@@ -158,33 +156,28 @@ double mean_nonzero_crr(const CrrMatrix& crr) {
   return count == 0 ? 0.0 : sum / static_cast<double>(count);
 }
 
-uint64_t writer_volume(const LocalityMetrics& metrics, uint32_t writer) {
-  uint64_t events = 0;
-  for (size_t j = 0; j < metrics.raw[writer].size(); ++j)
-    events += metrics.raw[writer][j] + metrics.rar[writer][j];
-  return events;
-}
-
-double writer_share(const LocalityMetrics& metrics, uint32_t writer) {
-  const uint64_t total = metrics.raw_total + metrics.rar_total;
-  return total == 0
-             ? 0.0
-             : static_cast<double>(writer_volume(metrics, writer)) / static_cast<double>(total);
-}
-
-size_t readers_of(const LocalityMetrics& metrics, uint32_t writer) {
-  size_t readers = 0;
-  for (size_t j = 0; j < metrics.raw[writer].size(); ++j)
-    if (metrics.raw[writer][j] + metrics.rar[writer][j] > 0) ++readers;
-  return readers;
-}
-
-// The thread whose writes make at least kBroadcastMinWriterShare of the
+// One thread's writes that make at least kBroadcastMinWriterShare of the
 // communication, read by two threads or more.
-std::optional<uint32_t> broadcast_writer(const LocalityMetrics& metrics) {
-  for (uint32_t i = 0; i < metrics.raw.size(); ++i)
-    if (writer_share(metrics, i) >= kBroadcastMinWriterShare && readers_of(metrics, i) >= 2)
-      return i;
+struct Broadcast {
+  uint32_t writer = 0;
+  uint64_t events = 0;  // raw + rar of its writes
+  uint64_t total = 0;   // raw + rar of the region
+  size_t readers = 0;
+};
+
+std::optional<Broadcast> find_broadcast(const LocalityMetrics& metrics) {
+  const uint64_t total = metrics.raw_total + metrics.rar_total;
+  for (uint32_t i = 0; i < metrics.raw.size(); ++i) {
+    Broadcast b{i, 0, total, 0};
+    for (size_t j = 0; j < metrics.raw[i].size(); ++j) {
+      const uint64_t events = metrics.raw[i][j] + metrics.rar[i][j];
+      b.events += events;
+      if (events > 0) ++b.readers;
+    }
+    if (total > 0 && b.readers >= 2 &&
+        static_cast<double>(b.events) >= kBroadcastMinWriterShare * static_cast<double>(total))
+      return b;
+  }
   return std::nullopt;
 }
 
@@ -247,13 +240,13 @@ std::vector<Suggestion> suggest(const RegionInfo& region, const LocalityMetrics&
 
   // A broadcast: one thread's writes read by the others (data it
   // initialised). No placement makes it local to every reader.
-  if (const std::optional<uint32_t> writer = broadcast_writer(metrics)) {
+  if (const std::optional<Broadcast> b = find_broadcast(metrics)) {
     Suggestion s = base_suggestion(SuggestionKind::Broadcast, region);
     s.evidence = fmt::format(
         "thread {} wrote {} of the data communicated here ({} of {} events), read by {} threads: "
         "a broadcast, not a placement problem",
-        *writer, percent(writer_share(metrics, *writer)), writer_volume(metrics, *writer),
-        metrics.raw_total + metrics.rar_total, readers_of(metrics, *writer));
+        b->writer, percent(static_cast<double>(b->events) / static_cast<double>(b->total)),
+        b->events, b->total, b->readers);
     s.actions = {
         "code: if the readers only read this data, let each thread initialise the part it reads "
         "(first touch puts it in that thread's cache and NUMA node); if it is read once, the "

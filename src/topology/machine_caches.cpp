@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <fstream>
 #include <optional>
 #include <thread>
@@ -57,8 +56,8 @@ bool plausible(const CacheDescription& c, unsigned machine_cores) {
 }
 
 // Chooses the level at `depth` among the sources' descriptions (in order of
-// trust), warning about lies and disagreements; `fallback_depth` names the
-// default used when none is credible.
+// trust), warning about lies and disagreements; weft's default when none is
+// credible.
 ChosenCache choose_level(const std::vector<Candidate>& candidates, unsigned depth,
                          unsigned machine_cores, std::vector<std::string>& warnings) {
   std::optional<Candidate> chosen;

@@ -228,6 +228,7 @@ TEST(Locality, SuggestionsFollowThresholds) {
   EXPECT_DOUBLE_EQ(chain.cross, 20.0);              // the 1-2 edge, both directions
   EXPECT_DOUBLE_EQ(chain.even_spread_cross, 40.0);  // 60 x 2 x 2 x 2 / (4 x 3)
   EXPECT_EQ(chain.groups[0], std::vector<uint32_t>({0, 1}));
+  EXPECT_EQ(chain.groups[1], std::vector<uint32_t>({2, 3}));
   suggestions = suggest(loop, compute_locality(inputs, cache), regions);
   ASSERT_EQ(suggestions.size(), 1u);
   EXPECT_EQ(suggestions[0].kind, SuggestionKind::ThreadAffinity);

@@ -52,6 +52,19 @@ Entry* find_or_hold(Entry (&held)[N], uint32_t& used, const decltype(Entry::key)
   return &e;
 }
 
+// Adds the `used` first of `held` into the open segment's table with `add`;
+// what the table cannot take counts as dropped (`weight` events each).
+template <class Entry, size_t N, class Weight, class Add>
+void spill_held(const Entry (&held)[N], uint32_t used, PagedHashTable<Entry>& open,
+                uint64_t& dropped, Weight weight, Add add) {
+  for (uint32_t i = 0; i < used; ++i) {
+    if (Entry* e = open.find_or_insert(held[i].key))
+      add(*e, held[i]);
+    else
+      dropped += weight(held[i]);
+  }
+}
+
 uint64_t mix(uint64_t h, uint64_t value) { return hash_key(h ^ (value * 0x9e3779b97f4a7c15ULL)); }
 
 }  // namespace
@@ -69,26 +82,19 @@ void ImbalanceCounts::release_held(ThreadState& t) {
   if (!h.active) return;
   h.active = false;
   h.floor = 0;
-  for (uint32_t i = 0; i < h.edges_used; ++i) {
-    const EdgeCount& held = h.edges[i];
-    EdgeCount* e = t.edges.find_or_insert(held.key);
-    if (e == nullptr) {
-      t.dropped += held.count;
-      continue;
-    }
-    e->count += held.count;
-    e->to_instructions = held.to_instructions;
-  }
-  for (uint32_t i = 0; i < h.instructions_used; ++i) {
-    const InstructionCount& held = h.instructions[i];
-    InstructionCount* c = t.instructions.find_or_insert(held.key);
-    if (c == nullptr) {
-      t.dropped += held.executions;
-      continue;
-    }
-    c->executions += held.executions;
-    for (int level = 0; level < 3; ++level) c->misses[level] += held.misses[level];
-  }
+  spill_held(
+      h.edges, h.edges_used, t.edges, t.dropped, [](const EdgeCount& e) { return e.count; },
+      [](EdgeCount& e, const EdgeCount& held) {
+        e.count += held.count;
+        e.to_instructions = held.to_instructions;
+      });
+  spill_held(
+      h.instructions, h.instructions_used, t.instructions, t.dropped,
+      [](const InstructionCount& c) { return c.executions; },
+      [](InstructionCount& c, const InstructionCount& held) {
+        c.executions += held.executions;
+        for (int level = 0; level < 3; ++level) c.misses[level] += held.misses[level];
+      });
   h.edges_used = h.instructions_used = 0;
 }
 

@@ -188,9 +188,11 @@ class CaptureSession {
     // The loop's other reads; a learned flag's read, or the re-read of the
     // address the thread gave up spinning on, starts a watch of its own (a
     // spin-then-block barrier re-reads its flag after the wait, right after
-    // reading the mutex, the condition variable or a GOT entry).
+    // reading the mutex, the condition variable or a GOT entry). One filter
+    // lookup per read serves both this test and flag_read below.
+    const bool may_be_flag = spin_flags_.may_hold(addr);
     if (w.reads != 0 && w.between < SpinWatch::kMaxBetween && addr != w.unreleased_flag &&
-        !is_learned_flag(addr)) {
+        !(may_be_flag && spin_flags_.find(addr) != nullptr)) {
       ++w.between;
       return;
     }
@@ -205,15 +207,12 @@ class CaptureSession {
     w.between = 0;
     w.saw_release = reread && saw_other_write(t, addr);
     if (w.saw_release) resume_spinning(t);
-    if (spin_flags_.may_hold(addr)) flag_read(t);
+    if (may_be_flag) flag_read(t);
   }
 
   // Whether the thread's read of `addr` sees another thread's write it had
   // not read (the communication shadow's raw event).
   bool saw_other_write(ThreadContext& t, uint64_t addr);
-  bool is_learned_flag(uint64_t addr) {
-    return spin_flags_.may_hold(addr) && spin_flags_.find(addr) != nullptr;
-  }
 
   // The time spin waits are logged with: the source's clock, or (without
   // one, the Valgrind backend) the latest synchronization record's time.

@@ -3,11 +3,13 @@
 //
 // A thread spins when it reads one address kSpinReads times with no write of
 // its own in between; from then on it waits, not works: what it does after
-// each read of the address is held back (ImbalanceCounts::hold). The wait ends at the thread's next
-// access outside the loop; it was a wait on a flag when one of its reads saw another thread's write
-// it had not read (the communication shadow's raw event), and the address becomes a learned flag.
-// From then on any read of the flag starts a wait, and any write of it is a release, numbered per
-// flag. Every wait and every release of a learned flag is logged (SpinBarrier, SpinRelease) and
+// each read of the address is held back (ImbalanceCounts::hold). The wait
+// ends at the thread's next access outside the loop; it was a wait on a flag
+// when one of its reads saw another thread's write it had not read (the
+// communication shadow's raw event), and the address becomes a learned flag.
+// From then on any read of the flag starts a wait, and any write of it is a
+// release, numbered per flag. Every wait and every release of a learned flag
+// is logged (SpinBarrier, SpinRelease) and
 // closes the thread's segment: whether the flag is a team's barrier or a
 // flag between two threads is decided by the profile builder, from all of
 // its records, so that the episodes before two waiters were seen together
