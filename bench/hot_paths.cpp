@@ -81,7 +81,7 @@ void CrdDistanceUpdate(benchmark::State& state) {
   auto* reader = crd.attach(1);
   uint64_t g = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(crd.on_event(*reader, 0x401100, 0, g));
+    benchmark::DoNotOptimize(crd.on_event(*reader, 0x401100, 0, g << 6));
     g = (g + 1) % kGranules;
   }
   state.SetItemsProcessed(state.iterations());

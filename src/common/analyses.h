@@ -85,8 +85,8 @@ inline constexpr AnalysisSetting kCrdSettings[] = {
 };
 inline constexpr std::string_view kCrdCounters[] = {"crd_capped_pairs"};
 inline constexpr std::string_view kCommunicationTables[] = {"matrix_entries", "pc_communication"};
-inline constexpr std::string_view kCrdTables[] = {"crd_distances", "crd_unmeasured",
-                                                  "region_footprints"};
+inline constexpr std::string_view kCrdTables[] = {"crd_distances", "crd_word_distances",
+                                                  "crd_unmeasured", "region_footprints"};
 
 inline constexpr AnalysisSetting kImbalanceSettings[] = {
     {"cache_levels", "--cache", "WEFT_CACHE_LEVELS",

@@ -27,6 +27,13 @@ std::vector<CrdEntry> crd_entries(const Profile& profile, const CrdOptions& opti
     entries.push_back({selection.head, true, compute_locality(profile, selection.ids(), cache)});
     regions = std::move(selection.regions);
   } else {
+    // The whole program first: every code region's events (sections partition
+    // the same events again).
+    RegionInfo program;
+    program.name = "whole program";
+    program.kind = kProgramRegionKind;
+    LocalityMetrics metrics = compute_locality(profile, {}, cache);
+    if (has_crd_events(metrics)) entries.push_back({program, true, std::move(metrics)});
     regions = profile.regions();
   }
   // CRD events are communication events: regions without any are skipped

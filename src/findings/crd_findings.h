@@ -15,12 +15,16 @@
 namespace weft {
 
 struct CrdOptions {
-  // None: one entry per region with CRD events, by events descending. Given:
+  // None: the whole program (kind kProgramRegionKind, pooled), then one entry
+  // per region with CRD events, by events descending. Given:
   // first the selection pooled (named exactly this), then each selected
   // region with CRD events on its own.
   std::optional<std::string> region = std::nullopt;
   CacheOptions cache = {};
 };
+
+// The kind of the entry that stands for the whole program.
+inline constexpr const char* kProgramRegionKind = "program";
 
 struct CrdEntry {
   RegionInfo region;

@@ -49,18 +49,21 @@ void judge(RegionDiff& diff) {
   if (a.crd.events > 0 && b.crd.events > 0) {
     diff.bin_shift = b.crd.mean_log2_bin - a.crd.mean_log2_bin;
   }
-  if (!a.crd.median || !b.crd.median) return;
-  const uint64_t median_a = *a.crd.median, median_b = *b.crd.median;
+  // The reported medians (of words when measured) against cutoffs in the same unit.
+  if (!a.median() || !b.median()) return;
+  const uint64_t median_a = *a.median(), median_b = *b.median();
+  const uint64_t cutoff_a = a.has_words() ? a.word_cutoffs.min : a.cutoffs.min;
+  const uint64_t cutoff_b = b.has_words() ? b.word_cutoffs.min : b.cutoffs.min;
   diff.median_ratio = (static_cast<double>(median_b) + 1.0) / (static_cast<double>(median_a) + 1.0);
   if (median_b > median_a && *diff.median_ratio > kScalingSlack * *diff.events_ratio) {
     diff.scales_badly = true;
     diff.reasons.push_back(fmt::format("median CRD x{:.2f} outgrows events x{:.2f}",
                                        *diff.median_ratio, *diff.events_ratio));
   }
-  if (median_a < a.cutoffs.min && median_b >= b.cutoffs.min) {
+  if (median_a < cutoff_a && median_b >= cutoff_b) {
     diff.scales_badly = true;
     diff.reasons.push_back(fmt::format("median CRD crosses the min cutoff ({} < {} -> {} >= {})",
-                                       median_a, a.cutoffs.min, median_b, b.cutoffs.min));
+                                       median_a, cutoff_a, median_b, cutoff_b));
   }
 }
 

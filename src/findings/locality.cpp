@@ -13,6 +13,11 @@
 
 namespace weft {
 
+namespace {
+// The unit of the CRD summary when the granule is larger (docs/metrics.md).
+constexpr uint64_t kWordBytes = 8;
+}  // namespace
+
 // ---------------------------------------------------------------------------
 // CRR, homogeneity, balance
 
@@ -88,9 +93,11 @@ std::optional<uint64_t> lower_median(const std::map<uint64_t, uint64_t>& count_b
   return count_by_distance.rbegin()->first;
 }
 
-CrdCutoffs crd_cutoffs(uint64_t cache_bytes, uint64_t granularity, uint64_t private_granules) {
+CrdCutoffs crd_cutoffs(uint64_t cache_bytes, uint64_t unit_bytes, uint64_t private_bytes) {
   CrdCutoffs cutoffs;
-  cutoffs.max = granularity == 0 ? 0 : cache_bytes / granularity;
+  if (unit_bytes == 0) return cutoffs;
+  cutoffs.max = cache_bytes / unit_bytes;
+  const uint64_t private_granules = private_bytes / unit_bytes;
   // Private data beyond half the cache is taken to share it evenly with the
   // communicated data, not to take all of it: the min cutoff never falls
   // below half the max (docs/metrics.md).
@@ -177,8 +184,13 @@ LocalityMetrics compute_locality(const LocalityInputs& inputs, const CacheModel&
   metrics.footprint = inputs.footprint;
   metrics.granularity = inputs.granularity;
   metrics.cache = cache;
-  metrics.cutoffs = crd_cutoffs(cache.bytes, inputs.granularity, inputs.footprint.private_granules);
+  const uint64_t private_bytes = inputs.footprint.private_granules * inputs.granularity;
+  metrics.cutoffs = crd_cutoffs(cache.bytes, inputs.granularity, private_bytes);
   metrics.crd = summarize_crd(inputs.distances, metrics.cutoffs);
+  if (metrics.has_words()) {
+    metrics.word_cutoffs = crd_cutoffs(cache.bytes, kWordBytes, private_bytes);
+    metrics.words = summarize_crd(inputs.word_distances, metrics.word_cutoffs);
+  }
   for (const PairCount& pair : inputs.unmeasured) metrics.unmeasured += pair.count;
   return metrics;
 }
@@ -192,6 +204,7 @@ LocalityMetrics compute_locality(const Profile& profile, const std::vector<int64
   inputs.crd_recorded = profile.has_analysis(AnalysisId::Crd);
   if (inputs.crd_recorded) {
     inputs.distances = crd_distances(profile, region_ids);
+    inputs.word_distances = crd_word_distances(profile, region_ids, inputs.granularity);
     inputs.unmeasured = crd_unmeasured(profile, region_ids);
     inputs.footprint = footprint(profile, region_ids);
   }

@@ -44,13 +44,14 @@ uint64_t crd_bin_hi(unsigned bin);
 // (the lower median); nullopt when there are no events.
 std::optional<uint64_t> lower_median(const std::map<uint64_t, uint64_t>& count_by_distance);
 
-// In granules. max = cache bytes / granularity; min = max(0, max - private
-// footprint of the selection).
+// In units of `unit_bytes` (a granule or a word). max = cache bytes / unit;
+// min = max(max - private footprint of the selection, max / 2), the
+// footprint given in bytes.
 struct CrdCutoffs {
   uint64_t min = 0;
   uint64_t max = 0;
 };
-CrdCutoffs crd_cutoffs(uint64_t cache_bytes, uint64_t granularity, uint64_t private_granules);
+CrdCutoffs crd_cutoffs(uint64_t cache_bytes, uint64_t unit_bytes, uint64_t private_bytes);
 
 struct CrdBin {
   unsigned index = 0;
@@ -94,7 +95,8 @@ std::vector<CrdBin> contiguous_bins(const std::vector<CrdBin>& histogram);
 struct LocalityInputs {
   CommunicationMatrix raw;
   CommunicationMatrix rar;
-  std::vector<DistanceCount> distances;
+  std::vector<DistanceCount> distances;       // of granules
+  std::vector<DistanceCount> word_distances;  // of words, scaled (crd_word_distances)
   std::vector<PairCount> unmeasured;
   Footprint footprint;
   uint64_t granularity = 0;  // bytes per granule
@@ -112,12 +114,27 @@ struct LocalityMetrics {
   size_t communicating_pairs = 0;  // ordered pairs with raw + rar > 0
 
   bool crd_recorded = false;  // the profile measured CRD at all
+  // Every event in granules, as recorded: the histogram, the fractions
+  // against the cache (which holds granules) and the pairs.
   CrdSummary crd;
+  CrdCutoffs cutoffs;  // in granules
+  // The same events in words of 8 bytes (docs/metrics.md, "CRD of words"),
+  // when the granule is larger; `word_cutoffs` in words.
+  CrdSummary words;
+  CrdCutoffs word_cutoffs;
   uint64_t unmeasured = 0;  // events of capped pairs, without a distance
   Footprint footprint;
   uint64_t granularity = 0;
   CacheModel cache;
-  CrdCutoffs cutoffs;
+
+  bool has_words() const { return granularity > 8; }
+  // The median CRD weft reports: of words when measured, else of granules.
+  std::optional<uint64_t> median() const { return has_words() ? words.median : crd.median; }
+  const char* median_unit() const { return has_words() ? "words" : "granules"; }
+  // The events whose granule is the one the pair read just before (distance 0).
+  uint64_t granule_repeats() const {
+    return crd.histogram.empty() || crd.histogram[0].index != 0 ? 0 : crd.histogram[0].count;
+  }
 };
 
 LocalityMetrics compute_locality(const LocalityInputs& inputs, const CacheModel& cache);

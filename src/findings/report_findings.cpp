@@ -1,8 +1,14 @@
 #include "findings/report_findings.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+
+#include "findings/crd_findings.h"
+#include "findings/source_lines.h"
+#include "profile/region_naming.h"
 
 namespace weft {
 namespace {
@@ -54,6 +60,16 @@ RunFacts run_facts(const Profile& profile) {
   run.dropped_events = meta_integer(profile, "dropped_events");
   run.dropped_sync_events = meta_integer(profile, "dropped_sync_events");
   return run;
+}
+
+// The source line that reads most of the region's communication, and its text.
+void name_reading_line(const Profile& profile, const RegionInfo& region, SourceLines& sources,
+                       Suggestion& suggestion) {
+  const std::vector<LineVolume> lines = profile.reading_lines(region.id);
+  if (lines.empty()) return;
+  suggestion.reads_at = fmt::format("{}:{}", path_basename(lines[0].file), lines[0].line);
+  const std::string code = sources.line(lines[0].file, lines[0].line);
+  if (!code.empty()) suggestion.reads_code = "`" + code + "`";
 }
 
 }  // namespace
@@ -109,23 +125,50 @@ ReportFindings find_report(const Profile& profile, const ReportOptions& options)
 
   data.memory = analyze_memory_hints(profile);
 
+  // Code regions and sections partition the same events twice: one ranking
+  // each, never one list of both.
+  std::vector<RegionVolume> sections;
   for (RegionVolume& volume : profile.region_volumes()) {
-    if (volume.raw + volume.rar > 0) data.top_regions.push_back(std::move(volume));
+    if (volume.raw + volume.rar == 0) continue;
+    (volume.region.kind == kRegionSection ? sections : data.top_regions)
+        .push_back(std::move(volume));
   }
-  std::stable_sort(
-      data.top_regions.begin(), data.top_regions.end(),
-      [](const RegionVolume& a, const RegionVolume& b) { return a.raw + a.rar > b.raw + b.rar; });
+  auto by_volume = [](const RegionVolume& a, const RegionVolume& b) {
+    return a.raw + a.rar > b.raw + b.rar;
+  };
+  std::stable_sort(data.top_regions.begin(), data.top_regions.end(), by_volume);
+  std::stable_sort(sections.begin(), sections.end(), by_volume);
   if (data.top_regions.size() > top) data.top_regions.resize(top);
+  if (sections.size() > kReportSections) sections.resize(kReportSections);
 
   data.crd = profile.has_analysis(AnalysisId::Crd);
   if (data.crd) data.cache = resolve_cache(profile, options.cache);
+  data.program.metrics = compute_locality(profile, {}, data.cache);
+  data.program.volume.region.name = "whole program";
+  data.program.volume.region.kind = kProgramRegionKind;
+  data.program.volume.raw = data.program.metrics.raw_total;
+  data.program.volume.rar = data.program.metrics.rar_total;
+  const uint64_t program_events = data.program.metrics.raw_total + data.program.metrics.rar_total;
   const std::vector<RegionInfo> regions = profile.regions();
+  SourceLines sources;
+  std::vector<Suggestion> suggestions;
   for (const RegionVolume& volume : data.top_regions) {
     LocalityMetrics metrics = compute_locality(profile, {volume.region.id}, data.cache);
-    for (Suggestion& suggestion : suggest(volume.region, metrics, regions))
-      data.suggestions.push_back(std::move(suggestion));
+    const uint64_t events = volume.raw + volume.rar;
+    if (events >= options.suggestion_min_events &&
+        static_cast<double>(events) >= kSuggestionMinShare * static_cast<double>(program_events)) {
+      for (Suggestion& suggestion : suggest(volume.region, metrics, regions)) {
+        if (suggestion.kind == SuggestionKind::DataAffinity)
+          name_reading_line(profile, volume.region, sources, suggestion);
+        suggestions.push_back(std::move(suggestion));
+      }
+    }
     data.locality.push_back({volume, std::move(metrics)});
   }
+  data.suggestions = merge_same_findings(std::move(suggestions));
+  for (const RegionVolume& volume : sections)
+    data.section_locality.push_back(
+        {volume, compute_locality(profile, {volume.region.id}, data.cache)});
 
   CommunicationMatrix raw = profile.matrix({}, MatrixKind::Raw);
   CommunicationMatrix rar = profile.matrix({}, MatrixKind::Rar);

@@ -20,9 +20,16 @@
 
 namespace weft {
 
+// Suggestions are made for the top code regions that hold at least this
+// share of the program's communication (raw + rar) and this many events:
+// smaller ones cannot pay for a change.
+inline constexpr double kSuggestionMinShare = 0.01;
+inline constexpr uint64_t kSuggestionMinEvents = 1000;
+
 struct ReportOptions {
   size_t top = 10;          // regions, thread pairs and suggestions' regions
   CacheOptions cache = {};  // the cache of the CRD cutoffs
+  uint64_t suggestion_min_events = kSuggestionMinEvents;
 };
 
 // The sections of the report: the kReportSections that lost the most time
@@ -80,10 +87,18 @@ Heatmap make_heatmap(const CommunicationMatrix& matrix, size_t max_columns = 64)
 struct ReportFindings {
   ProfileFacts profile;
   RunFacts run;
-  std::vector<RegionVolume> top_regions;  // by raw + rar, descending, at most `top`
-  bool crd = false;                       // the profile measured CRD
-  CacheModel cache;                       // resolved only when crd
-  std::vector<RegionLocality> locality;   // the top regions, same order
+  // One ranking of the code regions (functions, loops, OpenMP bodies: each
+  // instruction in one of them) by raw + rar, descending, at most `top`.
+  std::vector<RegionVolume> top_regions;
+  bool crd = false;                      // the profile measured CRD
+  CacheModel cache;                      // resolved only when crd
+  RegionLocality program;                // the whole program (region kind "program")
+  std::vector<RegionLocality> locality;  // the top regions, same order
+  // The parallel sections that communicate most (the same events again, cut
+  // by the synchronisation points that close them), at most kReportSections.
+  std::vector<RegionLocality> section_locality;
+  // Of the top regions above the thresholds; one suggestion stands for every
+  // region with the same finding (a broadcast from one writer, one grouping).
   std::vector<Suggestion> suggestions;
   std::vector<ThreadPair> top_pairs;  // by raw + rar, descending, at most `top`
   Heatmap heatmap;                    // of the whole-program raw matrix

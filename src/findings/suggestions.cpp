@@ -160,18 +160,20 @@ double mean_nonzero_crr(const CrrMatrix& crr) {
 // communication, read by two threads or more.
 struct Broadcast {
   uint32_t writer = 0;
-  uint64_t events = 0;  // raw + rar of its writes
-  uint64_t total = 0;   // raw + rar of the region
+  uint64_t events = 0;     // raw + rar of its writes
+  uint64_t transfers = 0;  // raw of its writes: granules that moved
+  uint64_t total = 0;      // raw + rar of the region
   size_t readers = 0;
 };
 
 std::optional<Broadcast> find_broadcast(const LocalityMetrics& metrics) {
   const uint64_t total = metrics.raw_total + metrics.rar_total;
   for (uint32_t i = 0; i < metrics.raw.size(); ++i) {
-    Broadcast b{i, 0, total, 0};
+    Broadcast b{i, 0, 0, total, 0};
     for (size_t j = 0; j < metrics.raw[i].size(); ++j) {
       const uint64_t events = metrics.raw[i][j] + metrics.rar[i][j];
       b.events += events;
+      b.transfers += metrics.raw[i][j];
       if (events > 0) ++b.readers;
     }
     if (total > 0 && b.readers >= 2 &&
@@ -210,19 +212,25 @@ std::vector<Suggestion> suggest(const RegionInfo& region, const LocalityMetrics&
   std::vector<Suggestion> suggestions;
   const bool openmp = inside_omp_parallel(region, regions);
 
+  // Capacity is judged on granules (what a cache holds, every access
+  // counted), the median on words when measured (element reuse: at the
+  // granule most events re-read the granule just read).
   const CrdSummary& crd = metrics.crd;
+  const std::optional<uint64_t> median = metrics.median();
+  const uint64_t median_cutoff =
+      metrics.has_words() ? metrics.word_cutoffs.min : metrics.cutoffs.min;
   const bool many_beyond = crd.events >= kDataAffinityMinEvents &&
                            crd.fraction_beyond_min() >= kDataAffinityMinFractionBeyondMin;
   const bool median_beyond =
-      crd.events >= kDataAffinityMinEvents && crd.median && *crd.median >= metrics.cutoffs.min;
+      crd.events >= kDataAffinityMinEvents && median && *median >= median_cutoff;
   if (metrics.crd_recorded && (many_beyond || median_beyond)) {
     Suggestion s = base_suggestion(SuggestionKind::DataAffinity, region);
     s.evidence = fmt::format(
-        "{} of {} CRD events are beyond the min cutoff of {} granules ({} between the cutoffs, "
-        "{} above the max cutoff of {}); median CRD {} {} the min cutoff",
-        percent(crd.fraction_beyond_min()), crd.events, metrics.cutoffs.min,
-        percent(crd.fraction_between), percent(crd.fraction_above_max), metrics.cutoffs.max,
-        *crd.median, median_beyond ? ">=" : "<");
+        "{} of the CRD events are beyond the min cutoff of {} granules ({} between the cutoffs, "
+        "{} above the max cutoff of {}); median CRD {} {} {} the min cutoff ({})",
+        percent(crd.fraction_beyond_min()), metrics.cutoffs.min, percent(crd.fraction_between),
+        percent(crd.fraction_above_max), metrics.cutoffs.max, median.value_or(0),
+        metrics.median_unit(), median_beyond ? ">=" : "<", median_cutoff);
     s.actions = {
         "code: array blocking - tile the arrays so that the data a thread receives is read again "
         "while it is still in the cache",
@@ -241,7 +249,11 @@ std::vector<Suggestion> suggest(const RegionInfo& region, const LocalityMetrics&
   // A broadcast: one thread's writes read by the others (data it
   // initialised). No placement makes it local to every reader.
   if (const std::optional<Broadcast> b = find_broadcast(metrics)) {
+    // A few granules read again and again (a flag, a size, a table the
+    // main thread set) stay in every reader's cache: nothing to act on.
+    if (b->transfers < kBroadcastMinTransfers) return suggestions;
     Suggestion s = base_suggestion(SuggestionKind::Broadcast, region);
+    s.broadcast_writer = b->writer;
     s.evidence = fmt::format(
         "thread {} wrote {} of the data communicated here ({} of {} events), read by {} threads: "
         "a broadcast, not a placement problem",
@@ -300,9 +312,33 @@ std::vector<Suggestion> suggest(const RegionInfo& region, const LocalityMetrics&
   return suggestions;
 }
 
+std::vector<Suggestion> merge_same_findings(std::vector<Suggestion> suggestions) {
+  std::vector<Suggestion> merged;
+  auto same_finding = [](const Suggestion& a, const Suggestion& b) {
+    if (a.kind != b.kind) return false;
+    if (a.kind == SuggestionKind::Broadcast) return a.broadcast_writer == b.broadcast_writer;
+    if (a.kind == SuggestionKind::ThreadAffinity) return a.groups == b.groups;
+    return false;  // data affinity is about each region's own loop
+  };
+  for (Suggestion& s : suggestions) {
+    auto first = std::find_if(merged.begin(), merged.end(),
+                              [&](const Suggestion& m) { return same_finding(m, s); });
+    if (first == merged.end())
+      merged.push_back(std::move(s));
+    else
+      first->also_in.push_back(fmt::format("{} ({})", s.region, s.location));
+  }
+  return merged;
+}
+
 std::string format_suggestion(const Suggestion& suggestion) {
   std::string text = fmt::format("{} {} ({}): {}\n", suggestion_kind_name(suggestion.kind),
                                  suggestion.region, suggestion.location, suggestion.evidence);
+  if (!suggestion.reads_at.empty())
+    text += fmt::format("  read mostly at {}{}\n", suggestion.reads_at,
+                        suggestion.reads_code.empty() ? "" : ": " + suggestion.reads_code);
+  if (!suggestion.also_in.empty())
+    text += fmt::format("  the same in {}\n", fmt::join(suggestion.also_in, ", "));
   for (const std::string& action : suggestion.actions) text += "  - " + action + "\n";
   return text;
 }

@@ -34,6 +34,10 @@ inline constexpr size_t kCacheDomains = 2;
 // A broadcast: one thread writes at least this fraction of the region's
 // communication, read by two threads or more (data it initialised).
 inline constexpr double kBroadcastMinWriterShare = 0.9;
+// It is reported when its true communications (granules that moved to a
+// reader) are at least this many; a smaller one is no placement problem
+// either, and is not reported at all.
+inline constexpr uint64_t kBroadcastMinTransfers = 1024;
 // Thread pairs named by a thread-affinity suggestion.
 inline constexpr size_t kSuggestedPairs = 3;
 
@@ -71,7 +75,19 @@ struct Suggestion {
   std::vector<std::string> actions;           // "code: ...", "runtime: ..."
   std::vector<ThreadPairVolume> pairs;        // thread affinity: the pairs to place together
   std::vector<std::vector<uint32_t>> groups;  // thread affinity: the threads to place together
+  // Data affinity: the source line that reads most of the region's
+  // communication, and its text (the array it reads); empty when unknown.
+  std::string reads_at;
+  std::string reads_code;
+  // Other regions with the same finding, merged into this one.
+  std::vector<std::string> also_in;
+  uint32_t broadcast_writer = 0;  // broadcast: the writing thread
 };
+
+// The suggestions of several regions, the same finding given once: the
+// broadcasts from one writer, and the thread-affinity advice with one
+// grouping, become the first such suggestion, naming the others in `also_in`.
+std::vector<Suggestion> merge_same_findings(std::vector<Suggestion> suggestions);
 
 // The suggestions for one region (or selection named after `region`) whose
 // metrics are `metrics`; `regions` as for inside_omp_parallel.

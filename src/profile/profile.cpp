@@ -263,6 +263,23 @@ std::vector<RegionInfo> Profile::select_regions(const std::string& name) const {
   return selected;
 }
 
+std::vector<LineVolume> Profile::reading_lines(int64_t region_id) const {
+  return impl_->guarded([&] {
+    std::vector<LineVolume> lines;
+    sqlite::Statement query(impl_->db,
+                            "SELECT l.file, l.line, SUM(c.raw + c.rar) AS events"
+                            " FROM pc_communication c JOIN code_locations l ON l.pc = c.pc"
+                            " WHERE l.region_id = ? AND l.file IS NOT NULL AND l.file != ''"
+                            " GROUP BY l.file, l.line HAVING events > 0"
+                            " ORDER BY events DESC, l.file, l.line");
+    query.bind(1, region_id);
+    while (query.step())
+      lines.push_back(
+          {query.column_text(0), static_cast<uint32_t>(query.column_int(1)), query.column_u64(2)});
+    return lines;
+  });
+}
+
 std::vector<RegionVolume> Profile::region_volumes() const {
   return impl_->guarded([&] {
     std::vector<RegionVolume> volumes;

@@ -73,6 +73,13 @@ struct SourcePosition {
   uint32_t line = 0;
 };
 
+// Communication read at one source line: raw + rar of its instructions.
+struct LineVolume {
+  std::string file;
+  uint32_t line = 0;
+  uint64_t events = 0;
+};
+
 class Profile {
  public:
   // Throws ProfileError for a missing file, a file that is not a weft
@@ -108,6 +115,9 @@ class Profile {
 
   // Every region with its raw/rar/inval totals.
   std::vector<RegionVolume> region_volumes() const;
+  // The source lines of a code region's reading instructions, by raw + rar
+  // descending (then file and line); lines without a known file are left out.
+  std::vector<LineVolume> reading_lines(int64_t region_id) const;
 
   // Sum over `region_ids` (empty = whole program) of the entries of `kind`.
   CommunicationMatrix matrix(const std::vector<int64_t>& region_ids, MatrixKind kind) const;

@@ -8,11 +8,11 @@
 
 namespace weft {
 
-inline constexpr int kProfileSchemaVersion = 3;
+inline constexpr int kProfileSchemaVersion = 4;
 // The oldest schema this weft reads: older ones are refused with a request to
 // record again (docs/profile-format.md, "Versions", says how to migrate a v2
 // profile by hand).
-inline constexpr int kOldestReadableSchemaVersion = 3;
+inline constexpr int kOldestReadableSchemaVersion = 4;
 
 // PRAGMA application_id of every profile ("weft" in ASCII), so that `file`
 // and other tools can recognise one.

@@ -17,18 +17,31 @@ nlohmann::json optional_line(uint32_t line) {
   return line == 0 ? nlohmann::json(nullptr) : nlohmann::json(line);
 }
 
+nlohmann::json histogram_json(const CrdSummary& crd) {
+  nlohmann::json histogram = nlohmann::json::array();
+  for (const CrdBin& bin : crd.histogram)
+    histogram.push_back({{"lo", bin.lo}, {"hi", bin.hi}, {"count", bin.count}});
+  return histogram;
+}
+
+// A pair's median as reported: of words when measured, else of granules.
+uint64_t pair_median(const LocalityMetrics& m, const CrdPairSummary& pair) {
+  if (!m.has_words()) return pair.median;
+  for (const CrdPairSummary& words : m.words.pairs)
+    if (words.writer == pair.writer && words.reader == pair.reader) return words.median;
+  return 0;
+}
+
 nlohmann::json entry_json(const CrdEntry& entry) {
   using nlohmann::json;
   const LocalityMetrics& m = entry.metrics;
-  json histogram = json::array();
-  for (const CrdBin& bin : m.crd.histogram)
-    histogram.push_back({{"lo", bin.lo}, {"hi", bin.hi}, {"count", bin.count}});
   json pairs = json::array();
   for (const CrdPairSummary& pair : m.crd.pairs) {
     pairs.push_back({{"writer", pair.writer},
                      {"reader", pair.reader},
                      {"events", pair.events},
-                     {"median", pair.median}});
+                     {"median", pair_median(m, pair)},
+                     {"granule_median", pair.median}});
   }
   json object = {
       {"region", entry.region.name},
@@ -37,10 +50,15 @@ nlohmann::json entry_json(const CrdEntry& entry) {
       {"file", optional_text(entry.region.file)},
       {"first_line", optional_line(entry.region.first_line)},
       {"last_line", optional_line(entry.region.last_line)},
-      {"median", m.crd.median ? json(*m.crd.median) : json(nullptr)},
+      {"median", m.median() ? json(*m.median()) : json(nullptr)},
+      {"median_unit", m.median_unit()},
+      {"granule_median", m.crd.median ? json(*m.crd.median) : json(nullptr)},
+      {"granule_repeats", m.granule_repeats()},
+      {"word_histogram", histogram_json(m.words)},
+      {"word_events", m.words.events},
       {"events", m.crd.events},
       {"unmeasured", m.unmeasured},
-      {"histogram", std::move(histogram)},
+      {"histogram", histogram_json(m.crd)},
       {"min_cutoff", m.cutoffs.min},
       {"max_cutoff", m.cutoffs.max},
       {"fraction_below_min", m.crd.fraction_below_min},
@@ -156,10 +174,23 @@ std::string render_block(const CrdEntry& entry) {
   const LocalityMetrics& m = entry.metrics;
   const CrdSummary& crd = m.crd;
   std::string text =
-      fmt::format("{}{} ({}, {})\n", entry.pooled ? "pooled selection " : "", entry.region.name,
-                  entry.region.kind, region_location(entry.region));
-  text += fmt::format("  events {}, unmeasured {}, median CRD {}\n", crd.events, m.unmeasured,
-                      crd.median ? std::to_string(*crd.median) : std::string("-"));
+      entry.region.kind == kProgramRegionKind
+          ? std::string("whole program (every code region)\n")
+          : fmt::format("{}{} ({}, {})\n", entry.pooled ? "pooled selection " : "",
+                        entry.region.name, entry.region.kind, region_location(entry.region));
+  const auto median_text = [](const std::optional<uint64_t>& median) {
+    return median ? std::to_string(*median) : std::string("-");
+  };
+  text += fmt::format("  events {}, unmeasured {}, median CRD {} {}", crd.events, m.unmeasured,
+                      median_text(m.median()), m.median_unit());
+  if (m.has_words()) {
+    text += fmt::format(
+        " (of granules: {}; {:.1f}% re-read the granule just read)", median_text(crd.median),
+        crd.events
+            ? 100.0 * static_cast<double>(m.granule_repeats()) / static_cast<double>(crd.events)
+            : 0.0);
+  }
+  text += "\n";
   text += fmt::format(
       "  cutoffs: min {} granules, max {} granules (footprint: {} private, {} shared granules)\n",
       m.cutoffs.min, m.cutoffs.max, m.footprint.private_granules, m.footprint.shared_granules);
@@ -172,11 +203,11 @@ std::string render_block(const CrdEntry& entry) {
       fmt::format("{:.1f}%", crd.fraction_between * 100),
       fmt::format("{:.1f}%", crd.fraction_above_max * 100));
   if (!crd.pairs.empty()) {
-    text += "  pairs (writer -> reader: events, median):";
+    text += fmt::format("  pairs (writer -> reader: events, median in {}):", m.median_unit());
     for (size_t i = 0; i < crd.pairs.size() && i < kPairsShown; ++i) {
       const CrdPairSummary& pair = crd.pairs[i];
       text += fmt::format("{} {} -> {}: {}, {}", i == 0 ? "" : ";", pair.writer, pair.reader,
-                          pair.events, pair.median);
+                          pair.events, pair_median(m, pair));
     }
     if (crd.pairs.size() > kPairsShown)
       text += fmt::format("; and {} more", crd.pairs.size() - kPairsShown);
@@ -192,8 +223,11 @@ std::string render_block(const CrdEntry& entry) {
 
 std::string render_table(const CrdFindings& findings) {
   std::string text = fmt::format(
-      "crd: communication reuse distance (granules) in {}; cache {} ({}), granularity {} "
+      "crd: communication reuse distance ({}) in {}; cache {} ({}), granularity {} "
       "bytes\n",
+      !findings.entries.empty() && findings.entries.front().metrics.has_words()
+          ? "median in words of 8 bytes; histogram, cutoffs and fractions in granules"
+          : "granules",
       findings.region ? "region " + *findings.region : findings.profile.path,
       human_bytes(findings.cache.bytes), findings.cache.origin, findings.profile.granularity);
   if (!findings.profile.complete) {

@@ -12,7 +12,7 @@ namespace weft {
 namespace {
 
 std::string median_text(const LocalityMetrics& m) {
-  return m.crd.median ? std::to_string(*m.crd.median) : std::string("-");
+  return m.median() ? std::to_string(*m.median()) : std::string("-");
 }
 
 std::string beyond_text(const LocalityMetrics& m) {
@@ -98,7 +98,9 @@ nlohmann::json side_json(const LocalityMetrics& m) {
           {"rar", m.rar_total},
           {"events", m.crd.events},
           {"unmeasured", m.unmeasured},
-          {"median", m.crd.median ? json(*m.crd.median) : json(nullptr)},
+          {"median", m.median() ? json(*m.median()) : json(nullptr)},
+          {"median_unit", m.median_unit()},
+          {"granule_median", m.crd.median ? json(*m.crd.median) : json(nullptr)},
           {"min_cutoff", m.cutoffs.min},
           {"max_cutoff", m.cutoffs.max},
           {"fraction_beyond_min", m.crd.fraction_beyond_min()},

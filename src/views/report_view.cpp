@@ -28,29 +28,47 @@ std::string exit_description(const RunFacts& run) {
 
 std::string render_locality(const ReportFindings& data) {
   if (data.locality.empty()) return "";
-  std::string text = data.crd
-                         ? fmt::format(
-                               "\nLocality of the top regions (CRD in granules; cache {} from {}; "
-                               "beyond min = probable + certain capacity misses)\n",
-                               human_bytes(data.cache.bytes), data.cache.origin)
-                         : std::string(
-                               "\nLocality of the top regions (CRD not recorded: record with "
-                               "--analyses comm,crd)\n");
+  std::string text =
+      data.crd ? fmt::format(
+                     "\nLocality of the top regions (median CRD in {}; cache {} ({}); beyond min = "
+                     "events with probable or certain capacity misses)\n",
+                     data.program.metrics.median_unit(), human_bytes(data.cache.bytes),
+                     data.cache.origin)
+               : std::string(
+                     "\nLocality of the top regions (CRD not recorded: record with "
+                     "--analyses comm,crd)\n");
   using A = TextTable::Align;
-  TextTable table({A::Right, A::Left, A::Right, A::Right, A::Right, A::Right, A::Right, A::Right});
-  table.add_row({"#", "region", "raw+rar", "crd events", "median crd", "beyond min", "H", "B"});
-  for (size_t i = 0; i < data.locality.size(); ++i) {
-    const RegionLocality& entry = data.locality[i];
+  auto add_row = [&](TextTable& table, const std::string& rank, const RegionLocality& entry) {
     const LocalityMetrics& m = entry.metrics;
     const bool measured = data.crd && m.crd.events > 0;
-    table.add_row({std::to_string(i + 1), entry.volume.region.name,
+    table.add_row({rank, entry.volume.region.name,
                    std::to_string(entry.volume.raw + entry.volume.rar),
                    data.crd ? std::to_string(m.crd.events) : "-",
-                   measured ? std::to_string(*m.crd.median) : "-",
+                   measured && m.median() ? std::to_string(*m.median()) : "-",
                    measured ? fmt::format("{:.1f}%", m.crd.fraction_beyond_min() * 100) : "-",
                    fmt::format("{:.3g}", m.homogeneity), fmt::format("{:.1f}%", m.balance)});
+  };
+  const std::vector<std::string> header = {"#",          "region",     "raw+rar", "crd events",
+                                           "median crd", "beyond min", "H",       "B"};
+  const std::vector<A> align = {A::Right, A::Left,  A::Right, A::Right,
+                                A::Right, A::Right, A::Right, A::Right};
+  TextTable table(align);
+  table.add_row(header);
+  add_row(table, "-", data.program);
+  for (size_t i = 0; i < data.locality.size(); ++i)
+    add_row(table, std::to_string(i + 1), data.locality[i]);
+  text += table.render("  ");
+  if (!data.section_locality.empty()) {
+    text +=
+        "\nParallel sections that communicate most (the same events, cut at the synchronisation "
+        "that closes them)\n";
+    TextTable sections(align);
+    sections.add_row(header);
+    for (size_t i = 0; i < data.section_locality.size(); ++i)
+      add_row(sections, std::to_string(i + 1), data.section_locality[i]);
+    text += sections.render("  ");
   }
-  return text + table.render("  ");
+  return text;
 }
 
 std::string render_suggestions(const ReportFindings& data) {
@@ -266,29 +284,32 @@ json cache_json(const ReportFindings& data) {
                   : json(nullptr);
 }
 
-json locality_json(const ReportFindings& data) {
+json region_locality_json(const ReportFindings& data, const RegionLocality& entry) {
+  const RegionInfo& region = entry.volume.region;
+  const LocalityMetrics& m = entry.metrics;
+  const bool measured = data.crd && m.crd.events > 0;
+  return {{"name", region.name},
+          {"kind", region.kind},
+          {"file", region.file.empty() ? json(nullptr) : json(region.file)},
+          {"first_line", optional_line(region.first_line)},
+          {"last_line", optional_line(region.last_line)},
+          {"raw", entry.volume.raw},
+          {"rar", entry.volume.rar},
+          {"events", m.crd.events},
+          {"unmeasured", m.unmeasured},
+          {"median", measured && m.median() ? json(*m.median()) : json(nullptr)},
+          {"median_unit", m.median_unit()},
+          {"granule_median", measured ? json(*m.crd.median) : json(nullptr)},
+          {"min_cutoff", data.crd ? json(m.cutoffs.min) : json(nullptr)},
+          {"max_cutoff", data.crd ? json(m.cutoffs.max) : json(nullptr)},
+          {"fraction_beyond_min", measured ? json(m.crd.fraction_beyond_min()) : json(nullptr)},
+          {"homogeneity", m.homogeneity},
+          {"balance", m.balance}};
+}
+
+json locality_json(const ReportFindings& data, const std::vector<RegionLocality>& entries) {
   json locality = json::array();
-  for (const RegionLocality& entry : data.locality) {
-    const RegionInfo& region = entry.volume.region;
-    const LocalityMetrics& m = entry.metrics;
-    const bool measured = data.crd && m.crd.events > 0;
-    locality.push_back(
-        {{"name", region.name},
-         {"kind", region.kind},
-         {"file", region.file.empty() ? json(nullptr) : json(region.file)},
-         {"first_line", optional_line(region.first_line)},
-         {"last_line", optional_line(region.last_line)},
-         {"raw", entry.volume.raw},
-         {"rar", entry.volume.rar},
-         {"events", m.crd.events},
-         {"unmeasured", m.unmeasured},
-         {"median", measured ? json(*m.crd.median) : json(nullptr)},
-         {"min_cutoff", data.crd ? json(m.cutoffs.min) : json(nullptr)},
-         {"max_cutoff", data.crd ? json(m.cutoffs.max) : json(nullptr)},
-         {"fraction_beyond_min", measured ? json(m.crd.fraction_beyond_min()) : json(nullptr)},
-         {"homogeneity", m.homogeneity},
-         {"balance", m.balance}});
-  }
+  for (const RegionLocality& entry : entries) locality.push_back(region_locality_json(data, entry));
   return locality;
 }
 
@@ -308,7 +329,11 @@ json suggestions_json(const ReportFindings& data) {
          {"evidence", suggestion.evidence},
          {"actions", suggestion.actions},
          {"pairs", std::move(suggested_pairs)},
-         {"groups", suggestion.groups}});
+         {"groups", suggestion.groups},
+         {"reads_at", suggestion.reads_at.empty() ? json(nullptr) : json(suggestion.reads_at)},
+         {"reads_code",
+          suggestion.reads_code.empty() ? json(nullptr) : json(suggestion.reads_code)},
+         {"also_in", suggestion.also_in}});
   }
   return suggestions;
 }
@@ -371,7 +396,9 @@ std::string render_json(const ReportFindings& data) {
                        {"top_pairs", top_pairs_json(data)},
                        {"heatmap", heatmap_json(data.heatmap)},
                        {"cache", cache_json(data)},
-                       {"regions_locality", locality_json(data)},
+                       {"program_locality", region_locality_json(data, data.program)},
+                       {"regions_locality", locality_json(data, data.locality)},
+                       {"sections_locality", locality_json(data, data.section_locality)},
                        {"suggestions", suggestions_json(data)},
                        {"imbalance", imbalance_json(data)},
                        {"no_barrier_recognised", data.profile.no_barrier_recognised()},

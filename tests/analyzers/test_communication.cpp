@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <barrier>
+#include <bit>
 #include <map>
 #include <random>
 #include <set>
@@ -61,11 +62,17 @@ class CommunicationOracle {
       c[1] += 1;
     // CRD by an LRU stack (a different algorithm than the analyzer's): the
     // distance is the number of distinct granules above g in the pair's stack.
-    std::vector<uintptr_t>& stack = pair_stacks_[{static_cast<uint32_t>(s.writer), a.tid}];
+    const std::pair<uint32_t, uint32_t> pair{static_cast<uint32_t>(s.writer), a.tid};
+    push(pair_stacks_[pair], a, g, 0);
+    // The word trace: the reads whose first byte in g is g's sampled word.
+    const uintptr_t first_byte = std::max<uintptr_t>(a.addr, g * granularity_);
+    if (sampled_word_.sampled(first_byte, g)) push(word_stacks_[pair], a, g, kWordDistance);
+  }
+  void push(std::vector<uintptr_t>& stack, const Access& a, uintptr_t g, uint64_t unit) {
     auto it = std::find(stack.begin(), stack.end(), g);
     if (it != stack.end()) {
       const auto above = static_cast<uint64_t>(stack.end() - it - 1);
-      distances_[{a.pc, a.tid, static_cast<uint32_t>(s.writer), above}] += 1;
+      distances_[{a.pc, a.tid, static_cast<uint32_t>(granules_[g].writer), above | unit}] += 1;
       stack.erase(it);
     }
     stack.push_back(g);
@@ -80,9 +87,10 @@ class CommunicationOracle {
     s.readers.clear();
   }
   unsigned granularity_;
+  SampledWord sampled_word_{static_cast<unsigned>(std::countr_zero(granularity_))};
   std::map<uintptr_t, Granule> granules_;
   Counts counts_;
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<uintptr_t>> pair_stacks_;
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<uintptr_t>> pair_stacks_, word_stacks_;
   Distances distances_;
 };
 

@@ -124,7 +124,14 @@ TEST(CommunicationReuseDistance, FedByTheCommunicationAnalyzer) {
     for (uint64_t g = 0; g < kN; ++g) comm.read(*t1, 0x2000, base + g * 64 + 8, 4);
   for (uint64_t g = 0; g < kN; ++g) comm.read(*t2, 0x3000, base + g * 64, 8);
 
-  const std::map<DistanceKey, uint64_t> expected = {{{0x2000, 1, 0, kN - 1}, kN}};
+  // The word trace: the granules whose sampled word is word 1 (where thread 1
+  // reads); each is read again after the other such granules.
+  const SampledWord sampled(6);
+  uint64_t words = 0;
+  for (uint64_t g = 0; g < kN; ++g) words += sampled.sampled(base + g * 64 + 8, (base >> 6) + g);
+  ASSERT_GT(words, 1u);  // 40 granules, one in 8 expected
+  const std::map<DistanceKey, uint64_t> expected = {
+      {{0x2000, 1, 0, kN - 1}, kN}, {{0x2000, 1, 0, kWordDistance | (words - 1)}, words}};
   EXPECT_EQ(collect(crd), expected);
 
   // Every granule is shared; its first toucher is the writer's instruction.

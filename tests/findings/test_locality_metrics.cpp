@@ -70,11 +70,11 @@ TEST(Locality, LowerMedian) {
 TEST(Locality, CutoffsAndFractions) {
   // 8 KiB cache of 8-byte granules: 1024 granules. The min cutoff is the
   // cache minus the private granules, but never below half the cache.
-  EXPECT_EQ(crd_cutoffs(8192, 8, 1000).max, 1024u);
-  EXPECT_EQ(crd_cutoffs(8192, 8, 300).min, 724u);
-  EXPECT_EQ(crd_cutoffs(8192, 8, 512).min, 512u);
-  EXPECT_EQ(crd_cutoffs(8192, 8, 1000).min, 512u);  // private data near the cache's size
-  EXPECT_EQ(crd_cutoffs(8192, 8, 5000).min, 512u);  // and beyond it
+  EXPECT_EQ(crd_cutoffs(8192, 8, 8000).max, 1024u);
+  EXPECT_EQ(crd_cutoffs(8192, 8, 2400).min, 724u);
+  EXPECT_EQ(crd_cutoffs(8192, 8, 4096).min, 512u);
+  EXPECT_EQ(crd_cutoffs(8192, 8, 8000).min, 512u);   // private data near the cache's size
+  EXPECT_EQ(crd_cutoffs(8192, 8, 40000).min, 512u);  // and beyond it
   EXPECT_EQ(crd_cutoffs(100, 64, 0).max, 1u);
   EXPECT_EQ(crd_cutoffs(100, 64, 0).min, 1u);
 
@@ -129,15 +129,46 @@ RegionInfo region_named(int64_t id, const std::string& kind, std::optional<int64
   return region;
 }
 
-TEST(Locality, SuggestionsFollowThresholds) {
+// With 64-byte granules the median is of the word distances (in words of 8
+// bytes), while the histogram and the fractions stay in granules.
+TEST(Locality, MedianInWordsBesideTheGranules) {
   LocalityInputs inputs;
   inputs.granularity = 64;
+  inputs.crd_recorded = true;
+  inputs.raw = {{0, 1}, {0, 0}};
+  inputs.rar = {{0, 9}, {0, 0}};
+  // Granules: 7 of 8 events re-read the granule just read (median 0).
+  inputs.distances = {{0, 1, 0, 7}, {0, 1, 3, 1}};
+  // Words (scaled): 8 events at 24 words, 8 at 2000.
+  inputs.word_distances = {{0, 1, 24, 8}, {0, 1, 2000, 8}};
+  inputs.footprint.private_granules = 4;  // 256 bytes: 32 words
+  const CacheModel cache{8192, CacheSource::CacheSize};
+  const LocalityMetrics m = compute_locality(inputs, cache);
+  EXPECT_TRUE(m.has_words());
+  EXPECT_STREQ(m.median_unit(), "words");
+  EXPECT_EQ(m.median(), 24u);
+  EXPECT_EQ(m.word_cutoffs.max, 1024u);  // 8 KiB / 8
+  EXPECT_EQ(m.word_cutoffs.min, 992u);   // 1024 - 32
+  EXPECT_EQ(m.cutoffs.max, 128u);        // 8 KiB / 64
+  EXPECT_EQ(m.cutoffs.min, 124u);
+  EXPECT_EQ(m.crd.median, 0u);
+  EXPECT_EQ(m.crd.events, 8u);
+  EXPECT_EQ(m.granule_repeats(), 7u);
+  EXPECT_DOUBLE_EQ(m.words.fraction_above_max, 0.5);
+  // The words' median is below its min cutoff and 0% of the granule events
+  // are beyond theirs: no data affinity.
+  EXPECT_TRUE(suggest(RegionInfo{}, m, {}).empty());
+}
+
+TEST(Locality, SuggestionsFollowThresholds) {
+  LocalityInputs inputs;
+  inputs.granularity = 8;  // word granules: the summary is of granules
   inputs.crd_recorded = true;
   inputs.raw = {{0, 2, 0}, {0, 0, 1}, {1, 0, 0}};
   inputs.rar = {{0, 2, 0}, {0, 0, 1}, {1, 0, 0}};      // CRR 1 everywhere it is defined
   inputs.distances = {{0, 1, 10, 9}, {0, 1, 200, 1}};  // 10% beyond a min cutoff of 100
   inputs.footprint.private_granules = 28;
-  const CacheModel cache{128 * 64, CacheSource::CacheSize};  // 128 granules, min cutoff 100
+  const CacheModel cache{128 * 8, CacheSource::CacheSize};  // 128 granules, min cutoff 100
   LocalityMetrics metrics = compute_locality(inputs, cache);
   EXPECT_EQ(metrics.cutoffs.min, 100u);
   EXPECT_EQ(metrics.communicating_pairs, 3u);
@@ -149,7 +180,9 @@ TEST(Locality, SuggestionsFollowThresholds) {
   ASSERT_EQ(suggestions.size(), 1u);  // balanced, homogeneous CRR: no thread affinity
   EXPECT_EQ(suggestions[0].kind, SuggestionKind::DataAffinity);
   EXPECT_EQ(suggestions[0].location, "app.c:10-20");
-  EXPECT_NE(suggestions[0].evidence.find("10.0% of 10 CRD events"), std::string::npos)
+  EXPECT_NE(suggestions[0].evidence.find(
+                "10.0% of the CRD events are beyond the min cutoff of 100 granules"),
+            std::string::npos)
       << suggestions[0].evidence;
   std::string text = format_suggestion(suggestions[0]);
   EXPECT_NE(text.find("array blocking"), std::string::npos) << text;
@@ -205,20 +238,24 @@ TEST(Locality, SuggestionsFollowThresholds) {
   // A star: thread 0 wrote what 1, 2 and 3 read (data it initialised). No
   // split helps (each leaves two readers away from 0, as an even spread
   // does): a broadcast, never thread affinity.
-  inputs.raw = {{0, 5, 5, 5}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};
-  inputs.rar = {{0, 95, 95, 95}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};
+  inputs.raw = {{0, 400, 400, 400}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};
+  inputs.rar = {{0, 9600, 9600, 9600}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};
   metrics = compute_locality(inputs, cache);
   EXPECT_DOUBLE_EQ(metrics.balance, 300.0);  // the CRR rule alone would have advised placement
   const ThreadGrouping star = best_thread_grouping(metrics.raw, metrics.rar);
-  EXPECT_DOUBLE_EQ(star.cross, 200.0);              // 0 with one reader
-  EXPECT_DOUBLE_EQ(star.even_spread_cross, 200.0);  // 300 x 2 x 2 x 2 / (4 x 3)
+  EXPECT_DOUBLE_EQ(star.cross, 20000.0);              // 0 with one reader
+  EXPECT_DOUBLE_EQ(star.even_spread_cross, 20000.0);  // 30000 x 2 x 2 x 2 / (4 x 3)
   suggestions = suggest(loop, metrics, regions);
   ASSERT_EQ(suggestions.size(), 1u);
   EXPECT_EQ(suggestions[0].kind, SuggestionKind::Broadcast);
   EXPECT_NE(suggestions[0].evidence.find("thread 0 wrote 100.0% of the data communicated here "
-                                         "(300 of 300 events), read by 3 threads"),
+                                         "(30000 of 30000 events), read by 3 threads"),
             std::string::npos)
       << suggestions[0].evidence;
+  // The same star over 1023 granules (a flag, a small table, read again and
+  // again from every reader's cache): nothing to act on, nothing said.
+  inputs.raw = {{0, 341, 341, 341}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};
+  EXPECT_TRUE(suggest(loop, compute_locality(inputs, cache), regions).empty());
 
   // Neighbour exchange in a chain 0-1-2-3: {0, 1} and {2, 3} leave one edge
   // between the caches, half of an even spread's: thread affinity.

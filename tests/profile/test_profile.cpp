@@ -12,6 +12,7 @@
 #include <string>
 
 #include "analyzers/communication/communication_records.h"
+#include "analyzers/crd/crd_records.h"
 #include "analyzers/crd/crd_tables.h"
 #include "profile/profile.h"
 #include "profile/profile_writer.h"
@@ -181,9 +182,9 @@ TEST_F(ProfileTest, RoundTripMetaAndThreads) {
   build_profile(sample_capture(), sample_info(), path);
   Profile profile = Profile::open(path);
 
-  EXPECT_EQ(profile.schema_version(), 3);
+  EXPECT_EQ(profile.schema_version(), 4);
   EXPECT_TRUE(profile.complete());
-  EXPECT_EQ(profile.meta_value("schema_version"), "3");
+  EXPECT_EQ(profile.meta_value("schema_version"), "4");
   EXPECT_EQ(profile.meta_value("weft_version"), "0.1.0-test");
   EXPECT_EQ(profile.meta_value("source"), "compile");
   EXPECT_EQ(profile.meta_value("command"), "/bin/app");
@@ -389,17 +390,17 @@ TEST_F(ProfileTest, NewerSchemaIsRefused) {
   write_placeholder_profile(path, sample_info(), "compile", 64, "test");
   sql(path, "UPDATE meta SET value = '99' WHERE key = 'schema_version'");
   EXPECT_EQ(expect_open_error(path),
-            path + " has profile schema version 99, this weft reads up to 3; upgrade weft");
+            path + " has profile schema version 99, this weft reads up to 4; upgrade weft");
 }
 
 TEST_F(ProfileTest, OlderSchemaAsksToRecordAgain) {
   const std::string path = file("past.weft");
   write_placeholder_profile(path, sample_info(), "compile", 64, "test");
-  // Version 2 named pc_communication's columns comm/reuse.
-  sql(path, "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+  // Version 3 had no word distances (crd_word_distances).
+  sql(path, "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
   EXPECT_EQ(expect_open_error(path), path +
-                                         " has profile schema version 2, older than this weft "
-                                         "reads (3); record it again");
+                                         " has profile schema version 3, older than this weft "
+                                         "reads (4); record it again");
 }
 
 // CRD distances, footprints and sections: pooled per region, and the
@@ -411,6 +412,7 @@ TEST_F(ProfileTest, RoundTripCrdFootprintAndSections) {
   capture.set_records(kCrdDistances, {{kReaderPc, 1, 0, 4, 6},
                                       {kReaderPc, 1, 0, 9, 1},
                                       {kReaderPc, 2, 1, 4, 2},
+                                      {kReaderPc, 1, 0, kWordDistance | 5, 2},
                                       {kReaderPc, 1, 0, kUnmeasuredDistance, 3}});
   capture.set_records(kCrdFootprints, {{kReaderPc, 1, 0, 10, 2}, {kWriterPc, 0, 0, 5, 7}});
   // Thread 1's section closed at its exit, which thread 0 joined at kWriterPc.
@@ -433,6 +435,11 @@ TEST_F(ProfileTest, RoundTripCrdFootprintAndSections) {
   EXPECT_EQ(distances[0].count, 6u);
   EXPECT_EQ(distances[1].distance, 9u);
   EXPECT_EQ(distances[2].writer, 1u);
+  // The word row is apart, scaled by granularity / 8 (64-byte granules: 8).
+  const std::vector<DistanceCount> words = crd_word_distances(profile, reader_region, 64);
+  ASSERT_EQ(words.size(), 1u);
+  EXPECT_EQ(words[0].distance, 40u);
+  EXPECT_EQ(words[0].count, 16u);
   const std::vector<PairCount> unmeasured = crd_unmeasured(profile, reader_region);
   ASSERT_EQ(unmeasured.size(), 1u);
   EXPECT_EQ(unmeasured[0].count, 3u);

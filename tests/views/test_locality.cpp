@@ -148,7 +148,15 @@ TEST_F(LocalityViewsTest, RegionsOfTheCapture) {
 TEST_F(LocalityViewsTest, CrdJsonPerRegion) {
   Profile profile = Profile::open(path_);
   json list = json::parse(render_crd(find_crd(profile, {}), OutputFormat::Json));
-  ASSERT_EQ(list.size(), 3u);  // by events: the loop (10), gather (6), stage (3)
+  // The whole program, then by events: the loop (10), gather (6), stage (3).
+  ASSERT_EQ(list.size(), 4u);
+  EXPECT_EQ(list[0]["region"], "whole program");
+  EXPECT_EQ(list[0]["kind"], "program");
+  EXPECT_EQ(list[0]["events"], 19);
+  EXPECT_EQ(list[0]["unmeasured"], 3);
+  EXPECT_EQ(list[0]["median"], 50);  // 0 1 1 3 5 5 5 50 x6 100 x4 2000 x2: the 10th of 19
+  EXPECT_EQ(list[0]["median_unit"], "granules");  // granularity 8: the granule is the word
+  list.erase(list.begin());
   const json& loop = list[0];
   EXPECT_EQ(loop["region"], loop_name());
   EXPECT_EQ(loop["kind"], "loop");
@@ -164,7 +172,8 @@ TEST_F(LocalityViewsTest, CrdJsonPerRegion) {
   EXPECT_DOUBLE_EQ(loop["fraction_below_min"].get<double>(), 0.8);
   EXPECT_DOUBLE_EQ(loop["fraction_between"].get<double>(), 0.0);
   EXPECT_DOUBLE_EQ(loop["fraction_above_max"].get<double>(), 0.2);
-  EXPECT_EQ(loop["pairs"], json::parse(R"([{"writer":0,"reader":1,"events":10,"median":100}])"));
+  EXPECT_EQ(loop["pairs"], json::parse(R"([{"writer":0,"reader":1,"events":10,"median":100,
+                                              "granule_median":100}])"));
   EXPECT_EQ(loop["cache_bytes"], 8192);
   EXPECT_EQ(loop["cache_source"], "profile");
   EXPECT_EQ(loop["granularity"], 8);
@@ -185,13 +194,13 @@ TEST_F(LocalityViewsTest, CrdJsonPerRegion) {
   // --cache-size wins over the profile's cache.
   json small = json::parse(
       render_crd(find_crd(profile, {.cache = {.cache_size = 1024}}), OutputFormat::Json));
-  EXPECT_EQ(small[0]["max_cutoff"], 128);
-  EXPECT_EQ(small[0]["min_cutoff"], 64);  // half of 128: the 1000 private granules exceed it
-  EXPECT_EQ(small[0]["cache_source"], "cache-size");
-  EXPECT_EQ(small[0]["cache_origin"], "--cache-size");
-  EXPECT_DOUBLE_EQ(small[0]["fraction_below_min"].get<double>(), 0.4);  // 0, 1, 1, 3
-  EXPECT_DOUBLE_EQ(small[0]["fraction_between"].get<double>(), 0.4);    // 100 x4
-  EXPECT_DOUBLE_EQ(small[0]["fraction_above_max"].get<double>(), 0.2);  // 2000 x2 > 128
+  EXPECT_EQ(small[1]["max_cutoff"], 128);
+  EXPECT_EQ(small[1]["min_cutoff"], 64);  // half of 128: the 1000 private granules exceed it
+  EXPECT_EQ(small[1]["cache_source"], "cache-size");
+  EXPECT_EQ(small[1]["cache_origin"], "--cache-size");
+  EXPECT_DOUBLE_EQ(small[1]["fraction_below_min"].get<double>(), 0.4);  // 0, 1, 1, 3
+  EXPECT_DOUBLE_EQ(small[1]["fraction_between"].get<double>(), 0.4);    // 100 x4
+  EXPECT_DOUBLE_EQ(small[1]["fraction_above_max"].get<double>(), 0.2);  // 2000 x2 > 128
 }
 
 TEST_F(LocalityViewsTest, CrdRegionPoolsFirstThenEachNested) {
@@ -250,7 +259,8 @@ TEST_F(LocalityViewsTest, CommCrrUsesTheSameRatios) {
 TEST_F(LocalityViewsTest, ReportShowsLocalityAndSuggestions) {
   Profile profile = Profile::open(path_);
   // 256 bytes = 32 granules: the loop's distances of 100 and 2000 are beyond it.
-  const ReportOptions options{.cache = {.cache_size = 256}};
+  // (A hand-made profile of a few events: no minimum volume.)
+  const ReportOptions options{.cache = {.cache_size = 256}, .suggestion_min_events = 0};
   std::string table = render_report(find_report(profile, options), OutputFormat::Table);
   const RegionInfo loop = region(path_, loop_name());
   ASSERT_GT(loop.last_line, loop.first_line);  // the loop spans two lines
@@ -264,8 +274,7 @@ TEST_F(LocalityViewsTest, ReportShowsLocalityAndSuggestions) {
             std::string::npos)
       << table;
 
-  json report = json::parse(
-      render_report(find_report(profile, {.cache = {.cache_size = 256}}), OutputFormat::Json));
+  json report = json::parse(render_report(find_report(profile, options), OutputFormat::Json));
   EXPECT_EQ(report["cache"],
             json::parse(R"({"bytes":256,"origin":"--cache-size","source":"cache-size"})"));
   ASSERT_EQ(report["regions_locality"].size(), 3u);
@@ -291,7 +300,12 @@ TEST_F(LocalityViewsTest, ReportShowsLocalityAndSuggestions) {
 
   // With the profile's 8 KiB cache (1024 granules) gather's distances of 50
   // are far below its min cutoff: no data affinity there.
-  json roomy = json::parse(render_report(find_report(profile, {}), OutputFormat::Json));
+  json roomy = json::parse(
+      render_report(find_report(profile, {.suggestion_min_events = 0}), OutputFormat::Json));
+  // With the default minimum of 1000 events none of these regions is advised.
+  EXPECT_TRUE(json::parse(render_report(find_report(profile, {.cache = {.cache_size = 256}}),
+                                        OutputFormat::Json))["suggestions"]
+                  .empty());
   for (const json& s : roomy["suggestions"]) {
     EXPECT_FALSE(s["kind"] == "data-affinity" && s["region"] == kGather) << s.dump();
   }

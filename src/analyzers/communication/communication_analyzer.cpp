@@ -77,6 +77,9 @@ void CommunicationAnalyzer::remember_reuse(ThreadState& t, uint64_t pc, uint32_t
     if (distance != 0) return;
     m.granule = addr >> granularity_log2_;
     m.granule_mask = ~uint64_t{0};
+    const SampledWord& word = distances_->sampled_word();
+    m.word_mask = (uint64_t{1} << word.word_bits) - 1;
+    m.sampled_word = word.word_bits ? word.offset(m.granule) : 1;
     m.counters[2] = distances_->count_of(*t.distances, pc, peer, 0);
     if (!m.counters[2]) return;
   }

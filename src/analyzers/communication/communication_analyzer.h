@@ -30,6 +30,7 @@
 // SectionAttribution, and every slow-path access to SharingFootprint.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -94,11 +95,15 @@ class CommunicationAnalyzer {
   // the entries the slow path incremented: the reuse count, the open
   // section's reuse count, and with CRD the two distance-0 counts (null when
   // absent). Emptied (writer_tag 0) before anything may move those entries.
+  // With CRD, a read of the granule's sampled word is an event of the word
+  // trace too, which the memo does not count: it is left to the slow path.
   struct ReuseMemo {
     uint64_t writer_tag = 0;  // 0: empty
     uint64_t pc = 0;
     uint64_t granule = 0;
     uint64_t granule_mask = 0;  // ~0 when the granule must match, else 0
+    uint64_t word_mask = 0;     // (addr >> 3) & word_mask == sampled_word: not counted here
+    uint64_t sampled_word = 1;
     uint64_t* counters[4] = {};
   };
 
@@ -138,6 +143,7 @@ class CommunicationAnalyzer {
     distances_ = distances;
     footprint_ = footprint;
     sections_ = sections;
+    if (distances_) distances_->set_granularity_log2(granularity_log2_);
   }
 
   // Thread `t` reached a synchronization point that closes its current
@@ -172,7 +178,8 @@ class CommunicationAnalyzer {
     if ((w & kWriterMask) == t.writer_tag || w == t.unwritten_word) return true;
     const ReuseMemo& m = t.reuse_memo;
     if ((w & kWriterMask) != m.writer_tag || pc != m.pc || (w & (kExtended | kLocked)) ||
-        !(w & t.reader_bit) || (((addr >> g) ^ m.granule) & m.granule_mask))
+        !(w & t.reader_bit) || (((addr >> g) ^ m.granule) & m.granule_mask) ||
+        ((addr >> 3) & m.word_mask) == m.sampled_word)
       return false;
     for (uint64_t* c : m.counters)
       if (c) ++*c;
@@ -224,7 +231,8 @@ class CommunicationAnalyzer {
     const unsigned g = granularity_log2_;
     uintptr_t first = addr >> g;
     const uintptr_t last = (addr + (size ? size : 1) - 1) >> g;
-    for (; first <= last; ++first) read_granule(t, pc, first << g);
+    // Each granule's part of the access starts at addr or at the granule.
+    for (; first <= last; ++first) read_granule(t, pc, std::max(addr, first << g));
   }
 
   __attribute__((noinline)) void write_slow(ThreadState& t, uint64_t pc, uintptr_t addr,
@@ -310,8 +318,8 @@ class CommunicationAnalyzer {
     }
   }
 
-  // One count; for communication events (Comm, Reuse) `addr` is the granule's
-  // address and the event also goes to the distance analyzer.
+  // One count; for communication events (Comm, Reuse) `addr` is the first
+  // byte read in the granule and the event also goes to the distance analyzer.
   void add(ThreadState& t, uint64_t pc, uint32_t peer, Count what, uintptr_t addr) {
     if (t.busy) {
       ++t.dropped;
@@ -323,11 +331,11 @@ class CommunicationAnalyzer {
     PcPeerCounts* c = t.counts.find_or_insert(PcPeerCounts::make_key(pc, peer));
     if (c) {
       c->count(what);
-      uint64_t distance = PairReuseTrace::kFirstEvent;
+      CommunicationReuseDistance::EventDistances distance;
       if (t.distances && what != Count::Inval)
-        distance = distances_->on_event(*t.distances, pc, peer, addr >> granularity_log2_);
-      if (t.sections) sections_->on_event(*t.sections, peer, what, distance);
-      if (what == Count::Rar) remember_reuse(t, pc, peer, addr, *c, distance);
+        distance = distances_->on_event(*t.distances, pc, peer, addr);
+      if (t.sections) sections_->on_event(*t.sections, peer, what, distance.line, distance.word);
+      if (what == Count::Rar) remember_reuse(t, pc, peer, addr, *c, distance.line);
     } else {
       ++t.dropped;
     }

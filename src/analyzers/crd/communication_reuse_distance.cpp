@@ -106,10 +106,12 @@ CommunicationReuseDistance::~CommunicationReuseDistance() {
   for (unsigned i = 0; i < config_.max_threads; ++i) {
     ReaderState* r = readers_[i].load();
     if (!r) continue;
-    for (unsigned w = 0; w < config_.max_threads; ++w) {
-      if (PairReuseTrace* pair = r->pairs[w]) {
-        pair->~PairReuseTrace();
-        release(pair, sizeof(PairReuseTrace));
+    for (PairReuseTrace** pairs : {r->pairs, r->word_pairs}) {
+      for (unsigned w = 0; w < config_.max_threads; ++w) {
+        if (PairReuseTrace* pair = pairs[w]) {
+          pair->~PairReuseTrace();
+          release(pair, sizeof(PairReuseTrace));
+        }
       }
     }
     r->~ReaderState();
@@ -125,14 +127,20 @@ CommunicationReuseDistance::ReaderState* CommunicationReuseDistance::attach(uint
     fresh.pair_slots = config_.max_threads;
     fresh.pairs = static_cast<PairReuseTrace**>(
         reserve_zeroed(config_.max_threads * sizeof(PairReuseTrace*)));
-    return fresh.pairs != nullptr;
+    fresh.word_pairs = static_cast<PairReuseTrace**>(
+        reserve_zeroed(config_.max_threads * sizeof(PairReuseTrace*)));
+    return fresh.pairs != nullptr && fresh.word_pairs != nullptr;
   });
 }
 
-PairReuseTrace* CommunicationReuseDistance::create_pair(ReaderState& reader, uint32_t writer) {
+PairReuseTrace* CommunicationReuseDistance::create_pair(PairReuseTrace** pairs, uint32_t writer,
+                                                        uint64_t unit) {
   void* memory = reserve_zeroed(sizeof(PairReuseTrace));
   if (!memory) return nullptr;
-  return reader.pairs[writer] = new (memory) PairReuseTrace(config_.max_granules_per_pair);
+  // A word trace holds at most one word per granule of its line trace, whose
+  // cap stops both: it has no cap of its own.
+  const uint64_t cap = unit == kWordDistance ? 0 : config_.max_granules_per_pair;
+  return pairs[writer] = new (memory) PairReuseTrace(cap);
 }
 
 template <class Visit>
@@ -141,8 +149,10 @@ static void for_each_pair(const std::atomic<CommunicationReuseDistance::ReaderSt
   for (unsigned i = 0; i < max_threads; ++i) {
     const auto* r = readers[i].load(std::memory_order_acquire);
     if (!r) continue;
-    for (unsigned w = 0; w < max_threads; ++w)
+    for (unsigned w = 0; w < max_threads; ++w) {
       if (const PairReuseTrace* pair = r->pairs[w]) visit(*pair);
+      if (const PairReuseTrace* pair = r->word_pairs[w]) visit(*pair);
+    }
   }
 }
 
@@ -154,7 +164,7 @@ uint64_t CommunicationReuseDistance::dropped() const {
 }
 
 uint64_t CommunicationReuseDistance::capped_pairs() const {
-  uint64_t n = 0;
+  uint64_t n = 0;  // word traces are never capped
   for_each_pair(readers_, config_.max_threads, [&](const PairReuseTrace& p) { n += p.capped(); });
   return n;
 }

@@ -19,12 +19,24 @@
 // capped: a pair that reaches `max_granules_per_pair` distinct granules stops
 // measuring, its later events are counted as unmeasured (exact up to the cap,
 // with the remainder reported).
+//
+// Word distances (docs/metrics.md, "CRD of words"): at line granularity most
+// events re-read the line just touched, so the summary also measures each
+// pair's trace of 8-byte words, sampled spatially: of each granule, the one
+// word a hash of the granule picks (SampledWord). An event on that word also
+// goes to the pair's second PairReuseTrace, keyed by the granule (one word per
+// granule), and its distance, in sampled words, is counted with kWordDistance
+// set. Every word is sampled with probability 8 / granularity, independent of
+// the access pattern, so the views scale distances and counts back by
+// granularity / 8 (fixed-rate SHARDS): one more trace update on one event in
+// eight, and never on the repeats the communication fast path skips.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
+#include "analyzers/crd/crd_records.h"
 #include "analyzers/state/paged_hash_table.h"
 
 namespace weft {
@@ -93,6 +105,26 @@ inline size_t hash_key(const PcWriterDistanceCount::Key& key) {
   return hash_key(key.pc_writer ^ (key.distance * 0x9e3779b97f4a7c15ULL));
 }
 
+// Which 8-byte word of each granule the word trace samples: a hash of the
+// granule picks one of its `granularity / 8` words (all granules have one).
+struct SampledWord {
+  unsigned word_bits = 3;  // log2 of the words per granule; 0: no word trace
+
+  explicit SampledWord(unsigned granularity_log2 = 6)
+      : word_bits(granularity_log2 > 3 ? granularity_log2 - 3 : 0) {}
+  // The offset (in words) of the sampled word of `granule`.
+  uint64_t offset(uint64_t granule) const {
+    return word_bits ? (granule * 0x9e3779b97f4a7c15ULL) >> (64 - word_bits) : 0;
+  }
+  // The word offset of `addr` inside its granule.
+  uint64_t offset_of(uintptr_t addr) const {
+    return (addr >> 3) & ((uint64_t{1} << word_bits) - 1);
+  }
+  bool sampled(uintptr_t addr, uint64_t granule) const {
+    return word_bits != 0 && offset_of(addr) == offset(granule);
+  }
+};
+
 struct CrdConfig {
   unsigned max_threads = 1024;
   uint64_t max_granules_per_pair = uint64_t{1} << 20;  // 0: no cap
@@ -102,16 +134,23 @@ class CommunicationReuseDistance {
  public:
   // One reader's pairs (indexed by writer) and its distance counts.
   struct ReaderState {
-    ~ReaderState() { release(pairs, pair_slots * sizeof(PairReuseTrace*)); }  // not the pairs
+    ~ReaderState() {  // not the pairs
+      release(pairs, pair_slots * sizeof(PairReuseTrace*));
+      release(word_pairs, pair_slots * sizeof(PairReuseTrace*));
+    }
     uint32_t tid = 0;
     unsigned pair_slots = 0;
-    PairReuseTrace** pairs = nullptr;  // [pair_slots], created on a writer's first event
+    // [pair_slots], created on a writer's first event; word_pairs likewise,
+    // on its first event on a sampled word.
+    PairReuseTrace** pairs = nullptr;
+    PairReuseTrace** word_pairs = nullptr;
     PagedHashTable<PcWriterDistanceCount> distances;
     uint64_t dropped = 0;  // events lost to memory exhaustion
   };
 
   // One row of the results: `count` events of pair (writer, reader) at `pc`
-  // had this distance (kUnmeasured for events of a capped pair).
+  // had this distance (kUnmeasured for events of a capped pair; with
+  // kWordDistance set, a distance of the sampled word trace).
   struct Record {
     uint64_t pc;
     uint32_t reader;
@@ -127,29 +166,37 @@ class CommunicationReuseDistance {
 
   const CrdConfig& config() const { return config_; }
 
+  // The granule of the events (its producer's): CommunicationAnalyzer::connect
+  // sets it, before any event.
+  void set_granularity_log2(unsigned granularity_log2) {
+    granularity_log2_ = granularity_log2;
+    sampled_word_ = SampledWord(granularity_log2);
+  }
+
   // The state of reader `tid`, created on first call; nullptr beyond max_threads.
   ReaderState* attach(uint32_t tid);
 
-  // One communication event (true or reuse) of pair (writer, reader) on
-  // `granule` (an address >> granularity), read at `pc`. First events have
-  // no distance and are not recorded. Returns the distance (or one of
+  // The distances of one event: the line trace's, and the word trace's when
+  // the event read the granule's sampled word (else kFirstEvent).
+  struct EventDistances {
+    uint64_t line = PairReuseTrace::kFirstEvent;
+    uint64_t word = PairReuseTrace::kFirstEvent;
+  };
+
+  // One communication event (true or reuse) of pair (writer, reader) at
+  // `addr` (the first byte read in the granule), read at `pc`. First events
+  // have no distance and are not recorded. Returns the distances (or
   // PairReuseTrace's kFirstEvent, kUnmeasured, kOutOfMemory).
-  uint64_t on_event(ReaderState& reader, uint64_t pc, uint32_t writer, uint64_t granule) {
-    PairReuseTrace* pair = reader.pairs[writer];
-    if (__builtin_expect(pair == nullptr, 0)) pair = create_pair(reader, writer);
-    const uint64_t distance = pair ? pair->record(granule) : PairReuseTrace::kOutOfMemory;
-    if (distance == PairReuseTrace::kFirstEvent) return distance;
-    if (distance == PairReuseTrace::kOutOfMemory) {
-      ++reader.dropped;
-      return distance;
-    }
-    PcWriterDistanceCount* c = reader.distances.find_or_insert({(pc << 16) | writer, distance});
-    if (c)
-      ++c->count;
-    else
-      ++reader.dropped;
-    return distance;
+  EventDistances on_event(ReaderState& reader, uint64_t pc, uint32_t writer, uintptr_t addr) {
+    const uint64_t granule = addr >> granularity_log2_;
+    EventDistances out;
+    out.line = record(reader, reader.pairs, pc, writer, granule, 0);
+    if (sampled_word_.sampled(addr, granule) && out.line != PairReuseTrace::kUnmeasured)
+      out.word = record(reader, reader.word_pairs, pc, writer, granule, kWordDistance);
+    return out;
   }
+
+  const SampledWord& sampled_word() const { return sampled_word_; }
 
   // The count of events of pair (writer, reader) at `pc` with `distance`
   // (created at 0 if absent, for a caller that counts a repeat of an event
@@ -179,9 +226,30 @@ class CommunicationReuseDistance {
   size_t memory_bytes() const;
 
  private:
-  PairReuseTrace* create_pair(ReaderState& reader, uint32_t writer);
+  uint64_t record(ReaderState& reader, PairReuseTrace** pairs, uint64_t pc, uint32_t writer,
+                  uint64_t granule, uint64_t unit) {
+    PairReuseTrace* pair = pairs[writer];
+    if (__builtin_expect(pair == nullptr, 0)) pair = create_pair(pairs, writer, unit);
+    const uint64_t distance = pair ? pair->record(granule) : PairReuseTrace::kOutOfMemory;
+    if (distance == PairReuseTrace::kFirstEvent) return distance;
+    if (distance == PairReuseTrace::kOutOfMemory) {
+      ++reader.dropped;
+      return distance;
+    }
+    // A capped line trace's events are counted once, as unmeasured lines.
+    const uint64_t key = distance == PairReuseTrace::kUnmeasured ? distance : distance | unit;
+    PcWriterDistanceCount* c = reader.distances.find_or_insert({(pc << 16) | writer, key});
+    if (c)
+      ++c->count;
+    else
+      ++reader.dropped;
+    return distance;
+  }
+  PairReuseTrace* create_pair(PairReuseTrace** pairs, uint32_t writer, uint64_t unit);
 
   CrdConfig config_;
+  unsigned granularity_log2_ = 6;
+  SampledWord sampled_word_;
   std::atomic<ReaderState*>* readers_;
 };
 

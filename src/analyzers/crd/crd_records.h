@@ -20,6 +20,9 @@ struct PcDistanceCount {
   uint64_t count = 0;
 };
 inline constexpr uint64_t kUnmeasuredDistance = ~uint64_t{0} - 1;
+// Set in `distance` when it is a distance of the sampled word trace (docs/metrics.md,
+// "CRD of words"), in sampled words; clear for the line trace's, in granules.
+inline constexpr uint64_t kWordDistance = uint64_t{1} << 61;
 
 // Sharing footprint: granules first touched at `pc` by `thread`, split into
 // those no other thread touched (private) and the others (shared).

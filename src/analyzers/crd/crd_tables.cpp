@@ -1,6 +1,8 @@
 #include "analyzers/crd/crd_tables.h"
 
+#include <algorithm>
 #include <map>
+#include <string>
 #include <tuple>
 
 #include "analyzers/communication/communication_records.h"
@@ -13,6 +15,10 @@ namespace {
 
 constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE crd_distances(
+  region_id INTEGER NOT NULL REFERENCES regions(id), writer INTEGER NOT NULL,
+  reader INTEGER NOT NULL, distance INTEGER NOT NULL, count INTEGER NOT NULL,
+  PRIMARY KEY(region_id, writer, reader, distance)) WITHOUT ROWID;
+CREATE TABLE crd_word_distances(
   region_id INTEGER NOT NULL REFERENCES regions(id), writer INTEGER NOT NULL,
   reader INTEGER NOT NULL, distance INTEGER NOT NULL, count INTEGER NOT NULL,
   PRIMARY KEY(region_id, writer, reader, distance)) WITHOUT ROWID;
@@ -49,22 +55,28 @@ class CrdRows : public AnalysisRows {
 
  private:
   void write_distances(const sqlite::Database& db, const RunRegions& regions) const {
-    std::map<std::tuple<int64_t, uint32_t, uint32_t, uint64_t>, uint64_t> distances;
+    using Distances = std::map<std::tuple<int64_t, uint32_t, uint32_t, uint64_t>, uint64_t>;
+    Distances lines, words;
     std::map<std::tuple<int64_t, uint32_t, uint32_t>, uint64_t> unmeasured;
     auto add = [&](int64_t region, const PcDistanceCount& d) {
       if (d.distance == kUnmeasuredDistance)
         unmeasured[{region, d.writer, d.reader}] += d.count;
+      else if (d.distance & kWordDistance)
+        words[{region, d.writer, d.reader, d.distance & ~kWordDistance}] += d.count;
       else
-        distances[{region, d.writer, d.reader, d.distance}] += d.count;
+        lines[{region, d.writer, d.reader, d.distance}] += d.count;
     };
     for (const PcDistanceCount& d : distances_) add(regions.of_pc(d.pc), d);
     for (const PcDistanceCount& d : section_distances_) add(regions.of_section(d.reader, d.pc), d);
-    sqlite::Statement insert_distance(db,
-                                      "INSERT INTO crd_distances(region_id, writer, reader,"
-                                      " distance, count) VALUES (?, ?, ?, ?, ?)");
-    for (const auto& [key, count] : distances) {
-      const auto& [region, writer, reader, distance] = key;
-      insert_distance.run(region, writer, reader, static_cast<int64_t>(distance), count);
+    for (const auto& [table, rows] :
+         {std::pair{"crd_distances", &lines}, std::pair{"crd_word_distances", &words}}) {
+      sqlite::Statement insert(db, std::string("INSERT INTO ") + table +
+                                       "(region_id, writer, reader, distance, count)"
+                                       " VALUES (?, ?, ?, ?, ?)");
+      for (const auto& [key, count] : *rows) {
+        const auto& [region, writer, reader, distance] = key;
+        insert.run(region, writer, reader, static_cast<int64_t>(distance), count);
+      }
     }
     sqlite::Statement insert_unmeasured(db,
                                         "INSERT INTO crd_unmeasured(region_id, writer, reader,"
@@ -103,20 +115,36 @@ const AnalysisTables crd_tables = {
     },
 };
 
-std::vector<DistanceCount> crd_distances(const Profile& profile,
-                                         const std::vector<int64_t>& region_ids) {
+namespace {
+
+std::vector<DistanceCount> read_distances(const Profile& profile, const char* table,
+                                          const std::vector<int64_t>& region_ids, uint64_t scale) {
   return profile.read([&](const sqlite::Database& db) {
     std::vector<DistanceCount> out;
-    sqlite::Statement query(
-        db, "SELECT writer, reader, distance, SUM(count) FROM crd_distances WHERE " +
-                region_filter(region_ids) +
-                " GROUP BY writer, reader, distance ORDER BY writer, reader, distance");
+    sqlite::Statement query(db, std::string("SELECT writer, reader, distance, SUM(count) FROM ") +
+                                    table + " WHERE " + region_filter(region_ids) +
+                                    " GROUP BY writer, reader, distance"
+                                    " ORDER BY writer, reader, distance");
     while (query.step())
       out.push_back({static_cast<uint32_t>(query.column_int(0)),
-                     static_cast<uint32_t>(query.column_int(1)), query.column_u64(2),
-                     query.column_u64(3)});
+                     static_cast<uint32_t>(query.column_int(1)), query.column_u64(2) * scale,
+                     query.column_u64(3) * scale});
     return out;
   });
+}
+
+}  // namespace
+
+std::vector<DistanceCount> crd_distances(const Profile& profile,
+                                         const std::vector<int64_t>& region_ids) {
+  return read_distances(profile, "crd_distances", region_ids, 1);
+}
+
+std::vector<DistanceCount> crd_word_distances(const Profile& profile,
+                                              const std::vector<int64_t>& region_ids,
+                                              uint64_t granularity) {
+  return read_distances(profile, "crd_word_distances", region_ids,
+                        std::max<uint64_t>(granularity / 8, 1));
 }
 
 std::vector<PairCount> crd_unmeasured(const Profile& profile,

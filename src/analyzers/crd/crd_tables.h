@@ -35,6 +35,12 @@ struct Footprint {
 // ordered by writer, reader, distance.
 std::vector<DistanceCount> crd_distances(const Profile& profile,
                                          const std::vector<int64_t>& region_ids);
+// The sampled word trace's distances (docs/metrics.md, "CRD of words")
+// pooled over `region_ids`, scaled back to words and events: distance and
+// count times granularity / 8 (the profile holds the sampled values).
+std::vector<DistanceCount> crd_word_distances(const Profile& profile,
+                                              const std::vector<int64_t>& region_ids,
+                                              uint64_t granularity);
 // Events of pairs that had reached the --crd-max-granules cap, per pair.
 std::vector<PairCount> crd_unmeasured(const Profile& profile,
                                       const std::vector<int64_t>& region_ids);

@@ -46,21 +46,19 @@ class SectionAttribution {
 
   ThreadState* attach(uint32_t tid);
 
-  // One counted event of the open section; `distance` is the event's CRD, or
+  // One counted event of the open section; `distance` is the event's CRD of
+  // lines and `word_distance` of the sampled word trace, each
   // PairReuseTrace::kFirstEvent when it has none (or CRD is off).
-  void on_event(ThreadState& t, uint32_t peer, CommunicationEvent what, uint64_t distance) {
+  void on_event(ThreadState& t, uint32_t peer, CommunicationEvent what, uint64_t distance,
+                uint64_t word_distance = PairReuseTrace::kFirstEvent) {
     PcPeerCounts* c = t.open_counts.find_or_insert(PcPeerCounts::make_key(kOpen, peer));
     if (!c) {
       ++t.dropped;
       return;
     }
     c->count(what);
-    if (distance == PairReuseTrace::kFirstEvent || distance == PairReuseTrace::kOutOfMemory) return;
-    if (PcWriterDistanceCount* d =
-            t.open_distances.find_or_insert({(kOpen << 16) | peer, distance}))
-      ++d->count;
-    else
-      ++t.dropped;
+    count_distance(t, peer, distance, 0);
+    count_distance(t, peer, word_distance, kWordDistance);
   }
 
   // The open section's reuse count of `peer` and its count of events from
@@ -96,6 +94,16 @@ class SectionAttribution {
   uint64_t dropped() const;
 
  private:
+  void count_distance(ThreadState& t, uint32_t peer, uint64_t distance, uint64_t unit) {
+    if (distance == PairReuseTrace::kFirstEvent || distance == PairReuseTrace::kOutOfMemory) return;
+    if (distance != PairReuseTrace::kUnmeasured) distance |= unit;
+    if (PcWriterDistanceCount* d =
+            t.open_distances.find_or_insert({(kOpen << 16) | peer, distance}))
+      ++d->count;
+    else
+      ++t.dropped;
+  }
+
   template <class Visitor>
   void for_each_thread(Visitor&& visit) const {
     threads_.for_each(visit);
