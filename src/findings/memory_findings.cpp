@@ -20,8 +20,9 @@
 namespace weft {
 namespace {
 
-// An instruction is worth a finding when it makes at least this share of
-// the traced accesses (and kMinAccesses).
+// A source line is worth a finding when it makes at least this share of
+// the traced accesses (and kMinAccesses), and the stream examined for it
+// holds at least kMinAccesses (docs/metrics.md, "Memory findings").
 constexpr uint64_t kMinAccesses = 256;
 constexpr uint64_t kShareDivisor = 200;  // 0.5%
 constexpr double kMinReuseDegree = 4.0;
@@ -83,6 +84,12 @@ struct DecodedTraces {
   std::vector<TracedInstruction> all;
   std::vector<int64_t> region_of;  // parallel to `all`
   uint64_t total_accesses = 0;
+  // The accesses of one thread's stream of a pc (0 when it has none).
+  uint64_t accesses(uint32_t thread, uint64_t pc) const {
+    auto found = index.find({thread, pc});
+    return found == index.end() ? 0 : all[found->second].accesses;
+  }
+  std::map<std::pair<uint32_t, uint64_t>, size_t> index;  // (thread, pc) -> position in `all`
 };
 
 DecodedTraces decode_traces(const Profile& profile) {
@@ -98,6 +105,7 @@ DecodedTraces decode_traces(const Profile& profile) {
     i.lost = t.lost;
     i.trace = decode_loop_trace(t.encoding.data(), t.encoding.size());
     d.total_accesses += t.accesses;
+    d.index[{i.thread, i.pc}] = d.all.size();
     d.all.push_back(std::move(i));
     d.region_of.push_back(t.region_id);
   }
@@ -244,9 +252,19 @@ LineAccesses accesses_by_line(const Profile& profile,
   return lines;
 }
 
+// The accesses of a line's instructions together (its copies: unrolled,
+// vectorized), or of the instruction alone when it has no source line.
+uint64_t line_accesses(const LineAccesses& lines, uint64_t pc, const InstructionTotals& totals) {
+  auto line = lines.line_of.find(pc);
+  return line == lines.line_of.end() ? totals.accesses : lines.accesses.at(line->second);
+}
+
 struct Pattern {
   StridePattern stride;
   std::string line;  // "file:line", empty when unknown
+  // The accesses the pattern was read from: the busiest thread's stream of
+  // the instruction, with the streams of its unrolled copies in that thread.
+  uint64_t examined = 0;
 };
 
 bool may_be_unrolled(const Pattern& p) {
@@ -257,17 +275,22 @@ bool may_be_unrolled(const Pattern& p) {
 // each striding over the others' elements: n copies with the same stride
 // and size walk memory with stride / n together.
 void merge_unrolled_copies(std::map<uint64_t, Pattern>& patterns,
-                           const std::map<uint64_t, InstructionTotals>& by_pc, unsigned line_size) {
-  std::map<std::tuple<std::string, int64_t, uint32_t, bool>, int64_t> copies;
+                           const std::map<uint64_t, InstructionTotals>& by_pc,
+                           const DecodedTraces& traces, unsigned line_size) {
+  using CopyKey = std::tuple<std::string, int64_t, uint32_t, bool>;
+  std::map<CopyKey, std::vector<uint64_t>> copies;  // the pcs of each access
   for (const auto& [pc, p] : patterns) {
     const TracedInstruction& t = *by_pc.at(pc).busiest;
-    if (may_be_unrolled(p)) ++copies[{p.line, p.stride.stride, t.access_size, t.writes}];
+    if (may_be_unrolled(p))
+      copies[{p.line, p.stride.stride, t.access_size, t.writes}].push_back(pc);
   }
   for (auto& [pc, p] : patterns) {
-    if (!may_be_unrolled(p)) continue;
     const TracedInstruction& t = *by_pc.at(pc).busiest;
+    p.examined = t.accesses;
+    if (!may_be_unrolled(p)) continue;
     StridePattern& stride = p.stride;
-    const int64_t n = copies.at({p.line, stride.stride, t.access_size, t.writes});
+    const std::vector<uint64_t>& same = copies.at({p.line, stride.stride, t.access_size, t.writes});
+    const int64_t n = static_cast<int64_t>(same.size());
     if (n > 1 && stride.stride % n == 0) {
       stride.stride /= n;
       const uint64_t step = static_cast<uint64_t>(std::llabs(stride.stride));
@@ -275,48 +298,51 @@ void merge_unrolled_copies(std::map<uint64_t, Pattern>& patterns,
                     : step <= t.access_size ? StrideClass::Unit
                     : step < line_size      ? StrideClass::NonUnit
                                             : StrideClass::Large;
+      p.examined = 0;
+      for (uint64_t copy : same) p.examined += traces.accesses(t.thread, copy);
     }
   }
 }
 
 // The access pattern of each instruction whose source line (or itself,
 // without one) reaches the threshold, as its busiest thread walks memory.
-std::map<uint64_t, Pattern> stride_patterns(const std::map<uint64_t, InstructionTotals>& by_pc,
+std::map<uint64_t, Pattern> stride_patterns(const DecodedTraces& traces,
+                                            const std::map<uint64_t, InstructionTotals>& by_pc,
                                             const LineAccesses& lines, uint64_t threshold,
                                             unsigned line_size) {
   std::map<uint64_t, Pattern> patterns;
   for (const auto& [pc, totals] : by_pc) {
+    if (line_accesses(lines, pc, totals) < threshold) continue;
     auto line = lines.line_of.find(pc);
-    if ((line == lines.line_of.end() ? totals.accesses : lines.accesses.at(line->second)) <
-        threshold)
-      continue;
     patterns.emplace(pc, Pattern{stride_pattern(*totals.busiest, line_size),
-                                 line == lines.line_of.end() ? "" : line->second});
+                                 line == lines.line_of.end() ? "" : line->second, 0});
   }
-  merge_unrolled_copies(patterns, by_pc, line_size);
+  merge_unrolled_copies(patterns, by_pc, traces, line_size);
   return patterns;
 }
 
-MemoryHint column_wise_hint(const StridePattern& stride, const TracedInstruction& t) {
+MemoryHint column_wise_hint(const Pattern& pattern, const TracedInstruction& t) {
+  const StridePattern& stride = pattern.stride;
   MemoryHint hint;
   hint.kind = "column-wise";
   hint.evidence = fmt::format(
       "the inner loop moves by {} bytes while an enclosing loop moves by {} ({:.0f}% of {} "
       "accesses of thread {}): each access touches a new line",
-      stride.stride, stride.outer_stride, 100 * stride.coverage, t.accesses, t.thread);
+      stride.stride, stride.outer_stride, 100 * stride.coverage, pattern.examined, t.thread);
   hint.suggestion =
       "interchange the loops so that the innermost one walks the contiguous dimension, or "
       "transpose the array";
   return hint;
 }
 
-MemoryHint non_unit_stride_hint(const StridePattern& stride, const TracedInstruction& t) {
+MemoryHint non_unit_stride_hint(const Pattern& pattern, const TracedInstruction& t) {
+  const StridePattern& stride = pattern.stride;
   MemoryHint hint;
   hint.kind = "non-unit-stride";
   hint.evidence = fmt::format(
       "stride {} bytes on {}-byte accesses ({:.0f}% of {} accesses of thread {}): {:.0f}% of "
       "each line fetched is used",
-      stride.stride, t.access_size, 100 * stride.coverage, t.accesses, t.thread,
+      stride.stride, t.access_size, 100 * stride.coverage, pattern.examined, t.thread,
       100.0 * t.access_size / static_cast<double>(std::llabs(stride.stride)));
   hint.suggestion =
       "split the interleaved data into separate arrays (structure of arrays) so that the "
@@ -324,14 +350,15 @@ MemoryHint non_unit_stride_hint(const StridePattern& stride, const TracedInstruc
   return hint;
 }
 
-MemoryHint large_stride_hint(const StridePattern& stride, const TracedInstruction& t,
+MemoryHint large_stride_hint(const Pattern& pattern, const TracedInstruction& t,
                              unsigned line_size) {
+  const StridePattern& stride = pattern.stride;
   MemoryHint hint;
   hint.kind = "large-stride";
   hint.evidence = fmt::format(
       "stride {} bytes ({:.0f}% of {} accesses of thread {}): every access loads a new "
       "{}-byte line",
-      stride.stride, 100 * stride.coverage, t.accesses, t.thread, line_size);
+      stride.stride, 100 * stride.coverage, pattern.examined, t.thread, line_size);
   hint.suggestion =
       "reorder the loops or the data so that consecutive iterations use "
       "neighbouring addresses";
@@ -372,7 +399,9 @@ class LineReuse {
 
 std::optional<MemoryHint> reuse_hint(const TracedInstruction& t, const ReuseDegree& reuse) {
   // A loop-invariant scalar (a handful of addresses) is not data reuse.
-  if (reuse.degree < kMinReuseDegree || reuse.distinct < kMinReuseAddresses) return std::nullopt;
+  if (reuse.addresses < kMinAccesses || reuse.degree < kMinReuseDegree ||
+      reuse.distinct < kMinReuseAddresses)
+    return std::nullopt;
   MemoryHint hint;
   hint.kind = "reuse";
   hint.evidence =
@@ -385,7 +414,8 @@ std::optional<MemoryHint> reuse_hint(const TracedInstruction& t, const ReuseDegr
 }
 
 // The column-wise, stride or reuse finding of each instruction with a
-// pattern, in pc order.
+// pattern, in pc order. Stride findings need kMinAccesses in the streams
+// they were read from.
 std::vector<MemoryHint> access_pattern_hints(const DecodedTraces& traces,
                                              const std::map<uint64_t, InstructionTotals>& by_pc,
                                              const LineAccesses& lines,
@@ -397,18 +427,21 @@ std::vector<MemoryHint> access_pattern_hints(const DecodedTraces& traces,
     const InstructionTotals& totals = by_pc.at(pc);
     const TracedInstruction& t = *totals.busiest;
     const StridePattern& stride = pattern.stride;
+    const bool stride_finding = stride.column_wise || stride.kind == StrideClass::NonUnit ||
+                                stride.kind == StrideClass::Large;
+    if (stride_finding && pattern.examined < kMinAccesses) continue;
     std::optional<MemoryHint> hint;
     if (stride.column_wise)
-      hint = column_wise_hint(stride, t);
+      hint = column_wise_hint(pattern, t);
     else if (stride.kind == StrideClass::NonUnit)
-      hint = non_unit_stride_hint(stride, t);
+      hint = non_unit_stride_hint(pattern, t);
     else if (stride.kind == StrideClass::Large)
-      hint = large_stride_hint(stride, t, line_size);
+      hint = large_stride_hint(pattern, t, line_size);
     else if (t.reads && !t.writes)
       hint = reuse_hint(t, line_reuse.of(t));
     if (!hint) continue;
     hint->pc = pc;
-    hint->weight = pattern.line.empty() ? totals.accesses : lines.accesses.at(pattern.line);
+    hint->weight = line_accesses(lines, pc, totals);
     hints.push_back(std::move(*hint));
   }
   return hints;
@@ -416,12 +449,18 @@ std::vector<MemoryHint> access_pattern_hints(const DecodedTraces& traces,
 
 // 4K aliasing: a store and a load of one loop in one thread; per pair of
 // instructions, the thread and loop where it is most frequent.
+// Both instructions' lines reach the threshold, and their streams compared
+// hold kMinAccesses each.
 std::vector<MemoryHint> aliasing_hints(const Profile& profile, const DecodedTraces& traces,
-                                       const std::map<uint64_t, InstructionTotals>& by_pc) {
+                                       const std::map<uint64_t, InstructionTotals>& by_pc,
+                                       const LineAccesses& lines, uint64_t threshold) {
   std::map<std::pair<uint32_t, int64_t>, std::vector<TracedInstruction>> by_loop;
-  for (size_t i = 0; i < traces.all.size(); ++i)
-    if (traces.all[i].accesses >= kMinAccesses && traces.region_of[i] != 0)
-      by_loop[{traces.all[i].thread, traces.region_of[i]}].push_back(traces.all[i]);
+  for (size_t i = 0; i < traces.all.size(); ++i) {
+    const TracedInstruction& t = traces.all[i];
+    if (t.accesses < kMinAccesses || traces.region_of[i] == 0) continue;
+    if (line_accesses(lines, t.pc, by_pc.at(t.pc)) < threshold) continue;
+    by_loop[{t.thread, traces.region_of[i]}].push_back(t);
+  }
   std::map<std::pair<uint64_t, uint64_t>, AliasingPair> best;
   for (const auto& [key, instructions] : by_loop) {
     if (instructions.size() < 2) continue;
@@ -457,10 +496,11 @@ std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces&
   const uint64_t threshold = std::max(kMinAccesses, traces.total_accesses / kShareDivisor);
   const unsigned line_size = false_sharing_line_size(profile);
   const LineAccesses lines = accesses_by_line(profile, by_pc);
-  const std::map<uint64_t, Pattern> patterns = stride_patterns(by_pc, lines, threshold, line_size);
+  const std::map<uint64_t, Pattern> patterns =
+      stride_patterns(traces, by_pc, lines, threshold, line_size);
 
   std::vector<MemoryHint> hints = access_pattern_hints(traces, by_pc, lines, patterns, line_size);
-  std::vector<MemoryHint> aliasing = aliasing_hints(profile, traces, by_pc);
+  std::vector<MemoryHint> aliasing = aliasing_hints(profile, traces, by_pc, lines, threshold);
   hints.insert(hints.end(), std::make_move_iterator(aliasing.begin()),
                std::make_move_iterator(aliasing.end()));
   return hints;
