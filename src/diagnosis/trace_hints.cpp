@@ -198,24 +198,6 @@ std::vector<AliasingPair> find_4k_aliasing(const std::vector<TracedInstruction>&
   return result;
 }
 
-ReuseDegree reuse_degree(const TracedInstruction& instruction, uint64_t limit) {
-  ReuseDegree result;
-  std::vector<uint64_t> addresses =
-      expand_loop_trace(instruction.trace, limit == kMax ? kMax : limit + 1);
-  if (addresses.size() > limit) {
-    result.truncated = true;
-    addresses.resize(limit);
-  }
-  result.addresses = addresses.size();
-  std::sort(addresses.begin(), addresses.end());
-  result.distinct =
-      static_cast<uint64_t>(std::unique(addresses.begin(), addresses.end()) - addresses.begin());
-  if (result.distinct > 0) {
-    result.degree = static_cast<double>(result.addresses) / static_cast<double>(result.distinct);
-  }
-  return result;
-}
-
 namespace {
 
 // Whether no value under `nodes` depends on the index of the loop `depth`

@@ -83,18 +83,6 @@ struct AliasingPair {
 std::vector<AliasingPair> find_4k_aliasing(const std::vector<TracedInstruction>& instructions,
                                            unsigned window = 8);
 
-struct ReuseDegree {
-  uint64_t addresses = 0;  // addresses considered (the first `limit` of the trace)
-  uint64_t distinct = 0;   // distinct addresses among them
-  double degree = 0;       // addresses / distinct (0 for an empty trace)
-  bool truncated = false;  // the trace holds more than `limit` addresses
-};
-
-// How many times each address is accessed on average by this instruction in
-// this thread (for loads: how often loaded data is reloaded), over the first
-// `limit` addresses of the trace.
-ReuseDegree reuse_degree(const TracedInstruction& instruction, uint64_t limit = uint64_t{1} << 22);
-
 // The leading repetition of a stream: its trace's first top-level element
 // is a loop whose index no value below it depends on (every iteration
 // touches the same addresses, in the same order), and so on into that

@@ -8,11 +8,11 @@
 #include <optional>
 #include <set>
 #include <tuple>
-#include <unordered_set>
 
 #include "analyzers/false_sharing/false_sharing_tables.h"
 #include "analyzers/traces/traces_tables.h"
 #include "common/loop_trace.h"
+#include "common/run_capture.h"
 #include "diagnosis/trace_hints.h"
 #include "findings/false_sharing_findings.h"
 #include "findings/source_lines.h"
@@ -198,27 +198,6 @@ void warn_about_chunks(std::vector<LoopSchedule>& schedules,
   }
 }
 
-// reuse_degree over several instructions' addresses together.
-ReuseDegree reuse_degree_of(const std::vector<const TracedInstruction*>& group) {
-  if (group.size() == 1) return reuse_degree(*group.front());
-  constexpr uint64_t kLimit = uint64_t{1} << 22;
-  std::unordered_set<uint64_t> distinct;
-  ReuseDegree r;
-  for (const TracedInstruction* t : group) {
-    if (r.addresses >= kLimit) break;
-    expand_loop_trace(
-        t->trace,
-        [&](uint64_t a) {
-          distinct.insert(a);
-          ++r.addresses;
-        },
-        kLimit - r.addresses);
-  }
-  r.distinct = distinct.size();
-  r.degree = r.distinct ? static_cast<double>(r.addresses) / static_cast<double>(r.distinct) : 0;
-  return r;
-}
-
 struct InstructionTotals {
   uint64_t accesses = 0;
   const TracedInstruction* busiest = nullptr;  // the thread with the most accesses
@@ -365,24 +344,44 @@ MemoryHint large_stride_hint(const Pattern& pattern, const TracedInstruction& t,
   return hint;
 }
 
-// The reuse degree of the loads of one source line in one thread together
-// (an unrolled repetition is several instructions reading the same data),
-// computed once per line: its instructions' findings merge later.
+// The reuse of the loads of one source line in one thread together (an
+// unrolled repetition is several instructions reading the same data),
+// within one execution of their loop nest: the thread's streams in the
+// loops of those loads. Computed once per line and thread: its
+// instructions' findings merge later.
 class LineReuse {
  public:
-  LineReuse(const DecodedTraces& traces, const std::map<uint64_t, std::string>& line_of)
-      : traces_(traces), line_of_(line_of) {}
+  LineReuse(const DecodedTraces& traces, const std::map<uint64_t, std::string>& line_of,
+            unsigned line_size, uint64_t capacity_lines)
+      : traces_(traces),
+        line_of_(line_of),
+        line_size_(line_size),
+        capacity_lines_(capacity_lines) {}
 
-  const ReuseDegree& of(const TracedInstruction& load) {
+  const NestReuse& of(const TracedInstruction& load) {
     const std::pair<uint32_t, std::string> key{load.thread, line_key(load.pc)};
     auto found = reuse_.find(key);
     if (found != reuse_.end()) return found->second;
-    std::vector<const TracedInstruction*> group;
-    for (const TracedInstruction& other : traces_.all) {
+    const std::vector<TracedInstruction>& all = traces_.all;
+    std::vector<bool> in_group(all.size(), false);
+    std::set<int64_t> loops;
+    for (size_t i = 0; i < all.size(); ++i) {
+      const TracedInstruction& other = all[i];
       if (other.thread != load.thread || !other.reads || other.writes) continue;
-      if (line_key(other.pc) == key.second) group.push_back(&other);
+      if (line_key(other.pc) != key.second) continue;
+      in_group[i] = true;
+      if (traces_.region_of[i] != 0) loops.insert(traces_.region_of[i]);
     }
-    return reuse_.emplace(key, reuse_degree_of(group)).first->second;
+    std::vector<const TracedInstruction*> nest;
+    std::vector<bool> nest_group;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (all[i].thread != load.thread) continue;
+      if (!in_group[i] && !loops.contains(traces_.region_of[i])) continue;
+      nest.push_back(&all[i]);
+      nest_group.push_back(in_group[i]);
+    }
+    return reuse_.emplace(key, nest_reuse(nest, nest_group, line_size_, capacity_lines_))
+        .first->second;
   }
 
  private:
@@ -394,22 +393,45 @@ class LineReuse {
 
   const DecodedTraces& traces_;
   const std::map<uint64_t, std::string>& line_of_;
-  std::map<std::pair<uint32_t, std::string>, ReuseDegree> reuse_;
+  unsigned line_size_;
+  uint64_t capacity_lines_;
+  std::map<std::pair<uint32_t, std::string>, NestReuse> reuse_;
 };
 
-std::optional<MemoryHint> reuse_hint(const TracedInstruction& t, const ReuseDegree& reuse) {
+std::string bytes_text(uint64_t bytes) {
+  return bytes >= 1024 && bytes % 1024 == 0 ? fmt::format("{} KiB", bytes / 1024)
+                                            : fmt::format("{} bytes", bytes);
+}
+
+std::optional<MemoryHint> reuse_hint(const TracedInstruction& t, const NestReuse& reuse,
+                                     unsigned line_size) {
   // A loop-invariant scalar (a handful of addresses) is not data reuse.
-  if (reuse.addresses < kMinAccesses || reuse.degree < kMinReuseDegree ||
+  if (reuse.loads < kMinAccesses || reuse.degree < kMinReuseDegree ||
       reuse.distinct < kMinReuseAddresses)
     return std::nullopt;
   MemoryHint hint;
   hint.kind = "reuse";
-  hint.evidence =
-      fmt::format("thread {} loads each of its {} addresses {:.1f} times on average ({} accesses)",
-                  t.thread, reuse.distinct, reuse.degree, reuse.addresses);
+  hint.evidence = fmt::format(
+      "thread {} loads each of its {} addresses {:.1f} times within one run of the loop nest ({} "
+      "loads), ",
+      t.thread, reuse.distinct, reuse.degree, reuse.loads);
+  hint.evidence +=
+      reuse.span == 0
+          ? std::string(
+                "each reload with no other line of the nest touched since the previous one: a "
+                "register holds it")
+          : fmt::format(
+                "each reload at most {} of the nest's data after the previous one: "
+                "registers or L1 hold that span",
+                bytes_text(reuse.span * line_size));
+  if (reuse.executions > 1)
+    hint.evidence += fmt::format(
+        "; the nest runs {} times on the same data (an enclosing time-step loop), which is not "
+        "counted as reuse",
+        reuse.executions);
   hint.suggestion =
-      "the data is reused: keep it in a local variable or register across the repeated "
-      "loads, or block the loop so that the reuses happen while it is still in L1";
+      "load each value once into a local variable (a register) and reuse it from there: scalar "
+      "replacement, or unroll-and-jam of the loop that carries the reuse";
   return hint;
 }
 
@@ -420,9 +442,9 @@ std::vector<MemoryHint> access_pattern_hints(const DecodedTraces& traces,
                                              const std::map<uint64_t, InstructionTotals>& by_pc,
                                              const LineAccesses& lines,
                                              const std::map<uint64_t, Pattern>& patterns,
-                                             unsigned line_size) {
+                                             unsigned line_size, uint64_t capacity_lines) {
   std::vector<MemoryHint> hints;
-  LineReuse line_reuse(traces, lines.line_of);
+  LineReuse line_reuse(traces, lines.line_of, line_size, capacity_lines);
   for (const auto& [pc, pattern] : patterns) {
     const InstructionTotals& totals = by_pc.at(pc);
     const TracedInstruction& t = *totals.busiest;
@@ -438,7 +460,7 @@ std::vector<MemoryHint> access_pattern_hints(const DecodedTraces& traces,
     else if (stride.kind == StrideClass::Large)
       hint = large_stride_hint(pattern, t, line_size);
     else if (t.reads && !t.writes)
-      hint = reuse_hint(t, line_reuse.of(t));
+      hint = reuse_hint(t, line_reuse.of(t), line_size);
     if (!hint) continue;
     hint->pc = pc;
     hint->weight = line_accesses(lines, pc, totals);
@@ -491,6 +513,20 @@ std::vector<MemoryHint> aliasing_hints(const Profile& profile, const DecodedTrac
   return hints;
 }
 
+// The L1 data cache reuse is judged against: the simulated one when the
+// profile has it (meta cache_levels, with the imbalance analysis), else
+// weft's default.
+uint64_t l1_bytes(const Profile& profile) {
+  CacheGeometry geometry;
+  const auto& meta = profile.meta();
+  if (auto levels = meta.find("cache_levels"); levels != meta.end()) {
+    CacheGeometry recorded;
+    if (parse_cache_levels(levels->second.c_str(), recorded) && recorded.levels[0].size_bytes > 0)
+      geometry = recorded;
+  }
+  return geometry.levels[0].size_bytes;
+}
+
 std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces& traces) {
   const std::map<uint64_t, InstructionTotals> by_pc = totals_by_pc(traces);
   const uint64_t threshold = std::max(kMinAccesses, traces.total_accesses / kShareDivisor);
@@ -499,7 +535,8 @@ std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces&
   const std::map<uint64_t, Pattern> patterns =
       stride_patterns(traces, by_pc, lines, threshold, line_size);
 
-  std::vector<MemoryHint> hints = access_pattern_hints(traces, by_pc, lines, patterns, line_size);
+  std::vector<MemoryHint> hints = access_pattern_hints(traces, by_pc, lines, patterns, line_size,
+                                                       l1_bytes(profile) / line_size);
   std::vector<MemoryHint> aliasing = aliasing_hints(profile, traces, by_pc, lines, threshold);
   hints.insert(hints.end(), std::make_move_iterator(aliasing.begin()),
                std::make_move_iterator(aliasing.end()));

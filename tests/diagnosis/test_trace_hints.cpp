@@ -1,7 +1,6 @@
 // Tests of src/diagnosis/trace_hints: stride classes (MAQAO's RECOM and
-// ITRLSOL cases), 4K aliasing between a store and a load, reuse degree, the
-// leading repetition of a stream and the reuse of loads within their loop
-// nest.
+// ITRLSOL cases), 4K aliasing between a store and a load, the leading
+// repetition of a stream and the reuse of loads within their loop nest.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -229,27 +228,6 @@ TEST(Aliasing4k, RmwInstructionIsBothStoreAndLoad) {
 }
 
 // ---------------------------------------------------------------- reuse
-
-TEST(ReuseDegreeTest, HundredAddressesEightTimesEach) {
-  const TracedInstruction load =
-      traced({trace_loop(8, {trace_loop(100, {trace_value(kA, {0, 8})})})});
-  const ReuseDegree r = reuse_degree(load);
-  EXPECT_EQ(r.addresses, 800u);
-  EXPECT_EQ(r.distinct, 100u);
-  EXPECT_EQ(r.degree, 8.0);
-  EXPECT_FALSE(r.truncated);
-  const ReuseDegree limited = reuse_degree(load, 250);
-  EXPECT_EQ(limited.addresses, 250u);
-  EXPECT_EQ(limited.distinct, 100u);
-  EXPECT_EQ(limited.degree, 2.5);
-  EXPECT_TRUE(limited.truncated);
-  const ReuseDegree exact = reuse_degree(load, 800);
-  EXPECT_EQ(exact.addresses, 800u);
-  EXPECT_FALSE(exact.truncated);
-  const ReuseDegree empty = reuse_degree(traced({}));
-  EXPECT_EQ(empty.addresses, 0u);
-  EXPECT_EQ(empty.degree, 0.0);
-}
 
 TEST(LeadingRepetition, TimeStepLoopsAroundASweep) {
   // for t < 10 { for i < 100: a[i] }: 10 replays of 100 addresses.
