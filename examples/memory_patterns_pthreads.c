@@ -2,15 +2,17 @@
  * (C + pthreads).
  *
  * Usage: memory_patterns_pthreads [T]      default T=2 (1..8)
- *   Each thread runs, on its own data, four kernels of 65536 accesses each,
- *   every one on its own marked line:
+ *   Each thread runs, on its own data, four kernels of 65536 accesses or
+ *   more, every one on its own marked line:
  *     column-wise     sums a 256 x 256 row-major matrix column by column:
  *                     the inner loop strides 2048 bytes, the outer 8;
  *     non-unit-stride sums the real parts of interleaved complex numbers:
  *                     stride 16 bytes on 8-byte loads (half of each line);
  *     4k-aliasing     b[i] = a[i] + 1 with b exactly 4096 bytes after a:
  *                     the store and the load share their low 12 bits;
- *     reuse           reads the same 8192 weights 8 times.
+ *     reuse           a 16-tap filter over 4096 samples: each tap is loaded
+ *                     again for every sample, 16 loads later, and each
+ *                     sample for 16 outputs (65536 loads of each array).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -24,7 +26,8 @@ typedef struct {
   double matrix[N][N];
   double complex_pairs[2 * LEN];
   double aliased[LEN + 512]; /* a = aliased, b = aliased + 512 (4096 bytes on) */
-  double weights[LEN / 8];
+  double taps[16];
+  double samples[LEN / 16 + 16];
   double result;
 } work_t;
 
@@ -45,13 +48,13 @@ __attribute__((noinline)) static void shift(double *a, double *b, int n) {
   for (int i = 0; i < n; i++) b[i] = a[i] + 1.0; /* weft:4k-aliasing */
 }
 
-/* volatile: the compiler must load every weight on every pass (clang -O2
- * would otherwise do the 8 passes with one load each). */
+/* volatile: the compiler must load every tap for every sample (clang -O2
+ * would otherwise keep the 16 taps in registers). */
 __attribute__((noinline)) static double reuse(work_t *w) {
-  const volatile double *weights = w->weights;
+  const volatile double *taps = w->taps;
   double s = 0;
-  for (int r = 0; r < 8; r++)
-    for (int i = 0; i < LEN / 8; i++) s += weights[i]; /* weft:reuse */
+  for (int i = 0; i < LEN / 16; i++)
+    for (int k = 0; k < 16; k++) s += taps[k] * w->samples[i + k]; /* weft:reuse */
   return s;
 }
 
@@ -61,7 +64,8 @@ static void *worker(void *arg) {
     for (int j = 0; j < N; j++) w->matrix[i][j] = i + j;
   for (int i = 0; i < 2 * LEN; i++) w->complex_pairs[i] = i % 7;
   for (int i = 0; i < LEN + 512; i++) w->aliased[i] = i % 5;
-  for (int i = 0; i < LEN / 8; i++) w->weights[i] = i % 3;
+  for (int i = 0; i < 16; i++) w->taps[i] = 1.0 / (i + 1);
+  for (int i = 0; i < LEN / 16 + 16; i++) w->samples[i] = i % 3;
   double s = column_sum(w) + real_parts(w) + reuse(w);
   shift(w->aliased, w->aliased + 512, LEN - 512);
   w->result = s + w->aliased[LEN];

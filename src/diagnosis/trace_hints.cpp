@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <queue>
+#include <unordered_map>
 #include <utility>
 
 namespace weft {
@@ -196,22 +198,177 @@ std::vector<AliasingPair> find_4k_aliasing(const std::vector<TracedInstruction>&
   return result;
 }
 
-ReuseDegree reuse_degree(const TracedInstruction& instruction, uint64_t limit) {
-  ReuseDegree result;
-  std::vector<uint64_t> addresses =
-      expand_loop_trace(instruction.trace, limit == kMax ? kMax : limit + 1);
-  if (addresses.size() > limit) {
-    result.truncated = true;
-    addresses.resize(limit);
+namespace {
+
+// Whether no value under `nodes` depends on the index of the loop `depth`
+// levels below the top-level element.
+bool independent_of(const std::vector<TraceNode>& nodes, size_t depth) {
+  for (const TraceNode& node : nodes) {
+    if (node.kind == TraceNode::Kind::Loop) {
+      if (!independent_of(node.body, depth)) return false;
+    } else if (depth < node.coefficients.size() && node.coefficients[depth] != 0) {
+      return false;
+    }
   }
-  result.addresses = addresses.size();
-  std::sort(addresses.begin(), addresses.end());
-  result.distinct =
-      static_cast<uint64_t>(std::unique(addresses.begin(), addresses.end()) - addresses.begin());
-  if (result.distinct > 0) {
-    result.degree = static_cast<double>(result.addresses) / static_cast<double>(result.distinct);
+  return true;
+}
+
+// Whether `inner`, an element of a top-level loop's body (its values carry
+// that loop's coefficient first, 0 here), is the top-level element `top`.
+bool same_without_outer(const TraceNode& inner, const TraceNode& top) {
+  if (inner.kind != top.kind) return false;
+  if (inner.kind == TraceNode::Kind::Loop) {
+    if (inner.count != top.count || inner.body.size() != top.body.size()) return false;
+    for (size_t i = 0; i < inner.body.size(); ++i)
+      if (!same_without_outer(inner.body[i], top.body[i])) return false;
+    return true;
   }
-  return result;
+  if (inner.base != top.base || inner.coefficients.size() != top.coefficients.size() + 1)
+    return false;
+  return std::equal(top.coefficients.begin(), top.coefficients.end(),
+                    inner.coefficients.begin() + 1);
+}
+
+uint64_t nodes_length(const std::vector<TraceNode>& nodes) {
+  uint64_t length = 0;
+  for (const TraceNode& node : nodes)
+    length = saturating_add(length, node.kind == TraceNode::Kind::Loop
+                                        ? saturating_mul(node.count, nodes_length(node.body))
+                                        : 1);
+  return length;
+}
+
+uint64_t gcd(uint64_t a, uint64_t b) {
+  while (b != 0) a = std::exchange(b, a % b);
+  return a;
+}
+
+// Prefix sums over positions 0..n-1 (Fenwick tree).
+class PositionCounts {
+ public:
+  explicit PositionCounts(size_t n) : tree_(n + 1, 0) {}
+  void add(size_t position, int32_t delta) {
+    for (size_t i = position + 1; i < tree_.size(); i += i & (~i + 1)) tree_[i] += delta;
+  }
+  // The sum over positions [0, end).
+  int64_t before(size_t end) const {
+    int64_t sum = 0;
+    for (size_t i = end; i > 0; i -= i & (~i + 1)) sum += tree_[i];
+    return sum;
+  }
+
+ private:
+  std::vector<int32_t> tree_;
+};
+
+}  // namespace
+
+Repetition leading_repetition(const LoopTrace& trace) {
+  Repetition none{1, trace_length(trace)};
+  if (trace.elements.empty()) return none;
+  const TraceNode& outermost = trace.elements.front();
+  if (outermost.kind != TraceNode::Kind::Loop || !independent_of(outermost.body, 0)) return none;
+  // The other top-level elements: the start of one more iteration.
+  if (trace.elements.size() > outermost.body.size()) return none;
+  for (size_t i = 1; i < trace.elements.size(); ++i)
+    if (!same_without_outer(outermost.body[i - 1], trace.elements[i])) return none;
+  Repetition r{outermost.count, 0};
+  const TraceNode* loop = &outermost;
+  for (size_t depth = 1;
+       loop->body.size() == 1 && loop->body.front().kind == TraceNode::Kind::Loop &&
+       independent_of(loop->body.front().body, depth);
+       ++depth) {
+    loop = &loop->body.front();
+    r.count = saturating_mul(r.count, loop->count);
+  }
+  r.unit = nodes_length(loop->body);
+  return r;
+}
+
+NestReuse nest_reuse(const std::vector<const TracedInstruction*>& nest,
+                     const std::vector<bool>& in_group, unsigned line_size, uint64_t capacity_lines,
+                     uint64_t limit) {
+  NestReuse out;
+  const size_t n = nest.size();
+  std::vector<Repetition> repetitions(n);
+  uint64_t executions = 0;
+  for (size_t i = 0; i < n; ++i) {
+    repetitions[i] = leading_repetition(nest[i]->trace);
+    if (repetitions[i].unit != 0) executions = gcd(executions, repetitions[i].count);
+  }
+  out.executions = std::max<uint64_t>(executions, 1);
+  // The first execution of each stream, cut in proportion beyond `limit`.
+  std::vector<uint64_t> length(n);
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    length[i] = saturating_mul(repetitions[i].count / out.executions, repetitions[i].unit);
+    total = saturating_add(total, length[i]);
+  }
+  if (total > limit) {
+    out.truncated = true;
+    for (uint64_t& l : length)
+      l = static_cast<uint64_t>(static_cast<long double>(l) * static_cast<long double>(limit) /
+                                static_cast<long double>(total));
+  }
+  std::vector<std::vector<uint64_t>> addresses(n);
+  std::vector<bool> measured(n, false);
+  size_t positions = 0;
+  for (size_t i = 0; i < n; ++i) {
+    addresses[i] = expand_loop_trace(nest[i]->trace, length[i]);
+    positions += addresses[i].size();
+    // A load of one address throughout (a scalar, a constant) is no data.
+    const std::vector<uint64_t>& a = addresses[i];
+    measured[i] = in_group[i] && !a.empty() &&
+                  std::any_of(a.begin(), a.end(), [&](uint64_t x) { return x != a.front(); });
+  }
+  // Interleaved in proportion: stream i's j-th of m_i addresses at
+  // (2j + 1) / (2 m_i); ties to the earlier stream.
+  auto later = [&](const std::pair<size_t, size_t>& a, const std::pair<size_t, size_t>& b) {
+    const uint64_t ta = (2 * a.second + 1) * addresses[b.first].size();
+    const uint64_t tb = (2 * b.second + 1) * addresses[a.first].size();
+    return ta != tb ? ta > tb : a.first > b.first;
+  };
+  std::priority_queue<std::pair<size_t, size_t>, std::vector<std::pair<size_t, size_t>>,
+                      decltype(later)>
+      next(later);
+  for (size_t i = 0; i < n; ++i)
+    if (!addresses[i].empty()) next.emplace(i, 0);
+
+  const uint64_t line = std::max(line_size, 1u);
+  PositionCounts latest(positions);                // 1 at each line's latest position
+  std::unordered_map<uint64_t, size_t> line_seen;  // line -> its latest position
+  std::unordered_map<uint64_t, size_t> loaded;     // address -> the group's latest load
+  for (size_t p = 0; !next.empty(); ++p) {
+    const auto [stream, j] = next.top();
+    next.pop();
+    if (j + 1 < addresses[stream].size()) next.emplace(stream, j + 1);
+    const uint64_t address = addresses[stream][j];
+    if (measured[stream]) {
+      ++out.loads;
+      auto [previous, first] = loaded.try_emplace(address, p);
+      if (!first) {
+        ++out.reuses;
+        const size_t q = previous->second;
+        const uint64_t distance =
+            p > q + 1 ? static_cast<uint64_t>(latest.before(p) - latest.before(q + 1)) : 0;
+        if (distance < capacity_lines) {
+          ++out.held;
+          out.span = std::max(out.span, distance);
+        }
+        previous->second = p;
+      }
+    }
+    auto [seen, fresh] = line_seen.try_emplace(address / line, p);
+    if (!fresh) {
+      latest.add(seen->second, -1);
+      seen->second = p;
+    }
+    latest.add(p, 1);
+  }
+  out.distinct = loaded.size();
+  if (out.loads > 0)
+    out.degree = static_cast<double>(out.loads) / static_cast<double>(out.loads - out.held);
+  return out;
 }
 
 }  // namespace weft

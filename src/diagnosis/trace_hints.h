@@ -1,8 +1,9 @@
 // Tuning hints from decoded memory traces (MAQAO, section 3.3): the stride
 // pattern of one instruction's stream (unit / non-unit / large strides,
 // column-wise traversal of row-major data), 4K aliasing between a store and
-// a load of one thread, and the reuse degree of a stream. Pure analysis on
-// LoopTrace values: no I/O, no profile.
+// a load of one thread, and the reuse of a group of loads within one
+// execution of their loop nest. Pure analysis on LoopTrace values: no I/O,
+// no profile.
 #pragma once
 
 #include <cstdint>
@@ -82,16 +83,57 @@ struct AliasingPair {
 std::vector<AliasingPair> find_4k_aliasing(const std::vector<TracedInstruction>& instructions,
                                            unsigned window = 8);
 
-struct ReuseDegree {
-  uint64_t addresses = 0;  // addresses considered (the first `limit` of the trace)
-  uint64_t distinct = 0;   // distinct addresses among them
-  double degree = 0;       // addresses / distinct (0 for an empty trace)
-  bool truncated = false;  // the trace holds more than `limit` addresses
+// The leading repetition of a stream: its trace's first top-level element
+// is a loop whose index no value below it depends on (every iteration
+// touches the same addresses, in the same order), and so on into that
+// loop's body while the body is one such loop; the other top-level
+// elements, if any, must be the first elements of the outermost such
+// loop's body (a last, partial iteration). `count` is the product of those
+// loops' counts and `unit` the addresses of one iteration of the innermost
+// of them. A stream that does not start so has count 1 and unit = its
+// length. Examples: for t < 10 { for i < 100 { val a + 8*i } } is 10 x 100;
+// for t < 10 { for i < 100 { for k < 16 { val c + 8*k } } } is 1000 x 16;
+// for s < 4 { sweep of A; sweep of B } followed by a sweep of A is 4 x (both
+// sweeps).
+struct Repetition {
+  uint64_t count = 1;
+  uint64_t unit = 0;
 };
+Repetition leading_repetition(const LoopTrace& trace);
 
-// How many times each address is accessed on average by this instruction in
-// this thread (for loads: how often loaded data is reloaded), over the first
-// `limit` addresses of the trace.
-ReuseDegree reuse_degree(const TracedInstruction& instruction, uint64_t limit = uint64_t{1} << 22);
+// The reuse of one group of loads (the loads of one source line in one
+// thread) within one execution of their loop nest (`nest`: the thread's
+// streams of the loops those loads are in, the group's among them).
+//   - Executions: the nest repeats R = gcd over its streams of their
+//     leading_repetition counts times on the same data (an enclosing loop,
+//     a time step, runs it again; R = 1 when any stream does not repeat).
+//     Only the first execution is examined: the first count / R units of
+//     each stream.
+//   - Order: the streams of that execution are interleaved in proportion
+//     to their lengths (the j-th of a stream's m addresses at (j + 1/2) /
+//     m, ties to the earlier stream of `nest`); at most `limit` addresses in
+//     all, each stream cut in proportion when the execution holds more.
+//   - Distance of a load of the group: the distinct lines (address /
+//     line_size) the nest touched strictly between the group's previous
+//     load of the same address and it (none for a first load).
+//   - A reuse is held when its distance is below `capacity_lines` (an LRU
+//     cache of that many lines still holds the data).
+//   - A load of the group that reads one address throughout the execution
+//     (a loop-invariant scalar, a constant) is no data: it is left out of
+//     the group (its line still counts in the distances).
+// `in_group[i]` tells whether nest[i] is one of the group's loads.
+struct NestReuse {
+  uint64_t executions = 1;  // R
+  uint64_t loads = 0;       // the group's loads examined (scalars left out)
+  uint64_t distinct = 0;    // distinct addresses among them
+  uint64_t reuses = 0;      // loads of an address the group loaded before
+  uint64_t held = 0;        // ... at a distance below capacity_lines
+  uint64_t span = 0;        // the largest distance of a held reuse, in lines
+  double degree = 0;        // loads / (loads - held); 0 without loads
+  bool truncated = false;   // the execution holds more than `limit` addresses
+};
+NestReuse nest_reuse(const std::vector<const TracedInstruction*>& nest,
+                     const std::vector<bool>& in_group, unsigned line_size, uint64_t capacity_lines,
+                     uint64_t limit = uint64_t{1} << 22);
 
 }  // namespace weft

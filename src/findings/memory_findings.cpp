@@ -8,11 +8,11 @@
 #include <optional>
 #include <set>
 #include <tuple>
-#include <unordered_set>
 
 #include "analyzers/false_sharing/false_sharing_tables.h"
 #include "analyzers/traces/traces_tables.h"
 #include "common/loop_trace.h"
+#include "common/run_capture.h"
 #include "diagnosis/trace_hints.h"
 #include "findings/false_sharing_findings.h"
 #include "findings/source_lines.h"
@@ -20,8 +20,9 @@
 namespace weft {
 namespace {
 
-// An instruction is worth a finding when it makes at least this share of
-// the traced accesses (and kMinAccesses).
+// A source line is worth a finding when it makes at least this share of
+// the traced accesses (and kMinAccesses), and the stream examined for it
+// holds at least kMinAccesses (docs/metrics.md, "Memory findings").
 constexpr uint64_t kMinAccesses = 256;
 constexpr uint64_t kShareDivisor = 200;  // 0.5%
 constexpr double kMinReuseDegree = 4.0;
@@ -83,6 +84,12 @@ struct DecodedTraces {
   std::vector<TracedInstruction> all;
   std::vector<int64_t> region_of;  // parallel to `all`
   uint64_t total_accesses = 0;
+  // The accesses of one thread's stream of a pc (0 when it has none).
+  uint64_t accesses(uint32_t thread, uint64_t pc) const {
+    auto found = index.find({thread, pc});
+    return found == index.end() ? 0 : all[found->second].accesses;
+  }
+  std::map<std::pair<uint32_t, uint64_t>, size_t> index;  // (thread, pc) -> position in `all`
 };
 
 DecodedTraces decode_traces(const Profile& profile) {
@@ -98,6 +105,7 @@ DecodedTraces decode_traces(const Profile& profile) {
     i.lost = t.lost;
     i.trace = decode_loop_trace(t.encoding.data(), t.encoding.size());
     d.total_accesses += t.accesses;
+    d.index[{i.thread, i.pc}] = d.all.size();
     d.all.push_back(std::move(i));
     d.region_of.push_back(t.region_id);
   }
@@ -190,27 +198,6 @@ void warn_about_chunks(std::vector<LoopSchedule>& schedules,
   }
 }
 
-// reuse_degree over several instructions' addresses together.
-ReuseDegree reuse_degree_of(const std::vector<const TracedInstruction*>& group) {
-  if (group.size() == 1) return reuse_degree(*group.front());
-  constexpr uint64_t kLimit = uint64_t{1} << 22;
-  std::unordered_set<uint64_t> distinct;
-  ReuseDegree r;
-  for (const TracedInstruction* t : group) {
-    if (r.addresses >= kLimit) break;
-    expand_loop_trace(
-        t->trace,
-        [&](uint64_t a) {
-          distinct.insert(a);
-          ++r.addresses;
-        },
-        kLimit - r.addresses);
-  }
-  r.distinct = distinct.size();
-  r.degree = r.distinct ? static_cast<double>(r.addresses) / static_cast<double>(r.distinct) : 0;
-  return r;
-}
-
 struct InstructionTotals {
   uint64_t accesses = 0;
   const TracedInstruction* busiest = nullptr;  // the thread with the most accesses
@@ -244,9 +231,19 @@ LineAccesses accesses_by_line(const Profile& profile,
   return lines;
 }
 
+// The accesses of a line's instructions together (its copies: unrolled,
+// vectorized), or of the instruction alone when it has no source line.
+uint64_t line_accesses(const LineAccesses& lines, uint64_t pc, const InstructionTotals& totals) {
+  auto line = lines.line_of.find(pc);
+  return line == lines.line_of.end() ? totals.accesses : lines.accesses.at(line->second);
+}
+
 struct Pattern {
   StridePattern stride;
   std::string line;  // "file:line", empty when unknown
+  // The accesses the pattern was read from: the busiest thread's stream of
+  // the instruction, with the streams of its unrolled copies in that thread.
+  uint64_t examined = 0;
 };
 
 bool may_be_unrolled(const Pattern& p) {
@@ -257,17 +254,22 @@ bool may_be_unrolled(const Pattern& p) {
 // each striding over the others' elements: n copies with the same stride
 // and size walk memory with stride / n together.
 void merge_unrolled_copies(std::map<uint64_t, Pattern>& patterns,
-                           const std::map<uint64_t, InstructionTotals>& by_pc, unsigned line_size) {
-  std::map<std::tuple<std::string, int64_t, uint32_t, bool>, int64_t> copies;
+                           const std::map<uint64_t, InstructionTotals>& by_pc,
+                           const DecodedTraces& traces, unsigned line_size) {
+  using CopyKey = std::tuple<std::string, int64_t, uint32_t, bool>;
+  std::map<CopyKey, std::vector<uint64_t>> copies;  // the pcs of each access
   for (const auto& [pc, p] : patterns) {
     const TracedInstruction& t = *by_pc.at(pc).busiest;
-    if (may_be_unrolled(p)) ++copies[{p.line, p.stride.stride, t.access_size, t.writes}];
+    if (may_be_unrolled(p))
+      copies[{p.line, p.stride.stride, t.access_size, t.writes}].push_back(pc);
   }
   for (auto& [pc, p] : patterns) {
-    if (!may_be_unrolled(p)) continue;
     const TracedInstruction& t = *by_pc.at(pc).busiest;
+    p.examined = t.accesses;
+    if (!may_be_unrolled(p)) continue;
     StridePattern& stride = p.stride;
-    const int64_t n = copies.at({p.line, stride.stride, t.access_size, t.writes});
+    const std::vector<uint64_t>& same = copies.at({p.line, stride.stride, t.access_size, t.writes});
+    const int64_t n = static_cast<int64_t>(same.size());
     if (n > 1 && stride.stride % n == 0) {
       stride.stride /= n;
       const uint64_t step = static_cast<uint64_t>(std::llabs(stride.stride));
@@ -275,48 +277,51 @@ void merge_unrolled_copies(std::map<uint64_t, Pattern>& patterns,
                     : step <= t.access_size ? StrideClass::Unit
                     : step < line_size      ? StrideClass::NonUnit
                                             : StrideClass::Large;
+      p.examined = 0;
+      for (uint64_t copy : same) p.examined += traces.accesses(t.thread, copy);
     }
   }
 }
 
 // The access pattern of each instruction whose source line (or itself,
 // without one) reaches the threshold, as its busiest thread walks memory.
-std::map<uint64_t, Pattern> stride_patterns(const std::map<uint64_t, InstructionTotals>& by_pc,
+std::map<uint64_t, Pattern> stride_patterns(const DecodedTraces& traces,
+                                            const std::map<uint64_t, InstructionTotals>& by_pc,
                                             const LineAccesses& lines, uint64_t threshold,
                                             unsigned line_size) {
   std::map<uint64_t, Pattern> patterns;
   for (const auto& [pc, totals] : by_pc) {
+    if (line_accesses(lines, pc, totals) < threshold) continue;
     auto line = lines.line_of.find(pc);
-    if ((line == lines.line_of.end() ? totals.accesses : lines.accesses.at(line->second)) <
-        threshold)
-      continue;
     patterns.emplace(pc, Pattern{stride_pattern(*totals.busiest, line_size),
-                                 line == lines.line_of.end() ? "" : line->second});
+                                 line == lines.line_of.end() ? "" : line->second, 0});
   }
-  merge_unrolled_copies(patterns, by_pc, line_size);
+  merge_unrolled_copies(patterns, by_pc, traces, line_size);
   return patterns;
 }
 
-MemoryHint column_wise_hint(const StridePattern& stride, const TracedInstruction& t) {
+MemoryHint column_wise_hint(const Pattern& pattern, const TracedInstruction& t) {
+  const StridePattern& stride = pattern.stride;
   MemoryHint hint;
   hint.kind = "column-wise";
   hint.evidence = fmt::format(
       "the inner loop moves by {} bytes while an enclosing loop moves by {} ({:.0f}% of {} "
       "accesses of thread {}): each access touches a new line",
-      stride.stride, stride.outer_stride, 100 * stride.coverage, t.accesses, t.thread);
+      stride.stride, stride.outer_stride, 100 * stride.coverage, pattern.examined, t.thread);
   hint.suggestion =
       "interchange the loops so that the innermost one walks the contiguous dimension, or "
       "transpose the array";
   return hint;
 }
 
-MemoryHint non_unit_stride_hint(const StridePattern& stride, const TracedInstruction& t) {
+MemoryHint non_unit_stride_hint(const Pattern& pattern, const TracedInstruction& t) {
+  const StridePattern& stride = pattern.stride;
   MemoryHint hint;
   hint.kind = "non-unit-stride";
   hint.evidence = fmt::format(
       "stride {} bytes on {}-byte accesses ({:.0f}% of {} accesses of thread {}): {:.0f}% of "
       "each line fetched is used",
-      stride.stride, t.access_size, 100 * stride.coverage, t.accesses, t.thread,
+      stride.stride, t.access_size, 100 * stride.coverage, pattern.examined, t.thread,
       100.0 * t.access_size / static_cast<double>(std::llabs(stride.stride)));
   hint.suggestion =
       "split the interleaved data into separate arrays (structure of arrays) so that the "
@@ -324,38 +329,59 @@ MemoryHint non_unit_stride_hint(const StridePattern& stride, const TracedInstruc
   return hint;
 }
 
-MemoryHint large_stride_hint(const StridePattern& stride, const TracedInstruction& t,
+MemoryHint large_stride_hint(const Pattern& pattern, const TracedInstruction& t,
                              unsigned line_size) {
+  const StridePattern& stride = pattern.stride;
   MemoryHint hint;
   hint.kind = "large-stride";
   hint.evidence = fmt::format(
       "stride {} bytes ({:.0f}% of {} accesses of thread {}): every access loads a new "
       "{}-byte line",
-      stride.stride, 100 * stride.coverage, t.accesses, t.thread, line_size);
+      stride.stride, 100 * stride.coverage, pattern.examined, t.thread, line_size);
   hint.suggestion =
       "reorder the loops or the data so that consecutive iterations use "
       "neighbouring addresses";
   return hint;
 }
 
-// The reuse degree of the loads of one source line in one thread together
-// (an unrolled repetition is several instructions reading the same data),
-// computed once per line: its instructions' findings merge later.
+// The reuse of the loads of one source line in one thread together (an
+// unrolled repetition is several instructions reading the same data),
+// within one execution of their loop nest: the thread's streams in the
+// loops of those loads. Computed once per line and thread: its
+// instructions' findings merge later.
 class LineReuse {
  public:
-  LineReuse(const DecodedTraces& traces, const std::map<uint64_t, std::string>& line_of)
-      : traces_(traces), line_of_(line_of) {}
+  LineReuse(const DecodedTraces& traces, const std::map<uint64_t, std::string>& line_of,
+            unsigned line_size, uint64_t capacity_lines)
+      : traces_(traces),
+        line_of_(line_of),
+        line_size_(line_size),
+        capacity_lines_(capacity_lines) {}
 
-  const ReuseDegree& of(const TracedInstruction& load) {
+  const NestReuse& of(const TracedInstruction& load) {
     const std::pair<uint32_t, std::string> key{load.thread, line_key(load.pc)};
     auto found = reuse_.find(key);
     if (found != reuse_.end()) return found->second;
-    std::vector<const TracedInstruction*> group;
-    for (const TracedInstruction& other : traces_.all) {
+    const std::vector<TracedInstruction>& all = traces_.all;
+    std::vector<bool> in_group(all.size(), false);
+    std::set<int64_t> loops;
+    for (size_t i = 0; i < all.size(); ++i) {
+      const TracedInstruction& other = all[i];
       if (other.thread != load.thread || !other.reads || other.writes) continue;
-      if (line_key(other.pc) == key.second) group.push_back(&other);
+      if (line_key(other.pc) != key.second) continue;
+      in_group[i] = true;
+      if (traces_.region_of[i] != 0) loops.insert(traces_.region_of[i]);
     }
-    return reuse_.emplace(key, reuse_degree_of(group)).first->second;
+    std::vector<const TracedInstruction*> nest;
+    std::vector<bool> nest_group;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (all[i].thread != load.thread) continue;
+      if (!in_group[i] && !loops.contains(traces_.region_of[i])) continue;
+      nest.push_back(&all[i]);
+      nest_group.push_back(in_group[i]);
+    }
+    return reuse_.emplace(key, nest_reuse(nest, nest_group, line_size_, capacity_lines_))
+        .first->second;
   }
 
  private:
@@ -367,48 +393,77 @@ class LineReuse {
 
   const DecodedTraces& traces_;
   const std::map<uint64_t, std::string>& line_of_;
-  std::map<std::pair<uint32_t, std::string>, ReuseDegree> reuse_;
+  unsigned line_size_;
+  uint64_t capacity_lines_;
+  std::map<std::pair<uint32_t, std::string>, NestReuse> reuse_;
 };
 
-std::optional<MemoryHint> reuse_hint(const TracedInstruction& t, const ReuseDegree& reuse) {
+std::string bytes_text(uint64_t bytes) {
+  return bytes >= 1024 && bytes % 1024 == 0 ? fmt::format("{} KiB", bytes / 1024)
+                                            : fmt::format("{} bytes", bytes);
+}
+
+std::optional<MemoryHint> reuse_hint(const TracedInstruction& t, const NestReuse& reuse,
+                                     unsigned line_size) {
   // A loop-invariant scalar (a handful of addresses) is not data reuse.
-  if (reuse.degree < kMinReuseDegree || reuse.distinct < kMinReuseAddresses) return std::nullopt;
+  if (reuse.loads < kMinAccesses || reuse.degree < kMinReuseDegree ||
+      reuse.distinct < kMinReuseAddresses)
+    return std::nullopt;
   MemoryHint hint;
   hint.kind = "reuse";
-  hint.evidence =
-      fmt::format("thread {} loads each of its {} addresses {:.1f} times on average ({} accesses)",
-                  t.thread, reuse.distinct, reuse.degree, reuse.addresses);
+  hint.evidence = fmt::format(
+      "thread {} loads each of its {} addresses {:.1f} times within one run of the loop nest ({} "
+      "loads), ",
+      t.thread, reuse.distinct, reuse.degree, reuse.loads);
+  hint.evidence +=
+      reuse.span == 0
+          ? std::string(
+                "each reload with no other line of the nest touched since the previous one: a "
+                "register holds it")
+          : fmt::format(
+                "each reload at most {} of the nest's data after the previous one: "
+                "registers or L1 hold that span",
+                bytes_text(reuse.span * line_size));
+  if (reuse.executions > 1)
+    hint.evidence += fmt::format(
+        "; the nest runs {} times on the same data (an enclosing time-step loop), which is not "
+        "counted as reuse",
+        reuse.executions);
   hint.suggestion =
-      "the data is reused: keep it in a local variable or register across the repeated "
-      "loads, or block the loop so that the reuses happen while it is still in L1";
+      "load each value once into a local variable (a register) and reuse it from there: scalar "
+      "replacement, or unroll-and-jam of the loop that carries the reuse";
   return hint;
 }
 
 // The column-wise, stride or reuse finding of each instruction with a
-// pattern, in pc order.
+// pattern, in pc order. Stride findings need kMinAccesses in the streams
+// they were read from.
 std::vector<MemoryHint> access_pattern_hints(const DecodedTraces& traces,
                                              const std::map<uint64_t, InstructionTotals>& by_pc,
                                              const LineAccesses& lines,
                                              const std::map<uint64_t, Pattern>& patterns,
-                                             unsigned line_size) {
+                                             unsigned line_size, uint64_t capacity_lines) {
   std::vector<MemoryHint> hints;
-  LineReuse line_reuse(traces, lines.line_of);
+  LineReuse line_reuse(traces, lines.line_of, line_size, capacity_lines);
   for (const auto& [pc, pattern] : patterns) {
     const InstructionTotals& totals = by_pc.at(pc);
     const TracedInstruction& t = *totals.busiest;
     const StridePattern& stride = pattern.stride;
+    const bool stride_finding = stride.column_wise || stride.kind == StrideClass::NonUnit ||
+                                stride.kind == StrideClass::Large;
+    if (stride_finding && pattern.examined < kMinAccesses) continue;
     std::optional<MemoryHint> hint;
     if (stride.column_wise)
-      hint = column_wise_hint(stride, t);
+      hint = column_wise_hint(pattern, t);
     else if (stride.kind == StrideClass::NonUnit)
-      hint = non_unit_stride_hint(stride, t);
+      hint = non_unit_stride_hint(pattern, t);
     else if (stride.kind == StrideClass::Large)
-      hint = large_stride_hint(stride, t, line_size);
+      hint = large_stride_hint(pattern, t, line_size);
     else if (t.reads && !t.writes)
-      hint = reuse_hint(t, line_reuse.of(t));
+      hint = reuse_hint(t, line_reuse.of(t), line_size);
     if (!hint) continue;
     hint->pc = pc;
-    hint->weight = pattern.line.empty() ? totals.accesses : lines.accesses.at(pattern.line);
+    hint->weight = line_accesses(lines, pc, totals);
     hints.push_back(std::move(*hint));
   }
   return hints;
@@ -416,12 +471,18 @@ std::vector<MemoryHint> access_pattern_hints(const DecodedTraces& traces,
 
 // 4K aliasing: a store and a load of one loop in one thread; per pair of
 // instructions, the thread and loop where it is most frequent.
+// Both instructions' lines reach the threshold, and their streams compared
+// hold kMinAccesses each.
 std::vector<MemoryHint> aliasing_hints(const Profile& profile, const DecodedTraces& traces,
-                                       const std::map<uint64_t, InstructionTotals>& by_pc) {
+                                       const std::map<uint64_t, InstructionTotals>& by_pc,
+                                       const LineAccesses& lines, uint64_t threshold) {
   std::map<std::pair<uint32_t, int64_t>, std::vector<TracedInstruction>> by_loop;
-  for (size_t i = 0; i < traces.all.size(); ++i)
-    if (traces.all[i].accesses >= kMinAccesses && traces.region_of[i] != 0)
-      by_loop[{traces.all[i].thread, traces.region_of[i]}].push_back(traces.all[i]);
+  for (size_t i = 0; i < traces.all.size(); ++i) {
+    const TracedInstruction& t = traces.all[i];
+    if (t.accesses < kMinAccesses || traces.region_of[i] == 0) continue;
+    if (line_accesses(lines, t.pc, by_pc.at(t.pc)) < threshold) continue;
+    by_loop[{t.thread, traces.region_of[i]}].push_back(t);
+  }
   std::map<std::pair<uint64_t, uint64_t>, AliasingPair> best;
   for (const auto& [key, instructions] : by_loop) {
     if (instructions.size() < 2) continue;
@@ -452,15 +513,31 @@ std::vector<MemoryHint> aliasing_hints(const Profile& profile, const DecodedTrac
   return hints;
 }
 
+// The L1 data cache reuse is judged against: the simulated one when the
+// profile has it (meta cache_levels, with the imbalance analysis), else
+// weft's default.
+uint64_t l1_bytes(const Profile& profile) {
+  CacheGeometry geometry;
+  const auto& meta = profile.meta();
+  if (auto levels = meta.find("cache_levels"); levels != meta.end()) {
+    CacheGeometry recorded;
+    if (parse_cache_levels(levels->second.c_str(), recorded) && recorded.levels[0].size_bytes > 0)
+      geometry = recorded;
+  }
+  return geometry.levels[0].size_bytes;
+}
+
 std::vector<MemoryHint> trace_hints(const Profile& profile, const DecodedTraces& traces) {
   const std::map<uint64_t, InstructionTotals> by_pc = totals_by_pc(traces);
   const uint64_t threshold = std::max(kMinAccesses, traces.total_accesses / kShareDivisor);
   const unsigned line_size = false_sharing_line_size(profile);
   const LineAccesses lines = accesses_by_line(profile, by_pc);
-  const std::map<uint64_t, Pattern> patterns = stride_patterns(by_pc, lines, threshold, line_size);
+  const std::map<uint64_t, Pattern> patterns =
+      stride_patterns(traces, by_pc, lines, threshold, line_size);
 
-  std::vector<MemoryHint> hints = access_pattern_hints(traces, by_pc, lines, patterns, line_size);
-  std::vector<MemoryHint> aliasing = aliasing_hints(profile, traces, by_pc);
+  std::vector<MemoryHint> hints = access_pattern_hints(traces, by_pc, lines, patterns, line_size,
+                                                       l1_bytes(profile) / line_size);
+  std::vector<MemoryHint> aliasing = aliasing_hints(profile, traces, by_pc, lines, threshold);
   hints.insert(hints.end(), std::make_move_iterator(aliasing.begin()),
                std::make_move_iterator(aliasing.end()));
   return hints;

@@ -1,5 +1,6 @@
 // Tests of src/diagnosis/trace_hints: stride classes (MAQAO's RECOM and
-// ITRLSOL cases), 4K aliasing between a store and a load, reuse degree.
+// ITRLSOL cases), 4K aliasing between a store and a load, the leading
+// repetition of a stream and the reuse of loads within their loop nest.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -228,25 +229,145 @@ TEST(Aliasing4k, RmwInstructionIsBothStoreAndLoad) {
 
 // ---------------------------------------------------------------- reuse
 
-TEST(ReuseDegreeTest, HundredAddressesEightTimesEach) {
-  const TracedInstruction load =
-      traced({trace_loop(8, {trace_loop(100, {trace_value(kA, {0, 8})})})});
-  const ReuseDegree r = reuse_degree(load);
-  EXPECT_EQ(r.addresses, 800u);
-  EXPECT_EQ(r.distinct, 100u);
-  EXPECT_EQ(r.degree, 8.0);
+TEST(LeadingRepetition, TimeStepLoopsAroundASweep) {
+  // for t < 10 { for i < 100: a[i] }: 10 replays of 100 addresses.
+  Repetition r =
+      leading_repetition(LoopTrace{{trace_loop(10, {trace_loop(100, {trace_value(kA, {0, 8})})})}});
+  EXPECT_EQ(r.count, 10u);
+  EXPECT_EQ(r.unit, 100u);
+  // for t < 10 { for i < 100 { for k < 16: c[k] } }: the i loop replays too.
+  r = leading_repetition(LoopTrace{
+      {trace_loop(10, {trace_loop(100, {trace_loop(16, {trace_value(kA, {0, 0, 8})})})})}});
+  EXPECT_EQ(r.count, 1000u);
+  EXPECT_EQ(r.unit, 16u);
+  // for t < 10 { for i < 100 { for k < 16: x[i + k] } }: only t replays.
+  r = leading_repetition(LoopTrace{
+      {trace_loop(10, {trace_loop(100, {trace_loop(16, {trace_value(kA, {0, 8, 8})})})})}});
+  EXPECT_EQ(r.count, 10u);
+  EXPECT_EQ(r.unit, 1600u);
+  // No leading replay: the outer loop moves.
+  r = leading_repetition(LoopTrace{{trace_loop(10, {trace_loop(4, {trace_value(kA, {64, 8})})})}});
+  EXPECT_EQ(r.count, 1u);
+  EXPECT_EQ(r.unit, 40u);
+  r = leading_repetition(LoopTrace{});
+  EXPECT_EQ(r.count, 1u);
+  EXPECT_EQ(r.unit, 0u);
+}
+
+TEST(LeadingRepetition, DoubleBufferedStepsWithAPartialLastPair) {
+  // A Jacobi sweep over A, then over B, 3 times, then a last sweep over A
+  // (7 time steps): 3 replays of both sweeps.
+  const TraceNode sweep_a = trace_loop(4, {trace_loop(5, {trace_value(kA, {0, 64, 8})})});
+  const TraceNode sweep_b = trace_loop(4, {trace_loop(5, {trace_value(kA + 4096, {0, 64, 8})})});
+  const TraceNode last_a = trace_loop(4, {trace_loop(5, {trace_value(kA, {64, 8})})});
+  Repetition r = leading_repetition(LoopTrace{{trace_loop(3, {sweep_a, sweep_b}), last_a}});
+  EXPECT_EQ(r.count, 3u);
+  EXPECT_EQ(r.unit, 40u);
+  // A last element that does not start another pair: no repetition.
+  const TraceNode other = trace_loop(4, {trace_loop(5, {trace_value(kA + 64, {64, 8})})});
+  r = leading_repetition(LoopTrace{{trace_loop(3, {sweep_a, sweep_b}), other}});
+  EXPECT_EQ(r.count, 1u);
+  EXPECT_EQ(r.unit, 140u);
+}
+
+// A filter over 6 time steps: out[i] = sum_k taps[k] * sig[i + k], i < 128,
+// k < 8; taps and sig on one line. Within a step each tap is reloaded 127
+// times and each sample up to 8 times.
+TEST(NestReuseTest, TimeStepsAreNotReuse) {
+  constexpr uint64_t kSig = kA + 4096;
+  const TracedInstruction taps =
+      traced({trace_loop(6, {trace_loop(128, {trace_loop(8, {trace_value(kA, {0, 0, 8})})})})});
+  const TracedInstruction sig =
+      traced({trace_loop(6, {trace_loop(128, {trace_loop(8, {trace_value(kSig, {0, 8, 8})})})})});
+  const NestReuse r = nest_reuse({&taps, &sig}, {true, true}, 64, 512);
+  EXPECT_EQ(r.executions, 6u);
+  EXPECT_EQ(r.loads, 2048u);
+  EXPECT_EQ(r.distinct, 8u + 135u);
+  EXPECT_EQ(r.reuses, 2048u - 143u);
+  EXPECT_EQ(r.held, r.reuses);
+  EXPECT_DOUBLE_EQ(r.degree, 2048.0 / 143.0);
   EXPECT_FALSE(r.truncated);
-  const ReuseDegree limited = reuse_degree(load, 250);
-  EXPECT_EQ(limited.addresses, 250u);
-  EXPECT_EQ(limited.distinct, 100u);
-  EXPECT_EQ(limited.degree, 2.5);
-  EXPECT_TRUE(limited.truncated);
-  const ReuseDegree exact = reuse_degree(load, 800);
-  EXPECT_EQ(exact.addresses, 800u);
-  EXPECT_FALSE(exact.truncated);
-  const ReuseDegree empty = reuse_degree(traced({}));
-  EXPECT_EQ(empty.addresses, 0u);
-  EXPECT_EQ(empty.degree, 0.0);
+
+  // The copy-back of each step, sig[i] = out[i]: loaded once per step.
+  const TracedInstruction out =
+      traced({trace_loop(6, {trace_loop(128, {trace_value(kA + 8192, {0, 8})})})});
+  const TracedInstruction store =
+      traced({trace_loop(6, {trace_loop(128, {trace_value(kSig, {0, 8})})})}, 8, false, true);
+  const NestReuse copy = nest_reuse({&out, &store}, {true, false}, 64, 512);
+  EXPECT_EQ(copy.executions, 6u);
+  EXPECT_EQ(copy.loads, 128u);
+  EXPECT_EQ(copy.distinct, 128u);
+  EXPECT_EQ(copy.reuses, 0u);
+  EXPECT_EQ(copy.degree, 1.0);
+}
+
+TEST(NestReuseTest, AStreamThatMovesMakesTheOuterLoopPartOfTheNest) {
+  // C[i][j] += A[i][k] * B[k][j] on 8 x 8 doubles (a row is a line): B is
+  // reloaded for every i, with at most the 8 lines of B and the rows i - 1
+  // and i of A between; A moves with i.
+  constexpr uint64_t kB = kA + 4096;
+  const TracedInstruction a =
+      traced({trace_loop(8, {trace_loop(8, {trace_loop(8, {trace_value(kA, {64, 0, 8})})})})});
+  const TracedInstruction b =
+      traced({trace_loop(8, {trace_loop(8, {trace_loop(8, {trace_value(kB, {0, 8, 64})})})})});
+  const NestReuse held = nest_reuse({&a, &b}, {false, true}, 64, 512);
+  EXPECT_EQ(held.executions, 1u);
+  EXPECT_EQ(held.loads, 512u);
+  EXPECT_EQ(held.distinct, 64u);
+  EXPECT_EQ(held.held, 448u);
+  EXPECT_EQ(held.span, 10u);
+  EXPECT_DOUBLE_EQ(held.degree, 8.0);
+  // A cache of 8 lines holds none of them.
+  const NestReuse small = nest_reuse({&a, &b}, {false, true}, 64, 8);
+  EXPECT_EQ(small.reuses, 448u);
+  EXPECT_EQ(small.held, 0u);
+  EXPECT_EQ(small.degree, 1.0);
+}
+
+TEST(NestReuseTest, StreamsInterleaveInProportionToTheirLengths) {
+  // Group: p q p (lines 0, 1, 0); the other stream: 6 accesses to lines
+  // 2..7. Order: o0 p o1 o2 q o3 o4 p o5: 5 lines between the two p.
+  const TracedInstruction group = traced({trace_value(kA), trace_value(kA + 64), trace_value(kA)});
+  std::vector<TraceNode> lines;
+  for (uint64_t i = 2; i < 8; ++i) lines.push_back(trace_value(kA + 64 * i));
+  const TracedInstruction other = traced(lines, 8, false, true);
+  NestReuse r = nest_reuse({&group, &other}, {true, false}, 64, 6);
+  EXPECT_EQ(r.loads, 3u);
+  EXPECT_EQ(r.distinct, 2u);
+  EXPECT_EQ(r.reuses, 1u);
+  EXPECT_EQ(r.held, 1u);
+  EXPECT_EQ(r.span, 5u);
+  EXPECT_DOUBLE_EQ(r.degree, 1.5);
+  r = nest_reuse({&group, &other}, {true, false}, 64, 5);  // 5 lines: evicted
+  EXPECT_EQ(r.held, 0u);
+  // Equal lengths: ties go to the earlier stream, p o q o p: 3 lines.
+  const TracedInstruction three =
+      traced({trace_value(kA + 128), trace_value(kA + 192), trace_value(kA + 256)}, 8, false, true);
+  r = nest_reuse({&group, &three}, {true, false}, 64, 512);
+  EXPECT_EQ(r.span, 3u);
+}
+
+TEST(NestReuseTest, ScalarsAndLimits) {
+  // A constant loaded in every iteration is no data.
+  const TracedInstruction constant = traced({trace_loop(1000, {trace_value(kA, {0})})});
+  const TracedInstruction data = traced({trace_loop(1000, {trace_value(kA + 4096, {8})})});
+  NestReuse r = nest_reuse({&constant, &data}, {true, true}, 64, 512);
+  EXPECT_EQ(r.loads, 1000u);
+  EXPECT_EQ(r.distinct, 1000u);
+  EXPECT_EQ(r.degree, 1.0);
+  // At most `limit` addresses, each stream cut in proportion: 2000 and
+  // 1000 addresses to 666 and 333.
+  const TracedInstruction twice =
+      traced({trace_loop(2, {trace_loop(500, {trace_value(kA, {0, 8})})}),
+              trace_loop(1000, {trace_value(kA + 8192, {8})})});
+  r = nest_reuse({&twice, &data}, {true, false}, 64, 512, 1000);
+  EXPECT_TRUE(r.truncated);
+  EXPECT_EQ(r.executions, 1u);  // the trailing loop is not another replay
+  EXPECT_EQ(r.loads, 666u);
+  EXPECT_EQ(r.distinct, 500u);
+  EXPECT_EQ(r.reuses, 166u);
+  EXPECT_EQ(nest_reuse({}, {}, 64, 512).loads, 0u);
+  EXPECT_EQ(nest_reuse({}, {}, 64, 512).degree, 0.0);
 }
 
 }  // namespace

@@ -12,7 +12,11 @@
 //     and a warning on the dynamic loop's schedule;
 //   - schedules_omp: static, static 4, dynamic 16 and guided recognised with
 //     their chunk sizes; the static loop's traces are one loop per thread
-//     whose expansion is exactly the thread's block of the array.
+//     whose expansion is exactly the thread's block of the array;
+//   - memory_patterns_pthreads: each kernel is its finding, at its line;
+//   - stencil_pthreads, stencil_omp, smoothing_steps_pthreads: reuse across
+//     time steps is no finding, reuse within one is; a stride finding needs
+//     256 accesses in the stream it is read from.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -305,6 +309,88 @@ TEST_P(MemoryAnalyses, TracesRevealAccessPatterns) {
     }
     EXPECT_TRUE(found) << kind << " in " << findings.dump();
   }
+}
+
+// The memory findings of a report as (kind, line) pairs.
+std::multiset<std::pair<std::string, int>> kinds_and_lines(const json& findings) {
+  std::multiset<std::pair<std::string, int>> out;
+  for (const json& f : findings) out.emplace(f["kind"].get<std::string>(), f["line"].get<int>());
+  return out;
+}
+
+// A Jacobi sweep reads each element 4 times in a sweep (below a reuse
+// degree of 4 at the block edges) and again in later sweeps: that reuse
+// across time steps is no finding; nor are the stores of a peeled boundary
+// column (12 per thread in stencil_omp under gcc), below the 256 accesses a
+// stride finding needs. What is left is the 4K aliasing of the grids
+// (their rows are 8 KiB and 2 KiB long, the grids a multiple of 4 KiB
+// apart).
+TEST_P(MemoryAnalyses, StencilsReuseOnlyAcrossTimeSteps) {
+  const Build& b = GetParam();
+  TempDir dir;
+  const std::string options = "--analyses comm,traces";
+  const json pthreads =
+      view(dir, "report --format json " +
+                    record(dir, b, options, program("stencil_pthreads", b), "stencil_pthreads"));
+  const int sweep = marker("stencil_pthreads.c", "double v = 0.25 * (X[r - 1][c]");
+  EXPECT_EQ(kinds_and_lines(pthreads["memory_findings"]),
+            (std::multiset<std::pair<std::string, int>>{{"4k-aliasing", sweep}}))
+      << pthreads["memory_findings"].dump();
+
+  const json omp = view(dir, "report --format json " +
+                                 record(dir, b, options, program("stencil_omp", b), "stencil_omp"));
+  const int omp_sweep = marker("stencil_omp.c", "double v = 0.25 * (X[r - 1][c]");
+  EXPECT_EQ(kinds_and_lines(omp["memory_findings"]),
+            (std::multiset<std::pair<std::string, int>>{{"4k-aliasing", omp_sweep}}))
+      << omp["memory_findings"].dump();
+}
+
+// smoothing_steps_pthreads (4 threads, 128 samples, 8 taps, 6 time steps):
+// the filter's loads are reported as reuse at their line, with the figures
+// of one time step (thread 0: 8 taps + 135 samples loaded 2048 times); the
+// relaxation, whose only reuse is the next time step's, is not; a 16-byte
+// stride over 768 loads per thread is reported, a 32-byte stride over 192
+// is not (below 256), though the line makes more than 0.5% of the accesses.
+TEST_P(MemoryAnalyses, TimeSteppedFilterReportsOnlyReuseWithinAStep) {
+  const Build& b = GetParam();
+  TempDir dir;
+  const std::string profile =
+      record(dir, b, "--analyses comm,traces", program("smoothing_steps_pthreads", b));
+  const json findings = view(dir, "report --format json " + profile)["memory_findings"];
+  auto line = [](const std::string& name) {
+    return marker("smoothing_steps_pthreads.c", "/* " + name + " */");
+  };
+  EXPECT_EQ(kinds_and_lines(findings), (std::multiset<std::pair<std::string, int>>{
+                                           {"reuse", line("weft:reuse-in-step")},
+                                           {"non-unit-stride", line("weft:stride-above")}}))
+      << findings.dump();
+  for (const json& f : findings) {
+    const std::string evidence = f["evidence"];
+    if (f["kind"] == "reuse") {
+      EXPECT_EQ(f["function"], "smooth") << f.dump();
+      EXPECT_NE(evidence.find("thread 0 loads each of its 143 addresses 14.3 times within one "
+                              "run of the loop nest (2048 loads)"),
+                std::string::npos)
+          << evidence;
+      EXPECT_NE(evidence.find("the nest runs 6 times on the same data"), std::string::npos)
+          << evidence;
+    } else {
+      EXPECT_NE(evidence.find("stride 16 bytes on 8-byte accesses (100% of 768 accesses of "
+                              "thread 0)"),
+                std::string::npos)
+          << evidence;
+    }
+  }
+  // The snapshot line holds more than 0.5% of the traced accesses: only the
+  // stream length keeps its stride out.
+  const json all = view(dir, "trace --format json " + profile);
+  uint64_t total = 0, snapshot = 0;
+  for (const json& t : all) {
+    total += t["accesses"].get<uint64_t>();
+    if (t["line"] == line("weft:stride-below")) snapshot += t["accesses"].get<uint64_t>();
+  }
+  EXPECT_GE(snapshot * 200, total) << snapshot << " of " << total;
+  EXPECT_GE(snapshot, 256u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, MemoryAnalyses, ::testing::ValuesIn(weft_test::example_builds()),
