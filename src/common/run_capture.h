@@ -43,7 +43,8 @@ enum class SyncKind : uint32_t {
   // omp_loop_object(loop key, schedule kind), where the loop key is the pc of
   // the call that set the loop up in this thread (GOMP_loop_*_start,
   // __kmpc_dispatch_init_*, __kmpc_for_static_init_*) or, for a combined
-  // `parallel for` whose threads only ask for chunks, of that call.
+  // `parallel for` whose threads only ask for chunks (gcc: from two call
+  // sites), of the GOMP_parallel_loop_* call that started it.
   OmpLoopChunk = 15,
   OmpLoopEnd = 16,
   // Condition variables (object = condvar address, pc = call site). A wait
