@@ -89,6 +89,8 @@ enum class SyncKind : uint32_t {
 inline constexpr int64_t kSpinFlagWakeUp = -1;
 
 const char* sync_kind_name(SyncKind k);
+// The kind sync_kind_name() names; nullopt for any other name.
+std::optional<SyncKind> sync_kind_from_name(std::string_view name);
 
 // The schedule an OpenMP runtime entry point names (OmpLoopChunk's object).
 enum class LoopScheduleKind : uint32_t { Unknown = 0, Static = 1, Dynamic = 2, Guided = 3 };
