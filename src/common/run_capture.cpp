@@ -60,6 +60,13 @@ const char* sync_kind_name(SyncKind k) {
   return "unknown";
 }
 
+std::optional<SyncKind> sync_kind_from_name(std::string_view name) {
+  for (uint32_t k = static_cast<uint32_t>(SyncKind::ThreadStart);
+       k <= static_cast<uint32_t>(SyncKind::SpinRelease); ++k)
+    if (name == sync_kind_name(static_cast<SyncKind>(k))) return static_cast<SyncKind>(k);
+  return std::nullopt;
+}
+
 bool closes_section(SyncKind kind) {
   switch (kind) {
     case SyncKind::ThreadCreate:

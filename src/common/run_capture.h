@@ -43,7 +43,8 @@ enum class SyncKind : uint32_t {
   // omp_loop_object(loop key, schedule kind), where the loop key is the pc of
   // the call that set the loop up in this thread (GOMP_loop_*_start,
   // __kmpc_dispatch_init_*, __kmpc_for_static_init_*) or, for a combined
-  // `parallel for` whose threads only ask for chunks, of that call.
+  // `parallel for` whose threads only ask for chunks (gcc: from two call
+  // sites), of the GOMP_parallel_loop_* call that started it.
   OmpLoopChunk = 15,
   OmpLoopEnd = 16,
   // Condition variables (object = condvar address, pc = call site). A wait
@@ -88,6 +89,8 @@ enum class SyncKind : uint32_t {
 inline constexpr int64_t kSpinFlagWakeUp = -1;
 
 const char* sync_kind_name(SyncKind k);
+// The kind sync_kind_name() names; nullopt for any other name.
+std::optional<SyncKind> sync_kind_from_name(std::string_view name);
 
 // The schedule an OpenMP runtime entry point names (OmpLoopChunk's object).
 enum class LoopScheduleKind : uint32_t { Unknown = 0, Static = 1, Dynamic = 2, Guided = 3 };

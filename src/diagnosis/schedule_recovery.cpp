@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 #include <tuple>
 
 // Inference of the schedule from runs (no runtime kind)
@@ -477,112 +478,286 @@ RecoveredSchedule classify_schedule(
   return result;
 }
 
+namespace {
+
+// Walks the addresses of each stream's pieces: visit(piece, address) for
+// every access of a piece, in each stream's order; a piece reaching past the
+// trace's end calls past_end(piece).
+template <class Visit, class PastEnd>
+void walk_pieces(const std::vector<TracedInstruction>& streams,
+                 const std::vector<std::vector<const StreamPiece*>>& by_stream, Visit&& visit,
+                 PastEnd&& past_end) {
+  for (size_t s = 0; s < streams.size(); ++s) {
+    const std::vector<const StreamPiece*>& mine = by_stream[s];
+    if (mine.empty()) continue;
+    size_t next = 0;
+    uint64_t index = 0;
+    expand_loop_trace(
+        streams[s].trace,
+        [&](uint64_t a) {
+          while (next < mine.size() && mine[next]->end <= index) ++next;
+          if (next < mine.size() && mine[next]->begin <= index) visit(*mine[next], a);
+          ++index;
+        },
+        mine.back()->end);
+    for (; next < mine.size(); ++next)
+      if (mine[next]->end > index) past_end(*mine[next]);
+  }
+}
+
+}  // namespace
+
+std::vector<std::optional<ThreadChunks>> chunks_per_execution(
+    const std::vector<TracedInstruction>& streams, const std::vector<StreamPiece>& pieces,
+    size_t executions, uint32_t thread_count) {
+  constexpr uint64_t kMaxAddresses = uint64_t{1} << 30;
+  std::vector<std::optional<ThreadChunks>> result(executions);
+  if (thread_count == 0 || executions == 0) return result;
+
+  // Each stream's pieces in order; an execution is refused (bad) on any
+  // violation of the rules.
+  std::vector<std::vector<const StreamPiece*>> by_stream(streams.size());
+  for (const StreamPiece& piece : pieces) {
+    if (piece.stream >= streams.size() || piece.execution >= executions || piece.begin >= piece.end)
+      continue;
+    by_stream[piece.stream].push_back(&piece);
+  }
+  struct Execution {
+    bool bad = false;
+    bool seen = false;  // some piece
+    uint64_t n = 0;
+    uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0;
+    int direction = 0;  // +1: addresses grow with the iterations, -1: shrink
+    uint64_t stride = 0;
+    std::vector<bool> threads;  // threads with a stream in it
+    std::vector<bool> taken;    // by iteration
+  };
+  std::vector<Execution> ex(executions);
+  for (size_t s = 0; s < streams.size(); ++s) {
+    auto& mine = by_stream[s];
+    std::sort(mine.begin(), mine.end(), [](const StreamPiece* a, const StreamPiece* b) {
+      return std::tie(a->begin, a->end) < std::tie(b->begin, b->end);
+    });
+    const TracedInstruction& stream = streams[s];
+    std::set<size_t> in;
+    for (size_t k = 0; k < mine.size(); ++k) {
+      Execution& e = ex[mine[k]->execution];
+      e.seen = true;
+      if (k > 0 && mine[k]->begin < mine[k - 1]->end) e.bad = true;  // overlapping pieces
+      if (stream.lost > 0 || stream.thread >= thread_count) e.bad = true;
+      in.insert(mine[k]->execution);
+    }
+    for (size_t id : in) {
+      Execution& e = ex[id];
+      if (e.threads.empty()) e.threads.assign(thread_count, false);
+      if (stream.thread < thread_count) {
+        if (e.threads[stream.thread]) e.bad = true;  // two streams of one thread
+        e.threads[stream.thread] = true;
+      }
+    }
+  }
+
+  // At most kMaxAddresses per execution; only the pieces of executions
+  // still in the running are expanded.
+  std::vector<uint64_t> sizes(executions, 0);
+  for (const auto& mine : by_stream)
+    for (const StreamPiece* piece : mine) {
+      uint64_t& size = sizes[piece->execution];
+      size = std::min(size + (piece->end - piece->begin), kMaxAddresses + 1);
+    }
+  for (size_t id = 0; id < executions; ++id)
+    if (sizes[id] > kMaxAddresses) ex[id].bad = true;
+  for (auto& mine : by_stream)
+    std::erase_if(mine, [&](const StreamPiece* piece) { return ex[piece->execution].bad; });
+
+  // Pass 1: per execution the addresses' range and count, and per stream
+  // whether they grow or shrink.
+  struct StreamState {
+    uint64_t count = 0;
+    uint64_t first = 0;
+    int64_t previous = -1;  // pass 2: the previous iteration
+  };
+  std::vector<std::map<size_t, StreamState>> state(streams.size());
+  const StreamPiece* current = nullptr;
+  StreamState* st = nullptr;
+  auto state_of = [&](const StreamPiece& piece) -> StreamState& {
+    if (&piece != current) {
+      current = &piece;
+      st = &state[piece.stream][piece.execution];
+    }
+    return *st;
+  };
+  walk_pieces(
+      streams, by_stream,
+      [&](const StreamPiece& piece, uint64_t a) {
+        Execution& e = ex[piece.execution];
+        if (e.bad) return;
+        StreamState& ss = state_of(piece);
+        e.lo = std::min(e.lo, a);
+        e.hi = std::max(e.hi, a);
+        ++e.n;
+        if (ss.count == 0) ss.first = a;
+        if (ss.count == 1) {
+          const int direction = a > ss.first ? 1 : a < ss.first ? -1 : 0;
+          if (direction == 0 || (e.direction != 0 && e.direction != direction)) {
+            e.bad = true;  // a repeated address, or threads disagree
+          } else {
+            e.direction = direction;
+          }
+        }
+        ++ss.count;
+      },
+      [&](const StreamPiece& piece) { ex[piece.execution].bad = true; });
+  for (Execution& e : ex) {
+    if (e.bad || !e.seen || e.n < 2 || e.hi == e.lo) {
+      e.bad = true;
+      continue;
+    }
+    if (e.direction == 0) e.direction = 1;  // no thread ran two iterations
+    const uint64_t span = e.hi - e.lo;
+    if (span % (e.n - 1) != 0) {
+      e.bad = true;
+      continue;
+    }
+    e.stride = span / (e.n - 1);
+    e.taken.assign(e.n, false);
+  }
+
+  // Pass 2: each address's iteration; a thread's consecutive iterations
+  // form one chunk.
+  std::vector<ThreadChunks> chunks(executions);
+  current = nullptr;
+  for (auto& per_stream : state)
+    for (auto& [id, ss] : per_stream) ss.previous = -1;
+  walk_pieces(
+      streams, by_stream,
+      [&](const StreamPiece& piece, uint64_t a) {
+        Execution& e = ex[piece.execution];
+        if (e.bad) return;
+        StreamState& ss = state_of(piece);
+        const uint64_t offset = e.direction > 0 ? a - e.lo : e.hi - a;
+        if (offset % e.stride != 0) {
+          e.bad = true;
+          return;
+        }
+        const int64_t iteration = static_cast<int64_t>(offset / e.stride);
+        if (e.taken[iteration] || iteration <= ss.previous) {
+          e.bad = true;
+          return;
+        }
+        e.taken[iteration] = true;
+        ThreadChunks& mine = chunks[piece.execution];
+        if (mine.empty()) mine.resize(thread_count);
+        std::vector<IterationChunk>& thread = mine[streams[piece.stream].thread];
+        if (!thread.empty() && iteration == ss.previous + 1) {
+          thread.back().end = iteration + 1;
+        } else {
+          thread.push_back({iteration, iteration + 1});
+        }
+        ss.previous = iteration;
+      },
+      [](const StreamPiece&) {});
+  for (size_t id = 0; id < executions; ++id)
+    if (!ex[id].bad) result[id] = std::move(chunks[id]);
+  return result;
+}
+
 std::optional<std::vector<std::vector<IterationChunk>>> chunks_from_traces(
     const std::vector<TracedInstruction>& streams, uint32_t thread_count) {
-  constexpr uint64_t kMaxAddresses = uint64_t{1} << 30;
   if (thread_count == 0) return std::nullopt;
+  std::vector<StreamPiece> pieces;
   std::vector<bool> seen(thread_count, false);
-  uint64_t n = 0;
-  uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0;
-  int direction = 0;  // +1: addresses grow with the iterations, -1: shrink
-  for (const TracedInstruction& stream : streams) {
+  for (size_t s = 0; s < streams.size(); ++s) {
+    const TracedInstruction& stream = streams[s];
     if (stream.thread >= thread_count || seen[stream.thread]) return std::nullopt;
     seen[stream.thread] = true;
-    const uint64_t length = trace_length(stream.trace);
-    if (stream.lost > 0 || length < stream.accesses) return std::nullopt;
-    if (length > kMaxAddresses || n + length > kMaxAddresses) return std::nullopt;
-    n += length;
-    uint64_t count = 0, first = 0;
-    int stream_direction = 0;
-    expand_loop_trace(stream.trace, [&](uint64_t a) {
-      lo = std::min(lo, a);
-      hi = std::max(hi, a);
-      if (count == 0) first = a;
-      if (count == 1) stream_direction = a > first ? 1 : a < first ? -1 : 2;
-      ++count;
-    });
-    if (stream_direction == 2) return std::nullopt;  // a repeated address
-    if (stream_direction != 0) {
-      if (direction != 0 && direction != stream_direction) return std::nullopt;
-      direction = stream_direction;
-    }
+    if (stream.lost > 0 || trace_length(stream.trace) < stream.accesses) return std::nullopt;
+    pieces.push_back({s, 0, 0, stream.accesses});
   }
-  if (n < 2 || hi == lo) return std::nullopt;
-  if (direction == 0) direction = 1;  // no thread ran two iterations
-  const uint64_t span = hi - lo;
-  if (span % (n - 1) != 0) return std::nullopt;
-  const uint64_t stride = span / (n - 1);
-
-  std::vector<std::vector<IterationChunk>> chunks(thread_count);
-  std::vector<bool> taken(n, false);
-  for (const TracedInstruction& stream : streams) {
-    bool ok = true;
-    int64_t previous = -1;
-    std::vector<IterationChunk>& mine = chunks[stream.thread];
-    expand_loop_trace(stream.trace, [&](uint64_t a) {
-      if (!ok) return;
-      const uint64_t offset = direction > 0 ? a - lo : hi - a;
-      if (offset % stride != 0) {
-        ok = false;
-        return;
-      }
-      const int64_t iteration = static_cast<int64_t>(offset / stride);
-      if (taken[iteration] || iteration <= previous) {
-        ok = false;
-        return;
-      }
-      taken[iteration] = true;
-      if (!mine.empty() && iteration == previous + 1) {
-        mine.back().end = iteration + 1;
-      } else {
-        mine.push_back({iteration, iteration + 1});
-      }
-      previous = iteration;
-    });
-    if (!ok) return std::nullopt;
-  }
-  return chunks;
+  auto result = chunks_per_execution(streams, pieces, 1, thread_count);
+  return std::move(result.front());
 }
 
-std::optional<size_t> pick_representative(
-    const std::vector<std::vector<TracedInstruction>>& candidates) {
-  std::vector<std::pair<uint64_t, size_t>> order;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    uint64_t total = 0;
-    for (const TracedInstruction& stream : candidates[i]) {
-      const uint64_t length = trace_length(stream.trace);
-      total = length > std::numeric_limits<uint64_t>::max() - total
-                  ? std::numeric_limits<uint64_t>::max()
-                  : total + length;
-    }
-    order.emplace_back(total, i);
-  }
-  std::sort(order.begin(), order.end());
-  for (const auto& [total, i] : order) {
-    if (candidates[i].empty()) continue;
-    uint32_t threads = 0;
-    for (const TracedInstruction& stream : candidates[i]) {
-      threads = std::max(threads, stream.thread + 1);
-    }
-    if (threads == 0) continue;  // thread number overflowed
-    if (chunks_from_traces(candidates[i], threads)) return i;
-  }
-  return std::nullopt;
-}
-
-RecoveredSchedule schedule_from_traces(const std::vector<TracedInstruction>& per_thread_streams,
-                                       uint32_t thread_count) {
-  const auto chunks = chunks_from_traces(per_thread_streams, thread_count);
-  if (!chunks) return {};
-  RecoveredSchedule schedule = classify_schedule(*chunks);
+RecoveredSchedule classify_traced_chunks(const ThreadChunks& chunks) {
+  RecoveredSchedule schedule = classify_schedule(chunks);
   int64_t runs = 0;
-  for (const auto& thread_chunks : *chunks) runs += static_cast<int64_t>(thread_chunks.size());
+  for (const auto& thread_chunks : chunks) runs += static_cast<int64_t>(thread_chunks.size());
   if (schedule.kind != ScheduleKind::Static && schedule.iterations < 2 * runs) {
     schedule.kind = ScheduleKind::Unknown;
     schedule.chunk = 0;
     schedule.evidence = "chunks of about one iteration: the instruction may be in an inner loop";
   }
   return schedule;
+}
+
+RecoveredSchedule schedule_from_traces(const std::vector<TracedInstruction>& per_thread_streams,
+                                       uint32_t thread_count) {
+  const auto chunks = chunks_from_traces(per_thread_streams, thread_count);
+  if (!chunks) return {};
+  return classify_traced_chunks(*chunks);
+}
+
+RecoveredSchedule merge_executions(const std::vector<RecoveredSchedule>& per_execution) {
+  RecoveredSchedule merged;
+  merged.executions = static_cast<int64_t>(per_execution.size());
+  merged.agreeing = 0;
+  if (per_execution.empty()) return merged;
+  // Names in order of first appearance, with their counts and first entry.
+  std::vector<std::string> names;
+  std::map<std::string, std::pair<int64_t, size_t>> tally;
+  for (size_t i = 0; i < per_execution.size(); ++i) {
+    const std::string name = schedule_name(per_execution[i]);
+    auto [it, fresh] = tally.try_emplace(name, 0, i);
+    if (fresh) names.push_back(name);
+    ++it->second.first;
+  }
+  std::string best;
+  for (const std::string& name : names) {
+    if (name == "unknown") continue;
+    if (best.empty() || tally.at(name).first > tally.at(best).first) best = name;
+  }
+  if (best.empty()) best = "unknown";
+  const auto& [count, first] = tally.at(best);
+  merged = per_execution[first];
+  merged.executions = static_cast<int64_t>(per_execution.size());
+  merged.agreeing = count;
+  merged.others.clear();
+  for (const RecoveredSchedule& e : per_execution) {
+    if (schedule_name(e) != best) continue;
+    merged.iterations = std::max(merged.iterations, e.iterations);
+    merged.threads = std::max(merged.threads, e.threads);
+  }
+  for (const std::string& name : names)
+    if (name != best) merged.others.push_back({name, tally.at(name).first});
+  std::stable_sort(
+      merged.others.begin(), merged.others.end(),
+      [](const ScheduleTally& a, const ScheduleTally& b) { return a.executions > b.executions; });
+  return merged;
+}
+
+std::optional<RepresentativeChunks> pick_representative(
+    const std::vector<TracedCandidate>& candidates, size_t executions, uint32_t thread_count) {
+  std::optional<RepresentativeChunks> best;
+  size_t best_qualified = 0;
+  uint64_t best_total = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    uint64_t total = 0;
+    for (const StreamPiece& piece : candidates[i].pieces)
+      if (piece.end > piece.begin) total += piece.end - piece.begin;
+    if (best && total >= best_total && best_qualified == executions) continue;
+    auto chunks =
+        chunks_per_execution(candidates[i].streams, candidates[i].pieces, executions, thread_count);
+    const auto qualified = static_cast<size_t>(
+        std::count_if(chunks.begin(), chunks.end(), [](const auto& c) { return c.has_value(); }));
+    if (qualified == 0) continue;
+    if (!best || qualified > best_qualified ||
+        (qualified == best_qualified && total < best_total)) {
+      best = RepresentativeChunks{i, std::move(chunks)};
+      best_qualified = qualified;
+      best_total = total;
+    }
+  }
+  return best;
 }
 
 }  // namespace weft

@@ -16,6 +16,7 @@
 #include "diagnosis/trace_hints.h"
 #include "findings/false_sharing_findings.h"
 #include "findings/source_lines.h"
+#include "profile/section_instances.h"
 
 namespace weft {
 namespace {
@@ -52,27 +53,117 @@ SourcePosition position_of(const Profile& profile, uint64_t pc) {
   return profile.source_position(pc).value_or(SourcePosition{"??", "", 0});
 }
 
-// The loops whose chunks the OpenMP runtime handed out, by loop key.
-std::vector<LoopSchedule> runtime_schedules(const Profile& profile) {
+// The executions of the run's loops: each thread's segments (docs/metrics.md,
+// "Parallel section": segment k of a thread is its execution after its k-th
+// section-closing record) grouped into section instances. A loop's
+// execution is its part in one instance: a worksharing loop ends at a
+// barrier, so each of its executions is in an instance of its own.
+class LoopExecutions {
+ public:
+  explicit LoopExecutions(const std::vector<SyncRecord>& sync) {
+    for (const SectionInstance& instance : find_section_instances(sync)) {
+      const size_t id = next_++;
+      for (const SectionInstanceThread& t : instance.threads)
+        for (uint32_t segment = t.first_segment; segment <= t.segment; ++segment)
+          slots_[{t.thread, segment}] = id;
+    }
+  }
+
+  // The execution slot of the thread's segment: instances in order of their
+  // first arrival; a segment of no instance (a team of one) is a slot of its
+  // own, numbered after them.
+  size_t slot(uint32_t thread, uint32_t segment) {
+    auto [it, fresh] = slots_.try_emplace({thread, segment}, next_);
+    if (fresh) ++next_;
+    return it->second;
+  }
+
+ private:
+  std::map<std::pair<uint32_t, uint32_t>, size_t> slots_;
+  size_t next_ = 0;
+};
+
+// Classifications of one loop's executions, each distinct set of chunks
+// classified once (a loop run a thousand times usually repeats a few).
+class ClassifiedChunks {
+ public:
+  template <class Classify>
+  const RecoveredSchedule& of(const ThreadChunks& chunks, Classify&& classify) {
+    auto found = known_.find(chunks);
+    if (found != known_.end()) return found->second;
+    return known_.emplace(chunks, classify(chunks)).first->second;
+  }
+
+ private:
+  std::map<ThreadChunks, RecoveredSchedule> known_;
+};
+
+// The functions that asked the runtime for chunks (the chunk records' call
+// sites: the outlined body of a combined `parallel for`, whose loop key is
+// the call in its parent) or set a loop up: their loops' schedules come
+// from the runtime, not from the traces.
+std::set<std::string> functions_with_chunks(const Profile& profile,
+                                            const std::vector<SyncRecord>& sync) {
+  std::set<uint64_t> pcs;
+  for (const SyncRecord& r : sync)
+    if (r.kind == SyncKind::OmpLoopChunk) {
+      pcs.insert(r.pc);
+      pcs.insert(omp_loop_key(r.object));
+    }
+  std::set<std::string> functions;
+  for (uint64_t pc : pcs) functions.insert(position_of(profile, pc).function);
+  return functions;
+}
+
+// The loops whose chunks the OpenMP runtime handed out, by loop key: each
+// execution's chunks classified on their own, then merged.
+std::vector<LoopSchedule> runtime_schedules(const Profile& profile,
+                                            const std::vector<SyncRecord>& sync,
+                                            LoopExecutions& executions) {
   struct Loop {
     LoopScheduleKind kind = LoopScheduleKind::Unknown;
-    std::map<uint32_t, std::vector<IterationChunk>> chunks;  // by thread
+    uint64_t first_call = 0;  // the call that handed out its first chunk
+    std::set<uint32_t> threads;
+    // By execution slot, then thread.
+    std::map<size_t, std::map<uint32_t, std::vector<IterationChunk>>> chunks;
   };
   std::map<uint64_t, Loop> loops;
-  for (const SyncRecord& r : profile.omp_loop_chunks()) {
-    Loop& loop = loops[omp_loop_key(r.object)];
-    if (omp_loop_schedule(r.object) != LoopScheduleKind::Unknown)
-      loop.kind = omp_loop_schedule(r.object);
-    loop.chunks[r.thread].push_back({r.arg0, r.arg1});
+  uint32_t thread = 0, segment = 0;
+  for (size_t i = 0; i < sync.size(); ++i) {
+    const SyncRecord& r = sync[i];
+    if (i == 0 || r.thread != thread) thread = r.thread, segment = 0;
+    if (r.kind == SyncKind::OmpLoopChunk) {
+      Loop& loop = loops[omp_loop_key(r.object)];
+      if (omp_loop_schedule(r.object) != LoopScheduleKind::Unknown)
+        loop.kind = omp_loop_schedule(r.object);
+      if (loop.first_call == 0) loop.first_call = r.pc;
+      loop.threads.insert(r.thread);
+      loop.chunks[executions.slot(r.thread, segment)][r.thread].push_back({r.arg0, r.arg1});
+    }
+    if (closes_section(r.kind)) ++segment;
   }
   std::vector<LoopSchedule> out;
   for (auto& [key, loop] : loops) {
-    std::vector<std::vector<IterationChunk>> per_thread;
-    for (auto& [thread, chunks] : loop.chunks) per_thread.push_back(std::move(chunks));
+    const std::optional<ScheduleKind> kind = runtime_kind(loop.kind);
+    ClassifiedChunks classified;
+    std::vector<RecoveredSchedule> per_execution;
+    for (auto& [slot, by_thread] : loop.chunks) {
+      // The loop's team: every thread that ran one of its chunks.
+      ThreadChunks per_thread;
+      for (uint32_t t : loop.threads) {
+        auto mine = by_thread.find(t);
+        per_thread.push_back(mine == by_thread.end() ? std::vector<IterationChunk>{}
+                                                     : std::move(mine->second));
+      }
+      per_execution.push_back(classified.of(
+          per_thread, [&](const ThreadChunks& c) { return classify_schedule(c, kind); }));
+    }
+    // Named where the threads ask for chunks, inside the parallel body (a
+    // combined `parallel for` of gcc's is set up by a call in its parent).
     LoopSchedule s;
-    s.pc = key;
-    s.position = position_of(profile, key);
-    s.schedule = classify_schedule(per_thread, runtime_kind(loop.kind));
+    s.pc = loop.first_call != 0 ? loop.first_call : key;
+    s.position = position_of(profile, s.pc);
+    s.schedule = merge_executions(per_execution);
     s.name = schedule_name(s.schedule);
     s.source = "runtime";
     out.push_back(std::move(s));
@@ -82,7 +173,8 @@ std::vector<LoopSchedule> runtime_schedules(const Profile& profile) {
 
 struct DecodedTraces {
   std::vector<TracedInstruction> all;
-  std::vector<int64_t> region_of;  // parallel to `all`
+  std::vector<int64_t> region_of;                                      // parallel to `all`
+  std::vector<std::optional<std::vector<StreamSegmentRun>>> segments;  // likewise
   uint64_t total_accesses = 0;
   // The accesses of one thread's stream of a pc (0 when it has none).
   uint64_t accesses(uint32_t thread, uint64_t pc) const {
@@ -108,24 +200,43 @@ DecodedTraces decode_traces(const Profile& profile) {
     d.index[{i.thread, i.pc}] = d.all.size();
     d.all.push_back(std::move(i));
     d.region_of.push_back(t.region_id);
+    d.segments.push_back(std::move(t.segments));
   }
   return d;
 }
 
+// A stream's pieces, one per segment it has accesses in (StreamSegmentRun),
+// as (segment, first access); nullopt without segment runs.
+std::optional<std::vector<std::pair<uint32_t, uint64_t>>> segment_starts(
+    const TracedInstruction& stream, const std::optional<std::vector<StreamSegmentRun>>& runs) {
+  if (!runs) return std::nullopt;
+  std::vector<std::pair<uint32_t, uint64_t>> starts;
+  if (runs->empty() || runs->front().first_access > 0) starts.emplace_back(0, 0);
+  for (const StreamSegmentRun& run : *runs)
+    for (uint64_t j = 0; j < run.count; ++j) {
+      const uint64_t at = run.first_access + j * run.access_step;
+      if (at >= stream.accesses) break;
+      starts.emplace_back(static_cast<uint32_t>(run.first_segment + j * run.segment_step), at);
+    }
+  return starts;
+}
+
 // Loops of outlined parallel bodies without runtime chunks: the schedule
-// is recovered from which iterations each thread's instructions touched.
+// is recovered from which iterations each thread's instructions touched,
+// per execution of the loop (the streams' pieces in each section
+// instance), then merged.
 std::vector<LoopSchedule> trace_schedules(const Profile& profile, const DecodedTraces& traces,
-                                          const std::vector<LoopSchedule>& from_runtime) {
-  std::set<std::string> functions_with_chunks;
-  for (const LoopSchedule& s : from_runtime) functions_with_chunks.insert(s.position.function);
+                                          const std::set<std::string>& functions_with_chunks,
+                                          LoopExecutions& executions) {
   std::map<int64_t, RegionInfo> regions;
   for (RegionInfo& r : profile.regions()) regions[r.id] = std::move(r);
   const uint32_t threads = profile.thread_count();
 
-  // region -> pc -> streams (one per thread), for the loops of outlined
-  // bodies (the pc's physical function) without runtime chunks.
+  // region -> pc -> streams (one per thread, as indexes into traces.all),
+  // for the loops of outlined bodies (the pc's physical function) without
+  // runtime chunks.
   std::map<uint64_t, bool> candidate_pc;
-  std::map<int64_t, std::map<uint64_t, std::vector<TracedInstruction>>> by_region;
+  std::map<int64_t, std::map<uint64_t, std::vector<size_t>>> by_region;
   for (size_t i = 0; i < traces.all.size(); ++i) {
     auto region = regions.find(traces.region_of[i]);
     if (region == regions.end() || region->second.kind != "loop") continue;
@@ -136,23 +247,73 @@ std::vector<LoopSchedule> trace_schedules(const Profile& profile, const DecodedT
       known->second =
           is_outlined_parallel_body(function) && !functions_with_chunks.contains(function);
     }
-    if (known->second) by_region[region->first][pc].push_back(traces.all[i]);
+    if (known->second) by_region[region->first][pc].push_back(i);
   }
   std::vector<LoopSchedule> out;
   for (auto& [region_id, pcs] : by_region) {
-    std::vector<std::vector<TracedInstruction>> candidates;
+    std::vector<TracedCandidate> candidates;
     std::vector<uint64_t> candidate_pcs;
-    for (auto& [pc, streams] : pcs) {
-      if (streams.size() < 2) continue;  // a loop one thread ran tells no schedule
-      candidates.push_back(std::move(streams));
+    // Per candidate and stream, the segments it ran in; without segment
+    // runs for every stream, the whole run is one execution (as in
+    // profiles written before them).
+    std::vector<std::vector<std::vector<std::pair<uint32_t, uint64_t>>>> starts;
+    bool segmented = true;
+    for (auto& [pc, indexes] : pcs) {
+      if (indexes.size() < 2) continue;  // a loop one thread ran tells no schedule
+      TracedCandidate candidate;
+      std::vector<std::vector<std::pair<uint32_t, uint64_t>>> mine;
+      for (size_t i : indexes) {
+        candidate.streams.push_back(traces.all[i]);
+        auto s = segment_starts(traces.all[i], traces.segments[i]);
+        segmented = segmented && s.has_value();
+        mine.push_back(s.value_or(std::vector<std::pair<uint32_t, uint64_t>>{}));
+      }
+      candidates.push_back(std::move(candidate));
+      starts.push_back(std::move(mine));
       candidate_pcs.push_back(pc);
     }
-    const std::optional<size_t> pick = pick_representative(candidates);
+    // The pieces, by execution slot, numbered densely in slot order.
+    std::map<size_t, size_t> dense;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      for (size_t s = 0; s < candidates[c].streams.size(); ++s) {
+        const TracedInstruction& stream = candidates[c].streams[s];
+        if (!segmented) {
+          candidates[c].pieces.push_back({s, 0, 0, stream.accesses});
+          dense[0] = 0;
+          continue;
+        }
+        const auto& mine = starts[c][s];
+        for (size_t k = 0; k < mine.size(); ++k) {
+          const uint64_t end = k + 1 < mine.size() ? mine[k + 1].second : stream.accesses;
+          const size_t slot = executions.slot(stream.thread, mine[k].first);
+          dense.try_emplace(slot, 0);
+          candidates[c].pieces.push_back({s, slot, mine[k].second, end});
+        }
+      }
+    }
+    size_t next = 0;
+    for (auto& [slot, id] : dense) id = next++;
+    for (TracedCandidate& candidate : candidates)
+      for (StreamPiece& piece : candidate.pieces) piece.execution = dense.at(piece.execution);
+
+    const auto pick = pick_representative(candidates, dense.size(), threads);
     if (!pick) continue;
+    // The representative's executions (those it ran in), in run order.
+    std::vector<bool> ran(dense.size(), false);
+    for (const StreamPiece& piece : candidates[pick->candidate].pieces)
+      if (piece.end > piece.begin) ran[piece.execution] = true;
+    ClassifiedChunks classified;
+    std::vector<RecoveredSchedule> per_execution;
+    for (size_t e = 0; e < dense.size(); ++e) {
+      if (!ran[e]) continue;
+      per_execution.push_back(pick->chunks[e]
+                                  ? classified.of(*pick->chunks[e], classify_traced_chunks)
+                                  : RecoveredSchedule{});
+    }
     LoopSchedule s;
-    s.schedule = schedule_from_traces(candidates[*pick], threads);
+    s.schedule = merge_executions(per_execution);
     if (s.schedule.kind == ScheduleKind::Unknown) continue;
-    s.pc = candidate_pcs[*pick];
+    s.pc = candidate_pcs[pick->candidate];
     const RegionInfo& region = regions.at(region_id);
     s.position = position_of(profile, s.pc);
     if (!region.file.empty() && region.first_line != 0) {
@@ -556,9 +717,12 @@ MemoryHints analyze_memory_hints(const Profile& profile, size_t top) {
   DecodedTraces traces;
   if (out.traces) traces = decode_traces(profile);
 
-  out.schedules = runtime_schedules(profile);
+  const std::vector<SyncRecord> sync = profile.sync_events();
+  LoopExecutions executions(sync);
+  out.schedules = runtime_schedules(profile, sync, executions);
   if (out.traces) {
-    std::vector<LoopSchedule> recovered = trace_schedules(profile, traces, out.schedules);
+    std::vector<LoopSchedule> recovered =
+        trace_schedules(profile, traces, functions_with_chunks(profile, sync), executions);
     out.schedules.insert(out.schedules.end(), std::make_move_iterator(recovered.begin()),
                          std::make_move_iterator(recovered.end()));
   }

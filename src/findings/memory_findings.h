@@ -20,7 +20,8 @@
 namespace weft {
 
 struct LoopSchedule {
-  uint64_t pc = 0;  // the runtime call that set the loop up, or the representative instruction
+  uint64_t pc = 0;  // the runtime call that handed out the loop's first chunk, or the
+                    // representative instruction
   SourcePosition position;
   RecoveredSchedule schedule;
   std::string name;     // schedule_name(): "static", "static,4", "dynamic,16", "guided,1"

@@ -363,22 +363,23 @@ CommunicationMatrix Profile::matrix(const std::vector<int64_t>& region_ids, Matr
   return matrix;
 }
 
-std::vector<SyncRecord> Profile::omp_loop_chunks() const {
+std::vector<SyncRecord> Profile::sync_events() const {
   return impl_->guarded([&] {
     std::vector<SyncRecord> out;
     sqlite::Statement query(impl_->db,
-                            "SELECT thread, time_ns, pc, object, arg0, arg1 FROM sync_events"
-                            " WHERE kind = ? ORDER BY thread, rowid");
-    query.bind(1, sync_kind_name(SyncKind::OmpLoopChunk));
+                            "SELECT thread, kind, time_ns, pc, object, arg0, arg1 FROM sync_events"
+                            " ORDER BY thread, rowid");
     while (query.step()) {
+      const std::optional<SyncKind> kind = sync_kind_from_name(query.column_text(1));
+      if (!kind) continue;
       SyncRecord r;
       r.thread = static_cast<uint32_t>(query.column_int(0));
-      r.kind = SyncKind::OmpLoopChunk;
-      r.time_ns = query.column_u64(1);
-      r.pc = query.column_u64(2);
-      r.object = query.column_u64(3);
-      r.arg0 = query.column_int(4);
-      r.arg1 = query.column_int(5);
+      r.kind = *kind;
+      r.time_ns = query.column_u64(2);
+      r.pc = query.column_u64(3);
+      r.object = query.column_u64(4);
+      r.arg0 = query.column_int(5);
+      r.arg1 = query.column_int(6);
       out.push_back(r);
     }
     return out;

@@ -124,9 +124,10 @@ class Profile {
 
   // True when the run ran analysis `id` (meta analyses names it).
   bool has_analysis(AnalysisId id) const;
-  // The chunks OpenMP runtimes handed out (sync_events of kind
-  // omp_loop_chunk), per thread in time order.
-  std::vector<SyncRecord> omp_loop_chunks() const;
+  // The synchronization log (sync_events): each thread's records in the
+  // order it logged them, threads by id; a kind this weft does not know is
+  // left out.
+  std::vector<SyncRecord> sync_events() const;
   // The pcs whose code location is at file:line (file matched on its path's
   // end, "kernel.c" matches "/src/kernel.c").
   std::vector<uint64_t> pcs_at_line(const std::string& file, uint32_t line) const;

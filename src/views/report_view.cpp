@@ -110,6 +110,17 @@ std::string render_imbalance_summary(const ReportFindings& data) {
   return text;
 }
 
+// "all 12 executions", "1 execution", "7 of 10 executions (others: static,4 in 2, unknown
+// in 1)".
+std::string executions_text(const RecoveredSchedule& s) {
+  if (s.executions == 1) return "1 execution";
+  if (s.agreeing == s.executions) return fmt::format("all {} executions", s.executions);
+  std::string others;
+  for (const ScheduleTally& o : s.others)
+    others += fmt::format("{}{} in {}", others.empty() ? "" : ", ", o.schedule, o.executions);
+  return fmt::format("{} of {} executions (others: {})", s.agreeing, s.executions, others);
+}
+
 std::string render_memory_summary(const ReportFindings& data) {
   const MemoryHints& memory = data.memory;
   std::string text;
@@ -117,7 +128,8 @@ std::string render_memory_summary(const ReportFindings& data) {
     text += "\nOpenMP loop schedules executed\n";
     for (const LoopSchedule& s : memory.schedules) {
       text +=
-          fmt::format("  {}  {}  (from the {}; {})\n", code_location(s.position, s.pc), s.name,
+          fmt::format("  {}  {} in {}  (from the {}; {})\n", code_location(s.position, s.pc),
+                      s.name, executions_text(s.schedule),
                       s.source == "runtime" ? "runtime's chunks" : "traces", s.schedule.evidence);
       if (!s.warning.empty()) text += "    warning: " + s.warning + "\n";
     }
@@ -360,7 +372,10 @@ json imbalance_json(const ReportFindings& data) {
 
 json schedules_json(const MemoryHints& memory) {
   json schedules = json::array();
-  for (const LoopSchedule& s : memory.schedules)
+  for (const LoopSchedule& s : memory.schedules) {
+    json others = json::array();
+    for (const ScheduleTally& o : s.schedule.others)
+      others.push_back({{"schedule", o.schedule}, {"executions", o.executions}});
     schedules.push_back({{"file", s.position.file},
                          {"line", s.position.line},
                          {"function", s.position.function},
@@ -369,9 +384,13 @@ json schedules_json(const MemoryHints& memory) {
                          {"chunk", s.schedule.chunk},
                          {"iterations", s.schedule.iterations},
                          {"threads", s.schedule.threads},
+                         {"executions", s.schedule.executions},
+                         {"agreeing_executions", s.schedule.agreeing},
+                         {"other_schedules", std::move(others)},
                          {"source", s.source},
                          {"evidence", s.schedule.evidence},
                          {"warning", s.warning.empty() ? json(nullptr) : json(s.warning)}});
+  }
   return schedules;
 }
 

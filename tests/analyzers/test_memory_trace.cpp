@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -29,6 +30,7 @@ LoopTrace trace_of(std::vector<TraceNode> elements) {
 struct Captured {
   TraceStreamHeader header;
   std::vector<uint8_t> bytes;
+  std::vector<TraceSegmentRun> segments;
   LoopTrace decoded() const { return decode_loop_trace(bytes.data(), bytes.size()); }
 };
 
@@ -39,13 +41,21 @@ std::vector<Captured> capture(MemoryTraceRecorder& recorder) {
   std::vector<Captured> streams;
   recorder.for_each_stream(
       [&](const TraceStreamHeader& header, const MemoryTraceRecorder::Body& body) {
-        Captured c{header, {}};
+        Captured c{header, {}, {}};
         auto append = [&](const void* data, size_t n) {
           const auto* b = static_cast<const uint8_t*>(data);
           c.bytes.insert(c.bytes.end(), b, b + n);
         };
         body.write(append);
         EXPECT_EQ(c.bytes.size(), header.encoded_bytes);
+        std::vector<uint8_t> runs;
+        body.write_segments([&](const void* data, size_t n) {
+          const auto* b = static_cast<const uint8_t*>(data);
+          runs.insert(runs.end(), b, b + n);
+        });
+        EXPECT_EQ(runs.size(), header.segment_runs * sizeof(TraceSegmentRun));
+        c.segments.resize(runs.size() / sizeof(TraceSegmentRun));
+        if (!runs.empty()) std::memcpy(c.segments.data(), runs.data(), runs.size());
         std::vector<uint8_t> again;
         body.write([&](const void* data, size_t n) {
           const auto* b = static_cast<const uint8_t*>(data);
@@ -78,7 +88,7 @@ Captured record(const std::vector<uint64_t>& addresses,
   std::vector<Captured> streams = capture(recorder);
   if (addresses.empty()) {  // an instruction never executed has no stream
     EXPECT_TRUE(streams.empty());
-    return Captured{{}, {0x00}};
+    return Captured{{}, {0x00}, {}};
   }
   EXPECT_EQ(streams.size(), 1u);
   return streams.empty() ? Captured{} : streams[0];
@@ -515,6 +525,62 @@ TEST(MemoryTrace, NoBudgetLosesEverythingAndStillDecodes) {
   EXPECT_EQ(c.header.accesses, 4u);
   EXPECT_EQ(c.header.lost, 4u);
   EXPECT_EQ(c.decoded(), LoopTrace{});
+}
+
+TraceSegmentRun segment_run(uint64_t first_access, uint64_t access_step, uint32_t first_segment,
+                            uint32_t segment_step, uint32_t count) {
+  TraceSegmentRun r;
+  r.first_access = first_access;
+  r.access_step = access_step;
+  r.first_segment = first_segment;
+  r.segment_step = segment_step;
+  r.count = count;
+  return r;
+}
+
+// Each stream notes where its accesses cross the thread's segments, as
+// arithmetic runs: a loop run the same way in every segment is one run.
+TEST(MemoryTrace, SegmentRunsSayWhereAStreamCrossesSegments) {
+  MemoryTraceRecorder recorder(small_config());
+  MemoryTraceRecorder::ThreadState* t = recorder.attach(0);
+  ASSERT_NE(t, nullptr);
+  auto run = [&](uint64_t pc, int accesses) {
+    for (int i = 0; i < accesses; ++i) recorder.access(*t, pc, 0x1000 + 8 * i, 8, true);
+  };
+  const std::vector<int> irregular{0, 3, 1, 0, 0, 7, 0};
+  for (uint32_t segment = 0; segment <= 6; ++segment) {
+    run(0xa, segment == 0 ? 5 : 4);                      // every segment
+    run(0xb, segment >= 2 && segment % 2 == 0 ? 2 : 0);  // from segment 2, every other one
+    run(0xc, segment == 0 ? 3 : 0);                      // segment 0 only
+    run(0xd, irregular[segment]);
+    recorder.close_segment(*t);
+  }
+  const std::vector<Captured> streams = capture(recorder);
+  ASSERT_EQ(streams.size(), 4u);
+  EXPECT_EQ(streams[0].segments, (std::vector<TraceSegmentRun>{segment_run(5, 4, 1, 1, 6)}));
+  EXPECT_EQ(streams[1].segments, (std::vector<TraceSegmentRun>{segment_run(0, 2, 2, 2, 3)}));
+  EXPECT_TRUE(streams[2].segments.empty());
+  EXPECT_EQ(streams[3].segments,
+            (std::vector<TraceSegmentRun>{segment_run(0, 3, 1, 1, 2), segment_run(4, 0, 5, 0, 1)}));
+  for (const Captured& c : streams) EXPECT_EQ(c.header.kinds & kTraceSegmentsLost, 0u);
+}
+
+// Segment runs come out of the thread's budget: without room, the stream
+// says they are lost rather than keep some.
+TEST(MemoryTrace, SegmentRunsBeyondTheBudgetAreLost) {
+  MemoryTraceConfig config = small_config();
+  config.max_bytes_per_thread = 0;
+  MemoryTraceRecorder recorder(config);
+  MemoryTraceRecorder::ThreadState* t = recorder.attach(0);
+  ASSERT_NE(t, nullptr);
+  recorder.access(*t, kPc, 0x1000, 8, false);
+  recorder.close_segment(*t);
+  recorder.access(*t, kPc, 0x1008, 8, false);
+  const std::vector<Captured> streams = capture(recorder);
+  ASSERT_EQ(streams.size(), 1u);
+  EXPECT_EQ(streams[0].header.kinds & kTraceSegmentsLost, kTraceSegmentsLost);
+  EXPECT_EQ(streams[0].header.kinds & (kTraceRead | kTraceWrite), kTraceRead);
+  EXPECT_EQ(streams[0].header.segment_runs, 0u);
 }
 
 TEST(MemoryTrace, ThreadsRecordConcurrently) {

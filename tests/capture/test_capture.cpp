@@ -209,6 +209,49 @@ TEST_F(CaptureSessionTest, RoundTripKeepsEverySection) {
   EXPECT_EQ(c.analysis_values.at("cache_levels"), "64,32768:8,262144:8,8388608:16");
 }
 
+// The traces number a thread's segments as its sync log does: each logged
+// section-closing record starts the next one; other records do not.
+TEST_F(CaptureSessionTest, TracesNoteTheSegmentsTheirAccessesAreIn) {
+  CaptureConfig config;
+  config.max_threads = 4;
+  config.analyses = {AnalysisId::Communication, AnalysisId::Traces};
+  CaptureSession& s = *CaptureSession::create(config);
+  ThreadContext* t = s.start_thread(s.reserve_thread_id(), -1, 0, 100, 1000);
+  auto access = [&](uint64_t pc, uint64_t addr) {
+    CaptureSession::feed_access(*t, s.analyzers(), pc, addr, 8, true);
+  };
+  access(kWriterPc, line_address());
+  access(kWriterPc, line_address() + 8);
+  s.record_sync(*t, SyncKind::BarrierEnter, 2000, kBarrierPc, kBarrier);  // closes segment 0
+  s.record_sync(*t, SyncKind::BarrierLeave, 2100, kBarrierPc, kBarrier);
+  access(kWriterPc, line_address() + 16);
+  s.record_sync(*t, SyncKind::MutexLock, 2200, kBarrierPc, kBarrier + 64);  // closes nothing
+  access(kWriterPc, line_address() + 24);
+  access(kReaderPc, line_address());
+  s.record_sync(*t, SyncKind::OmpImplicitBarrier, 2300, kBarrierPc, 0);  // closes segment 1
+  access(kWriterPc, line_address() + 32);
+  s.finish_thread(*t, 3000);
+  const RunCapture c = round_trip(s);
+  const std::vector<TraceStream> traces = read_trace_streams(c.bytes(kTraceStreams));
+  ASSERT_EQ(traces.size(), 2u);
+  for (const TraceStream& stream : traces) {
+    ASSERT_EQ(stream.segments.size(), 1u);
+    const TraceSegmentRun& run = stream.segments[0];
+    if (stream.header.pc == kWriterPc) {
+      // Segment 1 from access 2, segment 2 from access 4.
+      EXPECT_EQ(run.first_segment, 1u);
+      EXPECT_EQ(run.first_access, 2u);
+      EXPECT_EQ(run.segment_step, 1u);
+      EXPECT_EQ(run.access_step, 2u);
+      EXPECT_EQ(run.count, 2u);
+    } else {
+      EXPECT_EQ(run.first_segment, 1u);
+      EXPECT_EQ(run.first_access, 0u);
+      EXPECT_EQ(run.count, 1u);
+    }
+  }
+}
+
 TEST_F(CaptureSessionTest, CommunicationAloneWritesOnlyItsSections) {
   CaptureConfig config;
   config.max_threads = 4;

@@ -1,7 +1,9 @@
 // Tests of src/diagnosis/schedule_recovery: inference of the OpenMP schedule
 // from synthetic assignments (libgomp / libomp rules, random thread order,
 // random back-to-back grabs that merge into one run), the runtime-kind path,
-// and the recovery of the chunks from hand-compressed memory traces.
+// the recovery of the chunks from hand-compressed memory traces, per
+// execution of a loop run several times, and the merge of the executions'
+// schedules.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -505,6 +507,13 @@ TEST(ScheduleFromTraces, LoopBodyInstructionKeepsItsSchedule) {
   EXPECT_EQ(schedule_name(s), "static,4");
 }
 
+// Whole streams as the pieces of execution 0.
+std::vector<StreamPiece> whole(const std::vector<TracedInstruction>& streams) {
+  std::vector<StreamPiece> pieces;
+  for (size_t s = 0; s < streams.size(); ++s) pieces.push_back({s, 0, 0, streams[s].accesses});
+  return pieces;
+}
+
 TEST(PickRepresentative, FewestAccessesAmongQualifying) {
   const Chunks chunks = static_chunked(256, 4, 4);
   // An inner-loop instruction (a[i][j], 8 per iteration): qualifies too,
@@ -521,13 +530,240 @@ TEST(PickRepresentative, FewestAccessesAmongQualifying) {
   ASSERT_TRUE(chunks_from_traces(inner, 4).has_value());
   // A reduction variable: fewest accesses but does not qualify.
   std::vector<TracedInstruction> reduction = streams_of(chunks, 8);
-  for (auto& s : reduction) s.trace.elements = {trace_value(kArray)};
-  const std::vector<std::vector<TracedInstruction>> candidates{
-      inner, reduction, streams_of(chunks, 8), {}};
-  EXPECT_EQ(pick_representative(candidates), std::optional<size_t>(2));
-  EXPECT_EQ(pick_representative({inner, reduction}), std::optional<size_t>(0));
-  EXPECT_EQ(pick_representative({reduction}), std::nullopt);
-  EXPECT_EQ(pick_representative({}), std::nullopt);
+  for (auto& s : reduction) {
+    s.trace.elements = {trace_value(kArray)};
+    s.accesses = 1;
+  }
+  auto candidate = [](const std::vector<TracedInstruction>& streams) {
+    return TracedCandidate{streams, whole(streams)};
+  };
+  const std::vector<TracedCandidate> candidates{
+      candidate(inner), candidate(reduction), candidate(streams_of(chunks, 8)), {}};
+  const auto pick = pick_representative(candidates, 1, 4);
+  ASSERT_TRUE(pick.has_value());
+  EXPECT_EQ(pick->candidate, 2u);
+  ASSERT_EQ(pick->chunks.size(), 1u);
+  EXPECT_EQ(pick->chunks[0], std::optional<ThreadChunks>(chunks));
+  EXPECT_EQ(pick_representative({candidate(inner), candidate(reduction)}, 1, 4)->candidate, 0u);
+  EXPECT_EQ(pick_representative({candidate(reduction)}, 1, 4), std::nullopt);
+  EXPECT_EQ(pick_representative({}, 1, 4), std::nullopt);
+}
+
+// ---------------------------------------------------------------- executions
+
+// The streams of a loop run once per `assignments` entry (execution e at
+// base `bases[e]`), each thread's executions one after the other in one
+// stream per thread, with the pieces of each execution.
+struct Repeated {
+  std::vector<TracedInstruction> streams;
+  std::vector<StreamPiece> pieces;
+};
+
+Repeated repeated(const std::vector<Chunks>& assignments, const std::vector<uint64_t>& bases,
+                  int64_t stride, uint32_t threads) {
+  Repeated r;
+  std::vector<TracedInstruction> by_thread(threads);
+  for (uint32_t t = 0; t < threads; ++t) by_thread[t].thread = t;
+  std::vector<std::vector<StreamPiece>> pieces(threads);
+  for (size_t e = 0; e < assignments.size(); ++e) {
+    for (uint32_t t = 0; t < threads && t < assignments[e].size(); ++t) {
+      TracedInstruction& stream = by_thread[t];
+      const uint64_t begin = trace_length(stream.trace);
+      for (const IterationChunk& c : assignments[e][t])
+        stream.trace.elements.push_back(trace_loop(
+            static_cast<uint64_t>(c.end - c.begin),
+            {trace_value(bases[e] + static_cast<uint64_t>(c.begin * stride), {stride})}));
+      const uint64_t end = trace_length(stream.trace);
+      if (end > begin) pieces[t].push_back({0, e, begin, end});
+    }
+  }
+  for (uint32_t t = 0; t < threads; ++t) {
+    if (by_thread[t].trace.elements.empty()) continue;
+    by_thread[t].accesses = trace_length(by_thread[t].trace);
+    for (StreamPiece& p : pieces[t]) {
+      p.stream = r.streams.size();
+      r.pieces.push_back(p);
+    }
+    r.streams.push_back(std::move(by_thread[t]));
+  }
+  return r;
+}
+
+// The cause of issue 18's loops without a schedule: a loop run several
+// times revisits its addresses, so its whole-run streams never qualify;
+// per execution they do.
+TEST(ChunksPerExecution, RepeatedStaticLoopQualifiesPerExecution) {
+  const Chunks blocks = static_balanced(1000, 4), chunked = static_chunked(1000, 4, 8);
+  for (const Chunks& chunks : {blocks, chunked}) {
+    const Repeated r = repeated({chunks, chunks, chunks}, {kArray, kArray, kArray}, 8, 4);
+    EXPECT_FALSE(chunks_from_traces(r.streams, 4).has_value());  // the whole run mixed
+    const auto per = chunks_per_execution(r.streams, r.pieces, 3, 4);
+    ASSERT_EQ(per.size(), 3u);
+    for (const auto& e : per) EXPECT_EQ(e, std::optional<ThreadChunks>(merged(chunks)));
+  }
+}
+
+// Time-stepping codes write the other buffer every step: per execution the
+// addresses are one progression, over the run two.
+TEST(ChunksPerExecution, ArraysThatAlternateFromExecutionToExecution) {
+  const Chunks chunks = static_chunked(512, 4, 8);
+  const uint64_t other = kArray + 512 * 8 + 64;
+  const Repeated r =
+      repeated({chunks, chunks, chunks, chunks}, {kArray, other, kArray, other}, 8, 4);
+  const auto per = chunks_per_execution(r.streams, r.pieces, 4, 4);
+  for (const auto& e : per) {
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(schedule_name(classify_traced_chunks(*e)), "static,8");
+  }
+  // Downwards too.
+  const Repeated down = repeated({chunks, chunks}, {other, kArray}, -8, 4);
+  for (const auto& e : chunks_per_execution(down.streams, down.pieces, 2, 4)) {
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(*e, chunks);
+  }
+}
+
+// A triangular nest: the parallel loop's trip count shrinks from one
+// execution to the next; a thread may have nothing to do in the last ones.
+TEST(ChunksPerExecution, TripCountsMayDiffer) {
+  std::vector<Chunks> assignments;
+  std::vector<uint64_t> bases;
+  for (int64_t n : {64, 40, 9, 3}) {
+    assignments.push_back(static_balanced(n, 4));
+    bases.push_back(kArray);
+  }
+  const Repeated r = repeated(assignments, bases, 8, 4);
+  const auto per = chunks_per_execution(r.streams, r.pieces, 4, 4);
+  for (size_t e = 0; e < assignments.size(); ++e) {
+    ASSERT_TRUE(per[e].has_value()) << e;
+    EXPECT_EQ(*per[e], assignments[e]) << e;
+    EXPECT_EQ(schedule_name(classify_traced_chunks(*per[e])), "static") << e;
+  }
+}
+
+TEST(ChunksPerExecution, EachExecutionQualifiesOnItsOwn) {
+  const Chunks chunks = static_balanced(64, 4);
+  const Repeated r = repeated({chunks, chunks, chunks}, {kArray, kArray, kArray}, 8, 4);
+  // Execution 1 of thread 2 reads one address twice: only execution 1 fails.
+  Repeated twice = r;
+  twice.streams[2].trace.elements[1] = trace_loop(16, {trace_value(address(32, 8), {0})});
+  auto per = chunks_per_execution(twice.streams, twice.pieces, 3, 4);
+  EXPECT_TRUE(per[0].has_value());
+  EXPECT_FALSE(per[1].has_value());
+  EXPECT_TRUE(per[2].has_value());
+  // A piece past the trace (its accesses lost): that execution only.
+  Repeated past = r;
+  past.streams[3].trace.elements.pop_back();
+  per = chunks_per_execution(past.streams, past.pieces, 3, 4);
+  EXPECT_TRUE(per[0].has_value());
+  EXPECT_TRUE(per[1].has_value());
+  EXPECT_FALSE(per[2].has_value());
+  // A stream that lost accesses: every execution it is in.
+  Repeated lost = r;
+  lost.streams[0].lost = 1;
+  for (const auto& e : chunks_per_execution(lost.streams, lost.pieces, 3, 4))
+    EXPECT_FALSE(e.has_value());
+  // An execution without pieces, and pieces out of range, are ignored.
+  std::vector<StreamPiece> pieces = r.pieces;
+  pieces.push_back({9, 0, 0, 4});
+  pieces.push_back({0, 7, 0, 4});
+  per = chunks_per_execution(r.streams, pieces, 4, 4);
+  ASSERT_EQ(per.size(), 4u);
+  EXPECT_TRUE(per[0].has_value());
+  EXPECT_FALSE(per[3].has_value());
+  // Accesses in no piece are ignored: execution 1 alone.
+  std::vector<StreamPiece> middle;
+  for (const StreamPiece& p : r.pieces)
+    if (p.execution == 1) middle.push_back({p.stream, 0, p.begin, p.end});
+  per = chunks_per_execution(r.streams, middle, 1, 4);
+  EXPECT_EQ(per[0], std::optional<ThreadChunks>(chunks));
+  // Two pieces of one thread's execution that overlap.
+  pieces = r.pieces;
+  pieces.push_back({0, 0, 0, 2});
+  per = chunks_per_execution(r.streams, pieces, 3, 4);
+  EXPECT_FALSE(per[0].has_value());
+  EXPECT_TRUE(per[1].has_value());
+}
+
+TEST(ChunksPerExecution, PicksTheInstructionThatQualifiesMostOften) {
+  const Chunks chunks = static_balanced(64, 4);
+  const Repeated body = repeated({chunks, chunks, chunks}, {kArray, kArray, kArray}, 8, 4);
+  // Qualifies in executions 0 and 2 only, with fewer accesses (an
+  // instruction of a branch that a[..] of execution 1 did not take).
+  Repeated branch = repeated({chunks, chunks, chunks}, {kArray, kArray, kArray}, 8, 4);
+  branch.streams[1].trace.elements[1] = trace_loop(16, {trace_value(address(16, 8), {0})});
+  branch.pieces.erase(std::remove_if(branch.pieces.begin(), branch.pieces.end(),
+                                     [](const StreamPiece& p) { return p.stream == 0; }),
+                      branch.pieces.end());
+  const auto pick =
+      pick_representative({{branch.streams, branch.pieces}, {body.streams, body.pieces}}, 3, 4);
+  ASSERT_TRUE(pick.has_value());
+  EXPECT_EQ(pick->candidate, 1u);
+  EXPECT_EQ(pick->chunks.size(), 3u);
+}
+
+RecoveredSchedule execution(ScheduleKind kind, int64_t chunk, int64_t iterations = 1024,
+                            unsigned threads = 4, const std::string& evidence = "") {
+  RecoveredSchedule s;
+  s.kind = kind;
+  s.chunk = chunk;
+  s.iterations = iterations;
+  s.threads = threads;
+  s.evidence = evidence;
+  return s;
+}
+
+TEST(MergeExecutions, AllAgree) {
+  const RecoveredSchedule m = merge_executions(
+      std::vector<RecoveredSchedule>(12, execution(ScheduleKind::Static, 8, 4096, 4, "first")));
+  EXPECT_EQ(schedule_name(m), "static,8");
+  EXPECT_EQ(m.executions, 12);
+  EXPECT_EQ(m.agreeing, 12);
+  EXPECT_TRUE(m.others.empty());
+  EXPECT_EQ(m.iterations, 4096);
+  EXPECT_EQ(m.evidence, "first");
+  const RecoveredSchedule one = merge_executions({execution(ScheduleKind::Guided, 2)});
+  EXPECT_EQ(schedule_name(one), "guided,2");
+  EXPECT_EQ(one.executions, 1);
+  EXPECT_EQ(one.agreeing, 1);
+}
+
+TEST(MergeExecutions, TheMostFrequentScheduleWinsAndTheOthersAreCounted) {
+  std::vector<RecoveredSchedule> e;
+  e.push_back(execution(ScheduleKind::Static, 16, 512, 3, "round-robin by chance"));
+  for (int i = 0; i < 7; ++i)
+    e.push_back(execution(ScheduleKind::Dynamic, 16, 1000 + i, 4, "dynamic " + std::to_string(i)));
+  e.push_back(RecoveredSchedule{});
+  e.push_back(execution(ScheduleKind::Static, 16, 512, 3));
+  const RecoveredSchedule m = merge_executions(e);
+  EXPECT_EQ(schedule_name(m), "dynamic,16");
+  EXPECT_EQ(m.executions, 10);
+  EXPECT_EQ(m.agreeing, 7);
+  EXPECT_EQ(m.others, (std::vector<ScheduleTally>{{"static,16", 2}, {"unknown", 1}}));
+  EXPECT_EQ(m.evidence, "dynamic 0");
+  EXPECT_EQ(m.iterations, 1006);  // the largest among the agreeing ones
+  EXPECT_EQ(m.threads, 4u);
+}
+
+TEST(MergeExecutions, TiesGoToTheFirstAndUnknownNeverWinsOverASchedule) {
+  const RecoveredSchedule tie =
+      merge_executions({execution(ScheduleKind::Guided, 4), execution(ScheduleKind::Guided, 8),
+                        execution(ScheduleKind::Guided, 8), execution(ScheduleKind::Guided, 4)});
+  EXPECT_EQ(schedule_name(tie), "guided,4");
+  EXPECT_EQ(tie.agreeing, 2);
+  const RecoveredSchedule rare = merge_executions(
+      {RecoveredSchedule{}, RecoveredSchedule{}, execution(ScheduleKind::Static, 0)});
+  EXPECT_EQ(schedule_name(rare), "static");
+  EXPECT_EQ(rare.agreeing, 1);
+  EXPECT_EQ(rare.others, (std::vector<ScheduleTally>{{"unknown", 2}}));
+  const RecoveredSchedule none = merge_executions({RecoveredSchedule{}, RecoveredSchedule{}});
+  EXPECT_EQ(none.kind, ScheduleKind::Unknown);
+  EXPECT_EQ(none.executions, 2);
+  EXPECT_EQ(none.agreeing, 2);
+  const RecoveredSchedule empty = merge_executions({});
+  EXPECT_EQ(empty.kind, ScheduleKind::Unknown);
+  EXPECT_EQ(empty.executions, 0);
+  EXPECT_EQ(empty.agreeing, 0);
 }
 
 }  // namespace

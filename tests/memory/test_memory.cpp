@@ -17,6 +17,9 @@
 //   - stencil_pthreads, stencil_omp, smoothing_steps_pthreads: reuse across
 //     time steps is no finding, reuse within one is; a stride finding needs
 //     256 accesses in the stream it is read from.
+//   - flame_steps_omp: four parallel loops with their own schedules (static,
+//     static 8, dynamic 4, guided 8), each run once per time step: every
+//     one recognised in each of its executions.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -287,6 +290,64 @@ TEST_P(MemoryAnalyses, SchedulesAreRecognisedWithTheirChunks) {
   }
   std::sort(starts.begin(), starts.end());
   for (size_t i = 1; i < starts.size(); ++i) EXPECT_EQ(starts[i] - starts[i - 1], 1024u * 8);
+}
+
+// Loops run every time step (issue 18): each is recovered per execution and
+// every execution agrees, whether the chunks come from the runtime or, for
+// the static schedules gcc inlines, from the traces (whose written array
+// alternates from step to step).
+TEST_P(MemoryAnalyses, SchedulesOfLoopsRunEveryTimeStep) {
+  const Build& b = GetParam();
+  TempDir dir;
+  constexpr int kSteps = 12;
+  const std::string profile = record(dir, b, "--analyses comm,traces",
+                                     program("flame_steps_omp", b) + " " + std::to_string(kSteps));
+  const json report = view(dir, "report --format json " + profile);
+  const json& schedules = report["schedules"];
+  struct Expected {
+    std::string marker, schedule;
+    int chunk;
+  };
+  const std::vector<Expected> expected = {{"weft:flame-diffusion", "static", 0},
+                                          {"weft:flame-flux", "static,8", 8},
+                                          {"weft:flame-chemistry", "dynamic,4", 4},
+                                          {"weft:flame-update", "guided,8", 8}};
+  size_t in_example = 0;
+  for (const json& s : schedules)
+    if (fs::path(s["file"].get<std::string>()).filename() == "flame_steps_omp.c") ++in_example;
+  EXPECT_EQ(in_example, expected.size()) << schedules.dump();
+  for (const Expected& e : expected) {
+    SCOPED_TRACE(e.marker);
+    const int line = marker("flame_steps_omp.c", e.marker + " ");
+    int found = 0;
+    for (const json& s : schedules) {
+      const int at = s["line"];
+      if (at != line && at != line + 1) continue;  // the pragma or its `for`
+      ++found;
+      EXPECT_EQ(s["schedule"], e.schedule) << s.dump();
+      EXPECT_EQ(s["chunk"], e.chunk) << s.dump();
+      EXPECT_EQ(s["executions"], kSteps) << s.dump();
+      EXPECT_EQ(s["agreeing_executions"], kSteps) << s.dump();
+      EXPECT_EQ(s["other_schedules"], json::array()) << s.dump();
+      EXPECT_EQ(s["iterations"], 4096) << s.dump();
+      EXPECT_EQ(s["source"],
+                b.build.find("gcc") != std::string::npos && e.schedule.rfind("static", 0) == 0
+                    ? "traces"
+                    : "runtime")
+          << s.dump();
+      if (e.schedule.rfind("static", 0) == 0) {
+        EXPECT_EQ(s["threads"], 4) << s.dump();
+      } else {
+        EXPECT_GE(s["threads"], 1) << s.dump();
+        EXPECT_LE(s["threads"], 4) << s.dump();
+      }
+    }
+    EXPECT_EQ(found, 1) << "line " << line << " in " << schedules.dump();
+  }
+  // The text says it too.
+  auto text = run_command(kWeft + " report " + profile, dir.path);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("static,8 in all 12 executions"), std::string::npos) << text.out;
 }
 
 // Each kernel of memory_patterns_pthreads is reported as its finding, at

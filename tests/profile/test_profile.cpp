@@ -14,6 +14,9 @@
 #include "analyzers/communication/communication_records.h"
 #include "analyzers/crd/crd_records.h"
 #include "analyzers/crd/crd_tables.h"
+#include "analyzers/traces/traces_records.h"
+#include "analyzers/traces/traces_tables.h"
+#include "common/loop_trace.h"
 #include "profile/profile.h"
 #include "profile/profile_writer.h"
 
@@ -460,6 +463,87 @@ TEST_F(ProfileTest, RoundTripCrdFootprintAndSections) {
   uint64_t events = 0;
   for (const DistanceCount& d : crd_distances(profile, {})) events += d.count;
   EXPECT_EQ(events, 9u);
+}
+
+// Appends one stream to a kTraceStreams section's bytes.
+void add_trace_stream(std::vector<char>& bytes, TraceStreamHeader header,
+                      const std::vector<uint64_t>& addresses,
+                      const std::vector<TraceSegmentRun>& runs) {
+  LoopTrace trace;
+  for (uint64_t a : addresses) trace.elements.push_back(trace_value(a));
+  const std::vector<uint8_t> encoding = encode_loop_trace(trace);
+  header.encoded_bytes = encoding.size();
+  header.segment_runs = static_cast<uint32_t>(runs.size());
+  header.accesses = addresses.size();
+  const char* h = reinterpret_cast<const char*>(&header);
+  bytes.insert(bytes.end(), h, h + sizeof header);
+  bytes.insert(bytes.end(), encoding.begin(), encoding.end());
+  const char* r = reinterpret_cast<const char*>(runs.data());
+  bytes.insert(bytes.end(), r, r + runs.size() * sizeof(TraceSegmentRun));
+}
+
+// Traces keep where each stream crosses segments (NULL when the budget lost
+// them); a profile written before the column reads as without segments; the
+// sync log reads back in each thread's order.
+TEST_F(ProfileTest, RoundTripTraceSegmentsAndSyncEvents) {
+  RunCapture capture = sample_capture();
+  capture.analyses = {AnalysisId::Communication, AnalysisId::Traces};
+  TraceSegmentRun run;
+  run.first_access = 3;
+  run.access_step = 300;
+  run.first_segment = 1;
+  run.segment_step = 2;
+  run.count = 4000000;
+  TraceSegmentRun single;
+  single.first_access = 1u << 20;
+  single.first_segment = 9;
+  single.count = 1;
+  std::vector<char> bytes;
+  TraceStreamHeader header;
+  header.thread = 1;
+  header.pc = kReaderPc;
+  header.access_size = 8;
+  header.kinds = kTraceRead;
+  add_trace_stream(bytes, header, {0x1000, 0x1008, 0x1010}, {run, single});
+  header.pc = kWriterPc;
+  header.kinds = kTraceWrite | kTraceSegmentsLost;
+  add_trace_stream(bytes, header, {0x2000}, {});
+  header.thread = 2;
+  header.kinds = kTraceWrite;
+  add_trace_stream(bytes, header, {0x3000}, {});
+  capture.sections[kTraceStreams.tag] = {1, bytes};
+  const std::string path = file("traces.weft");
+  build_profile(capture, sample_info(), path);
+
+  {
+    Profile profile = Profile::open(path);
+    const std::vector<MemoryTraceInfo> traces = memory_traces(profile);
+    ASSERT_EQ(traces.size(), 3u);
+    ASSERT_TRUE(traces[0].pc == kReaderPc || traces[1].pc == kReaderPc);
+    const MemoryTraceInfo& reader = traces[0].pc == kReaderPc ? traces[0] : traces[1];
+    const MemoryTraceInfo& lost = traces[0].pc == kReaderPc ? traces[1] : traces[0];
+    const std::vector<StreamSegmentRun> runs{{1, 2, 4000000, 3, 300}, {9, 0, 1, 1u << 20, 0}};
+    EXPECT_EQ(reader.segments, std::optional(runs));
+    EXPECT_EQ(lost.segments, std::nullopt);
+    EXPECT_EQ(traces[2].segments, std::optional(std::vector<StreamSegmentRun>{}));
+
+    const std::vector<SyncRecord> sync = profile.sync_events();
+    ASSERT_EQ(sync.size(), 3u);
+    EXPECT_EQ(sync[0].thread, 0u);
+    EXPECT_EQ(sync[0].kind, SyncKind::ThreadCreate);
+    EXPECT_EQ(sync[1].kind, SyncKind::ThreadJoin);
+    EXPECT_EQ(sync[1].arg0, 1);
+    EXPECT_EQ(sync[2].thread, 1u);
+    EXPECT_EQ(sync[2].kind, SyncKind::ThreadStart);
+  }
+  const std::vector<StreamSegmentRun> runs{{1, 2, 4000000, 3, 300}, {9, 0, 1, 1u << 20, 0}};
+  EXPECT_EQ(decode_segment_runs(encode_segment_runs(runs)), runs);
+  EXPECT_THROW(decode_segment_runs({2, 1}), ProfileError);
+
+  // A profile without the column (written before it): no segments.
+  sql(path, "ALTER TABLE memory_traces DROP COLUMN segments");
+  Profile old = Profile::open(path);
+  for (const MemoryTraceInfo& t : memory_traces(old)) EXPECT_EQ(t.segments, std::nullopt);
 }
 
 TEST_F(ProfileTest, MissingTableIsReported) {

@@ -10,6 +10,7 @@ using memory_trace_detail::kLoopNode;
 using memory_trace_detail::kValueNode;
 using memory_trace_detail::Node;
 using memory_trace_detail::OutputChunk;
+using memory_trace_detail::SegmentRunChunk;
 using memory_trace_detail::Stack;
 using memory_trace_detail::Stream;
 
@@ -20,6 +21,8 @@ constexpr size_t align16(size_t n) { return (n + 15) & ~size_t{15}; }
 constexpr unsigned kInitialSizeClass = 3;  // 8 nodes
 constexpr uint32_t kFirstChunkBytes = 256;
 constexpr uint32_t kMaxChunkBytes = 64 << 10;
+constexpr uint32_t kFirstSegmentRuns = 4;
+constexpr uint32_t kMaxSegmentRuns = 1024;
 
 unsigned clamp(unsigned v, unsigned low, unsigned high) {
   return v < low ? low : v > high ? high : v;
@@ -253,6 +256,52 @@ bool MemoryTraceRecorder::flush(ThreadState& t, Stream& s, uint32_t count) const
   stack.nodes = nodes;
   stack.elements -= count;
   return true;
+}
+
+void MemoryTraceRecorder::cross_segment(ThreadState& t, Stream& s) const {
+  const uint32_t segment = t.segment;
+  const uint64_t at = s.accesses;
+  s.segment = segment;
+  if (s.segments_lost) return;
+  SegmentRunChunk* tail = s.segments_tail;
+  if (tail && tail->used) {
+    TraceSegmentRun& run = tail->runs()[tail->used - 1];
+    if (run.count == 1) {
+      run.segment_step = segment - run.first_segment;
+      run.access_step = at - run.first_access;
+      run.count = 2;
+      return;
+    }
+    if (segment == run.first_segment + run.count * run.segment_step &&
+        at == run.first_access + run.count * run.access_step) {
+      ++run.count;
+      return;
+    }
+  }
+  if (!tail || tail->used == tail->capacity) {
+    uint32_t capacity = tail ? tail->capacity * 2 : kFirstSegmentRuns;
+    if (capacity > kMaxSegmentRuns) capacity = kMaxSegmentRuns;
+    auto* chunk = static_cast<SegmentRunChunk*>(
+        t.arena.allocate(sizeof(SegmentRunChunk) + capacity * sizeof(TraceSegmentRun)));
+    if (!chunk) {
+      s.segments_lost = true;
+      return;
+    }
+    chunk->next = nullptr;
+    chunk->used = 0;
+    chunk->capacity = capacity;
+    if (tail)
+      tail->next = chunk;
+    else
+      s.segments_head = chunk;
+    s.segments_tail = tail = chunk;
+  }
+  TraceSegmentRun& run = tail->runs()[tail->used++];
+  run = TraceSegmentRun{};
+  run.first_access = at;
+  run.first_segment = segment;
+  run.count = 1;
+  ++s.segment_runs;
 }
 
 void MemoryTraceRecorder::push(ThreadState& t, Stream& s, uint64_t address) {

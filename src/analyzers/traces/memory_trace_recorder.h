@@ -34,11 +34,22 @@
 // at most max_body extension and folding attempts per reduction; reductions
 // only remove nodes, so their number is bounded by the pushes.
 //
+// Segments: the capture calls close_segment() at each of the thread's
+// logged section-closing records (the segments of docs/metrics.md, "Parallel
+// section"). Each stream notes where its accesses cross from one segment to
+// the next, as arithmetic runs (TraceSegmentRun: a loop run once per time
+// step in every thread is one run): the schedule recovery splits a stream
+// into the executions of its loop with them. The test costs the access a
+// compare; a run is appended only when a crossing breaks the previous run's
+// progression.
+//
 // Memory: per thread, a budget of max_bytes_per_thread for the streams'
-// stacks and outputs, from mmap'ed blocks (page_memory.h); the per-thread
-// table of streams (PagedHashTable) is outside the budget. When the budget is
-// exhausted, all the thread's streams stop recording: each keeps a trace of
-// its first accesses - lost addresses, and counts the rest as lost.
+// stacks, outputs and segment runs, from mmap'ed blocks (page_memory.h); the
+// per-thread table of streams (PagedHashTable) is outside the budget. When
+// the budget is exhausted, all the thread's streams stop recording: each
+// keeps a trace of its first accesses - lost addresses, and counts the rest
+// as lost; a stream that could not keep a segment run says so
+// (kTraceSegmentsLost).
 //
 // This file is compiled into the in-program runtime: no exceptions, no RTTI,
 // no malloc, no locks, no virtual calls. Each thread updates only its own
@@ -110,6 +121,17 @@ struct OutputChunk {
   const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(this + 1); }
 };
 
+// A stream's segment runs, in a list of chunks; `capacity` runs follow the
+// header.
+struct SegmentRunChunk {
+  SegmentRunChunk* next;
+  uint32_t used;
+  uint32_t capacity;
+  TraceSegmentRun* runs() { return reinterpret_cast<TraceSegmentRun*>(this + 1); }
+  const TraceSegmentRun* runs() const { return reinterpret_cast<const TraceSegmentRun*>(this + 1); }
+};
+static_assert(sizeof(SegmentRunChunk) % alignof(TraceSegmentRun) == 0);
+
 // One (thread, pc) stream: a PagedHashTable entry, zero when new.
 struct Stream {
   uint64_t key;  // pc
@@ -132,6 +154,14 @@ struct Stream {
   uint64_t output_elements;       // top-level elements in the chunks
   uint64_t output_previous_base;  // delta-coding state after the chunks
   uint64_t stack_bytes;           // set by finish(): the stack's encoded size
+  // The thread's segment at the stream's latest access, and where its
+  // accesses crossed segments (TraceSegmentRun; the last run is
+  // segments_tail's last one).
+  uint32_t segment;
+  uint32_t segment_runs;
+  bool segments_lost;
+  SegmentRunChunk* segments_head;
+  SegmentRunChunk* segments_tail;
 };
 
 // Per-thread memory: bump allocation in mmap'ed blocks, a budget on the
@@ -190,6 +220,7 @@ class MemoryTraceRecorder {
   // Opaque to callers: pass it back to access().
   struct ThreadState {
     uint32_t tid = 0;
+    uint32_t segment = 0;    // section-closing records logged so far (close_segment)
     bool exhausted = false;  // the budget ran out: no stream of the thread records any more
     uint64_t untracked = 0;  // accesses of no stream (pc 0, or the table out of memory)
     PagedHashTable<memory_trace_detail::Stream> streams;
@@ -202,6 +233,13 @@ class MemoryTraceRecorder {
     // Calls out(const void* bytes, size_t n), possibly several times, with
     // the stream's LoopTrace encoding (header.encoded_bytes bytes in all).
     // Allocates nothing; may be called any number of times.
+    // write_segments(out) then writes its header.segment_runs
+    // TraceSegmentRun records the same way.
+    template <class Out>
+    void write_segments(Out&& out) const {
+      for (const memory_trace_detail::SegmentRunChunk* c = stream_->segments_head; c; c = c->next)
+        if (c->used) out(static_cast<const void*>(c->runs()), c->used * sizeof(TraceSegmentRun));
+    }
     template <class Out>
     void write(Out&& out) const {
       using Sink = std::remove_reference_t<Out>;
@@ -244,6 +282,7 @@ class MemoryTraceRecorder {
       ++t.untracked;
       return;
     }
+    if (__builtin_expect(s->segment != t.segment, 0)) cross_segment(t, *s);
     ++s->accesses;
     s->kinds |= is_write ? kTraceWrite : kTraceRead;
     if (size > s->access_size) s->access_size = size;
@@ -260,6 +299,10 @@ class MemoryTraceRecorder {
     push(t, *s, address);
   }
 
+  // Thread t logged a section-closing record: its next accesses are in its
+  // next segment. Only the thread owning `t` may call it.
+  void close_segment(ThreadState& t) { ++t.segment; }
+
   // After the run (no thread recording): closes every stream (its remaining
   // stack is the end of its encoding, written by Body::write straight from
   // the stack). Idempotent; allocates nothing. Do not call access() after.
@@ -275,7 +318,8 @@ class MemoryTraceRecorder {
         header.thread = t.tid;
         header.access_size = s.access_size;
         header.pc = s.key;
-        header.kinds = s.kinds;
+        header.kinds = s.kinds | (s.segments_lost ? kTraceSegmentsLost : 0);
+        header.segment_runs = s.segments_lost ? 0 : s.segment_runs;
         header.accesses = s.accesses;
         header.lost = s.lost;
         header.encoded_bytes = encoded_bytes(s);
@@ -299,6 +343,9 @@ class MemoryTraceRecorder {
   uint64_t encoded_bytes(const memory_trace_detail::Stream& s) const;
   uint64_t stack_encoded_bytes(const memory_trace_detail::Stream& s) const;
 
+  // The stream's first access in the thread's current segment: notes it in
+  // its segment runs.
+  void cross_segment(ThreadState& t, memory_trace_detail::Stream& s) const;
   // The general step: push `address` on the stack, reduce, flush.
   void push(ThreadState& t, memory_trace_detail::Stream& s, uint64_t address);
   // The fast path's loop reached next_check: reduce.

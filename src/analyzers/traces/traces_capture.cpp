@@ -39,6 +39,7 @@ void write_sections(CaptureSession& session, RawWriter& out) {
     traces->for_each_stream([&](const TraceStreamHeader& h, const auto& body) {
       write(&h, sizeof h);
       body.write(write);
+      body.write_segments(write);
     });
   });
 }

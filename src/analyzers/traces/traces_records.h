@@ -18,22 +18,45 @@ struct TraceStreamHeader {
   uint32_t thread = 0;
   uint32_t access_size = 0;  // bytes of the widest access seen
   uint64_t pc = 0;
-  uint32_t kinds = 0;  // kTraceRead | kTraceWrite
-  uint32_t reserved = 0;
-  uint64_t accesses = 0;  // addresses the instruction accessed
-  uint64_t lost = 0;      // of which not in the trace (memory budget exhausted): the trace
-                          // holds the first accesses - lost addresses
+  uint32_t kinds = 0;         // kTraceRead | kTraceWrite, kTraceSegmentsLost
+  uint32_t segment_runs = 0;  // TraceSegmentRun records after the encoding
+  uint64_t accesses = 0;      // addresses the instruction accessed
+  uint64_t lost = 0;          // of which not in the trace (memory budget exhausted): the trace
+                              // holds the first accesses - lost addresses
   uint64_t encoded_bytes = 0;
 };
 inline constexpr uint32_t kTraceRead = 1;
 inline constexpr uint32_t kTraceWrite = 2;
+// The memory budget ran out before every segment start was kept: the
+// stream's segment runs are incomplete (and not to be used).
+inline constexpr uint32_t kTraceSegmentsLost = 4;
 
-// Per stream a TraceStreamHeader, then its encoded_bytes bytes.
+// Where the stream's accesses cross the thread's segments (docs/metrics.md,
+// "Parallel section": segment k of a thread is its execution after its k-th
+// logged section-closing record), as arithmetic runs: for j < count, the
+// stream's first access in segment first_segment + j * segment_step is its
+// access number first_access + j * access_step (from 0). The stream's
+// accesses before the first run's first_access are in segment 0. A stream
+// that never crossed a segment has no run.
+struct TraceSegmentRun {
+  uint64_t first_access = 0;
+  uint64_t access_step = 0;
+  uint32_t first_segment = 0;
+  uint32_t segment_step = 0;
+  uint32_t count = 0;
+  uint32_t reserved = 0;
+  bool operator==(const TraceSegmentRun&) const = default;
+};
+static_assert(sizeof(TraceSegmentRun) == 32);
+
+// Per stream a TraceStreamHeader, then its encoded_bytes bytes, then its
+// segment_runs TraceSegmentRun records.
 inline constexpr ByteSection kTraceStreams{analysis_section_tag(AnalysisId::Traces, 1)};
 
 struct TraceStream {
   TraceStreamHeader header;
   std::vector<uint8_t> encoding;  // LoopTrace encoding (common/loop_trace.h)
+  std::vector<TraceSegmentRun> segments;
 };
 
 // The streams of a kTraceStreams section; a stream cut short by a truncated
@@ -48,6 +71,12 @@ inline std::vector<TraceStream> read_trace_streams(std::string_view bytes) {
     if (stream.header.encoded_bytes > bytes.size() - pos) break;
     stream.encoding.assign(bytes.data() + pos, bytes.data() + pos + stream.header.encoded_bytes);
     pos += stream.header.encoded_bytes;
+    const uint64_t runs = stream.header.segment_runs;
+    if (runs > (bytes.size() - pos) / sizeof(TraceSegmentRun)) break;
+    stream.segments.resize(runs);
+    if (runs)
+      std::memcpy(stream.segments.data(), bytes.data() + pos, runs * sizeof(TraceSegmentRun));
+    pos += runs * sizeof(TraceSegmentRun);
     streams.push_back(std::move(stream));
   }
   return streams;

@@ -132,6 +132,12 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
   }
   if (!log_sync(thread, kind, time_ns, pc, object, arg0, arg1)) return;
 
+  // The traces number the thread's segments as the log does (its logged
+  // closing records), to split a stream into its loop's executions.
+  if (closes_section(kind))
+    if (auto* traces = thread.traces.load(std::memory_order_relaxed))
+      analyzers_.traces->close_segment(*traces);
+
   if (analyzers_.imbalance && thread.tid < max_threads_) {
     count_segments(thread, kind);
     // Spin waits are watched while the thread runs the program's code, not

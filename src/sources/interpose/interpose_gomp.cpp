@@ -13,34 +13,41 @@ using weft::SyncKind;
 
 namespace {
 
-// The loop this thread is taking chunks of: the pc of its _start call, 0 in
-// a combined `parallel for` (whose threads only call _next) and after the
-// loop's end.
+// The loop this thread is taking chunks of: the pc of its _start call; in a
+// combined `parallel for` (whose threads only call _next, from two sites:
+// gcc asks for the first chunk before the loop and for the others at its
+// end), the pc of the GOMP_parallel_loop_* call; 0 after the loop's end.
 __thread uint64_t t_loop_key WEFT_INITIAL_EXEC = 0;
 
 struct OutlinedBody {
   void (*fn)(void*);
   void* data;
   unsigned team_size;
-  uint64_t site;  // the GOMP_parallel call: where the region's closing barrier is
+  uint64_t site;      // the GOMP_parallel call: where the region's closing barrier is
+  uint64_t loop_key;  // a combined `parallel for`: the key of its loop; else 0
 };
 
 void body_trampoline(void* p) {
   const OutlinedBody* body = static_cast<const OutlinedBody*>(p);
   const uint64_t fn = reinterpret_cast<uint64_t>(body->fn);
   record_sync(SyncKind::OmpImplicitTaskBegin, fn, fn, body->team_size);
+  const uint64_t outer_key = t_loop_key;
+  t_loop_key = body->loop_key;
   body->fn(body->data);
+  t_loop_key = outer_key;
   record_sync(SyncKind::OmpImplicitBarrier, body->site, fn, body->team_size);
 }
 
-// Runs `start` (the real GOMP_parallel* call) with the body wrapped.
+// Runs `start` (the real GOMP_parallel* call) with the body wrapped;
+// loop_key: the key of a combined `parallel for`'s loop, else 0.
 template <class Start>
-void run_parallel(uint64_t pc, void (*fn)(void*), void* data, unsigned num_threads, Start start) {
+void run_parallel(uint64_t pc, void (*fn)(void*), void* data, unsigned num_threads, Start start,
+                  uint64_t loop_key = 0) {
   if (!active()) {
     start(fn, data);
     return;
   }
-  OutlinedBody body{fn, data, num_threads, pc};
+  OutlinedBody body{fn, data, num_threads, pc, loop_key};
   record_sync(SyncKind::OmpParallelBegin, pc, reinterpret_cast<uint64_t>(fn), num_threads);
   start(body_trampoline, &body);
   record_sync(SyncKind::OmpParallelEnd, pc, reinterpret_cast<uint64_t>(fn), num_threads);
@@ -141,23 +148,26 @@ WEFT_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned 
 
 // Combined `parallel for`: the loop is set up by libgomp, the team then asks
 // for chunks with GOMP_loop_*_next.
-#define WEFT_PARALLEL_LOOP_CHUNKED(NAME)                                                     \
-  WEFT_EXPORT void GOMP_parallel_loop_##NAME(void (*fn)(void*), void* data, unsigned n,      \
-                                             long start, long end, long incr, long chunk,    \
-                                             unsigned flags) {                               \
-    using Fn = void (*)(void (*)(void*), void*, unsigned, long, long, long, long, unsigned); \
-    static Fn next = next_function<Fn>("GOMP_parallel_loop_" #NAME);                         \
-    run_parallel(WEFT_CALLER_PC, fn, data, n, [&](void (*f)(void*), void* d) {               \
-      next(f, d, n, start, end, incr, chunk, flags);                                         \
-    });                                                                                      \
+#define WEFT_PARALLEL_LOOP_CHUNKED(NAME)                                                        \
+  WEFT_EXPORT void GOMP_parallel_loop_##NAME(void (*fn)(void*), void* data, unsigned n,         \
+                                             long start, long end, long incr, long chunk,       \
+                                             unsigned flags) {                                  \
+    using Fn = void (*)(void (*)(void*), void*, unsigned, long, long, long, long, unsigned);    \
+    static Fn next = next_function<Fn>("GOMP_parallel_loop_" #NAME);                            \
+    const uint64_t pc = WEFT_CALLER_PC;                                                         \
+    run_parallel(                                                                               \
+        pc, fn, data, n,                                                                        \
+        [&](void (*f)(void*), void* d) { next(f, d, n, start, end, incr, chunk, flags); }, pc); \
   }
 #define WEFT_PARALLEL_LOOP_RUNTIME(NAME)                                                        \
   WEFT_EXPORT void GOMP_parallel_loop_##NAME(void (*fn)(void*), void* data, unsigned n,         \
                                              long start, long end, long incr, unsigned flags) { \
     using Fn = void (*)(void (*)(void*), void*, unsigned, long, long, long, unsigned);          \
     static Fn next = next_function<Fn>("GOMP_parallel_loop_" #NAME);                            \
-    run_parallel(WEFT_CALLER_PC, fn, data, n,                                                   \
-                 [&](void (*f)(void*), void* d) { next(f, d, n, start, end, incr, flags); });   \
+    const uint64_t pc = WEFT_CALLER_PC;                                                         \
+    run_parallel(                                                                               \
+        pc, fn, data, n,                                                                        \
+        [&](void (*f)(void*), void* d) { next(f, d, n, start, end, incr, flags); }, pc);        \
   }
 
 WEFT_PARALLEL_LOOP_CHUNKED(static)
