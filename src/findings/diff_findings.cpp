@@ -49,11 +49,10 @@ void judge(RegionDiff& diff) {
   if (a.crd.events > 0 && b.crd.events > 0) {
     diff.bin_shift = b.crd.mean_log2_bin - a.crd.mean_log2_bin;
   }
-  // The reported medians (of words when measured) against cutoffs in the same unit.
+  // The reported medians (of the line visits) against the min cutoffs.
   if (!a.median() || !b.median()) return;
   const uint64_t median_a = *a.median(), median_b = *b.median();
-  const uint64_t cutoff_a = a.has_words() ? a.word_cutoffs.min : a.cutoffs.min;
-  const uint64_t cutoff_b = b.has_words() ? b.word_cutoffs.min : b.cutoffs.min;
+  const uint64_t cutoff_a = a.cutoffs.min, cutoff_b = b.cutoffs.min;
   diff.median_ratio = (static_cast<double>(median_b) + 1.0) / (static_cast<double>(median_a) + 1.0);
   if (median_b > median_a && *diff.median_ratio > kScalingSlack * *diff.events_ratio) {
     diff.scales_badly = true;

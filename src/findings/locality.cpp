@@ -187,6 +187,10 @@ LocalityMetrics compute_locality(const LocalityInputs& inputs, const CacheModel&
   const uint64_t private_bytes = inputs.footprint.private_granules * inputs.granularity;
   metrics.cutoffs = crd_cutoffs(cache.bytes, inputs.granularity, private_bytes);
   metrics.crd = summarize_crd(inputs.distances, metrics.cutoffs);
+  std::vector<DistanceCount> visits;
+  for (const DistanceCount& d : inputs.distances)
+    if (d.distance > 0) visits.push_back(d);
+  metrics.visits = summarize_crd(visits, metrics.cutoffs);
   if (metrics.has_words()) {
     metrics.word_cutoffs = crd_cutoffs(cache.bytes, kWordBytes, private_bytes);
     metrics.words = summarize_crd(inputs.word_distances, metrics.word_cutoffs);

@@ -118,8 +118,12 @@ struct LocalityMetrics {
   // against the cache (which holds granules) and the pairs.
   CrdSummary crd;
   CrdCutoffs cutoffs;  // in granules
-  // The same events in words of 8 bytes (docs/metrics.md, "CRD of words"),
-  // when the granule is larger; `word_cutoffs` in words.
+  // The line visits: the events that do not re-read the granule the pair
+  // read just before (distance > 0; docs/metrics.md, "Median CRD of line
+  // visits"). The median weft reports, and the pairs' medians, are theirs.
+  CrdSummary visits;
+  // The same events on each pair's sampled trace of 8-byte words, scaled
+  // (an estimate, shown beside the rest), when the granule is larger.
   CrdSummary words;
   CrdCutoffs word_cutoffs;
   uint64_t unmeasured = 0;  // events of capped pairs, without a distance
@@ -128,9 +132,7 @@ struct LocalityMetrics {
   CacheModel cache;
 
   bool has_words() const { return granularity > 8; }
-  // The median CRD weft reports: of words when measured, else of granules.
-  std::optional<uint64_t> median() const { return has_words() ? words.median : crd.median; }
-  const char* median_unit() const { return has_words() ? "words" : "granules"; }
+  std::optional<uint64_t> median() const { return visits.median; }
   // The events whose granule is the one the pair read just before (distance 0).
   uint64_t granule_repeats() const {
     return crd.histogram.empty() || crd.histogram[0].index != 0 ? 0 : crd.histogram[0].count;

@@ -212,13 +212,11 @@ std::vector<Suggestion> suggest(const RegionInfo& region, const LocalityMetrics&
   std::vector<Suggestion> suggestions;
   const bool openmp = inside_omp_parallel(region, regions);
 
-  // Capacity is judged on granules (what a cache holds, every access
-  // counted), the median on words when measured (element reuse: at the
-  // granule most events re-read the granule just read).
+  // Capacity is judged on every event (what a cache holds are granules),
+  // the median on the line visits (most events re-read the granule just read).
   const CrdSummary& crd = metrics.crd;
   const std::optional<uint64_t> median = metrics.median();
-  const uint64_t median_cutoff =
-      metrics.has_words() ? metrics.word_cutoffs.min : metrics.cutoffs.min;
+  const uint64_t median_cutoff = metrics.cutoffs.min;
   const bool many_beyond = crd.events >= kDataAffinityMinEvents &&
                            crd.fraction_beyond_min() >= kDataAffinityMinFractionBeyondMin;
   const bool median_beyond =
@@ -227,10 +225,10 @@ std::vector<Suggestion> suggest(const RegionInfo& region, const LocalityMetrics&
     Suggestion s = base_suggestion(SuggestionKind::DataAffinity, region);
     s.evidence = fmt::format(
         "{} of the CRD events are beyond the min cutoff of {} granules ({} between the cutoffs, "
-        "{} above the max cutoff of {}); median CRD {} {} {} the min cutoff ({})",
+        "{} above the max cutoff of {}); median CRD of the line visits {} {} the min cutoff",
         percent(crd.fraction_beyond_min()), metrics.cutoffs.min, percent(crd.fraction_between),
         percent(crd.fraction_above_max), metrics.cutoffs.max, median.value_or(0),
-        metrics.median_unit(), median_beyond ? ">=" : "<", median_cutoff);
+        median_beyond ? ">=" : "<");
     s.actions = {
         "code: array blocking - tile the arrays so that the data a thread receives is read again "
         "while it is still in the cache",

@@ -24,11 +24,10 @@ nlohmann::json histogram_json(const CrdSummary& crd) {
   return histogram;
 }
 
-// A pair's median as reported: of words when measured, else of granules.
+// A pair's median as reported: of its line visits.
 uint64_t pair_median(const LocalityMetrics& m, const CrdPairSummary& pair) {
-  if (!m.has_words()) return pair.median;
-  for (const CrdPairSummary& words : m.words.pairs)
-    if (words.writer == pair.writer && words.reader == pair.reader) return words.median;
+  for (const CrdPairSummary& visits : m.visits.pairs)
+    if (visits.writer == pair.writer && visits.reader == pair.reader) return visits.median;
   return 0;
 }
 
@@ -51,7 +50,8 @@ nlohmann::json entry_json(const CrdEntry& entry) {
       {"first_line", optional_line(entry.region.first_line)},
       {"last_line", optional_line(entry.region.last_line)},
       {"median", m.median() ? json(*m.median()) : json(nullptr)},
-      {"median_unit", m.median_unit()},
+      {"visits", m.visits.events},
+      {"word_median", m.words.median ? json(*m.words.median) : json(nullptr)},
       {"granule_median", m.crd.median ? json(*m.crd.median) : json(nullptr)},
       {"granule_repeats", m.granule_repeats()},
       {"word_histogram", histogram_json(m.words)},
@@ -181,15 +181,15 @@ std::string render_block(const CrdEntry& entry) {
   const auto median_text = [](const std::optional<uint64_t>& median) {
     return median ? std::to_string(*median) : std::string("-");
   };
-  text += fmt::format("  events {}, unmeasured {}, median CRD {} {}", crd.events, m.unmeasured,
-                      median_text(m.median()), m.median_unit());
-  if (m.has_words()) {
-    text += fmt::format(
-        " (of granules: {}; {:.1f}% re-read the granule just read)", median_text(crd.median),
-        crd.events
-            ? 100.0 * static_cast<double>(m.granule_repeats()) / static_cast<double>(crd.events)
-            : 0.0);
-  }
+  text += fmt::format(
+      "  events {}, unmeasured {}, median CRD {} over {} line visits (of all events: {}; {:.1f}% "
+      "re-read the granule just read)",
+      crd.events, m.unmeasured, median_text(m.median()), m.visits.events, median_text(crd.median),
+      crd.events
+          ? 100.0 * static_cast<double>(m.granule_repeats()) / static_cast<double>(crd.events)
+          : 0.0);
+  if (m.has_words() && m.words.median)
+    text += fmt::format("; words of 8 bytes, sampled: {}", *m.words.median);
   text += "\n";
   text += fmt::format(
       "  cutoffs: min {} granules, max {} granules (footprint: {} private, {} shared granules)\n",
@@ -203,7 +203,7 @@ std::string render_block(const CrdEntry& entry) {
       fmt::format("{:.1f}%", crd.fraction_between * 100),
       fmt::format("{:.1f}%", crd.fraction_above_max * 100));
   if (!crd.pairs.empty()) {
-    text += fmt::format("  pairs (writer -> reader: events, median in {}):", m.median_unit());
+    text += "  pairs (writer -> reader: events, median of the line visits):";
     for (size_t i = 0; i < crd.pairs.size() && i < kPairsShown; ++i) {
       const CrdPairSummary& pair = crd.pairs[i];
       text += fmt::format("{} {} -> {}: {}, {}", i == 0 ? "" : ";", pair.writer, pair.reader,
@@ -225,10 +225,7 @@ std::string render_table(const CrdFindings& findings) {
   std::string text = fmt::format(
       "crd: communication reuse distance ({}) in {}; cache {} ({}), granularity {} "
       "bytes\n",
-      !findings.entries.empty() && findings.entries.front().metrics.has_words()
-          ? "median in words of 8 bytes; histogram, cutoffs and fractions in granules"
-          : "granules",
-      findings.region ? "region " + *findings.region : findings.profile.path,
+      "granules", findings.region ? "region " + *findings.region : findings.profile.path,
       human_bytes(findings.cache.bytes), findings.cache.origin, findings.profile.granularity);
   if (!findings.profile.complete) {
     text += fmt::format("warning: INCOMPLETE profile ({})\n", findings.profile.incomplete_reason);

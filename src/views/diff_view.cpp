@@ -99,7 +99,6 @@ nlohmann::json side_json(const LocalityMetrics& m) {
           {"events", m.crd.events},
           {"unmeasured", m.unmeasured},
           {"median", m.median() ? json(*m.median()) : json(nullptr)},
-          {"median_unit", m.median_unit()},
           {"granule_median", m.crd.median ? json(*m.crd.median) : json(nullptr)},
           {"min_cutoff", m.cutoffs.min},
           {"max_cutoff", m.cutoffs.max},

@@ -30,10 +30,10 @@ std::string render_locality(const ReportFindings& data) {
   if (data.locality.empty()) return "";
   std::string text =
       data.crd ? fmt::format(
-                     "\nLocality of the top regions (median CRD in {}; cache {} ({}); beyond min = "
-                     "events with probable or certain capacity misses)\n",
-                     data.program.metrics.median_unit(), human_bytes(data.cache.bytes),
-                     data.cache.origin)
+                     "\nLocality of the top regions (median CRD of the line visits, in granules; "
+                     "cache {} ({}); beyond min = events with probable or certain capacity "
+                     "misses)\n",
+                     human_bytes(data.cache.bytes), data.cache.origin)
                : std::string(
                      "\nLocality of the top regions (CRD not recorded: record with "
                      "--analyses comm,crd)\n");
@@ -310,7 +310,6 @@ json region_locality_json(const ReportFindings& data, const RegionLocality& entr
           {"events", m.crd.events},
           {"unmeasured", m.unmeasured},
           {"median", measured && m.median() ? json(*m.median()) : json(nullptr)},
-          {"median_unit", m.median_unit()},
           {"granule_median", measured ? json(*m.crd.median) : json(nullptr)},
           {"min_cutoff", data.crd ? json(m.cutoffs.min) : json(nullptr)},
           {"max_cutoff", data.crd ? json(m.cutoffs.max) : json(nullptr)},

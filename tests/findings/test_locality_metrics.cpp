@@ -129,34 +129,33 @@ RegionInfo region_named(int64_t id, const std::string& kind, std::optional<int64
   return region;
 }
 
-// With 64-byte granules the median is of the word distances (in words of 8
-// bytes), while the histogram and the fractions stay in granules.
-TEST(Locality, MedianInWordsBesideTheGranules) {
+// The median weft reports is of the line visits: the events that do not
+// re-read the granule just read. The word trace is summarised beside it.
+TEST(Locality, MedianOfTheLineVisits) {
   LocalityInputs inputs;
   inputs.granularity = 64;
   inputs.crd_recorded = true;
   inputs.raw = {{0, 1}, {0, 0}};
   inputs.rar = {{0, 9}, {0, 0}};
-  // Granules: 7 of 8 events re-read the granule just read (median 0).
-  inputs.distances = {{0, 1, 0, 7}, {0, 1, 3, 1}};
+  // 7 of 10 events re-read the granule just read; the visits: 3, 40, 40.
+  inputs.distances = {{0, 1, 0, 7}, {0, 1, 3, 1}, {0, 1, 40, 2}};
   // Words (scaled): 8 events at 24 words, 8 at 2000.
   inputs.word_distances = {{0, 1, 24, 8}, {0, 1, 2000, 8}};
   inputs.footprint.private_granules = 4;  // 256 bytes: 32 words
   const CacheModel cache{8192, CacheSource::CacheSize};
   const LocalityMetrics m = compute_locality(inputs, cache);
+  EXPECT_EQ(m.crd.median, 0u);
+  EXPECT_EQ(m.crd.events, 10u);
+  EXPECT_EQ(m.granule_repeats(), 7u);
+  EXPECT_EQ(m.visits.events, 3u);
+  EXPECT_EQ(m.median(), 40u);
+  EXPECT_EQ(m.cutoffs.max, 128u);  // 8 KiB / 64
+  EXPECT_EQ(m.cutoffs.min, 124u);
   EXPECT_TRUE(m.has_words());
-  EXPECT_STREQ(m.median_unit(), "words");
-  EXPECT_EQ(m.median(), 24u);
+  EXPECT_EQ(m.words.median, 24u);
   EXPECT_EQ(m.word_cutoffs.max, 1024u);  // 8 KiB / 8
   EXPECT_EQ(m.word_cutoffs.min, 992u);   // 1024 - 32
-  EXPECT_EQ(m.cutoffs.max, 128u);        // 8 KiB / 64
-  EXPECT_EQ(m.cutoffs.min, 124u);
-  EXPECT_EQ(m.crd.median, 0u);
-  EXPECT_EQ(m.crd.events, 8u);
-  EXPECT_EQ(m.granule_repeats(), 7u);
-  EXPECT_DOUBLE_EQ(m.words.fraction_above_max, 0.5);
-  // The words' median is below its min cutoff and 0% of the granule events
-  // are beyond theirs: no data affinity.
+  // The visits' median is below the min cutoff and no event is beyond it.
   EXPECT_TRUE(suggest(RegionInfo{}, m, {}).empty());
 }
 

@@ -165,22 +165,19 @@ TEST_P(ExampleCrd, BlockedMomentsHaveTheLowerCrdAndDiffSaysSo) {
   record(example("moments_unblocked_pthreads"), "", unblocked);
   record(example("moments_blocked_pthreads"), "", blocked);
   // 4 pairs x (R*K - 1) * N = 4 x 15 x 4096 events.
-  // Exact in granules (one record is one line); the median weft reports is
-  // of words, estimated from one sampled word per line.
+  // No event re-reads the record just read: every event is a line visit.
   const nlohmann::json u = pooled_crd(unblocked, "moments");
   EXPECT_EQ(u["events"], 245760);
+  EXPECT_EQ(u["visits"], 245760);
+  EXPECT_EQ(u["median"], 4095);
   EXPECT_EQ(u["granule_median"], 4095);
-  EXPECT_EQ(u["median_unit"], "words");
   EXPECT_EQ(u["histogram"],
             nlohmann::json::parse(R"([{"lo": 2048, "hi": 4095, "count": 245760}])"));
   // 4 pairs x (R*(K-1)*N at B-1 = 63, (R-1)*N at N-1 = 4095).
   const nlohmann::json b = pooled_crd(blocked, "moments");
   EXPECT_EQ(b["events"], 245760);
+  EXPECT_EQ(b["median"], 63);
   EXPECT_EQ(b["granule_median"], 63);
-  // Each record is read at one word: the word medians are close to the
-  // granule ones, the blocked below 128, the unblocked above 2047.
-  EXPECT_LT(b["median"].get<uint64_t>(), 128u);
-  EXPECT_GE(u["median"].get<uint64_t>(), 2048u);
   EXPECT_EQ(b["histogram"], nlohmann::json::parse(R"([{"lo": 32, "hi": 63, "count": 229376},
                                                        {"lo": 2048, "hi": 4095, "count": 16384}])"));
 
@@ -216,11 +213,11 @@ TEST_P(ExampleCrd, BlockedMomentsHaveTheLowerCrdAndDiffSaysSo) {
 }
 
 // The CRD paper's version comparisons, on this project's kernels
-// (docs/metrics.md, "CRD of words"): LU with contiguous blocks below
-// non-contiguous, water-spatial below water-nsquared, in the median CRD weft
-// reports (of words), under both sources. At 64-byte granules both medians
-// of each pair collapse to the granule just read, which is why the median is
-// of words.
+// (docs/metrics.md, "Median CRD of the line visits"): LU with contiguous
+// blocks below non-contiguous, water-spatial below water-nsquared, in the
+// median CRD weft reports, under both sources. The median of all events
+// collapses to 0 for all four (most events re-read the granule just read),
+// which is why the median is of the line visits.
 class PaperOrderings : public RegionTest,
                        public ::testing::WithParamInterface<weft_test::ExampleBuild> {
  protected:
@@ -233,7 +230,6 @@ class PaperOrderings : public RegionTest,
     EXPECT_TRUE(list.is_array() && !list.empty());
     if (!list.is_array() || list.empty()) return {};
     EXPECT_EQ(list[0]["kind"], "program");
-    EXPECT_EQ(list[0]["median_unit"], "words");
     // The report's first locality row is the same whole program.
     const nlohmann::json report = json(weft() + " report " + profile + " --format json");
     EXPECT_EQ(report["program_locality"]["median"], list[0]["median"]);
@@ -248,13 +244,14 @@ TEST_P(PaperOrderings, ContiguousLuAndSpatialWaterHaveTheShorterCrd) {
   const nlohmann::json nsquared = whole_program("water_forces_pthreads", "nsquared");
   for (const nlohmann::json* entry : {&cb, &ncb, &spatial, &nsquared})
     EXPECT_EQ((*entry)["granule_median"], 0) << *entry;
-  // LU: a top-block word is read again after one block row (contiguous) or
-  // after the worker's whole matrix row (noncontiguous): at least 3 times as far.
+  // LU: a top-block line is visited again after the other lines of its block
+  // (contiguous) or of all the worker's top blocks in its matrix row
+  // (noncontiguous): at least 3 times as far.
   EXPECT_GE(ncb["median"].get<uint64_t>(), 3 * cb["median"].get<uint64_t>())
       << cb["median"] << " vs " << ncb["median"];
   EXPECT_GT(cb["median"].get<uint64_t>(), 0u);
-  // Water: a position is read again after 27 cells (spatial) or all of a
-  // writer's molecules (nsquared): at least 8 times as far.
+  // Water: a position's line is visited again after 27 cells (spatial) or all
+  // of a writer's molecules (nsquared): at least 8 times as far.
   EXPECT_GE(nsquared["median"].get<uint64_t>(), 8 * spatial["median"].get<uint64_t>())
       << spatial["median"] << " vs " << nsquared["median"];
   EXPECT_GT(spatial["median"].get<uint64_t>(), 0u);

@@ -154,8 +154,10 @@ TEST_F(LocalityViewsTest, CrdJsonPerRegion) {
   EXPECT_EQ(list[0]["kind"], "program");
   EXPECT_EQ(list[0]["events"], 19);
   EXPECT_EQ(list[0]["unmeasured"], 3);
-  EXPECT_EQ(list[0]["median"], 50);  // 0 1 1 3 5 5 5 50 x6 100 x4 2000 x2: the 10th of 19
-  EXPECT_EQ(list[0]["median_unit"], "granules");  // granularity 8: the granule is the word
+  // The line visits (all but the one 0): 1 1 3 5 5 5 50 x6 100 x4 2000 x2, the 9th of 18.
+  EXPECT_EQ(list[0]["median"], 50);
+  EXPECT_EQ(list[0]["visits"], 18);
+  EXPECT_EQ(list[0]["granule_median"], 50);
   list.erase(list.begin());
   const json& loop = list[0];
   EXPECT_EQ(loop["region"], loop_name());

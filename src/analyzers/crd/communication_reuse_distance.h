@@ -20,16 +20,17 @@
 // measuring, its later events are counted as unmeasured (exact up to the cap,
 // with the remainder reported).
 //
-// Word distances (docs/metrics.md, "CRD of words"): at line granularity most
-// events re-read the line just touched, so the summary also measures each
-// pair's trace of 8-byte words, sampled spatially: of each granule, the one
-// word a hash of the granule picks (SampledWord). An event on that word also
-// goes to the pair's second PairReuseTrace, keyed by the granule (one word per
-// granule), and its distance, in sampled words, is counted with kWordDistance
-// set. Every word is sampled with probability 8 / granularity, independent of
-// the access pattern, so the views scale distances and counts back by
-// granularity / 8 (fixed-rate SHARDS): one more trace update on one event in
-// eight, and never on the repeats the communication fast path skips.
+// Word distances (docs/metrics.md, "Median CRD of the line visits"): beside
+// the granule trace each pair keeps a trace of 8-byte words, sampled
+// spatially: of each granule, the one word a hash of the granule picks
+// (SampledWord). An event on that word also goes to the pair's second
+// PairReuseTrace, keyed by the granule (one word per granule), and its
+// distance, in sampled words, is counted with kWordDistance set. Every word is
+// sampled with probability 8 / granularity, so the views scale distances and
+// counts back by granularity / 8 (fixed-rate SHARDS). It is shown as an
+// estimate, not concluded from: a hot word weighs 8x or nothing by the luck
+// of the sample. One more trace update on one event in eight, never on the
+// repeats the communication fast path skips.
 #pragma once
 
 #include <atomic>

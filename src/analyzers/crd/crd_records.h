@@ -21,7 +21,7 @@ struct PcDistanceCount {
 };
 inline constexpr uint64_t kUnmeasuredDistance = ~uint64_t{0} - 1;
 // Set in `distance` when it is a distance of the sampled word trace (docs/metrics.md,
-// "CRD of words"), in sampled words; clear for the line trace's, in granules.
+// "Median CRD of the line visits"), in sampled words; clear for the line trace's, in granules.
 inline constexpr uint64_t kWordDistance = uint64_t{1} << 61;
 
 // Sharing footprint: granules first touched at `pc` by `thread`, split into

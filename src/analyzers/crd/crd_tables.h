@@ -35,7 +35,7 @@ struct Footprint {
 // ordered by writer, reader, distance.
 std::vector<DistanceCount> crd_distances(const Profile& profile,
                                          const std::vector<int64_t>& region_ids);
-// The sampled word trace's distances (docs/metrics.md, "CRD of words")
+// The sampled word trace's distances (docs/metrics.md, "Median CRD of the line visits")
 // pooled over `region_ids`, scaled back to words and events: distance and
 // count times granularity / 8 (the profile holds the sampled values).
 std::vector<DistanceCount> crd_word_distances(const Profile& profile,
