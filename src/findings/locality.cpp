@@ -13,11 +13,6 @@
 
 namespace weft {
 
-namespace {
-// The unit of the CRD summary when the granule is larger (docs/metrics.md).
-constexpr uint64_t kWordBytes = 8;
-}  // namespace
-
 // ---------------------------------------------------------------------------
 // CRR, homogeneity, balance
 

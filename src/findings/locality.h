@@ -131,7 +131,7 @@ struct LocalityMetrics {
   uint64_t granularity = 0;
   CacheModel cache;
 
-  bool has_words() const { return granularity > 8; }
+  bool has_words() const { return granularity > kWordBytes; }
   std::optional<uint64_t> median() const { return visits.median; }
   // The events whose granule is the one the pair read just before (distance 0).
   uint64_t granule_repeats() const {

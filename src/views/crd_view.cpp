@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <nlohmann/json.hpp>
 
 namespace weft {
@@ -24,22 +25,30 @@ nlohmann::json histogram_json(const CrdSummary& crd) {
   return histogram;
 }
 
-// A pair's median as reported: of its line visits.
-uint64_t pair_median(const LocalityMetrics& m, const CrdPairSummary& pair) {
-  for (const CrdPairSummary& visits : m.visits.pairs)
-    if (visits.writer == pair.writer && visits.reader == pair.reader) return visits.median;
-  return 0;
+// Each pair's median as reported: of its line visits.
+std::map<std::pair<uint32_t, uint32_t>, uint64_t> visit_medians(const LocalityMetrics& m) {
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> medians;
+  for (const CrdPairSummary& pair : m.visits.pairs)
+    medians[{pair.writer, pair.reader}] = pair.median;
+  return medians;
+}
+
+uint64_t median_of(const std::map<std::pair<uint32_t, uint32_t>, uint64_t>& medians,
+                   const CrdPairSummary& pair) {
+  auto it = medians.find({pair.writer, pair.reader});
+  return it == medians.end() ? 0 : it->second;
 }
 
 nlohmann::json entry_json(const CrdEntry& entry) {
   using nlohmann::json;
   const LocalityMetrics& m = entry.metrics;
   json pairs = json::array();
+  const auto medians = visit_medians(m);
   for (const CrdPairSummary& pair : m.crd.pairs) {
     pairs.push_back({{"writer", pair.writer},
                      {"reader", pair.reader},
                      {"events", pair.events},
-                     {"median", pair_median(m, pair)},
+                     {"median", median_of(medians, pair)},
                      {"granule_median", pair.median}});
   }
   json object = {
@@ -204,10 +213,11 @@ std::string render_block(const CrdEntry& entry) {
       fmt::format("{:.1f}%", crd.fraction_above_max * 100));
   if (!crd.pairs.empty()) {
     text += "  pairs (writer -> reader: events, median of the line visits):";
+    const auto medians = visit_medians(m);
     for (size_t i = 0; i < crd.pairs.size() && i < kPairsShown; ++i) {
       const CrdPairSummary& pair = crd.pairs[i];
       text += fmt::format("{} {} -> {}: {}, {}", i == 0 ? "" : ";", pair.writer, pair.reader,
-                          pair.events, pair_median(m, pair));
+                          pair.events, median_of(medians, pair));
     }
     if (crd.pairs.size() > kPairsShown)
       text += fmt::format("; and {} more", crd.pairs.size() - kPairsShown);

@@ -81,7 +81,7 @@ TEST_F(CommandLine, SizesTakeTheUsualUnits) {
     EXPECT_EQ(crd[0]["cache_bytes"], 65536) << size;
     EXPECT_EQ(crd[0]["cache_source"], "cache-size") << size;
     EXPECT_EQ(crd[0]["max_cutoff"], 1024) << size;
-    EXPECT_EQ(crd[0]["cache_source"], "cache-size") << size;
+    EXPECT_EQ(crd[0]["kind"], "program") << size;
   }
   const CommandResult big = run("crd " + profile() + " --format json --cache-size 1G");
   ASSERT_EQ(big.code, 0) << big.err;

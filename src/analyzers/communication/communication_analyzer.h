@@ -102,7 +102,7 @@ class CommunicationAnalyzer {
     uint64_t pc = 0;
     uint64_t granule = 0;
     uint64_t granule_mask = 0;  // ~0 when the granule must match, else 0
-    uint64_t word_mask = 0;     // (addr >> 3) & word_mask == sampled_word: not counted here
+    uint64_t word_mask = 0;     // (addr >> kWordBytesLog2) & word_mask == sampled_word: not here
     uint64_t sampled_word = 1;
     uint64_t* counters[4] = {};
   };
@@ -179,7 +179,7 @@ class CommunicationAnalyzer {
     const ReuseMemo& m = t.reuse_memo;
     if ((w & kWriterMask) != m.writer_tag || pc != m.pc || (w & (kExtended | kLocked)) ||
         !(w & t.reader_bit) || (((addr >> g) ^ m.granule) & m.granule_mask) ||
-        ((addr >> 3) & m.word_mask) == m.sampled_word)
+        ((addr >> kWordBytesLog2) & m.word_mask) == m.sampled_word)
       return false;
     for (uint64_t* c : m.counters)
       if (c) ++*c;

@@ -112,14 +112,14 @@ struct SampledWord {
   unsigned word_bits = 3;  // log2 of the words per granule; 0: no word trace
 
   explicit SampledWord(unsigned granularity_log2 = 6)
-      : word_bits(granularity_log2 > 3 ? granularity_log2 - 3 : 0) {}
+      : word_bits(granularity_log2 > kWordBytesLog2 ? granularity_log2 - kWordBytesLog2 : 0) {}
   // The offset (in words) of the sampled word of `granule`.
   uint64_t offset(uint64_t granule) const {
     return word_bits ? (granule * 0x9e3779b97f4a7c15ULL) >> (64 - word_bits) : 0;
   }
   // The word offset of `addr` inside its granule.
   uint64_t offset_of(uintptr_t addr) const {
-    return (addr >> 3) & ((uint64_t{1} << word_bits) - 1);
+    return (addr >> kWordBytesLog2) & ((uint64_t{1} << word_bits) - 1);
   }
   bool sampled(uintptr_t addr, uint64_t granule) const {
     return word_bits != 0 && offset_of(addr) == offset(granule);

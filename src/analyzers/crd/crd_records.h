@@ -23,6 +23,9 @@ inline constexpr uint64_t kUnmeasuredDistance = ~uint64_t{0} - 1;
 // Set in `distance` when it is a distance of the sampled word trace (docs/metrics.md,
 // "Median CRD of the line visits"), in sampled words; clear for the line trace's, in granules.
 inline constexpr uint64_t kWordDistance = uint64_t{1} << 61;
+// The word of the word trace: 8 bytes.
+inline constexpr unsigned kWordBytesLog2 = 3;
+inline constexpr uint64_t kWordBytes = uint64_t{1} << kWordBytesLog2;
 
 // Sharing footprint: granules first touched at `pc` by `thread`, split into
 // those no other thread touched (private) and the others (shared).

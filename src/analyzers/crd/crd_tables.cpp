@@ -144,7 +144,7 @@ std::vector<DistanceCount> crd_word_distances(const Profile& profile,
                                               const std::vector<int64_t>& region_ids,
                                               uint64_t granularity) {
   return read_distances(profile, "crd_word_distances", region_ids,
-                        std::max<uint64_t>(granularity / 8, 1));
+                        std::max<uint64_t>(granularity / kWordBytes, 1));
 }
 
 std::vector<PairCount> crd_unmeasured(const Profile& profile,

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analyzers/crd/crd_records.h"
 #include "profile/profile.h"
 
 namespace weft {
