@@ -6,7 +6,8 @@
 //     every ordered pair of threads: exactly R false-sharing events per pair
 //     at the increment line, each thread on its own 8 bytes, no true
 //     sharing, and no communication at all at 8-byte granularity; padded:
-//     nothing;
+//     nothing; with few turns, an item below the --min-events threshold,
+//     counted but not listed;
 //   - dgemm_schedule_omp: false sharing on C only with schedule(dynamic)
 //     (MAQAO's Fig. 13), at the update line, C named by its allocation line,
 //     and a warning on the dynamic loop's schedule;
@@ -95,16 +96,21 @@ class MemoryAnalyses : public ::testing::TestWithParam<Build> {};
 TEST_P(MemoryAnalyses, EveryOrderedPairSharesTheCounterLineFalsely) {
   const Build& b = GetParam();
   TempDir dir;
-  constexpr int T = 4, R = 3;
+  constexpr int T = 4, R = 9;  // 108 events: above the 100 of a finding
   const std::string prog = program("false_sharing_pairs_pthreads", b);
-  const std::string profile = record(dir, b, "--analyses comm,falseshare", prog + " packed 4 3 20");
+  const std::string profile = record(dir, b, "--analyses comm,falseshare", prog + " packed 4 9 20");
   const json lines = view(dir, "falseshare --format json " + profile);
   ASSERT_EQ(lines.size(), 1u) << lines.dump();
   const json& line = lines[0];
+  EXPECT_EQ(line["kind"], "false-sharing");
   EXPECT_EQ(line["events"], T * (T - 1) * R);
+  EXPECT_EQ(line["lines"], 1);
   EXPECT_EQ(line["symbol"], "packed");
   EXPECT_EQ(line["object_kind"], "global");
   EXPECT_EQ(line["address"].get<uint64_t>() % 64, 0u);
+  EXPECT_FALSE(line["read_only"].get<bool>());
+  EXPECT_NE(line["fix"].get<std::string>().find("pad each element to 64 bytes"), std::string::npos)
+      << line["fix"];
 
   // Every ordered pair, R events each.
   std::map<std::pair<int, int>, int> pairs;
@@ -147,7 +153,7 @@ TEST_P(MemoryAnalyses, EveryOrderedPairSharesTheCounterLineFalsely) {
   // padded run, is local in the packed one (main wrote the line last).
   auto matrix = [&](const std::string& mode, const std::string& granularity) {
     const std::string db = record(dir, b, "--analyses comm --granularity " + granularity,
-                                  prog + " " + mode + " 4 3 20", mode + granularity);
+                                  prog + " " + mode + " 4 9 20", mode + granularity);
     return view(dir, "comm --format json " + db)["matrix"];
   };
   EXPECT_EQ(matrix("packed", "8"), matrix("padded", "8"));
@@ -160,6 +166,27 @@ TEST_P(MemoryAnalyses, EveryOrderedPairSharesTheCounterLineFalsely) {
           << padded.dump();
     }
   }
+}
+
+// Three turns per pair: 36 transfers, an item below the threshold of a
+// finding (kMinFalseSharingEvents, 100): counted, not listed, unless asked.
+TEST_P(MemoryAnalyses, SmallItemsAreCountedNotListed) {
+  const Build& b = GetParam();
+  TempDir dir;
+  const std::string profile = record(dir, b, "--analyses comm,falseshare",
+                                     program("false_sharing_pairs_pthreads", b) + " packed 4 3 20");
+  EXPECT_EQ(view(dir, "falseshare --format json " + profile), json::array());
+  const json all = view(dir, "falseshare --format json --min-events 1 " + profile);
+  ASSERT_EQ(all.size(), 1u) << all.dump();
+  EXPECT_EQ(all[0]["events"], 36);
+  auto table = run_command(kWeft + " falseshare " + profile, dir.path);
+  EXPECT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("1 smaller false-sharing item (36 transfers in all) below --min-events "
+                           "100 not listed"),
+            std::string::npos)
+      << table.out;
+  const json report = view(dir, "report --format json " + profile);
+  for (const json& f : report["memory_findings"]) EXPECT_NE(f["kind"], "false-sharing") << f.dump();
 }
 
 TEST_P(MemoryAnalyses, PaddedCountersShareNothing) {
