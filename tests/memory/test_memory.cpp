@@ -8,6 +8,12 @@
 //     sharing, and no communication at all at 8-byte granularity; padded:
 //     nothing; with few turns, an item below the --min-events threshold,
 //     counted but not listed;
+//   - tally_race_omp: per-thread counters packed in a heap block, ranked as
+//     one item of exactly B / 2 lines named by the allocation line; a racy
+//     `total +=` reported as unsynchronised sharing (a possible data race)
+//     with a reduction/lock fix, never as false sharing, while an update in
+//     an `omp critical` section is not one; a read-only global next to
+//     per-thread slots, whose fix moves the written neighbour;
 //   - dgemm_schedule_omp: false sharing on C only with schedule(dynamic)
 //     (MAQAO's Fig. 13), at the update line, C named by its allocation line,
 //     and a warning on the dynamic loop's schedule;
@@ -187,6 +193,122 @@ TEST_P(MemoryAnalyses, SmallItemsAreCountedNotListed) {
       << table.out;
   const json report = view(dir, "report --format json " + profile);
   for (const json& f : report["memory_findings"]) EXPECT_NE(f["kind"], "false-sharing") << f.dump();
+}
+
+// tally_race_omp (see its header): the race first, then the counters' heap
+// block as one item of B / 2 = 256 lines, and the read-only limit whose fix
+// moves its written neighbour (`finished` with gcc's layout, `progress` with
+// clang's).
+TEST_P(MemoryAnalyses, SharingIsRankedByObjectAndRacesAreNotFalseSharing) {
+  const Build& b = GetParam();
+  TempDir dir;
+  constexpr int kThreads = 4, kLines = 256, kRounds = 40;
+  const std::string profile =
+      record(dir, b, "--analyses comm,falseshare", program("tally_race_omp", b) + " 16384 512 40");
+  const json items = view(dir, "falseshare --format json " + profile);
+  const auto line_of = [](const char* name) { return marker("tally_race_omp.c", name); };
+  ASSERT_GE(items.size(), 3u) << items.dump();
+
+  // The race: one item, the global total, from the += line only.
+  const json& race = items[0];
+  EXPECT_EQ(race["kind"], "race") << race.dump();
+  EXPECT_EQ(race["symbol"], "total");
+  EXPECT_EQ(race["object_kind"], "global");
+  EXPECT_EQ(race["lines"], 1);
+  EXPECT_GE(race["events"], kThreads - 1);
+  ASSERT_EQ(race["source_lines"].size(), 1u) << race.dump();
+  EXPECT_EQ(race["source_lines"][0]["line"], line_of("weft:race"));
+  for (const json& s : race["sites"]) EXPECT_EQ(s["line"], line_of("weft:race")) << s.dump();
+  for (const json& t : race["threads"])
+    EXPECT_EQ(t["offsets"], json::array({json::array({0, 7})})) << t.dump();
+  const std::string race_fix = race["fix"];
+  EXPECT_NE(race_fix.find("reduction(+:total)"), std::string::npos) << race_fix;
+  EXPECT_NE(race_fix.find("lock or make it atomic"), std::string::npos) << race_fix;
+  EXPECT_EQ(race_fix.find("pad"), std::string::npos) << race_fix;
+  int races = 0;
+  for (const json& item : items) {
+    races += item["kind"] == "race";
+    // total is a race, never false sharing
+    if (item["kind"] == "false-sharing") {
+      EXPECT_NE(item["symbol"], "total") << item.dump();
+    } else {
+      // updated under `omp critical`: ordered
+      EXPECT_NE(item["symbol"], "heaviest") << item.dump();
+    }
+  }
+  EXPECT_EQ(races, 1) << items.dump();
+
+  // The counters: one item over the whole block, its top source line the
+  // increment (at least 3 transfers per line: each line changes writer at
+  // least 3 times); main's sum of the counters may add its line.
+  const json& counts = items[1];
+  EXPECT_EQ(counts["kind"], "false-sharing") << counts.dump();
+  EXPECT_EQ(counts["object_kind"], "heap");
+  EXPECT_EQ(counts["allocated_at"]["line"], line_of("weft:alloc"));
+  EXPECT_EQ(counts["object_size"], kLines * 64);
+  EXPECT_EQ(counts["blocks"], 1);
+  EXPECT_EQ(counts["lines"], kLines);
+  EXPECT_GE(counts["events"], 3 * kLines);
+  EXPECT_EQ(counts["source_lines"][0]["line"], line_of("weft:count"));
+  for (const json& s : counts["source_lines"])
+    EXPECT_TRUE(s["line"] == line_of("weft:count") || s["line"] == line_of("weft:sum")) << s.dump();
+  EXPECT_FALSE(counts["read_only"].get<bool>());
+  EXPECT_NE(counts["fix"].get<std::string>().find("aligned_alloc(64"), std::string::npos);
+
+  // limit: read only, next to the slots the rounds write.
+  const bool gcc_layout = b.build.find("gcc") != std::string::npos;
+  const json* limit = nullptr;
+  for (const json& item : items)
+    if (item["symbol"] == "limit") limit = &item;
+  ASSERT_NE(limit, nullptr) << items.dump();
+  EXPECT_EQ((*limit)["kind"], "false-sharing");
+  EXPECT_EQ((*limit)["lines"], 1);
+  EXPECT_GE((*limit)["events"], (kThreads - 1) * kRounds);
+  EXPECT_EQ((*limit)["source_lines"][0]["line"], line_of("weft:read-limit"));
+  EXPECT_TRUE((*limit)["read_only"].get<bool>()) << limit->dump();
+  EXPECT_EQ((*limit)["neighbours"], json::array({gcc_layout ? "'finished'" : "'progress'"}))
+      << limit->dump();
+  const std::string limit_fix = (*limit)["fix"];
+  EXPECT_NE(limit_fix.find("move or align the written neighbour"), std::string::npos) << limit_fix;
+  EXPECT_EQ(limit_fix.find("pad each element"), std::string::npos) << limit_fix;
+
+  // The table: the items by object, with their line counts.
+  auto table = run_command(kWeft + " falseshare " + profile, dir.path);
+  EXPECT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("Unsynchronised sharing (possible data races)\n\n1. "),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("unsynchronised write"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find(" on 1 line of 'total' (global, 8 bytes), from tally_race_omp.c:" +
+                           std::to_string(line_of("weft:race")) + "\n"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("false-sharing transfers on 256 lines of heap block of 16384 bytes "
+                           "allocated at tally_race_omp.c:" +
+                           std::to_string(line_of("weft:alloc")) +
+                           " main, from tally_race_omp.c:" + std::to_string(line_of("weft:count"))),
+            std::string::npos)
+      << table.out;
+
+  // The report: the race first, then the counters, limit with its fix.
+  const json report = view(dir, "report --format json " + profile);
+  const json& findings = report["memory_findings"];
+  ASSERT_GE(findings.size(), 3u) << findings.dump();
+  EXPECT_EQ(findings[0]["kind"], "race");
+  EXPECT_EQ(findings[0]["line"], line_of("weft:race"));
+  EXPECT_NE(findings[0]["evidence"].get<std::string>().find("possible data race"),
+            std::string::npos);
+  EXPECT_EQ(findings[1]["kind"], "false-sharing");
+  EXPECT_EQ(findings[1]["line"], line_of("weft:count"));
+  bool limit_found = false;
+  for (const json& f : findings) {
+    if (f["line"] != line_of("weft:read-limit")) continue;
+    limit_found = true;
+    EXPECT_NE(f["suggestion"].get<std::string>().find("move or align the written neighbour"),
+              std::string::npos)
+        << f.dump();
+  }
+  EXPECT_TRUE(limit_found) << findings.dump();
 }
 
 TEST_P(MemoryAnalyses, PaddedCountersShareNothing) {
