@@ -13,10 +13,11 @@
  *   a 64-byte line holds the 4 threads' counters of 2 bins, so its B / 2
  *   lines are each written by all 4 threads at different bytes (each
  *   thread's N / 4 consecutive items cover every bin): false sharing on
- *   exactly B / 2 lines of the block, at least 3 transfers per line at the
- *   count line (each line changes writer at least 3 times, and the new
- *   writer's load obtains it), and at most one per line at main's sum of
- *   the counters after the loop (marked "sum").
+ *   exactly B / 2 lines of the block, at least 2 transfers per line at the
+ *   count line (each line changes writer at least 3 times and the new
+ *   writer's load obtains it, falsely but for the first change when it
+ *   leaves main's memset of the block: true sharing), and at most one per
+ *   line at main's sum of the counters after the loop (marked "sum").
  *   `total` is written by every thread with no lock and nothing ordering
  *   the writes: a data race (updates are lost under real concurrency), at
  *   least 3 unsynchronised writes (a write by each new writer of total,
@@ -33,11 +34,12 @@
  *   its own slots of the globals `progress[4]` and `finished[4]`. limit
  *   shares its 64-byte line with one of them (see their declarations): in
  *   every round each thread's read of limit finds the line last written by
- *   another thread (at that array's bytes), except possibly one thread's:
- *   at least 3 * R false-sharing transfers whose data is `limit`, a
- *   read-only object; the fix is to move or align the written neighbour,
- *   not to pad limit. (The other array, alone in its line, is per-thread
- *   slots falsely shared the usual way.)
+ *   another thread (at that array's bytes), except possibly one thread's
+ *   (and in round 0, the reads before any slot is written find main's
+ *   initialization of limit: true sharing): at least 3 * (R - 1)
+ *   false-sharing transfers whose data is `limit`, a read-only object; the
+ *   fix is to move or align the written neighbour, not to pad limit. (The other array, alone in its
+ * line, is per-thread slots falsely shared the usual way.)
  *
  * The program checks the histogram (every bin holds N / B items) and exits
  * 1 if it is wrong; the racy total is printed, not checked.

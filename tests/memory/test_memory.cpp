@@ -239,8 +239,9 @@ TEST_P(MemoryAnalyses, SharingIsRankedByObjectAndRacesAreNotFalseSharing) {
   EXPECT_EQ(races, 1) << items.dump();
 
   // The counters: one item over the whole block, its top source line the
-  // increment (at least 3 transfers per line: each line changes writer at
-  // least 3 times); main's sum of the counters may add its line.
+  // increment (at least 2 transfers per line: each line changes writer at
+  // least 3 times, the first change may leave main's memset, true sharing);
+  // main's sum of the counters (at most one per line) may add its line.
   const json& counts = items[1];
   EXPECT_EQ(counts["kind"], "false-sharing") << counts.dump();
   EXPECT_EQ(counts["object_kind"], "heap");
@@ -248,7 +249,7 @@ TEST_P(MemoryAnalyses, SharingIsRankedByObjectAndRacesAreNotFalseSharing) {
   EXPECT_EQ(counts["object_size"], kLines * 64);
   EXPECT_EQ(counts["blocks"], 1);
   EXPECT_EQ(counts["lines"], kLines);
-  EXPECT_GE(counts["events"], 3 * kLines);
+  EXPECT_GE(counts["events"], 2 * kLines);
   EXPECT_EQ(counts["source_lines"][0]["line"], line_of("weft:count"));
   for (const json& s : counts["source_lines"])
     EXPECT_TRUE(s["line"] == line_of("weft:count") || s["line"] == line_of("weft:sum")) << s.dump();
@@ -263,7 +264,8 @@ TEST_P(MemoryAnalyses, SharingIsRankedByObjectAndRacesAreNotFalseSharing) {
   ASSERT_NE(limit, nullptr) << items.dump();
   EXPECT_EQ((*limit)["kind"], "false-sharing");
   EXPECT_EQ((*limit)["lines"], 1);
-  EXPECT_GE((*limit)["events"], (kThreads - 1) * kRounds);
+  // (main's initialization of limit makes round 0's first reads true sharing)
+  EXPECT_GE((*limit)["events"], (kThreads - 1) * (kRounds - 1));
   EXPECT_EQ((*limit)["source_lines"][0]["line"], line_of("weft:read-limit"));
   EXPECT_TRUE((*limit)["read_only"].get<bool>()) << limit->dump();
   EXPECT_EQ((*limit)["neighbours"], json::array({gcc_layout ? "'finished'" : "'progress'"}))
@@ -324,11 +326,13 @@ TEST_P(MemoryAnalyses, DgemmSharesLinesOnlyUnderDynamicSchedule) {
   TempDir dir;
   const std::string prog = program("dgemm_schedule_omp", b);
   const std::string options = "--analyses comm,falseshare,traces";
+  // Every item, whatever its volume (a serialized run may hand most chunks
+  // to one thread).
   const std::string fixed = record(dir, b, options, prog + " static 128 8", "static");
-  EXPECT_EQ(view(dir, "falseshare --format json " + fixed), json::array());
+  EXPECT_EQ(view(dir, "falseshare --format json --min-events 1 " + fixed), json::array());
 
   const std::string dynamic = record(dir, b, options, prog + " dynamic 128 8", "dynamic");
-  const json lines = view(dir, "falseshare --format json " + dynamic);
+  const json lines = view(dir, "falseshare --format json --min-events 1 " + dynamic);
   ASSERT_FALSE(lines.empty());
   const int update = marker("dgemm_schedule_omp.c", "weft:c-update-dynamic");
   const int allocation = marker("dgemm_schedule_omp.c", "weft:c-alloc");
