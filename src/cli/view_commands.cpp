@@ -219,21 +219,25 @@ struct ImbalanceCommand : Command {
 
 struct FalseShareCommand : Command {
   std::string profile;
+  FalseSharingOptions options;
   FalseShareRenderOptions rendering;
 
   CLI::App* add_to(CLI::App& app) override {
-    CLI::App* c =
-        add_view(app, "falseshare",
-                 "cache lines threads share falsely, with their data, offsets, sites and a fix",
-                 profile, rendering.format, kTableJson);
-    c->add_option("--top", rendering.top, "lines listed")
+    CLI::App* c = add_view(app, "falseshare",
+                           "data threads share at a cost (false sharing, unsynchronised writes) by "
+                           "object and source line, with offsets, sites and a fix",
+                           profile, rendering.format, kTableJson);
+    c->add_option("--top", rendering.top, "items listed")
         ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    c->add_option("--min-events", options.min_events,
+                  "false-sharing items with fewer transfers are only counted")
         ->capture_default_str();
     return c;
   }
   int run() override {
     return show({profile}, rendering.format, [&](const std::vector<Profile>& p) {
-      return render_false_sharing(find_false_sharing(p[0]), rendering);
+      return render_false_sharing(find_false_sharing(p[0], options), rendering);
     });
   }
 };

@@ -1,9 +1,19 @@
-// The cache lines that threads shared falsely (each thread used its own
-// bytes of the line, at least one of them wrote), ranked by false-sharing
-// events, with what the line belongs to (a global variable, or a heap block
-// by the line of code that allocated it), the bytes each thread used, the
-// thread pairs, the instructions and source lines involved, and a
-// suggested fix. docs/metrics.md defines the events.
+// The data that threads share at a cost, as items ranked by what they cost
+// (docs/metrics.md, "False sharing" and "Unsynchronised sharing"):
+//   - false sharing: the line transfers between threads that used different
+//     bytes of one line, grouped by the data object the receiving thread
+//     used (a global variable, or heap blocks by the line of code that
+//     allocated them) and the source lines that touched it (the object's
+//     lines that share a source line are one item), summed over all of the
+//     item's lines;
+//   - unsynchronised sharing (possible data races): writes by one thread of
+//     bytes another thread had written, with no lock held and nothing
+//     ordering the two writes, grouped the same way.
+// Each item says what it belongs to, how many lines it spans, the source
+// lines, the bytes each thread used, the thread pairs, the instructions,
+// its busiest lines, and a fix: per-thread copies or a lock for a race;
+// moving the written neighbour for a read-only object; padding each
+// thread's part otherwise.
 #pragma once
 
 #include <cstdint>
@@ -18,57 +28,109 @@
 
 namespace weft {
 
+// False-sharing items with fewer transfers are not findings: at ~100 ns a
+// transfer they cost at most ~10 us (docs/metrics.md).
+inline constexpr uint64_t kMinFalseSharingEvents = 100;
+
 struct FalseSharingSite {
   uint32_t thread = 0;
   uint64_t pc = 0;
   SourcePosition position;
   std::string code;     // the source line's text, when readable
-  uint64_t events = 0;  // false-sharing events at this instruction in this thread
+  uint64_t events = 0;  // the item's events at this instruction in this thread
 };
 
 struct FalseSharingPair {
   uint32_t writer = 0;
-  uint32_t reader = 0;
+  uint32_t reader = 0;  // the thread that obtained the line (or wrote over the writer's bytes)
   uint64_t events = 0;
 };
 
-// The bytes of the line one thread used while sharing it falsely, as
-// inclusive [first, last] offset ranges.
+// The bytes of a line one thread used, as inclusive [first, last] offset
+// ranges (over all of an item's lines).
 struct ThreadOffsets {
   uint32_t thread = 0;
   std::vector<std::pair<uint32_t, uint32_t>> ranges;
 };
 
-struct FalseSharingLine {
-  uint64_t line_address = 0;
+// A source line of an item, with the events of its instructions.
+struct SharingSourceLine {
+  SourcePosition position;
+  uint64_t pc = 0;  // its busiest instruction
   uint64_t events = 0;
-  DataObject object;                           // kind "unknown" when nothing is known
-  std::optional<SourcePosition> allocated_at;  // heap blocks
-  std::vector<ThreadOffsets> threads;          // by thread id
-  std::vector<FalseSharingPair> pairs;         // by events, descending
-  std::vector<FalseSharingSite> sites;         // by events, descending
-  std::string fix;
 };
 
-// Lines by events, descending (then by address). Throws FindingError when
-// the profile was recorded without the false-sharing analysis.
-std::vector<FalseSharingLine> analyze_false_sharing(const Profile& profile);
+// One line of an item.
+struct SharingLineEvents {
+  uint64_t line_address = 0;
+  uint64_t events = 0;
+};
 
-// What `weft falseshare` shows: every falsely shared line, with the run
-// facts its rendering mentions.
+enum class SharingKind { FalseSharing, Unsynchronised };
+// "false-sharing", "race".
+const char* sharing_kind_name(SharingKind kind);
+
+struct SharingItem {
+  SharingKind kind = SharingKind::FalseSharing;
+  // False sharing: its transfers. Unsynchronised: its unsynchronised writes.
+  uint64_t events = 0;
+  // Unsynchronised: the false-sharing transfers on the object's lines that
+  // its receiving threads obtained for the object (0 for false sharing).
+  uint64_t false_events = 0;
+  uint64_t line_address = 0;                   // its lowest line
+  uint64_t lines = 0;                          // distinct lines
+  DataObject object;                           // kind "unknown" when nothing is known
+  std::optional<SourcePosition> allocated_at;  // heap blocks
+  uint64_t blocks = 0;                         // heap: distinct blocks of its lines
+  // False sharing: the receiving threads only read the object, and the
+  // writers wrote other data of the line (its neighbours).
+  bool read_only = false;
+  std::vector<std::string> neighbours;          // what the writers wrote there, most events first
+  std::vector<SharingSourceLine> source_lines;  // by events, descending
+  std::vector<ThreadOffsets> threads;           // by thread id
+  std::vector<FalseSharingPair> pairs;          // by events, descending
+  std::vector<FalseSharingSite> sites;          // by events, descending
+  std::vector<SharingLineEvents> top_lines;     // at most kTopLines, by events
+  std::string fix;
+  static constexpr size_t kTopLines = 5;
+};
+
+// Unsynchronised items (by events, descending), then false-sharing items
+// (by events, descending; all of them, whatever their volume). Throws
+// FindingError when the profile was recorded without the false-sharing
+// analysis.
+std::vector<SharingItem> analyze_false_sharing(const Profile& profile);
+
+struct FalseSharingOptions {
+  uint64_t min_events = kMinFalseSharingEvents;  // false-sharing items below are only counted
+};
+
+// What `weft falseshare` shows: the unsynchronised items and the
+// false-sharing items of at least min_events transfers, with the run facts
+// its rendering mentions.
 struct FalseSharingFindings {
   ProfileFacts profile;
   std::string untracked_accesses;  // meta untracked_accesses ("" or "0": none)
-  std::vector<FalseSharingLine> lines;
+  uint64_t min_events = kMinFalseSharingEvents;
+  std::vector<SharingItem> items;
+  uint64_t smaller_items = 0;   // false-sharing items below min_events
+  uint64_t smaller_events = 0;  // their transfers
 };
 
-FalseSharingFindings find_false_sharing(const Profile& profile);
+FalseSharingFindings find_false_sharing(const Profile& profile,
+                                        const FalseSharingOptions& options = {});
 
-// "counters (global, 0x601040+32)" / "heap block of 256 bytes allocated at
-// kernel.c:40 main" / "unknown data at 0x7f…".
-std::string data_object_description(const FalseSharingLine& line);
+// "counters (global, 32 bytes)" / "heap block of 256 bytes allocated at
+// kernel.c:40 main" / "data at 0x7f… (no symbol, no recorded allocation)".
+std::string data_object_description(const SharingItem& item);
+
+// "1 line of 'total' (global, 8 bytes), from racy.c:60 and racy.c:61".
+std::string item_headline(const SharingItem& item);
 
 // "0-7", "8-15,24-31".
 std::string format_offsets(const std::vector<std::pair<uint32_t, uint32_t>>& ranges);
+
+// 1536000 -> "1,536,000".
+std::string group_digits(uint64_t value);
 
 }  // namespace weft

@@ -329,20 +329,21 @@ std::vector<LoopSchedule> trace_schedules(const Profile& profile, const DecodedT
 
 // A dynamic or guided loop whose function has false sharing: its chunks
 // are smaller than a line of the data its threads write.
-void warn_about_chunks(std::vector<LoopSchedule>& schedules,
-                       const std::vector<FalseSharingLine>& lines, const DecodedTraces& traces,
-                       uint32_t line_size) {
+void warn_about_chunks(std::vector<LoopSchedule>& schedules, const std::vector<SharingItem>& items,
+                       const DecodedTraces& traces, uint32_t line_size) {
   for (LoopSchedule& s : schedules) {
     if (s.schedule.kind != ScheduleKind::Dynamic && s.schedule.kind != ScheduleKind::Guided)
       continue;
     uint64_t events = 0;
     const FalseSharingSite* top = nullptr;
-    for (const FalseSharingLine& line : lines)
-      for (const FalseSharingSite& site : line.sites)
+    for (const SharingItem& item : items) {
+      if (item.kind != SharingKind::FalseSharing) continue;
+      for (const FalseSharingSite& site : item.sites)
         if (site.position.function == s.position.function) {
           events += site.events;
           if (!top || site.events > top->events) top = &site;
         }
+    }
     if (!top) continue;
     uint32_t element = 8;
     for (const TracedInstruction& t : traces.all)
@@ -712,8 +713,8 @@ MemoryHints analyze_memory_hints(const Profile& profile, size_t top) {
   out.false_sharing = profile.has_analysis(AnalysisId::FalseSharing);
   const uint32_t line_size = false_sharing_line_size(profile);
 
-  std::vector<FalseSharingLine> lines;
-  if (out.false_sharing) lines = analyze_false_sharing(profile);
+  std::vector<SharingItem> items;
+  if (out.false_sharing) items = analyze_false_sharing(profile);
   DecodedTraces traces;
   if (out.traces) traces = decode_traces(profile);
 
@@ -726,31 +727,44 @@ MemoryHints analyze_memory_hints(const Profile& profile, size_t top) {
     out.schedules.insert(out.schedules.end(), std::make_move_iterator(recovered.begin()),
                          std::make_move_iterator(recovered.end()));
   }
-  warn_about_chunks(out.schedules, lines, traces, line_size);
+  warn_about_chunks(out.schedules, items, traces, line_size);
   std::stable_sort(out.schedules.begin(), out.schedules.end(),
                    [](const LoopSchedule& a, const LoopSchedule& b) {
                      return std::tie(a.position.file, a.position.line) <
                             std::tie(b.position.file, b.position.line);
                    });
 
-  // The worst falsely shared lines first (events and accesses are not
+  // The possible data races first, then the worst false-sharing items of
+  // at least kMinFalseSharingEvents transfers (events and accesses are not
   // comparable weights), then the trace findings by accesses.
-  constexpr size_t kFalseSharingHints = 3;
-  for (const FalseSharingLine& line : lines) {
-    if (line.sites.empty()) continue;
-    if (out.hints.size() == kFalseSharingHints) break;
+  constexpr size_t kSharingHints = 3;  // per kind
+  size_t races = 0, false_sharing = 0;
+  for (const SharingItem& item : items) {
+    if (item.source_lines.empty()) continue;
+    const bool race = item.kind == SharingKind::Unsynchronised;
+    if (race ? races == kSharingHints
+             : false_sharing == kSharingHints || item.events < kMinFalseSharingEvents)
+      continue;
+    ++(race ? races : false_sharing);
     MemoryHint hint;
-    hint.kind = "false-sharing";
-    hint.pc = line.sites.front().pc;
-    hint.weight = line.events;
+    hint.kind = sharing_kind_name(item.kind);
+    hint.pc = item.source_lines.front().pc;  // its busiest source line
+    hint.weight = item.events;
     std::string offsets;
-    for (const ThreadOffsets& t : line.threads)
+    for (const ThreadOffsets& t : item.threads)
       offsets +=
           fmt::format("{}t{} {}", offsets.empty() ? "" : ", ", t.thread, format_offsets(t.ranges));
-    hint.evidence =
-        fmt::format("{} false-sharing events on line 0x{:x} of {}; bytes used: {}", line.events,
-                    line.line_address, data_object_description(line), offsets);
-    hint.suggestion = line.fix;
+    if (race) {
+      hint.evidence = fmt::format(
+          "unsynchronised sharing (possible data race): {} unsynchronised write{} on {}; bytes "
+          "written over: {}",
+          group_digits(item.events), item.events == 1 ? "" : "s", item_headline(item), offsets);
+    } else {
+      hint.evidence = fmt::format("{} false-sharing transfer{} on {}; bytes used: {}",
+                                  group_digits(item.events), item.events == 1 ? "" : "s",
+                                  item_headline(item), offsets);
+    }
+    hint.suggestion = item.fix;
     out.hints.push_back(std::move(hint));
   }
   if (out.traces) {

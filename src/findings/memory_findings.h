@@ -30,7 +30,7 @@ struct LoopSchedule {
 };
 
 struct MemoryHint {
-  // "false-sharing", "non-unit-stride", "large-stride", "column-wise",
+  // "race", "false-sharing", "non-unit-stride", "large-stride", "column-wise",
   // "4k-aliasing", "reuse"
   std::string kind;
   uint64_t pc = 0;

@@ -1,4 +1,4 @@
-// `weft falseshare`: renders the falsely shared lines
+// `weft falseshare`: renders the unsynchronised and falsely shared data
 // (findings/false_sharing_findings.h) as a terminal listing or JSON.
 #pragma once
 
@@ -12,7 +12,7 @@ namespace weft {
 
 struct FalseShareRenderOptions {
   OutputFormat format = OutputFormat::Table;  // table or json
-  size_t top = 20;                            // lines shown
+  size_t top = 20;                            // items shown
 };
 
 // Throws ViewError for --format csv.

@@ -1,12 +1,14 @@
 // The false-sharing detector: hand-built access sequences with exact counts
 // (driven from one OS thread through several ThreadStates), a serial oracle
-// written from the definition on random sequences, and real threads.
+// written from the definition on random sequences (with synchronization
+// calls and atomics, for the unsynchronised writes), and real threads.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <barrier>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -30,6 +32,11 @@ struct LineValue {
 using Lines = std::map<std::tuple<uint64_t, uint64_t, uint32_t, uint32_t>, LineValue>;
 // (thread, writer) -> {true, false}
 using Pairs = std::map<std::pair<uint32_t, uint32_t>, std::array<uint64_t, 2>>;
+// (line, pc, thread, writer) -> {events, bytes}
+using Unsync =
+    std::map<std::tuple<uint64_t, uint64_t, uint32_t, uint32_t>, std::array<uint64_t, 2>>;
+// (line, pc, thread, writer) -> thread_written, for records that have some
+using Written = std::map<std::tuple<uint64_t, uint64_t, uint32_t, uint32_t>, uint64_t>;
 
 Lines lines_of(const FalseSharingDetector& d) {
   Lines out;
@@ -37,6 +44,24 @@ Lines lines_of(const FalseSharingDetector& d) {
     auto [it, fresh] = out.insert({{r.line_address, r.pc, r.thread, r.writer},
                                    LineValue{r.false_events, r.thread_bytes, r.writer_bytes}});
     EXPECT_TRUE(fresh);
+  });
+  return out;
+}
+
+Unsync unsync_of(const FalseSharingDetector& d) {
+  Unsync out;
+  d.for_each_unsync_record([&](const UnsyncWriteRecord& r) {
+    auto [it, fresh] =
+        out.insert({{r.line_address, r.pc, r.thread, r.writer}, {r.events, r.bytes}});
+    EXPECT_TRUE(fresh);
+  });
+  return out;
+}
+
+Written written_of(const FalseSharingDetector& d) {
+  Written out;
+  d.for_each_line_record([&](const LineSharingRecord& r) {
+    if (r.thread_written != 0) out[{r.line_address, r.pc, r.thread, r.writer}] = r.thread_written;
   });
   return out;
 }
@@ -68,6 +93,12 @@ class FalseSharingTest : public ::testing::Test {
   }
   void write(uint32_t tid, uint64_t pc, uint64_t addr, uint32_t size) {
     d_->access(t(tid), pc, addr, size, true);
+  }
+  void atomic_write(uint32_t tid, uint64_t pc, uint64_t addr, uint32_t size) {
+    d_->access(t(tid), pc, addr, size, true, true);
+  }
+  void sync(uint32_t tid, SyncKind kind, uint64_t object = 0, int64_t arg0 = 0) {
+    d_->synchronize(t(tid), kind, object, arg0);
   }
   std::unique_ptr<FalseSharingDetector> d_;
 };
@@ -289,56 +320,298 @@ TEST_F(FalseSharingTest, FalseSharingThreadsBeyond48AreUntracked) {
   EXPECT_EQ(d_->dropped(), 0u);
 }
 
+// Adjacent counters: each thread's increment reads its counter (the false
+// event) and writes it with the copy it obtained: the record's written bytes
+// are its own counter's.
+TEST_F(FalseSharingTest, FalseSharingRecordsTheBytesTheReceivingThreadWrote) {
+  make(64);
+  for (int i = 0; i < 3; ++i) {
+    read(0, 0x100, kBase + 0, 8);
+    write(0, 0x104, kBase + 0, 8);
+    read(1, 0x200, kBase + 8, 8);
+    write(1, 0x204, kBase + 8, 8);
+  }
+  const Written expected = {{{kBase, 0x200, 1, 0}, 0xffull << 8}, {{kBase, 0x100, 0, 1}, 0xff}};
+  EXPECT_EQ(written_of(*d_), expected);
+  EXPECT_TRUE(unsync_of(*d_).empty());
+}
+
+// A read-only value next to per-thread slots: the receiving reads are of
+// the value, the bytes written with the copy are the slots.
+TEST_F(FalseSharingTest, FalseSharingReadOnlyNeighbourIsNotWrittenByItsReaders) {
+  make(64);
+  for (int round = 0; round < 2; ++round) {
+    for (uint32_t tid = 0; tid < 2; ++tid) {
+      read(tid, 0x10, kBase + 0, 8);             // the read-only value
+      write(tid, 0x14, kBase + 8 + 8 * tid, 8);  // the thread's slot
+    }
+  }
+  // Thread 1 obtains the line from 0 twice; thread 0 from 1 once (round 1).
+  const Lines expected_lines = {
+      {{kBase, 0x10, 1, 0}, {2, 0xff, 0xffull << 8}},
+      {{kBase, 0x10, 0, 1}, {1, 0xff, 0xffull << 16}},
+  };
+  EXPECT_EQ(lines_of(*d_), expected_lines);
+  const Written expected = {{{kBase, 0x10, 1, 0}, 0xffull << 16},
+                            {{kBase, 0x10, 0, 1}, 0xffull << 8}};
+  EXPECT_EQ(written_of(*d_), expected);
+}
+
+// `sum += x` by two threads with nothing between: every write over the
+// other thread's bytes is unsynchronised (its line transfer was the read's,
+// true sharing).
+TEST_F(FalseSharingTest, UnsynchronisedAccumulationIsCounted) {
+  make(64);
+  constexpr int kIterations = 10;
+  for (int i = 0; i < kIterations; ++i) {
+    for (uint32_t tid = 0; tid < 2; ++tid) {
+      read(tid, 0x100, kBase + 16, 8);
+      write(tid, 0x104, kBase + 16, 8);
+    }
+  }
+  const Unsync expected = {{{kBase, 0x104, 1, 0}, {kIterations, 0xffull << 16}},
+                           {{kBase, 0x104, 0, 1}, {kIterations - 1, 0xffull << 16}}};
+  EXPECT_EQ(unsync_of(*d_), expected);
+  const Pairs expected_pairs = {{{1, 0}, {kIterations, 0}}, {{0, 1}, {kIterations - 1, 0}}};
+  EXPECT_EQ(pairs_of(*d_), expected_pairs);
+  EXPECT_TRUE(lines_of(*d_).empty());
+}
+
+// The same under a lock, or with a barrier between the threads' writes:
+// ordered, not counted.
+TEST_F(FalseSharingTest, LockedOrBarrierSeparatedWritesAreNotUnsynchronised) {
+  make(64);
+  for (int i = 0; i < 5; ++i) {
+    for (uint32_t tid = 0; tid < 2; ++tid) {
+      sync(tid, SyncKind::MutexLock);
+      read(tid, 0x100, kBase + 16, 8);
+      write(tid, 0x104, kBase + 16, 8);
+      sync(tid, SyncKind::MutexUnlock);
+    }
+  }
+  EXPECT_TRUE(unsync_of(*d_).empty());
+  // Phases: thread 0 writes, both pass a barrier, thread 1 writes.
+  write(0, 0x200, kBase + 64, 8);
+  sync(0, SyncKind::BarrierEnter);
+  sync(1, SyncKind::BarrierEnter);
+  sync(0, SyncKind::BarrierLeave);
+  sync(1, SyncKind::BarrierLeave);
+  write(1, 0x204, kBase + 64, 8);
+  EXPECT_TRUE(unsync_of(*d_).empty());
+  // A lock released without its acquisition seen leaves no lock held.
+  sync(1, SyncKind::MutexUnlock);
+  sync(0, SyncKind::MutexLock);
+  write(0, 0x208, kBase + 64, 8);  // thread 0 holds a lock: not counted
+  sync(0, SyncKind::MutexUnlock);
+  EXPECT_TRUE(unsync_of(*d_).empty());
+}
+
+// The writer synchronized after its write (it reached a barrier), but the
+// other thread did not since: nothing orders the two writes.
+TEST_F(FalseSharingTest, WriteRacesWithAWriterThatReachedABarrierFirst) {
+  make(64);
+  sync(0, SyncKind::OmpImplicitTaskBegin);
+  sync(1, SyncKind::OmpImplicitTaskBegin);
+  write(0, 0x10, kBase + 0, 8);
+  sync(0, SyncKind::OmpBarrierEnter);
+  write(1, 0x20, kBase + 0, 8);  // before its own barrier: races with thread 0's write
+  const Unsync expected = {{{kBase, 0x20, 1, 0}, {1, 0xff}}};
+  EXPECT_EQ(unsync_of(*d_), expected);
+  // Thread 2 writes only after leaving the barrier thread 1 reached too.
+  sync(1, SyncKind::OmpBarrierEnter);
+  sync(2, SyncKind::OmpBarrierEnter);
+  sync(2, SyncKind::OmpBarrierLeave);
+  write(2, 0x30, kBase + 0, 8);
+  EXPECT_EQ(unsync_of(*d_), expected);
+}
+
+// A task that begins only after the master finished its part of the region
+// (the master's implicit-task end is a release, but not one the task
+// acquires): the master's writes in the region race with the task's.
+TEST_F(FalseSharingTest, LateTaskRacesWithTheMastersWritesInTheRegion) {
+  make(64);
+  sync(0, SyncKind::OmpParallelBegin, 0x4000, 2);
+  sync(0, SyncKind::OmpImplicitTaskBegin, 0x4000, 2);
+  read(0, 0x10, kBase + 0, 8);
+  write(0, 0x14, kBase + 0, 8);
+  sync(0, SyncKind::OmpImplicitBarrier, 0x4000, 2);
+  sync(1, SyncKind::OmpImplicitTaskBegin, 0x4000, 2);
+  read(1, 0x10, kBase + 0, 8);
+  write(1, 0x14, kBase + 0, 8);
+  const Unsync expected = {{{kBase, 0x14, 1, 0}, {1, 0xff}}};
+  EXPECT_EQ(unsync_of(*d_), expected);
+  // A thread created after main's region: ordered after everything main
+  // wrote before creating it, not after what it wrote since.
+  sync(0, SyncKind::OmpParallelEnd);
+  write(0, 0x18, kBase + 64, 8);
+  sync(0, SyncKind::ThreadCreate, 0, 2);
+  write(0, 0x18, kBase + 128, 8);
+  sync(0, SyncKind::ThreadCreate, 0, 3);
+  sync(2, SyncKind::ThreadStart, 0, 0);
+  write(2, 0x20, kBase + 64, 8);   // ordered
+  write(2, 0x20, kBase + 128, 8);  // races with main's write after creating it
+  const Unsync more = {{{kBase, 0x14, 1, 0}, {1, 0xff}}, {{kBase + 128, 0x20, 2, 0}, {1, 0xff}}};
+  EXPECT_EQ(unsync_of(*d_), more);
+}
+
+// A thread started after its creator wrote, a region's task after its
+// master wrote: ordered. Two tasks of the region: not ordered.
+TEST_F(FalseSharingTest, StartsAndImplicitTasksAcquireFromTheirCreator) {
+  make(64);
+  write(0, 0x10, kBase + 0, 64);  // main initializes the line
+  sync(0, SyncKind::ThreadCreate, 0, 1);
+  sync(1, SyncKind::ThreadStart, 0, 0);
+  sync(0, SyncKind::OmpParallelBegin, 0x4000, 2);
+  sync(0, SyncKind::OmpImplicitTaskBegin, 0x4000, 2);
+  write(0, 0x14, kBase + 0, 8);  // the master's task: a write in a later epoch (stale line)
+  sync(1, SyncKind::OmpImplicitTaskBegin, 0x4000, 2);
+  write(1, 0x20, kBase + 8, 8);  // over main's initialization: ordered (and the line is stale)
+  write(1, 0x20, kBase + 8, 8);
+  write(0, 0x14, kBase + 8, 8);  // over thread 1's write in the region: unsynchronised
+  const Unsync expected = {{{kBase, 0x14, 0, 1}, {1, 0xffull << 8}}};
+  EXPECT_EQ(unsync_of(*d_), expected);
+}
+
+// Atomic writes are never unsynchronised, and release what was written
+// before them.
+TEST_F(FalseSharingTest, AtomicWritesAreNotUnsynchronisedAndRelease) {
+  make(64);
+  for (int i = 0; i < 4; ++i)
+    for (uint32_t tid = 0; tid < 2; ++tid) {
+      read(tid, 0x10, kBase + 0, 8);
+      atomic_write(tid, 0x10, kBase + 0, 8);  // a fetch_add
+    }
+  EXPECT_TRUE(unsync_of(*d_).empty());
+  // Thread 0 writes data then an atomic flag; thread 1's atomic
+  // read-modify-write of the flag acquires it before thread 1 writes the data.
+  write(0, 0x20, kBase + 128, 8);
+  atomic_write(0, 0x24, kBase + 256, 4);
+  atomic_write(1, 0x28, kBase + 256, 4);
+  write(1, 0x2c, kBase + 128, 8);
+  EXPECT_TRUE(unsync_of(*d_).empty());
+}
+
 // The definition, one line at a time, with std containers.
 class FalseSharingOracle {
  public:
   explicit FalseSharingOracle(unsigned line_size) : line_size_(line_size) {}
 
-  void apply(uint32_t tid, uint64_t pc, uint64_t addr, uint32_t size, bool is_write) {
-    if (tid >= FalseSharingDetector::kTrackedThreads) return;
+  void apply(uint32_t tid, uint64_t pc, uint64_t addr, uint32_t size, bool is_write,
+             bool is_atomic = false) {
+    if (tid >= kTracked) return;
     std::map<uint64_t, uint64_t> masks;  // line -> bytes
     for (uint64_t a = addr; a < addr + size; ++a) {
       const uint64_t offset = a % line_size_;
       const uint64_t bit = line_size_ > 64 ? offset * 64 / line_size_ : offset;
       masks[a - offset] |= uint64_t{1} << bit;
     }
-    for (const auto& [line, m] : masks) apply_line(tid, pc, line, m, is_write);
+    for (const auto& [line, m] : masks) apply_line(tid, pc, line, m, is_write, is_atomic);
+    if (is_atomic && is_write) ++epoch_[tid];  // a release
+  }
+  // The synchronization calls of the random sequences: a lock (acquire
+  // all), an unlock (release), a barrier's arrival (release) and departure
+  // (acquire all), a join of thread `other` (acquire from it).
+  void sync(uint32_t tid, SyncKind kind, uint32_t other) {
+    if (tid >= kTracked) return;
+    switch (kind) {
+      case SyncKind::MutexLock:
+        ++locks_[tid];
+        acquire_all(tid);
+        break;
+      case SyncKind::MutexUnlock:
+        if (locks_[tid] > 0) --locks_[tid];
+        ++epoch_[tid];
+        break;
+      case SyncKind::BarrierEnter:
+        ++epoch_[tid];
+        break;
+      case SyncKind::BarrierLeave:
+        acquire_all(tid);
+        break;
+      case SyncKind::ThreadJoin:
+        acquire_from(tid, other);
+        break;
+      default:
+        FAIL() << "not modeled";
+    }
   }
   Lines lines;
   Pairs pairs;
+  Unsync unsync;
+  Written written;
 
  private:
+  static constexpr uint32_t kTracked = FalseSharingDetector::kTrackedThreads;
+  using Key = std::tuple<uint64_t, uint64_t, uint32_t, uint32_t>;
   struct Line {
     int writer = -1;
     std::set<uint32_t> valid;
     uint64_t written = 0;
+    uint32_t epoch = 0;  // the writer's at its latest write
+    bool stale = false;  // the writer wrote some of `written` in an earlier epoch
   };
-  void apply_line(uint32_t tid, uint64_t pc, uint64_t line_address, uint64_t m, bool is_write) {
+  void acquire_all(uint32_t tid) {
+    for (uint32_t w = 0; w < kTracked; ++w) seen_[tid][w] = std::max(seen_[tid][w], epoch_[w]);
+  }
+  void acquire_from(uint32_t tid, uint32_t from) {
+    if (from >= kTracked || from == tid || epoch_[from] <= seen_[tid][from]) return;
+    seen_[tid][from] = std::max(seen_[tid][from], epoch_[from]);
+    for (uint32_t w = 0; w < kTracked; ++w)
+      if (w != tid) seen_[tid][w] = std::max(seen_[tid][w], seen_[from][w]);
+  }
+  void apply_line(uint32_t tid, uint64_t pc, uint64_t line_address, uint64_t m, bool is_write,
+                  bool is_atomic) {
     Line& l = lines_state_[line_address];
     const bool is_writer = l.writer == static_cast<int>(tid);
+    if (is_atomic && l.writer >= 0 && !is_writer)
+      acquire_from(tid, static_cast<uint32_t>(l.writer));
     const bool holds = is_writer || l.valid.count(tid);
-    if (!holds && l.writer >= 0) {
+    const bool transfer = !holds && l.writer >= 0;
+    if (transfer) {
       const uint32_t w = static_cast<uint32_t>(l.writer);
       if (m & l.written) {
         pairs[{tid, w}][0] += 1;
       } else {
         pairs[{tid, w}][1] += 1;
-        LineValue& v = lines[{line_address, pc, tid, w}];
+        const Key key{line_address, pc, tid, w};
+        LineValue& v = lines[key];
         v.false_events += 1;
         v.thread_bytes |= m;
         v.writer_bytes |= l.written;
+        if (is_write) written[key] |= m;
+        last_false_[tid] = is_write ? std::nullopt : std::optional<Key>(key);
+      }
+    }
+    if (is_write && l.writer >= 0 && !is_writer) {
+      const uint32_t w = static_cast<uint32_t>(l.writer);
+      // The writer's epoch at its write is not past what this thread saw of it.
+      if (!is_atomic && (m & l.written) && locks_[tid] == 0 && !l.stale &&
+          seen_[tid][w] <= l.epoch) {
+        std::array<uint64_t, 2>& u = unsync[{line_address, pc, tid, w}];
+        u[0] += 1;
+        u[1] |= m & l.written;
+      }
+      if (!transfer && last_false_[tid] && std::get<0>(*last_false_[tid]) == line_address) {
+        written[*last_false_[tid]] |= m;
+        last_false_[tid].reset();
       }
     }
     if (!is_write) {
       l.valid.insert(tid);
     } else {
+      l.stale = is_writer && (l.stale || (l.epoch != epoch_[tid] && (l.written & ~m) != 0));
       l.written = is_writer ? l.written | m : m;
       l.writer = static_cast<int>(tid);
       l.valid = {tid};
+      l.epoch = epoch_[tid];
     }
   }
   unsigned line_size_;
   std::map<uint64_t, Line> lines_state_;
+  std::array<uint32_t, kTracked> epoch_{};
+  std::array<uint32_t, kTracked> locks_{};
+  std::array<std::array<uint32_t, kTracked>, kTracked> seen_{};
+  std::array<std::optional<Key>, kTracked> last_false_{};
 };
 
 TEST_F(FalseSharingTest, FalseSharingMatchesOracleOnRandomSequences) {
@@ -350,15 +623,30 @@ TEST_F(FalseSharingTest, FalseSharingMatchesOracleOnRandomSequences) {
       const uint64_t span = 4 * line_size;
       for (int i = 0; i < 20000; ++i) {
         const uint32_t tid = static_cast<uint32_t>(rng() % 52);  // some untracked
-        const uint32_t size = uint32_t{1} << (rng() % 5);        // 1..16 bytes
+        if (rng() % 40 == 0) {
+          // Locks held for a while, barriers, joins.
+          const SyncKind kinds[] = {SyncKind::MutexLock, SyncKind::MutexUnlock,
+                                    SyncKind::BarrierEnter, SyncKind::BarrierLeave,
+                                    SyncKind::ThreadJoin};
+          const SyncKind kind = kinds[rng() % 5];
+          const auto other = static_cast<uint32_t>(rng() % 52);
+          oracle.sync(tid, kind, other);
+          d_->synchronize(t(tid), kind, 0, other);
+          continue;
+        }
+        const uint32_t size = uint32_t{1} << (rng() % 5);  // 1..16 bytes
         const uint64_t addr = kBase + rng() % span;
         const bool is_write = rng() % 3 == 0;
+        const bool is_atomic = rng() % 16 == 0;
         const uint64_t pc = 0x1000 + (rng() % 4) * 4;
-        oracle.apply(tid, pc, addr, size, is_write);
-        d_->access(t(tid), pc, addr, size, is_write);
+        oracle.apply(tid, pc, addr, size, is_write, is_atomic);
+        d_->access(t(tid), pc, addr, size, is_write, is_atomic);
       }
       ASSERT_EQ(pairs_of(*d_), oracle.pairs) << "line size " << line_size << " seed " << seed;
       ASSERT_EQ(lines_of(*d_), oracle.lines) << "line size " << line_size << " seed " << seed;
+      ASSERT_EQ(unsync_of(*d_), oracle.unsync) << "line size " << line_size << " seed " << seed;
+      ASSERT_EQ(written_of(*d_), oracle.written) << "line size " << line_size << " seed " << seed;
+      EXPECT_FALSE(oracle.unsync.empty());
       EXPECT_EQ(d_->dropped(), 0u);
     }
   }

@@ -6,7 +6,14 @@
 //     every ordered pair of threads: exactly R false-sharing events per pair
 //     at the increment line, each thread on its own 8 bytes, no true
 //     sharing, and no communication at all at 8-byte granularity; padded:
-//     nothing;
+//     nothing; with few turns, an item below the --min-events threshold,
+//     counted but not listed;
+//   - tally_race_omp: per-thread counters packed in a heap block, ranked as
+//     one item of exactly B / 2 lines named by the allocation line; a racy
+//     `total +=` reported as unsynchronised sharing (a possible data race)
+//     with a reduction/lock fix, never as false sharing, while an update in
+//     an `omp critical` section is not one; a read-only global next to
+//     per-thread slots, whose fix moves the written neighbour;
 //   - dgemm_schedule_omp: false sharing on C only with schedule(dynamic)
 //     (MAQAO's Fig. 13), at the update line, C named by its allocation line,
 //     and a warning on the dynamic loop's schedule;
@@ -102,16 +109,21 @@ class MemoryAnalyses : public ::testing::TestWithParam<Build> {};
 TEST_P(MemoryAnalyses, EveryOrderedPairSharesTheCounterLineFalsely) {
   const Build& b = GetParam();
   TempDir dir;
-  constexpr int T = 4, R = 3;
+  constexpr int T = 4, R = 9;  // 108 events: above the 100 of a finding
   const std::string prog = program("false_sharing_pairs_pthreads", b);
-  const std::string profile = record(dir, b, "--analyses comm,falseshare", prog + " packed 4 3 20");
+  const std::string profile = record(dir, b, "--analyses comm,falseshare", prog + " packed 4 9 20");
   const json lines = view(dir, "falseshare --format json " + profile);
   ASSERT_EQ(lines.size(), 1u) << lines.dump();
   const json& line = lines[0];
+  EXPECT_EQ(line["kind"], "false-sharing");
   EXPECT_EQ(line["events"], T * (T - 1) * R);
+  EXPECT_EQ(line["lines"], 1);
   EXPECT_EQ(line["symbol"], "packed");
   EXPECT_EQ(line["object_kind"], "global");
   EXPECT_EQ(line["address"].get<uint64_t>() % 64, 0u);
+  EXPECT_FALSE(line["read_only"].get<bool>());
+  EXPECT_NE(line["fix"].get<std::string>().find("pad each element to 64 bytes"), std::string::npos)
+      << line["fix"];
 
   // Every ordered pair, R events each.
   std::map<std::pair<int, int>, int> pairs;
@@ -154,7 +166,7 @@ TEST_P(MemoryAnalyses, EveryOrderedPairSharesTheCounterLineFalsely) {
   // padded run, is local in the packed one (main wrote the line last).
   auto matrix = [&](const std::string& mode, const std::string& granularity) {
     const std::string db = record(dir, b, "--analyses comm --granularity " + granularity,
-                                  prog + " " + mode + " 4 3 20", mode + granularity);
+                                  prog + " " + mode + " 4 9 20", mode + granularity);
     return view(dir, "comm --format json " + db)["matrix"];
   };
   EXPECT_EQ(matrix("packed", "8"), matrix("padded", "8"));
@@ -167,6 +179,145 @@ TEST_P(MemoryAnalyses, EveryOrderedPairSharesTheCounterLineFalsely) {
           << padded.dump();
     }
   }
+}
+
+// Three turns per pair: 36 transfers, an item below the threshold of a
+// finding (kMinFalseSharingEvents, 100): counted, not listed, unless asked.
+TEST_P(MemoryAnalyses, SmallItemsAreCountedNotListed) {
+  const Build& b = GetParam();
+  TempDir dir;
+  const std::string profile = record(dir, b, "--analyses comm,falseshare",
+                                     program("false_sharing_pairs_pthreads", b) + " packed 4 3 20");
+  EXPECT_EQ(view(dir, "falseshare --format json " + profile), json::array());
+  const json all = view(dir, "falseshare --format json --min-events 1 " + profile);
+  ASSERT_EQ(all.size(), 1u) << all.dump();
+  EXPECT_EQ(all[0]["events"], 36);
+  auto table = run_command(kWeft + " falseshare " + profile, dir.path);
+  EXPECT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("1 smaller false-sharing item (36 transfers in all) below --min-events "
+                           "100 not listed"),
+            std::string::npos)
+      << table.out;
+  const json report = view(dir, "report --format json " + profile);
+  for (const json& f : report["memory_findings"]) EXPECT_NE(f["kind"], "false-sharing") << f.dump();
+}
+
+// tally_race_omp (see its header): the race first, then the counters' heap
+// block as one item of B / 2 = 256 lines, and the read-only limit whose fix
+// moves its written neighbour (`finished` with gcc's layout, `progress` with
+// clang's).
+TEST_P(MemoryAnalyses, SharingIsRankedByObjectAndRacesAreNotFalseSharing) {
+  const Build& b = GetParam();
+  TempDir dir;
+  constexpr int kThreads = 4, kLines = 256, kRounds = 40;
+  const std::string profile =
+      record(dir, b, "--analyses comm,falseshare", program("tally_race_omp", b) + " 16384 512 40");
+  const json items = view(dir, "falseshare --format json " + profile);
+  const auto line_of = [](const char* name) { return marker("tally_race_omp.c", name); };
+  ASSERT_GE(items.size(), 3u) << items.dump();
+
+  // The race: one item, the global total, from the += line only.
+  const json& race = items[0];
+  EXPECT_EQ(race["kind"], "race") << race.dump();
+  EXPECT_EQ(race["symbol"], "total");
+  EXPECT_EQ(race["object_kind"], "global");
+  EXPECT_EQ(race["lines"], 1);
+  EXPECT_GE(race["events"], kThreads - 1);
+  ASSERT_EQ(race["source_lines"].size(), 1u) << race.dump();
+  EXPECT_EQ(race["source_lines"][0]["line"], line_of("weft:race"));
+  for (const json& s : race["sites"]) EXPECT_EQ(s["line"], line_of("weft:race")) << s.dump();
+  for (const json& t : race["threads"])
+    EXPECT_EQ(t["offsets"], json::array({json::array({0, 7})})) << t.dump();
+  const std::string race_fix = race["fix"];
+  EXPECT_NE(race_fix.find("reduction(+:total)"), std::string::npos) << race_fix;
+  EXPECT_NE(race_fix.find("lock or make it atomic"), std::string::npos) << race_fix;
+  EXPECT_EQ(race_fix.find("pad"), std::string::npos) << race_fix;
+  int races = 0;
+  for (const json& item : items) {
+    races += item["kind"] == "race";
+    // total is a race, never false sharing
+    if (item["kind"] == "false-sharing") {
+      EXPECT_NE(item["symbol"], "total") << item.dump();
+    } else {
+      // updated under `omp critical`: ordered
+      EXPECT_NE(item["symbol"], "heaviest") << item.dump();
+    }
+  }
+  EXPECT_EQ(races, 1) << items.dump();
+
+  // The counters: one item over the whole block, its top source line the
+  // increment (at least 2 transfers per line: each line changes writer at
+  // least 3 times, the first change may leave main's memset, true sharing);
+  // main's sum of the counters (at most one per line) may add its line.
+  const json& counts = items[1];
+  EXPECT_EQ(counts["kind"], "false-sharing") << counts.dump();
+  EXPECT_EQ(counts["object_kind"], "heap");
+  EXPECT_EQ(counts["allocated_at"]["line"], line_of("weft:alloc"));
+  EXPECT_EQ(counts["object_size"], kLines * 64);
+  EXPECT_EQ(counts["blocks"], 1);
+  EXPECT_EQ(counts["lines"], kLines);
+  EXPECT_GE(counts["events"], 2 * kLines);
+  EXPECT_EQ(counts["source_lines"][0]["line"], line_of("weft:count"));
+  for (const json& s : counts["source_lines"])
+    EXPECT_TRUE(s["line"] == line_of("weft:count") || s["line"] == line_of("weft:sum")) << s.dump();
+  EXPECT_FALSE(counts["read_only"].get<bool>());
+  EXPECT_NE(counts["fix"].get<std::string>().find("aligned_alloc(64"), std::string::npos);
+
+  // limit: read only, next to the slots the rounds write.
+  const bool gcc_layout = b.build.find("gcc") != std::string::npos;
+  const json* limit = nullptr;
+  for (const json& item : items)
+    if (item["symbol"] == "limit") limit = &item;
+  ASSERT_NE(limit, nullptr) << items.dump();
+  EXPECT_EQ((*limit)["kind"], "false-sharing");
+  EXPECT_EQ((*limit)["lines"], 1);
+  // (main's initialization of limit makes round 0's first reads true sharing)
+  EXPECT_GE((*limit)["events"], (kThreads - 1) * (kRounds - 1));
+  EXPECT_EQ((*limit)["source_lines"][0]["line"], line_of("weft:read-limit"));
+  EXPECT_TRUE((*limit)["read_only"].get<bool>()) << limit->dump();
+  EXPECT_EQ((*limit)["neighbours"], json::array({gcc_layout ? "'finished'" : "'progress'"}))
+      << limit->dump();
+  const std::string limit_fix = (*limit)["fix"];
+  EXPECT_NE(limit_fix.find("move or align the written neighbour"), std::string::npos) << limit_fix;
+  EXPECT_EQ(limit_fix.find("pad each element"), std::string::npos) << limit_fix;
+
+  // The table: the items by object, with their line counts.
+  auto table = run_command(kWeft + " falseshare " + profile, dir.path);
+  EXPECT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("Unsynchronised sharing (possible data races)\n\n1. "),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("unsynchronised write"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find(" on 1 line of 'total' (global, 8 bytes), from tally_race_omp.c:" +
+                           std::to_string(line_of("weft:race")) + "\n"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("false-sharing transfers on 256 lines of heap block of 16384 bytes "
+                           "allocated at tally_race_omp.c:" +
+                           std::to_string(line_of("weft:alloc")) +
+                           " main, from tally_race_omp.c:" + std::to_string(line_of("weft:count"))),
+            std::string::npos)
+      << table.out;
+
+  // The report: the race first, then the counters, limit with its fix.
+  const json report = view(dir, "report --format json " + profile);
+  const json& findings = report["memory_findings"];
+  ASSERT_GE(findings.size(), 3u) << findings.dump();
+  EXPECT_EQ(findings[0]["kind"], "race");
+  EXPECT_EQ(findings[0]["line"], line_of("weft:race"));
+  EXPECT_NE(findings[0]["evidence"].get<std::string>().find("possible data race"),
+            std::string::npos);
+  EXPECT_EQ(findings[1]["kind"], "false-sharing");
+  EXPECT_EQ(findings[1]["line"], line_of("weft:count"));
+  bool limit_found = false;
+  for (const json& f : findings) {
+    if (f["line"] != line_of("weft:read-limit")) continue;
+    limit_found = true;
+    EXPECT_NE(f["suggestion"].get<std::string>().find("move or align the written neighbour"),
+              std::string::npos)
+        << f.dump();
+  }
+  EXPECT_TRUE(limit_found) << findings.dump();
 }
 
 TEST_P(MemoryAnalyses, PaddedCountersShareNothing) {
@@ -182,11 +333,13 @@ TEST_P(MemoryAnalyses, DgemmSharesLinesOnlyUnderDynamicSchedule) {
   TempDir dir;
   const std::string prog = program("dgemm_schedule_omp", b);
   const std::string options = "--analyses comm,falseshare,traces";
+  // Every item, whatever its volume (a serialized run may hand most chunks
+  // to one thread).
   const std::string fixed = record(dir, b, options, prog + " static 128 8", "static");
-  EXPECT_EQ(view(dir, "falseshare --format json " + fixed), json::array());
+  EXPECT_EQ(view(dir, "falseshare --format json --min-events 1 " + fixed), json::array());
 
   const std::string dynamic = record(dir, b, options, prog + " dynamic 128 8", "dynamic");
-  const json lines = view(dir, "falseshare --format json " + dynamic);
+  const json lines = view(dir, "falseshare --format json --min-events 1 " + dynamic);
   ASSERT_FALSE(lines.empty());
   const int update = marker("dgemm_schedule_omp.c", "weft:c-update-dynamic");
   const int allocation = marker("dgemm_schedule_omp.c", "weft:c-alloc");

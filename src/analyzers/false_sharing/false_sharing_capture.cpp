@@ -1,6 +1,6 @@
-// The false-sharing analysis in a capture: the line detector, and the heap
-// blocks each thread allocated (CaptureSession::record_allocation), saved to
-// name the data object behind a falsely shared line.
+// The false-sharing analysis in a capture: the line detector (false sharing
+// and unsynchronised writes), and the heap blocks each thread allocated
+// (CaptureSession::record_allocation), saved to name the data object behind a falsely shared line.
 #include "analyzers/false_sharing/false_sharing_records.h"
 #include "sources/capture/analysis_capture.h"
 
@@ -36,6 +36,7 @@ void values(const CaptureAnalyzers& a, ValueLines& out) {
 void write_sections(CaptureSession& session, RawWriter& out) {
   FalseSharingDetector* detector = session.analyzers().false_sharing;
   write_records(out, kLineSharing, [&](auto&& emit) { detector->for_each_line_record(emit); });
+  write_records(out, kUnsyncWrites, [&](auto&& emit) { detector->for_each_unsync_record(emit); });
   write_records(out, kSharingTotals, [&](auto&& emit) { detector->for_each_pair_total(emit); });
   const uint32_t recorded = session.recorded_threads();
   write_records(out, kAllocations, [&](auto&& emit) {

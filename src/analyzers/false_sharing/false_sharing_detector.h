@@ -30,18 +30,55 @@
 // are counted in untracked_accesses() and otherwise ignored (they neither
 // take, invalidate nor write lines).
 //
+// Unsynchronised writes (possible data races). Each thread has an epoch,
+// advanced by each of its releases, and knows, per thread, the latest epoch
+// of that thread it acquired (`seen`), as a vector clock would:
+//   release      a lock released, a barrier entered, a thread created or
+//                ending, a condition waited on or signalled, an OpenMP
+//                region begun or its implicit task ended, a spin flag
+//                written, an atomic write (after its write);
+//   acquire all  a lock acquired, a barrier left, an OpenMP region ended, a
+//                condition wait left, a recognised barrier episode (every
+//                thread's current epoch);
+//   acquire one  a thread started (its creator's epoch at the creation), a
+//                thread joined (its), an OpenMP implicit task begun (the
+//                master's at the region's beginning: the latest thread to
+//                begin a region of that outlined function), an atomic read
+//                or write (the line's writer's current epoch): that epoch,
+//                and everything that thread had acquired (by now);
+//   neither      a lock or a worksharing-loop chunk handed out, a loop end.
+// The line keeps the epoch W had at its latest write. A write by t != W
+// whose bytes overlap `written` is UNSYNCHRONISED when t holds no lock, the
+// write is not atomic, the line is not `stale` (below), and t has acquired
+// no release W made after that write: nothing orders the two writes.
+// Such a write is counted whether t obtained the line with it or held a
+// copy (it read the bytes first, as `x += v` does). `stale`: W wrote some of
+// `written` in an earlier epoch than its latest write (it wrote the line
+// before a synchronization, and again after, with nobody taking the line
+// between); the overlap may then be with its earlier bytes, and the write
+// is not counted. The line holds 9 bits of W's epoch; W's full epoch is
+// recovered from its current one, so a writer making 512 or more releases
+// between its write and t's may be misjudged.
+//
 // Results, kept per receiving thread (its ThreadState, touched only by it):
 //   - per (thread, writer) the true and false events (SharingPairTotals);
 //   - per (line, pc, thread, writer) with false events a LineSharingRecord:
 //     the false events, the union of the bytes the thread accessed at those
-//     events and the union of the writer's `written` masks at them. Records
-//     are created only at false-sharing events, so their memory grows with
-//     false sharing, not with the true sharing of large arrays.
+//     events, the bytes it wrote (at those events, or with the copy it
+//     obtained there: its next write to the line while it still holds it
+//     and before its next false-sharing event) and the union of the
+//     writer's `written` masks at them. Records are created only at
+//     false-sharing events, so their memory grows with false sharing, not
+//     with the true sharing of large arrays;
+//   - per (line, pc, thread, writer) with unsynchronised writes an
+//     UnsyncWriteRecord: their count and the union of the overlapping bytes
+//     (created only at such writes).
 //
 // Shadow: two 64-bit words per line, 16-byte aligned, in a ShadowTable
 // (analyzers/state/shadow_memory.h: only the pages of touched lines cost
 // memory, 16 bytes per line):
-//   state    bits 0..15 W (tid + 1), bits 16..63 the valid bitset (tid 0..47)
+//   state    bits 0..5 W (tid + 1), bit 6 stale, bits 7..15 W's epoch at its
+//            latest write (9 bits), bits 16..63 the valid bitset (tid 0..47)
 //   written  the mask above
 // Both words change together with one 16-byte compare-and-swap
 // (cmpxchg16b), lock-free; concurrent threads on one line are ordered by the
@@ -51,8 +88,10 @@
 // Fast path (inline): an access inside one line whose state says "no event,
 // nothing to change" returns after the directory load and the state load: a
 // read with t's valid bit set (one AND), a write by the writer when nobody
-// else holds a copy and its bytes are already in `written` (one compare plus
-// the `written` load). Everything else goes to the out-of-line slow path.
+// else holds a copy, its epoch is t's current one and its bytes are already
+// in `written` (one compare plus the `written` load). Everything else goes
+// to the out-of-line slow path (so after a synchronization call, a thread's
+// first write to each line it owns takes it once, to store the new epoch).
 //
 // x86-64 only (47-bit user addresses, cmpxchg16b).
 #pragma once
@@ -91,7 +130,10 @@ inline size_t hash_key(const FalseSharingLineKey& key) {
 class FalseSharingDetector {
  public:
   static constexpr unsigned kTrackedThreads = 48;
-  static constexpr uint64_t kWriterMask = 0xffff;
+  static constexpr uint64_t kWriterMask = 0x3f;  // tid + 1 <= kTrackedThreads
+  static constexpr uint64_t kStaleBit = 1 << 6;
+  static constexpr unsigned kEpochShift = 7;
+  static constexpr uint64_t kEpochMask = 0x1ff;  // 9 bits of epoch
   static constexpr unsigned kValidShift = 16;
   static constexpr unsigned kMinLineSize = 8;
   static constexpr unsigned kMaxLineSize = 4096;
@@ -111,7 +153,14 @@ class FalseSharingDetector {
     FalseSharingLineKey key;
     uint64_t false_events = 0;
     uint64_t thread_bytes = 0;
+    uint64_t thread_written = 0;
     uint64_t writer_bytes = 0;
+  };
+
+  struct UnsyncEntry {
+    FalseSharingLineKey key;
+    uint64_t events = 0;
+    uint64_t bytes = 0;
   };
 
   // Everything one thread owns: its counts (as the receiving thread of line
@@ -119,15 +168,25 @@ class FalseSharingDetector {
   // code must not touch a table mid-update).
   struct ThreadState {
     uint64_t valid_bit = 0;   // 1 << (kValidShift + tid); 0 if untracked
-    uint64_t owner_word = 0;  // state of a line this thread wrote, nobody else holds
+    uint64_t owner_word = 0;  // state of a line this thread wrote in this epoch, nobody else holds
     uint64_t writer_tag = 0;  // tid + 1
     uint32_t tid = 0;
+    uint32_t epoch = 0;       // releases so far (see above)
+    uint32_t locks_held = 0;  // mutexes acquired and not released
     volatile int busy = 0;
     uint64_t dropped = 0;
     uint64_t untracked = 0;
-    ShadowChunkCache chunks;            // of shadow_
+    // The record of the thread's latest false-sharing event, while its next
+    // write to that line may still be made with the copy it obtained there
+    // (line_address 0: none).
+    FalseSharingLineKey last_false;
+    ShadowChunkCache chunks;  // of shadow_
+    // Per thread, its latest epoch this thread acquired (other threads read
+    // it when they acquire from this one: accessed with relaxed atomics).
+    uint32_t seen[kTrackedThreads] = {};
     PairCounts pairs[kTrackedThreads];  // indexed by writer
     PagedHashTable<LineEntry> lines;
+    PagedHashTable<UnsyncEntry> unsync;
   };
 
   explicit FalseSharingDetector(const FalseSharingConfig& config);
@@ -142,9 +201,16 @@ class FalseSharingDetector {
   // beyond max_threads or out of memory. Thread-safe.
   ThreadState* attach(uint32_t tid);
 
-  // Thread `t` accessed [address, address + size) at `pc`. Call only from
-  // t's own thread (or serialized).
-  void access(ThreadState& t, uint64_t pc, uint64_t address, uint32_t size, bool is_write) {
+  // Thread `t` accessed [address, address + size) at `pc`; `is_atomic`: an
+  // atomic operation's read or write (never an unsynchronised write; it
+  // acquires from the line's writer, and a write releases after it, see
+  // above). Call only from t's own thread (or serialized).
+  void access(ThreadState& t, uint64_t pc, uint64_t address, uint32_t size, bool is_write,
+              bool is_atomic = false) {
+    if (__builtin_expect(is_atomic, 0)) {
+      atomic_access(t, pc, address, size, is_write);
+      return;
+    }
     // Fast path: one line, its chunk cached, and nothing to change.
     if (__builtin_expect(((address ^ (address + size - 1)) >> line_log2_) == 0, 1)) {
       const LineWords* line;
@@ -152,7 +218,7 @@ class FalseSharingDetector {
         const uint64_t state = __atomic_load_n(&line->state, __ATOMIC_RELAXED);
         if (!is_write) {
           if (state & t.valid_bit) return;
-        } else if (state == t.owner_word) {
+        } else if ((state & ~kStaleBit) == t.owner_word) {
           const uint64_t m = byte_mask(address & line_offset_mask_, size);
           if ((__atomic_load_n(&line->written, __ATOMIC_RELAXED) & m) == m) return;
         }
@@ -160,6 +226,12 @@ class FalseSharingDetector {
     }
     access_slow(t, pc, address, size, is_write);
   }
+
+  // Thread `t` made a synchronization call of `kind` with the record's
+  // `object` and `arg0` (common/run_capture.h): a release, an acquisition
+  // or neither (see above); MutexLock and MutexUnlock also count the locks
+  // t holds. Call only from t's own thread (or serialized).
+  void synchronize(ThreadState& t, SyncKind kind, uint64_t object = 0, int64_t arg0 = 0);
 
   // Visits every line record (see above). Call when no thread is updating.
   template <class Visitor>
@@ -174,7 +246,25 @@ class FalseSharingDetector {
         record.false_events = e.false_events;
         record.thread_bytes = e.thread_bytes;
         record.writer_bytes = e.writer_bytes;
+        record.thread_written = e.thread_written;
         visit(static_cast<const LineSharingRecord&>(record));
+      });
+    });
+  }
+
+  // Visits every unsynchronised-write record. Call when no thread is updating.
+  template <class Visitor>
+  void for_each_unsync_record(Visitor&& visit) const {
+    threads_.for_each([&](const ThreadState& t) {
+      t.unsync.for_each([&](const UnsyncEntry& e) {
+        UnsyncWriteRecord record;
+        record.line_address = e.key.line_address;
+        record.pc = e.key.pc;
+        record.thread = t.tid;
+        record.writer = static_cast<uint32_t>(e.key.writer_tag - 1);
+        record.events = e.events;
+        record.bytes = e.bytes;
+        visit(static_cast<const UnsyncWriteRecord&>(record));
       });
     });
   }
@@ -211,11 +301,23 @@ class FalseSharingDetector {
   }
 
   __attribute__((noinline)) void access_slow(ThreadState& t, uint64_t pc, uint64_t address,
-                                             uint32_t size, bool is_write);
-  void access_line(ThreadState& t, uint64_t pc, uint64_t line_address, uint64_t mask,
-                   bool is_write);
+                                             uint32_t size, bool is_write, bool is_atomic = false);
+  __attribute__((noinline)) void atomic_access(ThreadState& t, uint64_t pc, uint64_t address,
+                                               uint32_t size, bool is_write);
+  void access_line(ThreadState& t, uint64_t pc, uint64_t line_address, uint64_t mask, bool is_write,
+                   bool is_atomic);
   void count_transfer(ThreadState& t, uint64_t pc, uint64_t line_address, uint32_t writer,
-                      uint64_t mask, uint64_t written);
+                      uint64_t mask, uint64_t written, bool is_write);
+  void count_unsync(ThreadState& t, uint64_t pc, uint64_t line_address, uint32_t writer,
+                    uint64_t bytes);
+  void note_written(ThreadState& t, uint64_t mask);
+  // Whether a plain write by t over bytes the line's writer wrote, the
+  // line's state being `state`, is unsynchronised (see above).
+  bool unsynchronised(const ThreadState& t, uint64_t state) const;
+  void release(ThreadState& t);
+  void acquire_all(ThreadState& t);
+  // `epoch`: the release of `from` that t synchronizes with.
+  void acquire_from(ThreadState& t, uint32_t from, uint32_t epoch);
 
   FalseSharingConfig config_;
   unsigned line_log2_;
@@ -223,6 +325,16 @@ class FalseSharingDetector {
   uint64_t line_offset_mask_;
   ShadowTable<LineWords> shadow_;  // two words per line
   PerThreadStates<ThreadState> threads_;
+  // Each tracked thread's epoch, published for the others' acquisitions;
+  // written by its thread only.
+  std::atomic<uint32_t> epochs_[kTrackedThreads] = {};
+  // The latest thread to begin an OpenMP region, per outlined function
+  // (hashed; a collision only makes a task begin acquire from another
+  // thread): its epoch << 32 | tid + 1, 0 for none.
+  static constexpr unsigned kMasterSlots = 64;
+  std::atomic<uint64_t> masters_[kMasterSlots] = {};
+  // Per created thread, its creator's epoch at the creation.
+  std::atomic<uint32_t> start_epochs_[kTrackedThreads] = {};
 };
 
 }  // namespace weft

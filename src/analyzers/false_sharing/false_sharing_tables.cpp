@@ -15,95 +15,181 @@ constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE line_sharing(
   line_address INTEGER NOT NULL, thread INTEGER NOT NULL, writer INTEGER NOT NULL,
   pc INTEGER NOT NULL, false_events INTEGER NOT NULL, thread_bytes INTEGER NOT NULL,
-  writer_bytes INTEGER NOT NULL, PRIMARY KEY(line_address, thread, writer, pc)) WITHOUT ROWID;
+  writer_bytes INTEGER NOT NULL, thread_written INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(line_address, thread, writer, pc)) WITHOUT ROWID;
+CREATE TABLE unsync_writes(
+  line_address INTEGER NOT NULL, thread INTEGER NOT NULL, writer INTEGER NOT NULL,
+  pc INTEGER NOT NULL, events INTEGER NOT NULL, bytes INTEGER NOT NULL,
+  PRIMARY KEY(line_address, thread, writer, pc)) WITHOUT ROWID;
 CREATE TABLE sharing_totals(
   thread INTEGER NOT NULL, writer INTEGER NOT NULL, true_events INTEGER NOT NULL,
   false_events INTEGER NOT NULL, PRIMARY KEY(thread, writer)) WITHOUT ROWID;
 CREATE TABLE data_objects(
   line_address INTEGER PRIMARY KEY, kind TEXT NOT NULL, name TEXT, object_address INTEGER,
   object_size INTEGER, allocation_pc INTEGER, allocation_thread INTEGER);
+CREATE TABLE line_objects(
+  line_address INTEGER NOT NULL, offset INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT,
+  object_address INTEGER NOT NULL, object_size INTEGER NOT NULL, allocation_pc INTEGER,
+  allocation_thread INTEGER, PRIMARY KEY(line_address, offset)) WITHOUT ROWID;
 )sql";
 
-// One DataObject per line of `line_sharing`, in line order. A heap line
-// belongs to the latest recorded block (highest sequence) covering it, else
-// to the global variable of the symbol table there.
-std::vector<DataObject> resolve_data_objects(const std::vector<LineSharingRecord>& line_sharing,
-                                             std::vector<AllocationRecord> blocks,
-                                             uint64_t line_size, Symbolizer& symbolizer) {
-  std::vector<uint64_t> lines;
-  for (const LineSharingRecord& r : line_sharing) lines.push_back(r.line_address);
-  std::sort(lines.begin(), lines.end());
-  lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+// What names the data at an address: the latest recorded heap block
+// covering it, else the global variable of the symbol table there.
+class ObjectResolver {
+ public:
+  ObjectResolver(std::vector<AllocationRecord> blocks, Symbolizer& symbolizer)
+      : blocks_(std::move(blocks)), symbolizer_(symbolizer) {
+    std::sort(
+        blocks_.begin(), blocks_.end(),
+        [](const AllocationRecord& a, const AllocationRecord& b) { return a.address < b.address; });
+    for (const AllocationRecord& b : blocks_) largest_ = std::max(largest_, b.size);
+  }
 
-  std::sort(blocks.begin(), blocks.end(), [](const AllocationRecord& a, const AllocationRecord& b) {
-    return a.address < b.address;
-  });
-  uint64_t largest = 0;
-  for (const AllocationRecord& b : blocks) largest = std::max(largest, b.size);
+  // The latest block overlapping [first, last].
+  const AllocationRecord* block(uint64_t first, uint64_t last) const {
+    const AllocationRecord* best = nullptr;
+    auto it = std::upper_bound(
+        blocks_.begin(), blocks_.end(), last,
+        [](uint64_t value, const AllocationRecord& b) { return value < b.address; });
+    while (it != blocks_.begin()) {
+      --it;
+      if (it->address + largest_ < first) break;
+      if (it->address + it->size <= first) continue;
+      if (!best || it->sequence > best->sequence) best = &*it;
+    }
+    return best;
+  }
 
+  std::optional<DataSymbol> global(uint64_t address) { return symbolizer_.symbolize_data(address); }
+
+  // The object covering byte `address`; kind "unknown" when none.
+  DataObject at(uint64_t address) {
+    DataObject object;
+    object.kind = "unknown";
+    if (const AllocationRecord* b = block(address, address)) {
+      set_heap(object, *b);
+    } else if (std::optional<DataSymbol> symbol = global(address)) {
+      set_global(object, *symbol);
+    }
+    return object;
+  }
+
+  static void set_heap(DataObject& object, const AllocationRecord& b) {
+    object.kind = "heap";
+    object.object_address = b.address;
+    object.object_size = b.size;
+    object.allocation_pc = b.pc;
+    object.allocation_thread = b.thread;
+  }
+  static void set_global(DataObject& object, const DataSymbol& symbol) {
+    object.kind = "global";
+    object.name = symbol.name;
+    object.object_address = symbol.address;
+    object.object_size = symbol.size;
+  }
+
+ private:
+  std::vector<AllocationRecord> blocks_;
+  uint64_t largest_ = 0;
+  Symbolizer& symbolizer_;
+};
+
+// The lines the records name, each with the bytes they used (masks ORed).
+std::map<uint64_t, uint64_t> used_lines(const std::vector<LineSharingRecord>& line_sharing,
+                                        const std::vector<UnsyncWriteRecord>& unsync) {
+  std::map<uint64_t, uint64_t> lines;
+  for (const LineSharingRecord& r : line_sharing)
+    lines[r.line_address] |= r.thread_bytes | r.writer_bytes | r.thread_written;
+  for (const UnsyncWriteRecord& r : unsync) lines[r.line_address] |= r.bytes;
+  return lines;
+}
+
+// One DataObject per line, in line order. A heap line belongs to the latest
+// recorded block covering it, else to the global variable of the symbol
+// table there.
+std::vector<DataObject> resolve_data_objects(const std::map<uint64_t, uint64_t>& lines,
+                                             uint64_t line_size, ObjectResolver& resolver) {
   std::vector<DataObject> objects;
-  for (uint64_t line : lines) {
+  for (const auto& [line, used] : lines) {
     DataObject object;
     object.line_address = line;
     object.kind = "unknown";
-    // Blocks starting before the line's end and within `largest` bytes of it.
-    const AllocationRecord* best = nullptr;
-    auto it = std::upper_bound(
-        blocks.begin(), blocks.end(), line + line_size - 1,
-        [](uint64_t value, const AllocationRecord& b) { return value < b.address; });
-    while (it != blocks.begin()) {
-      --it;
-      if (it->address + largest < line) break;
-      if (it->address + it->size <= line) continue;
-      if (!best || it->sequence > best->sequence) best = &*it;
-    }
-    if (best) {
-      object.kind = "heap";
-      object.object_address = best->address;
-      object.object_size = best->size;
-      object.allocation_pc = best->pc;
-      object.allocation_thread = best->thread;
-    } else if (std::optional<DataSymbol> symbol = symbolizer.symbolize_data(line)) {
-      object.kind = "global";
-      object.name = symbol->name;
-      object.object_address = symbol->address;
-      object.object_size = symbol->size;
+    if (const AllocationRecord* best = resolver.block(line, line + line_size - 1)) {
+      ObjectResolver::set_heap(object, *best);
     } else {
       // The line may start before the variable: look at its other bytes.
-      for (uint64_t offset = 8; offset < line_size && object.kind == "unknown"; offset += 8) {
-        if (std::optional<DataSymbol> symbol = symbolizer.symbolize_data(line + offset)) {
-          object.kind = "global";
-          object.name = symbol->name;
-          object.object_address = symbol->address;
-          object.object_size = symbol->size;
-        }
-      }
+      for (uint64_t offset = 0; offset < line_size && object.kind == "unknown"; offset += 8)
+        if (std::optional<DataSymbol> symbol = resolver.global(line + offset))
+          ObjectResolver::set_global(object, *symbol);
     }
     objects.push_back(std::move(object));
   }
   return objects;
 }
 
+// The objects lying in the used bytes of each line: one per object, at the
+// first byte of the line it covers (the DataObject's line_address is the
+// line). Bytes of no object are skipped one mask bit at a time.
+std::vector<LineObject> resolve_line_objects(const std::map<uint64_t, uint64_t>& lines,
+                                             uint64_t line_size, ObjectResolver& resolver) {
+  const uint64_t bytes_per_bit = line_size > 64 ? line_size / 64 : 1;
+  const uint64_t bits = line_size >= 64 ? 64 : line_size;
+  std::vector<LineObject> out;
+  for (const auto& [line, used] : lines) {
+    for (uint64_t bit = 0; bit < bits;) {
+      if (!(used >> bit & 1)) {
+        ++bit;
+        continue;
+      }
+      DataObject object = resolver.at(line + bit * bytes_per_bit);
+      if (object.kind == "unknown") {
+        ++bit;
+        continue;
+      }
+      LineObject row;
+      row.offset =
+          static_cast<uint32_t>(object.object_address > line ? object.object_address - line : 0);
+      row.object = object;
+      row.object.line_address = line;
+      const uint64_t end = object.object_address + std::max<uint64_t>(object.object_size, 1);
+      out.push_back(std::move(row));
+      // The next bit past the object.
+      const uint64_t next_byte = end > line ? end - line : 0;
+      bit = std::max(bit + 1, (next_byte + bytes_per_bit - 1) / bytes_per_bit);
+    }
+  }
+  return out;
+}
+
 class FalseSharingRows : public AnalysisRows {
  public:
   explicit FalseSharingRows(const ProfileBuild& build)
       : line_sharing_(build.capture.records(kLineSharing)),
-        totals_(build.capture.records(kSharingTotals)),
-        objects_(resolve_data_objects(line_sharing_, build.capture.records(kAllocations),
-                                      build.capture.analysis_number("line_size", 64),
-                                      build.symbolizer)) {}
+        unsync_(build.capture.records(kUnsyncWrites)),
+        totals_(build.capture.records(kSharingTotals)) {
+    const uint64_t line_size = build.capture.analysis_number("line_size", 64);
+    ObjectResolver resolver(build.capture.records(kAllocations), build.symbolizer);
+    const std::map<uint64_t, uint64_t> lines = used_lines(line_sharing_, unsync_);
+    objects_ = resolve_data_objects(lines, line_size, resolver);
+    line_objects_ = resolve_line_objects(lines, line_size, resolver);
+  }
 
   void add_pcs(std::set<uint64_t>& pcs) const override {
     for (const LineSharingRecord& r : line_sharing_) pcs.insert(r.pc);
+    for (const UnsyncWriteRecord& r : unsync_) pcs.insert(r.pc);
     for (const DataObject& o : objects_)
       if (o.allocation_pc != 0) pcs.insert(o.allocation_pc);
+    for (const LineObject& o : line_objects_)
+      if (o.object.allocation_pc != 0) pcs.insert(o.object.allocation_pc);
   }
   void write(const sqlite::Database& db, const RunRegions& regions) const override;
 
  private:
   std::vector<LineSharingRecord> line_sharing_;
+  std::vector<UnsyncWriteRecord> unsync_;
   std::vector<SharingPairTotals> totals_;
   std::vector<DataObject> objects_;
+  std::vector<LineObject> line_objects_;
 };
 
 void FalseSharingRows::write(const sqlite::Database& db, const RunRegions&) const {
@@ -114,14 +200,28 @@ void FalseSharingRows::write(const sqlite::Database& db, const RunRegions&) cons
     row.false_events += r.false_events;
     row.thread_bytes |= r.thread_bytes;
     row.writer_bytes |= r.writer_bytes;
+    row.thread_written |= r.thread_written;
   }
   sqlite::Statement insert_line(db,
                                 "INSERT INTO line_sharing(line_address, thread, writer, pc,"
-                                " false_events, thread_bytes, writer_bytes)"
-                                " VALUES (?, ?, ?, ?, ?, ?, ?)");
+                                " false_events, thread_bytes, writer_bytes, thread_written)"
+                                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   for (const auto& [key, row] : lines)
     insert_line.run(std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key),
-                    row.false_events, row.thread_bytes, row.writer_bytes);
+                    row.false_events, row.thread_bytes, row.writer_bytes, row.thread_written);
+
+  std::map<std::tuple<uint64_t, uint32_t, uint32_t, uint64_t>, UnsyncWriteRecord> unsync;
+  for (const UnsyncWriteRecord& r : unsync_) {
+    UnsyncWriteRecord& row = unsync[{r.line_address, r.thread, r.writer, r.pc}];
+    row.events += r.events;
+    row.bytes |= r.bytes;
+  }
+  sqlite::Statement insert_unsync(db,
+                                  "INSERT INTO unsync_writes(line_address, thread, writer, pc,"
+                                  " events, bytes) VALUES (?, ?, ?, ?, ?, ?)");
+  for (const auto& [key, row] : unsync)
+    insert_unsync.run(std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key),
+                      row.events, row.bytes);
 
   std::map<std::pair<uint32_t, uint32_t>, SharingPairTotals> totals;
   for (const SharingPairTotals& t : totals_) {
@@ -148,6 +248,34 @@ void FalseSharingRows::write(const sqlite::Database& db, const RunRegions&) cons
         o.kind == "heap" ? std::optional<uint64_t>(o.allocation_pc) : std::nullopt,
         o.kind == "heap" ? std::optional<uint32_t>(o.allocation_thread) : std::nullopt);
   }
+
+  sqlite::Statement insert_line_object(db,
+                                       "INSERT INTO line_objects(line_address, offset, kind, name,"
+                                       " object_address, object_size, allocation_pc,"
+                                       " allocation_thread) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  for (const LineObject& row : line_objects_) {
+    const DataObject& o = row.object;
+    const bool heap = o.kind == "heap";
+    insert_line_object.run(o.line_address, row.offset, o.kind, unless_empty(o.name),
+                           o.object_address, o.object_size,
+                           heap ? std::optional<uint64_t>(o.allocation_pc) : std::nullopt,
+                           heap ? std::optional<uint32_t>(o.allocation_thread) : std::nullopt);
+  }
+}
+
+// Whether the profile has `table` (profiles of an earlier weft lack the
+// tables added since, and read as empty).
+bool has_table(const sqlite::Database& db, const char* table) {
+  sqlite::Statement query(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  query.bind(1, std::string(table));
+  return query.step();
+}
+
+bool has_column(const sqlite::Database& db, const char* table, const char* column) {
+  sqlite::Statement query(db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
+  query.bind(1, std::string(table));
+  query.bind(2, std::string(column));
+  return query.step();
 }
 
 }  // namespace
@@ -167,10 +295,12 @@ uint32_t false_sharing_line_size(const Profile& profile) {
 std::vector<LineSharingRecord> line_sharing(const Profile& profile) {
   return profile.read([&](const sqlite::Database& db) {
     std::vector<LineSharingRecord> out;
-    sqlite::Statement query(db,
-                            "SELECT line_address, thread, writer, pc, false_events, thread_bytes,"
-                            " writer_bytes FROM line_sharing"
-                            " ORDER BY line_address, thread, writer, pc");
+    const bool written = has_column(db, "line_sharing", "thread_written");
+    sqlite::Statement query(
+        db, std::string("SELECT line_address, thread, writer, pc, false_events, thread_bytes,"
+                        " writer_bytes, ") +
+                (written ? "thread_written" : "0") +
+                " FROM line_sharing ORDER BY line_address, thread, writer, pc");
     while (query.step()) {
       LineSharingRecord e;
       e.line_address = query.column_u64(0);
@@ -180,7 +310,53 @@ std::vector<LineSharingRecord> line_sharing(const Profile& profile) {
       e.false_events = query.column_u64(4);
       e.thread_bytes = query.column_u64(5);
       e.writer_bytes = query.column_u64(6);
+      e.thread_written = query.column_u64(7);
       out.push_back(e);
+    }
+    return out;
+  });
+}
+
+std::vector<UnsyncWriteRecord> unsync_writes(const Profile& profile) {
+  return profile.read([&](const sqlite::Database& db) {
+    std::vector<UnsyncWriteRecord> out;
+    if (!has_table(db, "unsync_writes")) return out;
+    sqlite::Statement query(db,
+                            "SELECT line_address, thread, writer, pc, events, bytes"
+                            " FROM unsync_writes ORDER BY line_address, thread, writer, pc");
+    while (query.step()) {
+      UnsyncWriteRecord e;
+      e.line_address = query.column_u64(0);
+      e.thread = static_cast<uint32_t>(query.column_int(1));
+      e.writer = static_cast<uint32_t>(query.column_int(2));
+      e.pc = query.column_u64(3);
+      e.events = query.column_u64(4);
+      e.bytes = query.column_u64(5);
+      out.push_back(e);
+    }
+    return out;
+  });
+}
+
+std::vector<LineObject> line_objects(const Profile& profile) {
+  return profile.read([&](const sqlite::Database& db) {
+    std::vector<LineObject> out;
+    if (!has_table(db, "line_objects")) return out;
+    sqlite::Statement query(db,
+                            "SELECT line_address, offset, kind, name, object_address, object_size,"
+                            " allocation_pc, allocation_thread FROM line_objects"
+                            " ORDER BY line_address, offset");
+    while (query.step()) {
+      LineObject row;
+      row.object.line_address = query.column_u64(0);
+      row.offset = static_cast<uint32_t>(query.column_int(1));
+      row.object.kind = query.column_text(2);
+      row.object.name = query.column_text(3);
+      row.object.object_address = query.column_u64(4);
+      row.object.object_size = query.column_u64(5);
+      row.object.allocation_pc = query.column_u64(6);
+      row.object.allocation_thread = static_cast<uint32_t>(query.column_int(7));
+      out.push_back(std::move(row));
     }
     return out;
   });

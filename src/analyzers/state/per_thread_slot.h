@@ -58,6 +58,11 @@ class PerThreadStates {
     return publish_once(slots_[tid], static_cast<Init&&>(init));
   }
 
+  // The state of `tid` if created, else nullptr. Thread-safe.
+  const State* find(uint32_t tid) const {
+    return tid < size_ && slots_ ? slots_[tid].load(std::memory_order_acquire) : nullptr;
+  }
+
   // Every created state, by thread id.
   template <class Visitor>
   void for_each(Visitor&& visit) const {

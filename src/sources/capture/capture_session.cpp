@@ -108,6 +108,10 @@ void CaptureSession::finish_thread(ThreadContext& thread, uint64_t time_ns) {
 
 void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t time_ns,
                                  uint64_t pc, uint64_t object, int64_t arg0, int64_t arg1) {
+  // The false-sharing analysis follows every call, logged or not (its
+  // epochs and held locks decide which writes are unsynchronised).
+  if (auto* s = thread.false_sharing.load(std::memory_order_relaxed))
+    analyzers_.false_sharing->synchronize(*s, kind, object, arg0);
   SyncLog& log = thread.sync;
   if (!log.records) return;
   if (!clock_) latest_sync_ns_.store(time_ns, std::memory_order_relaxed);

@@ -149,14 +149,16 @@ class CaptureSession {
   // The analyses one memory access feeds beyond communication (imbalance,
   // false sharing, traces), for both sources: the thread's states are
   // loaded once per access; absent analyses cost one null test each.
+  // `is_atomic`: an atomic operation's access (the false-sharing analysis
+  // never counts it as an unsynchronised write).
   __attribute__((always_inline)) static void feed_access(ThreadContext& t,
                                                          const CaptureAnalyzers& analyzers,
                                                          uint64_t pc, uint64_t addr, uint32_t size,
-                                                         bool is_write) {
+                                                         bool is_write, bool is_atomic = false) {
     if (auto* s = t.imbalance.load(std::memory_order_relaxed))
       analyzers.imbalance->access(*s, pc, addr, size);
     if (auto* s = t.false_sharing.load(std::memory_order_relaxed))
-      analyzers.false_sharing->access(*s, pc, addr, size, is_write);
+      analyzers.false_sharing->access(*s, pc, addr, size, is_write, is_atomic);
     if (auto* s = t.traces.load(std::memory_order_relaxed))
       analyzers.traces->access(*s, pc, addr, size, is_write);
   }

@@ -70,8 +70,9 @@ __attribute__((always_inline)) inline void on_read(uint64_t pc, const volatile v
                               static_cast<uint32_t>(size), false);
 }
 
+// `atomic`: an atomic operation's write (tsan_abi.cpp).
 __attribute__((always_inline)) inline void on_write(uint64_t pc, const volatile void* addr,
-                                                    size_t size) {
+                                                    size_t size, bool atomic = false) {
   ThreadContext* t = current_thread();
   if (__builtin_expect(t == nullptr, 0)) return;
   auto* state = t->comm.load(std::memory_order_relaxed);
@@ -79,7 +80,7 @@ __attribute__((always_inline)) inline void on_write(uint64_t pc, const volatile 
   g_session->watch_access(*t, pc, reinterpret_cast<uintptr_t>(addr), true);
   g_communication->write(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
   CaptureSession::feed_access(*t, g_analyzers, pc, reinterpret_cast<uintptr_t>(addr),
-                              static_cast<uint32_t>(size), true);
+                              static_cast<uint32_t>(size), true, atomic);
 }
 
 // Writes the raw capture once; later calls do nothing.

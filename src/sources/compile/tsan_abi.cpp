@@ -4,7 +4,8 @@
 // accesses and the coverage callback in access_hooks.cpp (linked into each
 // instrumented module), which passes what it does not decide inline to the
 // entry points below. Atomics perform the real operation (sequentially
-// consistent, which is at least as strong as requested) and then report it.
+// consistent, which is at least as strong as requested) and then report it;
+// their writes are reported as atomic (never an unsynchronised write).
 #include <cstddef>
 #include <cstdint>
 
@@ -69,7 +70,7 @@ using morder = int;
   WEFT_EXPORT T __tsan_atomic##N##_##NAME(volatile T* a, T v, morder) { \
     const uint64_t pc = WEFT_CALLER_PC;                                 \
     on_read(pc, a, sizeof(T));                                          \
-    on_write(pc, a, sizeof(T));                                         \
+    on_write(pc, a, sizeof(T), true);                                   \
     return BUILTIN(a, v, __ATOMIC_SEQ_CST);                             \
   }
 
@@ -79,7 +80,7 @@ bool compare_exchange(volatile T* a, T* expected, T desired, uint64_t pc) {
   const bool ok =
       __atomic_compare_exchange_n(a, expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   on_read(pc, a, sizeof(T));
-  if (ok) on_write(pc, a, sizeof(T));
+  if (ok) on_write(pc, a, sizeof(T), true);
   return ok;
 }
 
@@ -90,7 +91,7 @@ bool compare_exchange(volatile T* a, T* expected, T desired, uint64_t pc) {
     return v;                                                                                      \
   }                                                                                                \
   WEFT_EXPORT void __tsan_atomic##N##_store(volatile T* a, T v, morder) {                          \
-    on_write(WEFT_CALLER_PC, a, sizeof(T));                                                        \
+    on_write(WEFT_CALLER_PC, a, sizeof(T), true);                                                  \
     __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                      \
   }                                                                                                \
   WEFT_ATOMIC_RMW(T, N, exchange, __atomic_exchange_n)                                             \

@@ -22,6 +22,8 @@
  * Slot = two u64 words {a, b}. The low 8 bits of b are the record type:
  *
  *   READ / WRITE   a = address; b = type | size << 8 (16 bits) | pc << 24 (40 bits)
+ *   ATOMIC_WRITE   as WRITE: the write of an atomic instruction (a CAS, or a
+ *                  store-conditional)
  *   SWITCH         a = weft thread id that runs from here on
  *   THREAD_START   a = weft thread id; b = type | (parent + 1) << 8 (32 bits)
  *                  + 2 slots: {start_routine, os_tid}, {time_ns, 0}
@@ -62,6 +64,7 @@ enum WeftRingRecordType {
   WEFT_REC_END = 9,
   WEFT_REC_BLOCK = 10,
   WEFT_REC_ALLOCATION = 11,
+  WEFT_REC_ATOMIC_WRITE = 12,
 };
 
 #define WEFT_REC_PC_SHIFT 24

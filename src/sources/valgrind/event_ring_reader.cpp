@@ -105,18 +105,21 @@ void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
     const uint64_t rest = count - i - 1;  // slots after this one in the block
     switch (type) {
       case WEFT_REC_READ:
-      case WEFT_REC_WRITE: {
+      case WEFT_REC_WRITE:
+      case WEFT_REC_ATOMIC_WRITE: {
         if (!current_state_) break;
         const uint64_t pc = s.b >> WEFT_REC_PC_SHIFT;
         const size_t size = (s.b >> 8) & WEFT_REC_SIZE_MAX;
-        if (current_) session_.watch_access(*current_, pc, s.a, type == WEFT_REC_WRITE);
-        if (type == WEFT_REC_READ)
-          comm.read(*current_state_, pc, s.a, size);
-        else
+        const bool is_write = type != WEFT_REC_READ;
+        if (current_) session_.watch_access(*current_, pc, s.a, is_write);
+        if (is_write)
           comm.write(*current_state_, pc, s.a, size);
+        else
+          comm.read(*current_state_, pc, s.a, size);
         if (current_)
           CaptureSession::feed_access(*current_, session_.analyzers(), pc, s.a,
-                                      static_cast<uint32_t>(size), type == WEFT_REC_WRITE);
+                                      static_cast<uint32_t>(size), is_write,
+                                      type == WEFT_REC_ATOMIC_WRITE);
         break;
       }
       case WEFT_REC_BLOCK:

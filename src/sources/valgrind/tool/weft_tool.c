@@ -547,7 +547,7 @@ static IRSB* weft_instrument(VgCallbackClosure* closure, IRSB* sb_in, const VexG
         if (cas->dataHi) size *= 2;
         if (!(load_addr && load_size == size && eqIRAtom(load_addr, cas->addr)))
           add_access(sb, WEFT_REC_READ, cas->addr, size, pc, NULL);
-        add_access(sb, WEFT_REC_WRITE, cas->addr, size, pc, NULL);
+        add_access(sb, WEFT_REC_ATOMIC_WRITE, cas->addr, size, pc, NULL);
         break;
       }
       case Ist_LLSC:
@@ -555,7 +555,7 @@ static IRSB* weft_instrument(VgCallbackClosure* closure, IRSB* sb_in, const VexG
           add_access(sb, WEFT_REC_READ, st->Ist.LLSC.addr,
                      sizeofIRType(typeOfIRTemp(tyenv, st->Ist.LLSC.result)), pc, NULL);
         else
-          add_access(sb, WEFT_REC_WRITE, st->Ist.LLSC.addr,
+          add_access(sb, WEFT_REC_ATOMIC_WRITE, st->Ist.LLSC.addr,
                      sizeofIRType(typeOfIRExpr(tyenv, st->Ist.LLSC.storedata)), pc, NULL);
         break;
       case Ist_Dirty: {
