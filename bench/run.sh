@@ -355,6 +355,7 @@ if ((MICRO)); then
       continue
     fi
     native=$(program_rss "$OUT/$name.mem.plain" "${argv[@]}")
+    rm -f "$OUT/shadow.raw" # the runtime claims a fresh capture file only
     weft=$(WEFT_CAPTURE=$OUT/shadow.raw WEFT_ANALYSES=comm program_rss "$OUT/$name.mem.weft" "${argv[@]}")
     SHADOW_RSS+=("$native" "$weft")
     awk -v n="$name $args" -v a="$native" -v b="$weft" \

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,17 @@ class Command {
   virtual CLI::App* add_to(CLI::App& app) = 0;
   // Runs after parsing; returns the process exit code.
   virtual int run() = 0;
+  // The exit code of a failure of this command (bad options, or weft's own
+  // failure): 1 for the views; `weft record` keeps the program's codes free
+  // (docs/commands.md, "Exit status").
+  virtual int failure_code() const { return 1; }
+};
+
+// A failure with an exit code of its own (a program `weft record` could not
+// start: 126 or 127, as a shell says).
+struct CommandFailure : std::runtime_error {
+  CommandFailure(const std::string& what, int code) : std::runtime_error(what), code(code) {}
+  int code;
 };
 
 // `weft record`; `program_arguments` receives what followed `--` on the

@@ -60,15 +60,22 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "weft: {}\n", one_line(e.what()));
+    for (size_t i = 0; i < commands.size(); ++i)
+      if (subcommands[i]->parsed()) return commands[i]->failure_code();
     return 1;
   }
 
-  try {
-    for (size_t i = 0; i < commands.size(); ++i)
-      if (subcommands[i]->parsed()) return commands[i]->run();
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "weft: {}\n", one_line(e.what()));
-    return 1;
+  for (size_t i = 0; i < commands.size(); ++i) {
+    if (!subcommands[i]->parsed()) continue;
+    try {
+      return commands[i]->run();
+    } catch (const weft::CommandFailure& e) {
+      fmt::print(stderr, "weft: {}\n", one_line(e.what()));
+      return e.code;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "weft: {}\n", one_line(e.what()));
+      return commands[i]->failure_code();
+    }
   }
   return 1;
 }

@@ -1,12 +1,15 @@
 #include "cli/record_command.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
@@ -18,6 +21,7 @@
 
 #include "cli/command.h"
 #include "common/analyses.h"
+#include "common/child_process.h"
 #include "common/executable_search.h"
 #include "findings/profile_facts.h"
 #include "profile/profile.h"
@@ -88,11 +92,19 @@ void forward_to_child(int sig) {
   if (g_child > 0) kill(g_child, sig);
 }
 
+// SIGINT and SIGQUIT from the terminal (Ctrl-C, Ctrl-\) reach the program
+// through its process group already; sent by a process to weft (kill), they
+// are passed on like SIGTERM.
+void forward_when_sent(int sig, siginfo_t* info, void*) {
+  if (info && info->si_code != SI_KERNEL) forward_to_child(sig);
+}
+
 // The program as execvp would find it, or an error naming it.
 std::string resolve_program(const std::string& name) {
   std::string found = find_executable(name);
   if (!found.empty()) return found;
-  throw std::runtime_error(fmt::format("cannot run '{}': no such executable file", name));
+  throw CommandFailure(fmt::format("cannot run '{}': no such executable file", name),
+                       kProgramNotFound);
 }
 
 std::string signal_name(int sig) {
@@ -209,14 +221,30 @@ std::string analysis_list(AnalysisSet analyses) {
   return list;
 }
 
+// The runtime holds a lock on the capture while the program or its keeper
+// (sources/compile/keeper.h), which writes the capture when the program
+// could not, may still write it; the keeper ends once it has. Bounded: a
+// keeper gives up after 120 s.
+void wait_for_capture(const std::string& capture_path) {
+  const int fd = open(capture_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    for (int i = 0; i < 15000 && flock(fd, LOCK_EX | LOCK_NB) != 0; ++i) usleep(10000);
+    close(fd);
+  }
+  while (waitpid(-1, nullptr, WNOHANG) > 0) {  // the keeper, when it is weft's child
+  }
+}
+
 // Runs a program built with weft's compiler wrappers: its runtime reads
 // these variables and writes the raw capture itself.
 int run_with_runtime(const RecordOptions& options, const AnalysisPlan& plan,
                      const std::string& program, const std::string& capture_path,
                      const std::function<void(pid_t)>& started) {
+  const pid_t parent = getpid();
   const pid_t child = fork();
   if (child < 0) throw std::runtime_error("cannot start the program: fork failed");
   if (child == 0) {
+    die_with_parent(parent);
     setenv("WEFT_CAPTURE", capture_path.c_str(), 1);
     setenv("WEFT_GRANULARITY", std::to_string(options.granularity).c_str(), 1);
     setenv("WEFT_MAX_THREADS", std::to_string(options.max_threads).c_str(), 1);
@@ -243,6 +271,7 @@ int run_with_runtime(const RecordOptions& options, const AnalysisPlan& plan,
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  wait_for_capture(capture_path);
   return status;
 }
 
@@ -267,12 +296,14 @@ void forward_signals(pid_t child) {
   struct sigaction forward {};
   forward.sa_handler = forward_to_child;
   sigemptyset(&forward.sa_mask);
-  struct sigaction ignore {};
-  ignore.sa_handler = SIG_IGN;
   sigaction(SIGTERM, &forward, nullptr);
   sigaction(SIGHUP, &forward, nullptr);
-  sigaction(SIGINT, &ignore, nullptr);
-  sigaction(SIGQUIT, &ignore, nullptr);
+  struct sigaction forward_when {};
+  forward_when.sa_sigaction = forward_when_sent;
+  forward_when.sa_flags = SA_SIGINFO;
+  sigemptyset(&forward_when.sa_mask);
+  sigaction(SIGINT, &forward_when, nullptr);
+  sigaction(SIGQUIT, &forward_when, nullptr);
 }
 
 RunInfo run_info(const RecordOptions& options, const AnalysisPlan& plan) {
@@ -314,19 +345,48 @@ int exit_code_of(int status, RunInfo& info) {
 
 // No capture at all: why, in the placeholder profile and as the error.
 [[noreturn]] void fail_without_capture(const RecordOptions& options, const RunInfo& info,
-                                       int exit_code, const std::string& output) {
+                                       int exit_code, const std::string& output,
+                                       bool runtime_loaded) {
   std::string reason;
-  if (info.exit_signal)
-    reason = fmt::format("the program was killed by {} before weft could save its data",
-                         *info.exit_signal);
-  else if (exit_code == 127)
+  int code = kRecordFailed;
+  if (exit_code == kProgramNotFound && !runtime_loaded) {
     reason = "the program could not be started";
-  else
+    code = kProgramNotFound;
+  } else if (runtime_loaded || info.exit_signal) {
+    reason = info.exit_signal
+                 ? fmt::format("the program was killed by {} before weft could save its data",
+                               *info.exit_signal)
+                 : "the program ended before weft could save its data";
+    code = exit_code;
+  } else {
     reason =
         "the program did not load weft's runtime: build it with weft-cc, weft-c++ or "
         "weft-fortran";
+  }
   write_placeholder_profile(output, info, options.backend, options.granularity, reason);
-  throw std::runtime_error(fmt::format("{}; profile {} is flagged incomplete", reason, output));
+  throw CommandFailure(fmt::format("{}; profile {} is flagged incomplete", reason, output), code);
+}
+
+// Captures of earlier runs onto the same profile whose `weft record` was
+// killed (OUTPUT.capture-PID, PID no longer running): removed, with a
+// warning, so they neither pile up nor get mistaken for this run's.
+void remove_stale_captures(const std::string& output) {
+  const std::filesystem::path path(output);
+  const std::string prefix = path.filename().string() + ".capture-";
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           path.parent_path().empty() ? "." : path.parent_path(), error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    int pid = 0;
+    const auto [end, parsed] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+    if (parsed != std::errc() || end != digits.data() + digits.size() || pid <= 0) continue;
+    if (kill(pid, 0) == 0 || errno != ESRCH) continue;  // that recording is still running
+    std::filesystem::remove(entry.path(), error);
+    fmt::print(stderr, "weft: removed {}, left by a weft record that was killed\n",
+               entry.path().string());
+  }
 }
 
 // The capture as the profile should describe it: under Valgrind the tool
@@ -343,12 +403,18 @@ RunCapture read_capture(const RecordOptions& options, const AnalysisPlan& plan,
         capture.analysis_values[std::string(setting.key)] =
             plan.values.at(std::string(setting.key));
   });
-  if (capture.complete && info.exit_signal) {
+  // The keeper's capture (sources/compile/keeper.h) does not know the
+  // signal: the reason is made here, as for a capture the signal did not
+  // mark.
+  if (info.exit_signal && (capture.complete || capture.incomplete_reason == kKeeperReason)) {
     const int sig = WTERMSIG(status);
     const bool stopped = sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT;
     capture.complete = false;
-    capture.incomplete_reason = fmt::format(
-        "the program {} {}", stopped ? "was stopped by" : "crashed with", *info.exit_signal);
+    capture.incomplete_reason = fmt::format("the program {} {}",
+                                            sig == SIGKILL ? "was killed by"
+                                            : stopped      ? "was stopped by"
+                                                           : "crashed with",
+                                            *info.exit_signal);
   }
   if (!capture.complete && capture.incomplete_reason.empty())
     capture.incomplete_reason = "the program did not end normally";
@@ -437,6 +503,7 @@ int run_record(const RecordOptions& options) {
   const std::string capture_path = fmt::format("{}.capture-{}", output, getpid());
 
   RunInfo info = run_info(options, plan);
+  remove_stale_captures(output);
   // A profile exists from the start: if weft itself is killed, the file
   // still says what was being recorded.
   write_placeholder_profile(output, info, options.backend, options.granularity,
@@ -452,8 +519,14 @@ int run_record(const RecordOptions& options) {
   info.duration_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const int exit_code = exit_code_of(status, info);
-  if (!std::filesystem::exists(capture_path))
-    fail_without_capture(options, info, exit_code, output);
+  // The runtime claims the capture file at start-up; empty, nothing was
+  // written into it.
+  std::error_code no_file;
+  const bool runtime_loaded = std::filesystem::exists(capture_path);
+  if (!runtime_loaded || std::filesystem::file_size(capture_path, no_file) == 0) {
+    std::filesystem::remove(capture_path, no_file);
+    fail_without_capture(options, info, exit_code, output, runtime_loaded);
+  }
 
   const RunCapture capture = read_capture(options, plan, capture_path, status, info);
   build_profile(capture, info, output);
@@ -464,7 +537,7 @@ int run_record(const RecordOptions& options) {
   if (!capture.complete) {
     fmt::print(stderr, "weft: {} ({}); profile {} is flagged incomplete, data so far kept\n",
                capture.incomplete_reason, ending, output);
-    return exit_code != 0 ? exit_code : 1;
+    return exit_code;
   }
   fmt::print(stderr, "weft: recorded {} thread{} ({}), profile written to {}\n",
              capture.threads.size(), capture.threads.size() == 1 ? "" : "s", ending, output);
@@ -511,6 +584,8 @@ struct RecordCommand : Command {
     c->add_option("command", options.command, "PROGRAM ARGS (after --)");
     return c;
   }
+
+  int failure_code() const override { return kRecordFailed; }
 
   int run() override {
     for (const auto& [key, option] : setting_options)

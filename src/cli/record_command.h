@@ -19,9 +19,16 @@ struct RecordOptions {
   std::vector<std::string> command;  // program and its arguments
 };
 
-// Returns the process exit code for weft: 0 when the program ran to its end
-// with status 0 and the profile is complete; the program's own status (or
-// 128 + signal) otherwise. Throws std::runtime_error on bad input.
+// Exit codes of `weft record` that are not the program's (docs/commands.md,
+// "Exit status"), as env(1) and timeout(1) have them: weft failed (bad
+// options, nothing recorded, the profile not written), the program was not
+// found or could not be started.
+inline constexpr int kRecordFailed = 125;
+inline constexpr int kProgramNotFound = 127;
+
+// Returns the program's own exit status (or 128 + signal), whether the
+// profile is complete or flagged incomplete. Throws std::runtime_error when
+// weft itself fails (exit kRecordFailed), CommandFailure with another code.
 int run_record(const RecordOptions& options);
 
 }  // namespace weft

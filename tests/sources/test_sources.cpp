@@ -66,6 +66,17 @@ class SourceTest : public ::testing::Test {
     sqlite3_close(h);
     return v;
   }
+  int64_t thread_rows(const std::string& profile) {
+    sqlite3* h = nullptr;
+    sqlite3_open_v2(profile.c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(h, "SELECT COUNT(*) FROM threads", -1, &s, nullptr);
+    int64_t n = -1;
+    if (sqlite3_step(s) == SQLITE_ROW) n = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(h);
+    return n;
+  }
   // Starts `weft record ARGS -- exchange_then_wait` in the background and
   // returns its pid once the program has printed "ready". The program runs
   // from a copy in this test's directory (waiting_program()), so that a
@@ -74,6 +85,7 @@ class SourceTest : public ::testing::Test {
                                     const std::string& binary = "") {
     fs::copy_file(binary.empty() ? program("exchange_then_wait") : binary, waiting_program(),
                   fs::copy_options::overwrite_existing);
+    fs::remove(dir_ / "o");  // a previous run's "ready" is not this one's
     const std::string cmd = weft() + " record " + record_args + " -o " + db() + " -- " +
                             waiting_program() + " >" + (dir_ / "o").string() + " 2>" +
                             (dir_ / "e").string();
@@ -114,7 +126,7 @@ class SourceTest : public ::testing::Test {
   // many_threads beyond --max-threads `limit`: one-line cause, incomplete,
   // and the pairs among the analyzed threads still exact.
   void expect_thread_overflow(const Result& r, const std::string& profile, size_t limit) {
-    EXPECT_EQ(r.code, 1);
+    EXPECT_EQ(r.code, 0);  // the program's status
     EXPECT_TRUE(one_line(r.err)) << r.err;
     EXPECT_NE(r.err.find("--max-threads"), std::string::npos) << r.err;
     EXPECT_EQ(meta(profile, "complete"), "0");
@@ -141,34 +153,125 @@ TEST_F(SourceTest, CrashKeepsDataGatheredSoFarFlaggedIncomplete) {
   }
 }
 
-TEST_F(SourceTest, SigtermToWeftStopsTheProgramAndKeepsItsData) {
+// SIGTERM, SIGINT and SIGQUIT sent to weft alone (kill) are passed on: the
+// program stops with that signal and its data is kept.
+TEST_F(SourceTest, StopSignalsToWeftStopTheProgramAndKeepItsData) {
+  for (const int sig : {SIGTERM, SIGINT, SIGQUIT}) {
+    const pid_t pid = start_recording_until_ready("--granularity 8");
+    ASSERT_GT(pid, 0);
+    ASSERT_NE(slurp(dir_ / "o").find("ready"), std::string::npos) << sigabbrev_np(sig);
+    kill(pid, sig);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << sigabbrev_np(sig);
+    EXPECT_EQ(WEXITSTATUS(status), 128 + sig) << slurp(dir_ / "e");
+    EXPECT_EQ(meta(db(), "complete"), "0");
+    EXPECT_EQ(meta(db(), "exit_signal"), std::string("SIG") + sigabbrev_np(sig));
+    expect_exchange(db(), 64);
+  }
+}
+
+// A SIGKILLed weft takes the program with it, and the capture it left is
+// removed by the next recording onto the same profile.
+TEST_F(SourceTest, SigkillToWeftEndsTheProgramAndItsCaptureIsCleanedUp) {
   const pid_t pid = start_recording_until_ready("--granularity 8");
   ASSERT_GT(pid, 0);
   ASSERT_NE(slurp(dir_ / "o").find("ready"), std::string::npos);
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
-  EXPECT_EQ(meta(db(), "complete"), "0");
-  EXPECT_EQ(meta(db(), "exit_signal"), "SIGTERM");
-  expect_exchange(db(), 64);
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  const std::string left = db() + ".capture-" + std::to_string(pid);
+  bool program_gone = false;
+  for (int i = 0; i < 200 && !program_gone; ++i) {
+    program_gone = run("pgrep -f '^" + waiting_program() + "$'").code != 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_TRUE(program_gone);
+  // The keeper writes what the program had counted, then ends (and frees
+  // the capture's lock).
+  for (int i = 0; i < 400 && run("flock -n " + left + " true").code != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_TRUE(fs::exists(left));
+  EXPECT_GT(fs::file_size(left), 0u);
+  const Result again = run(weft() + " record --granularity 8 -o " + db() + " -- " +
+                           program("exit_paths") + " _exit");
+  EXPECT_EQ(again.code, 9) << again.err;
+  EXPECT_NE(again.err.find("removed " + left), std::string::npos) << again.err;
+  EXPECT_FALSE(fs::exists(left));
 }
 
-TEST_F(SourceTest, SigkillLeavesAnIncompleteProfileThatViewsStillOpen) {
-  const pid_t pid = start_recording_until_ready("");
+TEST_F(SourceTest, SigkillKeepsEveryEventUpToTheKill) {
+  const pid_t pid = start_recording_until_ready("--granularity 8");
   ASSERT_GT(pid, 0);
   ASSERT_NE(slurp(dir_ / "o").find("ready"), std::string::npos);
   run("pkill -KILL -f '^" + waiting_program() + "$'");
   int status = 0;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL);
   EXPECT_EQ(meta(db(), "complete"), "0");
   EXPECT_EQ(meta(db(), "exit_signal"), "SIGKILL");
+  EXPECT_NE(meta(db(), "incomplete_reason").find("killed by SIGKILL"), std::string::npos);
+  // The runtime's keeper wrote what the program had counted.
+  expect_exchange(db(), 64);
   const Result report = run(weft() + " report " + db());
   EXPECT_EQ(report.code, 0) << report.err;
   EXPECT_NE(report.out.find("INCOMPLETE"), std::string::npos);
+}
+
+// Every way a program can end without running an exit handler keeps the
+// data counted up to its end and the program's own status; those the
+// program chose (_exit, _Exit, quick_exit, exec) leave a complete profile.
+// Under Valgrind an exec ends the tool before it can finish (Valgrind runs
+// the new image natively): the events up to the exec are kept, flagged
+// incomplete.
+struct ExitPath {
+  const char* name;
+  int code;
+  const char* reason;           // part of the incomplete reason; empty: complete
+  const char* valgrind_reason;  // the same under Valgrind
+};
+constexpr ExitPath kExitPaths[] = {
+    {"_exit", 9, "", ""},
+    {"_Exit", 5, "", ""},
+    {"quick_exit", 6, "", ""},
+    {"exec", 8, "", "before weft's tool could finish"},
+    {"overflow", 128 + SIGSEGV, "crashed with SIGSEGV", "crashed with SIGSEGV"},
+    {"sigkill", 128 + SIGKILL, "killed by SIGKILL", "killed by SIGKILL"},
+};
+
+TEST_F(SourceTest, EveryExitPathKeepsTheDataAndTheStatus) {
+  for (const char* backend : {"compile/gcc", "compile/clang", "valgrind"})
+    for (const ExitPath& path : kExitPaths) {
+      const bool valgrind = std::string(backend) == "valgrind";
+      const std::string binary =
+          valgrind ? plain("exit_paths") : program("exit_paths", std::string(backend).substr(8));
+      const Result r = run(weft() + " record --backend " + (valgrind ? "valgrind" : "compile") +
+                           " --granularity 8 -o " + db() + " -- " + binary + " " + path.name);
+      const std::string what = std::string(backend) + " " + path.name + ": " + r.err;
+      const std::string reason = valgrind ? path.valgrind_reason : path.reason;
+      EXPECT_EQ(r.code, path.code) << what;
+      EXPECT_EQ(meta(db(), "complete"), reason.empty() ? "1" : "0") << what;
+      if (reason.empty()) {
+        EXPECT_NE(r.err.find("weft: recorded 3 threads"), std::string::npos) << what;
+      } else {
+        EXPECT_NE(meta(db(), "incomplete_reason").find(reason), std::string::npos) << what;
+        EXPECT_NE(r.err.find("is flagged incomplete, data so far kept"), std::string::npos) << what;
+      }
+      EXPECT_EQ(thread_rows(db()), 3) << what;
+      expect_exchange(db(), 512);
+    }
+}
+
+// The first program of the run built with weft is the one recorded; one it
+// starts later (here the shell's next command) finds the capture claimed and
+// leaves it alone, instead of overwriting it with its own 5 threads.
+TEST_F(SourceTest, OnlyTheFirstProgramWithTheRuntimeIsRecorded) {
+  const Result r = run(weft() + " record --granularity 8 -o " + db() + " -- /bin/sh -c '" +
+                       program("exit_paths") + " exec; " + program("many_threads") + " 4'");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(meta(db(), "complete"), "1");
+  EXPECT_EQ(thread_rows(db()), 3);
+  expect_exchange(db(), 512);
 }
 
 TEST_F(SourceTest, MoreThreadsThanTheInlineReaderSetAreExact) {
@@ -249,7 +352,7 @@ TEST_F(SourceTest, FortranOpenMpThroughWeftFortran) {
 
 TEST_F(SourceTest, ProgramWithoutTheRuntimeGetsAClearError) {
   const Result r = run(weft() + " record -o " + db() + " -- /bin/true");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 125);
   EXPECT_TRUE(one_line(r.err)) << r.err;
   EXPECT_NE(r.err.find("weft-cc"), std::string::npos) << r.err;
   EXPECT_EQ(meta(db(), "complete"), "0");
@@ -283,7 +386,8 @@ TEST_F(SourceTest, BadInputsGiveOneLineErrors) {
   };
   for (const auto& [args, expected] : cases) {
     const Result r = run(weft() + args);
-    EXPECT_EQ(r.code, 1) << args;
+    const bool record = args.rfind(" record", 0) == 0;
+    EXPECT_EQ(r.code, !record ? 1 : expected == "no such executable" ? 127 : 125) << args;
     EXPECT_TRUE(one_line(r.err)) << args << ": " << r.err;
     EXPECT_NE(r.err.find(expected), std::string::npos) << args << ": " << r.err;
   }
@@ -386,7 +490,7 @@ TEST_F(SourceTest, ValgrindBackendRefusesWhatItCannotRunWithOneLine) {
   };
   for (const auto& [command, expected] : cases) {
     const Result r = run(command);
-    EXPECT_EQ(r.code, 1) << command;
+    EXPECT_EQ(r.code, 125) << command;
     EXPECT_TRUE(one_line(r.err)) << command << ": " << r.err;
     EXPECT_NE(r.err.find(expected), std::string::npos) << command << ": " << r.err;
   }

@@ -20,6 +20,12 @@ namespace weft {
 
 inline constexpr char kRawCaptureMagic[8] = {'W', 'E', 'F', 'T', 'R', 'A', 'W', '2'};
 
+// The incomplete reason of a capture the runtime's keeper wrote after the
+// program's image ended without an exit handler (sources/compile/keeper.h);
+// `weft record` replaces it with what the exit status says.
+inline constexpr const char* kKeeperReason =
+    "the program ended without running weft's exit handler; data kept up to its last event";
+
 // The capture's own sections. The analyses' sections have tags from
 // analysis_section_tag (common/run_capture.h), declared in their records
 // headers (src/analyzers/NAME/NAME_records.h); the reader keeps them in

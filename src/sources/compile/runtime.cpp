@@ -1,11 +1,13 @@
 #include "sources/compile/runtime.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 #include <new>
 
 #include "analyzers/state/page_memory.h"
+#include "sources/compile/keeper.h"
 
 // The thread's context, read by the hooks of every instrumented module.
 __thread weft::ThreadContext* weft_thread_context WEFT_INITIAL_EXEC = nullptr;
@@ -28,6 +31,10 @@ CaptureSession* g_session = nullptr;
 namespace {
 
 pthread_key_t g_thread_exit_key;
+
+// Address space of the analyzers' shared arena: pages cost memory only when
+// touched; beyond it, reservations fall back to private memory.
+constexpr size_t kArenaBytes = size_t{8} << 40;
 
 // --- small helpers that avoid libc allocation ------------------------------
 
@@ -126,9 +133,13 @@ void at_exit() { save_capture(true, ""); }
 
 void in_forked_child() {
   // Only the process started by `weft record` is profiled: a forked child
-  // must neither count its accesses nor overwrite the parent's capture.
+  // must neither count its accesses nor overwrite the parent's capture. Its
+  // arena becomes private first: what it changes stays its own.
   Runtime* rt = g_runtime;
   if (!rt) return;
+  if (g_page_arena) g_page_arena->make_private();
+  leave_keeper(*rt);
+  close(rt->capture_fd);  // and its lock: weft record waits for no child
   rt->saved.store(true);
   rt->finished.store(true);
   rt->session->stop_counting(false);
@@ -177,6 +188,7 @@ void register_instrumented_module(const void* address_inside) {
   if (n >= kMaxModules) return;
   g_instrumented[n] = f.range;
   g_instrumented_count.store(n + 1);
+  if (Runtime* rt = g_runtime) copy_process_maps(*rt);
 }
 
 bool is_instrumented_pc(uint64_t pc) {
@@ -186,18 +198,29 @@ bool is_instrumented_pc(uint64_t pc) {
   return false;
 }
 
+bool in_recorded_process() {
+  Runtime* rt = g_runtime;
+  return rt && static_cast<int>(getpid()) == rt->pid;
+}
+
+void write_capture(Runtime& rt, bool complete, const char* reason, const char* maps,
+                   size_t maps_size) {
+  // The file claimed at start-up, rewritten from its first byte (a write the
+  // program began before it died is replaced whole).
+  if (ftruncate(rt.capture_fd, 0) != 0 || lseek(rt.capture_fd, 0, SEEK_SET) != 0) {
+    write_stderr("weft: cannot write the capture to ", rt.output_path);
+  } else {
+    rt.session->write(rt.capture_fd, complete, reason, maps, maps_size);
+    fsync(rt.capture_fd);
+  }
+  rt.finished.store(true);
+}
+
 void save_capture(bool complete, const char* reason) {
   Runtime* rt = g_runtime;
-  if (!rt || rt->saved.exchange(true)) return;
+  if (!rt || !in_recorded_process() || rt->saved.exchange(true)) return;
   rt->session->stop_counting(true);
-  const int fd = open(rt->output_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    write_stderr("weft: cannot write the capture to ", rt->output_path);
-  } else {
-    rt->session->write(fd, complete, reason, nullptr, 0);
-    close(fd);
-  }
-  rt->finished.store(true);
+  write_capture(*rt, complete, reason, nullptr, 0);
 }
 
 void initialize() {
@@ -239,15 +262,36 @@ void initialize() {
     return;
   }
 
+  // The first image of the run claims the capture: a program that a
+  // recorded one starts (fork and exec, or exec itself) finds it taken and
+  // stays dormant, so it cannot overwrite the recorded program's data.
+  const int capture_fd = open(output, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (capture_fd < 0) {
+    if (errno != EEXIST) write_stderr("weft: cannot create the capture ", output);
+    return;
+  }
+  // Held while the program or its keeper may write (keeper.h).
+  flock(capture_fd, LOCK_EX);
+  g_page_arena = PageArena::create(kArenaBytes);
   CaptureSession* session = CaptureSession::create(config);
   void* mem = session ? reserve_zeroed(sizeof(Runtime)) : nullptr;
   if (!mem) {
     write_stderr("weft: cannot reserve the analyzers' memory; runtime stays dormant");
+    close(capture_fd);
     return;
   }
   auto* rt = new (mem) Runtime;
   rt->session = session;
+  rt->pid = static_cast<int>(getpid());
+  rt->capture_fd = capture_fd;
   strncpy(rt->output_path, output, sizeof rt->output_path - 1);
+  if (g_page_arena) {
+    rt->maps.text = static_cast<char*>(reserve_zeroed(ProcessMapsCopy::kCapacity));
+    copy_process_maps(*rt);
+    // Without the arena the keeper would see nothing the program counts.
+    if (!start_keeper(*rt))
+      write_stderr("weft: no keeper process: a killed program loses its data");
+  }
   pthread_key_create(&g_thread_exit_key, on_thread_exit);
   g_communication = &session->communication();
   g_analyzers = session->analyzers();
@@ -259,6 +303,7 @@ void initialize() {
   install_signal_handlers();
   pthread_atfork(nullptr, nullptr, in_forked_child);
   atexit(at_exit);
+  at_quick_exit(at_exit);
 }
 
 // Runs before the program's own constructors (the runtime is a dependency).

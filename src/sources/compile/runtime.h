@@ -17,10 +17,30 @@ namespace weft::rt {
 
 using weft::ThreadContext;
 
+// How the program's image ended, when weft saw it end on purpose without an
+// exit handler (the keeper then writes the capture as complete).
+enum class ImageEnd : int { Unknown = 0, ExitCall = 1, Exec = 2 };
+
+// The program's memory map as of its last module load: the keeper writes
+// it into the capture, since the program it describes no longer exists.
+struct ProcessMapsCopy {
+  static constexpr size_t kCapacity = size_t{4} << 20;
+  char* text = nullptr;  // kCapacity bytes of arena memory
+  size_t size = 0;
+  std::atomic<bool> busy{false};
+};
+
+// Lives in arena memory (analyzers/state/page_memory.h): the keeper reads
+// it after the program died.
 struct Runtime {
   CaptureSession* session = nullptr;
   std::atomic<bool> saved{false};     // the capture was started (once)
   std::atomic<bool> finished{false};  // ... and is completely written
+  std::atomic<ImageEnd> image_end{ImageEnd::Unknown};
+  int pid = 0;          // the recorded process (not a forked child)
+  int keeper_fd = -1;   // the write end of the keeper's pipe (keeper.h)
+  int capture_fd = -1;  // the claimed capture file
+  ProcessMapsCopy maps;
   char output_path[4096] = {};
 };
 
@@ -83,8 +103,18 @@ __attribute__((always_inline)) inline void on_write(uint64_t pc, const volatile 
                               static_cast<uint32_t>(size), true, atomic);
 }
 
-// Writes the raw capture once; later calls do nothing.
+// Writes the raw capture once; later calls do nothing (nor in a process
+// other than the recorded one: a forked or vforked child).
 void save_capture(bool complete, const char* reason);
+
+// Writes the raw capture to the claimed file, whoever runs it: the program
+// (save_capture) or its keeper. `maps`: the memory map to store, or null
+// for the caller's own.
+void write_capture(Runtime& rt, bool complete, const char* reason, const char* maps,
+                   size_t maps_size);
+
+// Whether the caller is the recorded process itself.
+bool in_recorded_process();
 
 void initialize();
 

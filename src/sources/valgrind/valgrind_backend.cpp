@@ -16,6 +16,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "common/child_process.h"
 #include "common/executable_search.h"
 #include "sources/valgrind/event_ring_reader.h"
 
@@ -153,9 +154,11 @@ std::vector<std::string> valgrind_arguments(const ValgrindSetup& setup,
 
 // Forks valgrind with `args`; the child keeps `log_fd` across the exec.
 pid_t start_valgrind(const ValgrindSetup& setup, const std::vector<std::string>& args, int log_fd) {
+  const pid_t parent = getpid();
   const pid_t child = fork();
   if (child < 0) throw std::runtime_error("cannot start valgrind: fork failed");
   if (child == 0) {
+    die_with_parent(parent);
     fcntl(log_fd, F_SETFD, 0);  // inherited by valgrind
     setenv("VALGRIND_LIB", setup.tool_directory.c_str(), 1);
     std::vector<char*> argv;
