@@ -140,15 +140,19 @@ TEST_F(CaptureSessionTest, RoundTripKeepsEverySection) {
   EXPECT_EQ(section_inval, 1u);
   EXPECT_EQ(sum_raw(c.records(kCommunicationCounts), kWriterPc), 0u);
 
-  // CRD: the reuse of the pair's only granule, distance 0.
-  uint64_t distance_events = 0;
+  // CRD: the reuse of the pair's only granule, distance 0; and in the
+  // sampled word trace the same reuse when the granule's sampled word is the
+  // one read (the sample follows the address, which ASLR moves).
+  uint64_t distance_events = 0, word_events = 0;
   for (const PcDistanceCount& d : c.records(kCrdDistances)) {
     EXPECT_EQ(d.writer, 0u);
     EXPECT_EQ(d.reader, 1u);
-    EXPECT_EQ(d.distance, 0u);
-    distance_events += d.count;
+    EXPECT_EQ(d.distance & ~kWordDistance, 0u);
+    ((d.distance & kWordDistance) != 0 ? word_events : distance_events) += d.count;
   }
   EXPECT_EQ(distance_events, 1u);
+  const bool word_read = SampledWord(6).sampled(line_address(), line_address() >> 6);
+  EXPECT_EQ(word_events, word_read ? 1u : 0u);
   // Both granules were touched by both threads: shared, first touched by 0.
   ASSERT_EQ(c.records(kCrdFootprints).size(), 1u);
   EXPECT_EQ(c.records(kCrdFootprints)[0].pc, kWriterPc);
