@@ -155,6 +155,7 @@ Cfg build_cfg(const SectionInstanceData& data, const VectorXd& time_unit) {
 struct NodeScore {
   double score = 0;
   uint64_t edge_to = 0;
+  double spread = 0;  // of the best out-edge's counts over threads (max - min)
 };
 
 // LIME's leader score: the best correlation with time among the node's
@@ -170,6 +171,7 @@ NodeScore node_score(const Cfg& cfg, uint32_t node) {
     if (!any_out || edge.time_correlation > best_out) {
       best_out = edge.time_correlation;
       result.edge_to = edge.to;
+      result.spread = edge.counts.size() ? edge.counts.maxCoeff() - edge.counts.minCoeff() : 0;
       any_out = true;
     }
   }
@@ -395,23 +397,28 @@ class CauseSet {
 
 // A selected control-flow cluster's causes: its leader nodes whose leader
 // score is positive (the correlation with time rises there), sharing the
-// cluster's explained variance `gain` in proportion to their leader scores.
+// cluster's explained variance `gain` in proportion to their leader score
+// times the spread over threads of the branch they take. Correlation alone
+// ignores size: with a few threads, a spin test that runs once more in the
+// slow thread correlates with time as well as the branch that gives it
+// hundreds more iterations of work, and would take half the score.
 void offer_control_flow_causes(const Cfg& cfg, const std::vector<size_t>& cluster_edges,
                                double gain, double beta, CauseSet& causes) {
   std::vector<std::pair<uint32_t, NodeScore>> scored;
   double total = 0;
+  auto weight = [](const NodeScore& leader) { return leader.score * leader.spread; };
   for (uint32_t node : leaders(cfg, cluster_edges)) {
     const NodeScore leader = node_score(cfg, node);
-    if (!(leader.score > 0)) continue;
+    if (!(leader.score > 0) || !(leader.spread > 0)) continue;
     scored.emplace_back(node, leader);
-    total += leader.score;
+    total += weight(leader);
   }
   for (const auto& [node, leader] : scored) {
     Cause cause;
     cause.kind = CauseKind::ControlFlow;
     cause.pc = cfg.pcs[node];
     cause.level = HardwareLevel::Executions;
-    cause.share = leader.score / total;
+    cause.share = weight(leader) / total;
     cause.score = gain * cause.share;
     cause.beta = beta;
     cause.leader_score = leader.score;

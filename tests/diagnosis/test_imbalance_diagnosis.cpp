@@ -410,6 +410,34 @@ TEST(Diagnosis, OwnerTestIsTheLeader) {
   EXPECT_NEAR(top.score, 1.0, 1e-9);
 }
 
+// A pipelined sweep in 4 threads (examples/ssor_pipeline_flags_pthreads.c):
+// thread 2 corrects 96 more rows, and its neighbour-flag test S happens to
+// run once more. Both branches correlate 1 with time and fall in one
+// cluster; the score follows the size of what each decides.
+TEST(Diagnosis, LeadersShareByTheSpreadOfTheirBranch) {
+  constexpr uint64_t kS = 0x400080;
+  SectionInstanceData data;
+  data.threads = 4;
+  const std::vector<double> corrected = {32, 32, 128, 32};
+  std::vector<double> plain(4), time(4);
+  for (size_t t = 0; t < 4; ++t) {
+    plain[t] = 512 - corrected[t];
+    time[t] = 1000 + 37 * corrected[t];
+  }
+  data.time = time;
+  data.edges = {edge(0, kS, constant(4, 1)),  edge(kS, kS, {0, 0, 1, 0}),
+                edge(kS, kA, constant(4, 1)), edge(kA, kB, constant(4, 512)),
+                edge(kB, kC, corrected),      edge(kB, kA, plain),
+                edge(kC, kA, corrected),      edge(kA, kD, constant(4, 1))};
+  const InstanceDiagnosis d = diagnose_instance(data);
+  ASSERT_EQ(d.causes.size(), 2u);
+  EXPECT_EQ(d.causes[0].pc, kB);
+  EXPECT_NEAR(d.causes[0].share, 96.0 / 97.0, 1e-9);
+  EXPECT_EQ(d.causes[1].pc, kS);
+  EXPECT_NEAR(d.causes[1].share, 1.0 / 97.0, 1e-9);
+  EXPECT_NEAR(d.causes[0].score + d.causes[1].score, 1.0, 1e-9);
+}
+
 TEST(Diagnosis, LoopHeaderLeadsAVaryingLoop) {
   // Thread t runs N[t] iterations: the header A is the leader (its back
   // edge B->A comes from inside the cluster but does not count).
