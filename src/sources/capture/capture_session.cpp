@@ -508,6 +508,19 @@ void CaptureSession::record_allocation(ThreadContext& thread, uint64_t pc, uint6
   thread.allocations.append(r);
 }
 
+void CaptureSession::release_memory(ThreadContext& thread, uint64_t address, uint64_t size) {
+  // Busy like an access being counted, so that stop_counting waits for it.
+  CommunicationAnalyzer::ThreadState* state = thread.comm.load(std::memory_order_relaxed);
+  if (!state || state->busy || size == 0) return;
+  state->busy = 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  analyses_.for_each([&](const AnalysisDescriptor& d) {
+    if (auto release = capture_of(d.id).release) release(analyzers_, address, address + size);
+  });
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  state->busy = 0;
+}
+
 void CaptureSession::stop_counting(bool wait) {
   counting_.store(false);
   for (uint32_t i = 0; i < max_threads_; ++i)
