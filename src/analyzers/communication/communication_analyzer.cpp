@@ -205,18 +205,17 @@ void CommunicationAnalyzer::write_granule_extended(ThreadState& t, uint64_t pc,
     add(t, pc, static_cast<uint32_t>(old_writer_tag - 1), Count::Inval, 0);
 }
 
+// A plain store per inline word: the block is being freed, so no other
+// thread may access it (one that does races with the free in the program).
 void CommunicationAnalyzer::forget(uintptr_t begin, uintptr_t end) {
   shadow_.for_each_cell_inside(begin, end, [&](std::atomic<uint64_t>* words, size_t n) {
     for (size_t i = 0; i < n; ++i) {
-      std::atomic<uint64_t>& word = words[i];
-      uint64_t cur = word.load(std::memory_order_relaxed);
-      while ((cur & ~kIndexMask) != kExtended && cur != 0) {  // not clean yet
-        if (cur & (kExtended | kLocked)) {
-          forget_extended(word);
-          break;
-        }
-        if (word.compare_exchange_weak(cur, 0, std::memory_order_relaxed)) break;
-      }
+      const uint64_t cur = words[i].load(std::memory_order_relaxed);
+      if (cur == 0 || (cur & ~kIndexMask) == kExtended) continue;  // clean already
+      if (cur & (kExtended | kLocked))
+        forget_extended(words[i]);
+      else
+        words[i].store(0, std::memory_order_relaxed);
     }
   });
 }

@@ -72,12 +72,13 @@ class SharingFootprint {
 
   // The heap block [begin, end) was released: its granules lying entirely
   // inside are marked released (above). Allocates nothing; the cost follows
-  // the granules the program touched. Any thread.
+  // the granules the program touched. Any thread; plain stores, since no
+  // other thread may touch a block being freed.
   void release(uintptr_t begin, uintptr_t end) {
     shadow_.for_each_cell_inside(begin, end, [](std::atomic<uint64_t>* words, size_t n) {
       for (size_t i = 0; i < n; ++i)
         if (const uint64_t w = words[i].load(std::memory_order_relaxed); w && !(w & kReleased))
-          words[i].fetch_or(kReleased, std::memory_order_relaxed);
+          words[i].store(w | kReleased, std::memory_order_relaxed);
     });
   }
 
