@@ -540,9 +540,19 @@ uint32_t CaptureSession::recorded_threads() const {
 void CaptureSession::write_meta(RawWriter& out, bool complete, const char* reason) {
   const uint32_t thread_count = next_tid_.load();
   if (thread_count > max_threads_) {
-    reason =
+    static constexpr char kBeyond[] =
         "the program created more threads than --max-threads allows; "
         "threads beyond the limit were not analyzed";
+    // After the source's own reason, if any (static: no allocation here).
+    static char both[1024];
+    size_t n = complete || !reason ? 0 : strnlen(reason, sizeof both - sizeof kBeyond - 2);
+    if (n) {
+      memcpy(both, reason, n);
+      memcpy(both + n, "; ", 2);
+      n += 2;
+    }
+    memcpy(both + n, kBeyond, sizeof kBeyond);
+    reason = both;
     complete = false;
   }
   RawMeta meta;
