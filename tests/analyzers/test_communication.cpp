@@ -7,9 +7,12 @@
 #include <algorithm>
 #include <barrier>
 #include <bit>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -32,6 +35,7 @@ struct Access {
   uint64_t pc;
   uintptr_t addr;
   size_t size;
+  bool release = false;  // heap memory [addr, addr + size) released
 };
 
 // The definition, one granule at a time, with std containers.
@@ -40,6 +44,12 @@ class CommunicationOracle {
   explicit CommunicationOracle(unsigned granularity) : granularity_(granularity) {}
 
   void apply(const Access& a) {
+    if (a.release) {  // the granules entirely inside forget writer and readers
+      for (uintptr_t g = (a.addr + granularity_ - 1) / granularity_;
+           (g + 1) * granularity_ <= a.addr + a.size; ++g)
+        granules_.erase(g);
+      return;
+    }
     const uintptr_t first = a.addr / granularity_;
     const uintptr_t last = (a.addr + a.size - 1) / granularity_;
     for (uintptr_t g = first; g <= last; ++g) a.write ? write(a, g) : read(a, g);
@@ -135,6 +145,9 @@ TEST_P(RandomDifferential, MatchesSerialOracle) {
     a.write = rng() % 4 == 0;
     a.pc = 0x1000 + (rng() % 8) * 4;
     a.size = sizes[rng() % 7];
+    // Now and then a heap block is released (docs/metrics.md, "Freed memory").
+    a.release = rng() % 64 == 0;
+    if (a.release) a.size = 1 + rng() % 600;
     a.addr = base + rng() % (4096 - a.size);
     accesses.push_back(a);
   }
@@ -148,7 +161,10 @@ TEST_P(RandomDifferential, MatchesSerialOracle) {
   for (const Access& a : accesses) {
     auto* t = analyzer.attach(a.tid);
     ASSERT_NE(t, nullptr);
-    a.write ? analyzer.write(*t, a.pc, a.addr, a.size) : analyzer.read(*t, a.pc, a.addr, a.size);
+    if (a.release)
+      analyzer.forget(a.addr, a.addr + a.size);
+    else
+      a.write ? analyzer.write(*t, a.pc, a.addr, a.size) : analyzer.read(*t, a.pc, a.addr, a.size);
     oracle.apply(a);
   }
   EXPECT_EQ(without_zeros(analyzer_counts(analyzer)), without_zeros(oracle.counts()));
@@ -275,6 +291,64 @@ TEST(CommunicationAnalyzer, SpanningAccessTouchesEveryGranule) {
   uint64_t comm = 0;
   analyzer.for_each_count([&](const PcCommunication& c) { comm += c.raw; });
   EXPECT_EQ(comm, 3u);
+}
+
+// Freed memory: only the granules lying entirely inside the released block
+// forget their writer and readers; the ones it shares with its neighbours
+// keep theirs.
+TEST(CommunicationAnalyzer, ForgetCleansOnlyTheGranulesEntirelyInside) {
+  CommunicationConfig config;
+  config.granularity = 64;
+  CommunicationAnalyzer analyzer(config);
+  alignas(64) static uint64_t data[4 * 8];
+  const auto base = reinterpret_cast<uintptr_t>(data);
+  auto* w = analyzer.attach(0);
+  auto* r = analyzer.attach(1);
+  analyzer.write(*w, 0x10, base, sizeof data);
+  analyzer.forget(base + 8, base + 192);  // granules 1 and 2 inside, 0 and 3 not
+  analyzer.read(*r, 0x20, base, sizeof data);
+  analyzer.write(*r, 0x30, base, sizeof data);
+  std::array<uint64_t, 3> totals{};
+  analyzer.for_each_count([&](const PcCommunication& c) {
+    totals[0] += c.raw;
+    totals[1] += c.rar;
+    totals[2] += c.inval;
+  });
+  // Granules 0 and 3: read once each (raw), then invalidated by the write.
+  EXPECT_EQ(totals, (std::array<uint64_t, 3>{2, 0, 2}));
+}
+
+// The shadow visit behind forget: cells of whole granules only, no chunk
+// allocated for memory never touched, and in a large range only the pages
+// of cells that were populated.
+TEST(ShadowTable, CellsInsideARangeAreVisitedWithoutAllocating) {
+  ShadowMemory shadow(6);
+  auto chunks = [&] {
+    size_t n = 0;
+    shadow.for_each_chunk([&](uintptr_t, const std::atomic<uint64_t>*, size_t) { ++n; });
+    return n;
+  };
+  constexpr uintptr_t kAddress = uintptr_t{1} << 40;  // never dereferenced
+  size_t visited = 0;
+  auto count = [&](std::atomic<uint64_t>*, size_t n) { visited += n; };
+  shadow.for_each_cell_inside(kAddress, kAddress + (uintptr_t{64} << 20), count);
+  EXPECT_EQ(visited, 0u);
+  EXPECT_EQ(chunks(), 0u);
+
+  shadow.word(kAddress + 4096)->store(1);  // one granule touched: its chunk exists
+  ASSERT_EQ(chunks(), 1u);
+  shadow.for_each_cell_inside(kAddress + 1, kAddress + 4096 + 64, count);  // partial first granule
+  EXPECT_EQ(visited, 4096u / 64);
+  visited = 0;
+  // 64 MiB of program memory: 2^20 cells; 2^18 of them (512 pages) in the
+  // chunk that exists, of which one page was populated (unless the kernel
+  // backs anonymous memory with huge pages unasked).
+  shadow.for_each_cell_inside(kAddress, kAddress + (uintptr_t{64} << 20), count);
+  EXPECT_EQ(chunks(), 1u);
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string policy((std::istreambuf_iterator<char>(thp)), std::istreambuf_iterator<char>());
+  if (policy.find("[always]") != std::string::npos) GTEST_SKIP() << "huge pages always";
+  EXPECT_EQ(visited, 4096u / sizeof(uint64_t));
 }
 
 // Real threads: phase 1 each writes its block, phase 2 each reads its right

@@ -183,5 +183,31 @@ TEST(SharingFootprint, PrivateAndSharedGranulesByFirstToucher) {
   EXPECT_EQ(got, expected);
 }
 
+// Freed memory: a released granule touched again by its one owner stays
+// that owner's (counted once); touched by another thread, or released while
+// shared, it starts a new life, and the ended life still counts.
+TEST(SharingFootprint, ReleasedGranulesStartANewLifeForAnotherThread) {
+  SharingFootprint footprint(6);
+  alignas(64) static char data[5 * 64];
+  const auto a = reinterpret_cast<uintptr_t>(data);
+  const uint64_t tag0 = SharingFootprint::owner_tag(0), tag1 = SharingFootprint::owner_tag(1);
+  for (int g = 0; g < 4; ++g) footprint.touch(tag0, 0x100, a + g * 64);  // A B C D: thread 0's
+  footprint.touch(tag1, 0x200, a + 2 * 64 + 8);                          // C shared
+  footprint.release(a, a + 3 * 64 + 63);     // A B C released; D only in part
+  footprint.touch(tag0, 0x300, a);           // A: its owner again, the same life
+  footprint.touch(tag1, 0x400, a + 64);      // B: another thread, a new life
+  footprint.touch(tag0, 0x500, a + 2 * 64);  // C: released while shared, a new life
+  footprint.touch(tag1, 0x600, a + 3 * 64);  // D: not released, now shared
+  footprint.touch(tag1, 0x700, a + 4 * 64);  // E: thread 1 only
+  std::map<std::pair<uint64_t, uint32_t>, std::pair<uint64_t, uint64_t>> got;
+  footprint.for_each_first_touch([&](const SharingFootprint::Record& r) {
+    got[{r.pc, r.thread}] = {r.private_granules, r.shared_granules};
+  });
+  // 0x100: A and B's first life private, C's first life and D shared.
+  const decltype(got) expected = {
+      {{0x100, 0}, {2, 2}}, {{0x400, 1}, {1, 0}}, {{0x500, 0}, {1, 0}}, {{0x700, 1}, {1, 0}}};
+  EXPECT_EQ(got, expected);
+}
+
 }  // namespace
 }  // namespace weft

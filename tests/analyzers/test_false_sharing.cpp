@@ -126,6 +126,29 @@ TEST_F(FalseSharingTest, FalseSharingAdjacentCountersInOneLine) {
   EXPECT_EQ(d_->untracked_accesses(), 0u);
 }
 
+// Freed memory: the lines lying entirely inside a released block forget
+// writer, copies and written bytes; a line it shares with a neighbour keeps
+// its state.
+TEST_F(FalseSharingTest, ReleasedLinesStartClean) {
+  make(64);
+  write(0, 0x100, kBase, 256);  // lines 0..3, every byte
+  d_->forget(kBase + 8, kBase + 256);
+  read(1, 0x200, kBase + 16, 8);    // line 0 (only partly released): a transfer, true sharing
+  read(1, 0x204, kBase + 64, 8);    // lines 1..3: never written now, nothing
+  write(1, 0x208, kBase + 128, 8);  // no unsynchronised write over thread 0's bytes
+  const Pairs expected_pairs = {{{1, 0}, {1, 0}}};
+  EXPECT_EQ(pairs_of(*d_), expected_pairs);
+  EXPECT_TRUE(unsync_of(*d_).empty());
+
+  // A false-sharing event's copy is gone with the release: the receiving
+  // thread's next write there is not added to that event's record.
+  write(0, 0x100, kBase + 512, 8);
+  read(1, 0x210, kBase + 512 + 32, 8);  // false sharing, thread 1 holds a copy
+  d_->forget(kBase + 512, kBase + 576);
+  write(1, 0x214, kBase + 512 + 32, 8);
+  EXPECT_TRUE(written_of(*d_).empty());
+}
+
 TEST_F(FalseSharingTest, FalseSharingWriteOnlyCountersTransferAtEachWrite) {
   make(64);
   // Plain stores, no reads: each write takes the line from the other writer.

@@ -17,6 +17,7 @@
 #include "sources/capture/capture_session.h"
 #include "sources/capture/raw_capture.h"
 #include "sources/valgrind/event_ring_reader.h"
+#include "sources/valgrind/valgrind_backend.h"
 
 namespace weft {
 namespace {
@@ -306,17 +307,33 @@ TEST_F(CaptureSessionTest, CrdBringsCommunicationAlong) {
   EXPECT_EQ(c.analysis_values.at("crd_max_granules"), "7");
 }
 
-TEST_F(CaptureSessionTest, ThreadsBeyondTheLimitMakeTheCaptureIncomplete) {
+// A session of `max_threads` with one thread more started.
+CaptureSession& one_thread_too_many(uint32_t max_threads) {
   CaptureConfig config;
-  config.max_threads = 2;
+  config.max_threads = max_threads;
   config.analyses = {AnalysisId::Communication};
   CaptureSession& s = *CaptureSession::create(config);
-  for (int i = 0; i < 3; ++i) s.start_thread(s.reserve_thread_id(), -1, 0, 0, 0);
+  for (uint32_t i = 0; i <= max_threads; ++i) s.start_thread(s.reserve_thread_id(), -1, 0, 0, 0);
+  return s;
+}
+
+TEST_F(CaptureSessionTest, ThreadsBeyondTheLimitMakeTheCaptureIncomplete) {
+  CaptureSession& s = one_thread_too_many(2);
   EXPECT_EQ(s.context(2), nullptr);
   RunCapture c = round_trip(s);
   EXPECT_FALSE(c.complete);
   EXPECT_NE(c.incomplete_reason.find("--max-threads"), std::string::npos) << c.incomplete_reason;
   EXPECT_EQ(c.threads.size(), 2u);
+}
+
+TEST_F(CaptureSessionTest, ThreadsBeyondTheLimitKeepTheSourcesOwnReason) {
+  RunCapture c = round_trip(one_thread_too_many(1), false, "a thread creation failed");
+  EXPECT_FALSE(c.complete);
+  EXPECT_EQ(c.incomplete_reason.rfind("a thread creation failed; the program created more threads "
+                                      "than --max-threads allows",
+                                      0),
+            0u)
+      << c.incomplete_reason;
 }
 
 TEST_F(CaptureSessionTest, TruncatedCaptureKeepsWholeRecords) {
@@ -427,11 +444,16 @@ class RingSlots {
   std::vector<WeftRingSlot> slots_;
 };
 
-TEST_F(CaptureSessionTest, RingDecoderFeedsTheSessionLikeTheRuntime) {
+// A session of up to 4 threads with communication and false sharing.
+CaptureSession& ring_session() {
   CaptureConfig config;
   config.max_threads = 4;
   config.analyses = {AnalysisId::Communication, AnalysisId::FalseSharing};
-  CaptureSession& s = *CaptureSession::create(config);
+  return *CaptureSession::create(config);
+}
+
+TEST_F(CaptureSessionTest, RingDecoderFeedsTheSessionLikeTheRuntime) {
+  CaptureSession& s = ring_session();
   RingEventDecoder decoder(s);
   RingSlots ring;
   ring.thread_start(0, -1, 1000)
@@ -470,6 +492,62 @@ TEST_F(CaptureSessionTest, RingDecoderFeedsTheSessionLikeTheRuntime) {
   // Starts of 0 and 1, 1's barrier, 1's exit.
   ASSERT_EQ(c.sync.size(), 4u);
   EXPECT_EQ(c.sync[3].kind, SyncKind::ThreadExit);
+}
+
+// Freed memory: a RELEASE record makes every analysis forget the block, so
+// thread 1's read of what thread 0 wrote there before is not communication.
+TEST_F(CaptureSessionTest, RingDecoderReleaseForgetsTheBlock) {
+  CaptureSession& s = ring_session();
+  RingEventDecoder decoder(s);
+  RingSlots ring;
+  ring.thread_start(0, -1, 1000)
+      .access(WEFT_REC_WRITE, kWriterPc, line_address() + 64, 8)
+      .record(line_address() + 64, WEFT_REC_RELEASE | uint64_t{64} << 8)
+      .thread_start(1, 0, 1100)
+      .access(WEFT_REC_READ, kReaderPc, line_address() + 64, 8)
+      .text(WEFT_REC_END, 1 << 8, "");
+  decoder.consume(ring.slots().data(), ring.slots().size());
+  const RunCapture c = round_trip(s, decoder.complete(), decoder.reason().c_str());
+  EXPECT_TRUE(c.records(kCommunicationCounts).empty());
+  EXPECT_TRUE(c.records(kSharingTotals).empty());
+}
+
+// Valgrind's panic: thousands of lines on its log, of which weft keeps the
+// cause, for its one-line report; other lines pass, the DWARF noise does not.
+TEST(ValgrindLogFilterTest, APanicBecomesOneCause) {
+  ValgrindLogFilter filter;
+  const std::vector<std::string> kept_lines = {"==12== a message of valgrind's\n", "\n"};
+  std::vector<std::string> lines = {
+      "### unhandled dwarf2 abbrev form code 0x25\n",
+      kept_lines[0],
+      kept_lines[1],
+      "Use --max-threads=INT to specify a larger number of threads\n",
+      "and rerun valgrind\n",
+      "\n",
+      "valgrind: the 'impossible' happened:\n",
+      "   Max number of threads is too low\n",
+      "\n",
+      "host stacktrace:\n",
+      "==2424==    at 0x5802561A: ??? (in /usr/libexec/valgrind/none-amd64-linux)\n",
+      "\n",
+      "sched status:\n",
+      "  running_tid=1\n",
+      "Thread 1: status = VgTs_Runnable syscall 56 (lwpid 2424)\n",
+      "Note: see also the FAQ in the source distribution.\n",
+      "In the bug report, send all the above text, the valgrind\n"};
+  for (int i = 0; i < 2000; ++i) lines.push_back("==2424==    by 0x1: ???\n");
+  std::vector<std::string> passed;
+  for (const std::string& line : lines)
+    if (filter.pass(line)) passed.push_back(line);
+  EXPECT_EQ(passed, kept_lines);
+  EXPECT_EQ(filter.failure(), "Max number of threads is too low");
+
+  ValgrindLogFilter assertion;
+  EXPECT_FALSE(assertion.pass(
+      "valgrind: m_mallocfree.c:303 (get_bszB_as_is): Assertion 'bszB_lo == bszB_hi' failed.\n"));
+  EXPECT_FALSE(assertion.pass("valgrind: Heap block lo/hi size mismatch\n"));
+  EXPECT_EQ(assertion.failure(),
+            "m_mallocfree.c:303 (get_bszB_as_is): Assertion 'bszB_lo == bszB_hi' failed.");
 }
 
 TEST_F(CaptureSessionTest, RingDecoderRefusesAnUnknownRecord) {

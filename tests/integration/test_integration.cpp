@@ -219,6 +219,19 @@ Expected imbalance(int T, long long N, int g) {
   return x;
 }
 
+// Stage 1 and 2 take turns on the same heap blocks: only the main thread's
+// reads of their address logs (R * K pointers each) and result slots.
+Expected work_buffers(long long R, long long K, int g) {
+  const long long e = per_granule(g), P = R * K;
+  Expected x = empty_expectation(3);
+  for (int s = 1; s <= 2; s++) {
+    x.raw[s][0] += P / e;
+    x.rar[s][0] += P - P / e;
+  }
+  add_result_slots(x, 3);
+  return x;
+}
+
 // Compile-time sizes of the OpenMP examples (their defaults; the programs
 // print them, and the test checks the printed values).
 constexpr long long kRingOmpN = 1024, kRingOmpR = 4;
@@ -296,6 +309,13 @@ const std::vector<Example>& examples() {
        4,
        "imbalance_omp T=4 N=1536 ",
        [](int g) { return imbalance(4, kImbalanceOmpN, g); }},
+      // reused=yes: the stages got each other's freed blocks back.
+      {"work_buffers_pthreads",
+       "work_buffers_pthreads",
+       {"1024", "4", "4"},
+       3,
+       "work_buffers_pthreads N=1024 K=4 R=4 reused=yes ",
+       [](int g) { return work_buffers(4, 4, g); }},
   };
   static_assert(kStencilOmpH % 4 == 0 && kImbalanceOmpN % (8 * 4) == 0);
   return list;
@@ -498,6 +518,30 @@ std::vector<const Example*> example_pointers() {
 INSTANTIATE_TEST_SUITE_P(Examples, SourcesAgree, ::testing::ValuesIn(example_pointers()),
                          [](const ::testing::TestParamInfo<const Example*>& info) {
                            return info.param->label;
+                         });
+
+// A weft-cc build under the binary source: its dormant runtime (with its own
+// copy of every interposer) changes nothing, so the threads and matrices are
+// exactly the plain build's (and the compile-time source's), gcc and clang.
+std::vector<PlainCase> instrumented_cases() {
+  std::vector<PlainCase> cases;
+  for (const Example& ex : examples())
+    for (const char* build : {"gcc.O1", "clang.O2"}) cases.push_back({&ex, build, 64});
+  return cases;
+}
+
+class WeftCcBuildUnderValgrind : public ::testing::TestWithParam<PlainCase> {};
+
+TEST_P(WeftCcBuildUnderValgrind, SameThreadsAndMatricesAsThePlainBuild) {
+  const PlainCase& c = GetParam();
+  record_and_check(*c.example, examples_dir() / (c.example->program + "." + c.build), "valgrind",
+                   c.granularity, c.name() + " (weft-cc build, valgrind)");
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, WeftCcBuildUnderValgrind,
+                         ::testing::ValuesIn(instrumented_cases()),
+                         [](const ::testing::TestParamInfo<PlainCase>& info) {
+                           return info.param.name();
                          });
 
 // ---- a Makefile project built with the wrappers --------------------------------

@@ -123,6 +123,36 @@ class SourceTest : public ::testing::Test {
         expected[w][t] = (w == (t + 1) % 4 ? 256 : 0) + (t == 0 && w != 0 ? 1 : 0);
     expect_raw(profile, expected);
   }
+  // heap_reuse at granularity 8 (see the program's header): thread 2 gets
+  // back the memory thread 1 released through delete[], a realloc that moved
+  // it and one that shrank it; only the move's copy (512 doubles) and the
+  // three published addresses are communication, besides the result slots.
+  void expect_heap_reuse(const Result& r, const std::string& profile) {
+    EXPECT_NE(r.out.find("heap_reuse reused=yes,yes,yes "), std::string::npos) << r.out;
+    expect_raw(profile, {{0, 0, 0}, {1, 0, 515}, {2, 0, 0}});
+    const std::vector<std::vector<long>> zeros(3, std::vector<long>(3, 0));
+    EXPECT_EQ(matrix(profile, "rar"), nlohmann::json(zeros)) << profile;
+    EXPECT_EQ(matrix(profile, "inval"), nlohmann::json(zeros)) << profile;
+  }
+  // many_threads with `team` workers: each reads its right neighbour's slot
+  // once (raw) and 15 times more (rar).
+  void expect_many_threads(const std::string& profile, int team) {
+    const auto raw = matrix(profile, "raw");
+    const auto rar = matrix(profile, "rar");
+    ASSERT_EQ(raw.size(), static_cast<size_t>(team + 1));
+    uint64_t total_raw = 0, total_rar = 0;
+    for (const auto& row : raw)
+      for (const auto& v : row) total_raw += v.get<uint64_t>();
+    for (const auto& row : rar)
+      for (const auto& v : row) total_rar += v.get<uint64_t>();
+    EXPECT_EQ(total_raw, static_cast<uint64_t>(team));
+    EXPECT_EQ(total_rar, 15u * team);
+    for (int i = 0; i < team; ++i) {
+      const int reader = i + 1, writer = (i + 1) % team + 1;
+      EXPECT_EQ(raw[writer][reader], 1) << "reader " << reader;
+      EXPECT_EQ(rar[writer][reader], 15) << "reader " << reader;
+    }
+  }
   // many_threads beyond --max-threads `limit`: one-line cause, incomplete,
   // and the pairs among the analyzed threads still exact.
   void expect_thread_overflow(const Result& r, const std::string& profile, size_t limit) {
@@ -279,20 +309,15 @@ TEST_F(SourceTest, MoreThreadsThanTheInlineReaderSetAreExact) {
   const Result r = run(weft() + " record --granularity 64 -o " + db() + " -- " +
                        program("many_threads") + " " + std::to_string(kTeam));
   ASSERT_EQ(r.code, 0) << r.err;
-  const auto raw = matrix(db(), "raw");
-  const auto rar = matrix(db(), "rar");
-  ASSERT_EQ(raw.size(), static_cast<size_t>(kTeam + 1));
-  uint64_t total_raw = 0, total_rar = 0;
-  for (const auto& row : raw)
-    for (const auto& v : row) total_raw += v.get<uint64_t>();
-  for (const auto& row : rar)
-    for (const auto& v : row) total_rar += v.get<uint64_t>();
-  EXPECT_EQ(total_raw, static_cast<uint64_t>(kTeam));
-  EXPECT_EQ(total_rar, 15u * kTeam);
-  for (int i = 0; i < kTeam; ++i) {
-    const int reader = i + 1, writer = (i + 1) % kTeam + 1;
-    EXPECT_EQ(raw[writer][reader], 1) << "reader " << reader;
-    EXPECT_EQ(rar[writer][reader], 15) << "reader " << reader;
+  expect_many_threads(db(), kTeam);
+}
+
+TEST_F(SourceTest, FreedMemoryReusedByAnotherThreadIsNotCommunication) {
+  for (const char* cc : {"gcc", "clang"}) {
+    const Result r =
+        run(weft() + " record --granularity 8 -o " + db() + " -- " + program("heap_reuse", cc));
+    ASSERT_EQ(r.code, 0) << r.err;
+    expect_heap_reuse(r, db());
   }
 }
 
@@ -446,6 +471,68 @@ TEST_F(SourceTest, ValgrindMemcpyAndAtomicsAreTheProgramsAccesses) {
                        plain("copies_and_atomics"));
   ASSERT_EQ(r.code, 0) << r.err;
   expect_copies_and_atomics(db());
+}
+
+TEST_F(SourceTest, ValgrindFreedMemoryReusedByAnotherThreadIsNotCommunication) {
+  const Result r = run(weft() + " record --backend valgrind --granularity 8 -o " + db() + " -- " +
+                       plain("heap_reuse"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  expect_heap_reuse(r, db());
+}
+
+// A weft-cc build loads weft's runtime, dormant under Valgrind, with its own
+// copy of the interposers: the threads (each was counted twice), the atomics,
+// memcpy and the heap are exactly as in the plain build.
+TEST_F(SourceTest, ValgrindRunsAWeftCcBuildLikeAPlainOne) {
+  for (const char* cc : {"gcc", "clang"}) {
+    SCOPED_TRACE(cc);
+    Result r = run(weft() + " record --backend valgrind --granularity 64 -o " + db() + " -- " +
+                   program("many_threads", cc) + " 30");
+    ASSERT_EQ(r.code, 0) << r.err;
+    expect_many_threads(db(), 30);
+    r = run(weft() + " record --backend valgrind --granularity 64 -o " + db() + " -- " +
+            program("copies_and_atomics", cc));
+    ASSERT_EQ(r.code, 0) << r.err;
+    expect_copies_and_atomics(db());
+    r = run(weft() + " record --backend valgrind --granularity 8 -o " + db() + " -- " +
+            program("heap_reuse", cc));
+    ASSERT_EQ(r.code, 0) << r.err;
+    expect_heap_reuse(r, db());
+  }
+}
+
+// Valgrind's own thread table holds 499 threads unless told otherwise; weft
+// gives it room for --max-threads threads and 1,024 more (docs/commands.md).
+TEST_F(SourceTest, ValgrindRunsMoreLiveThreadsThanItsDefaultTableHolds) {
+  const Result r = run(weft() + " record --backend valgrind --max-threads 1101 -o " + db() +
+                       " -- " + plain("live_threads") + " 1100");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "live_threads created=1100 joined=1100 sum=605550\n");
+  EXPECT_EQ(meta(db(), "complete"), "1");
+  const auto raw = matrix(db(), "raw");
+  ASSERT_EQ(raw.size(), 1101u);
+  for (size_t t = 1; t < raw.size(); ++t) EXPECT_EQ(raw[t][0], 1) << "thread " << t;
+}
+
+// More live threads than even that: a pthread_create fails with EAGAIN (as
+// when a system runs out of threads) instead of Valgrind stopping the
+// program, which keeps its output; weft says so in one line.
+TEST_F(SourceTest, ValgrindThreadTableFullFailsPthreadCreateNotTheRun) {
+  const Result r = run(weft() + " record --backend valgrind --max-threads 50 -o " + db() + " -- " +
+                       plain("live_threads") + " 1100");
+  EXPECT_EQ(r.code, 3) << r.err;
+  // Valgrind's table: 50 + 1,024 threads at once, the main thread and 1,073 workers.
+  EXPECT_EQ(r.out,
+            "live_threads created=1073 of 1100 (pthread_create: Resource temporarily unavailable) "
+            "joined=1073 sum=576201\n");
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("thread table (1074 threads at once) was full: 1 thread creation failed "
+                       "with EAGAIN"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("--max-threads"), std::string::npos) << r.err;
+  EXPECT_EQ(meta(db(), "complete"), "0");
+  EXPECT_EQ(matrix(db(), "raw").size(), 50u);
 }
 
 TEST_F(SourceTest, ValgrindThreadsBeyondMaxThreadsAreReportedNotLost) {

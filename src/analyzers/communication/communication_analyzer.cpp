@@ -205,4 +205,34 @@ void CommunicationAnalyzer::write_granule_extended(ThreadState& t, uint64_t pc,
     add(t, pc, static_cast<uint32_t>(old_writer_tag - 1), Count::Inval, 0);
 }
 
+// A plain store per inline word: the block is being freed, so no other
+// thread may access it (one that does races with the free in the program).
+void CommunicationAnalyzer::forget(uintptr_t begin, uintptr_t end) {
+  shadow_.for_each_cell_inside(begin, end, [&](std::atomic<uint64_t>* words, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t cur = words[i].load(std::memory_order_relaxed);
+      if (cur == 0 || (cur & ~kIndexMask) == kExtended) continue;  // clean already
+      if (cur & (kExtended | kLocked))
+        forget_extended(words[i]);
+      else
+        words[i].store(0, std::memory_order_relaxed);
+    }
+  });
+}
+
+// An extended word keeps its reader set, emptied, for the granule's next life.
+void CommunicationAnalyzer::forget_extended(std::atomic<uint64_t>& word) {
+  const uint64_t cur = lock(word);
+  if (!(cur & kExtended)) {  // a converting reader's transient lock: inline again
+    word.store(0, std::memory_order_release);
+    return;
+  }
+  if (cur & kHasReaders) {
+    uint64_t* set = reader_sets_.set((cur & kIndexMask) >> kReaderShift);
+    for (unsigned w = 0; w < reader_sets_.words_per_set(); ++w)
+      __atomic_store_n(&set[w], 0, __ATOMIC_RELAXED);
+  }
+  word.store(kExtended | (cur & kIndexMask), std::memory_order_release);
+}
+
 }  // namespace weft

@@ -243,6 +243,13 @@ class CommunicationAnalyzer {
     for (; first <= last; ++first) write_granule(t, pc, first << g);
   }
 
+  // Heap memory [begin, end) was released (docs/metrics.md, "Freed
+  // memory"): each granule lying entirely inside it loses its writer and
+  // readers, as if never written, so that the block's next owner starts
+  // clean. Allocates nothing; the cost follows the granules the program
+  // touched. Any thread.
+  void forget(uintptr_t begin, uintptr_t end);
+
   // Visits every non-zero (pc, thread, peer) count. Call when no thread is
   // updating (after the run, or after all threads left their hooks).
   template <class Visitor>
@@ -358,6 +365,7 @@ class CommunicationAnalyzer {
   void read_granule_extended(ThreadState& t, uint64_t pc, uintptr_t addr,
                              std::atomic<uint64_t>& word);
   void write_granule_extended(ThreadState& t, uint64_t pc, std::atomic<uint64_t>& word);
+  void forget_extended(std::atomic<uint64_t>& word);
   uint64_t lock(std::atomic<uint64_t>& word);
 
   CommunicationConfig config_;

@@ -49,10 +49,14 @@ void write_sections(CaptureSession& session, RawWriter& out) {
   });
 }
 
+void release(CaptureAnalyzers& a, uint64_t begin, uint64_t end) {
+  a.communication->forget(begin, end);
+}
+
 }  // namespace
 
 const AnalysisCapture communication_capture = {
-    nullptr, create, attach, detach, dropped, nullptr, write_sections,
+    nullptr, create, attach, detach, dropped, nullptr, write_sections, release,
 };
 
 }  // namespace weft

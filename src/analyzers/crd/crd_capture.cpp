@@ -50,10 +50,16 @@ void write_sections(CaptureSession& session, RawWriter& out) {
   });
 }
 
+// The reuse distances stay: a freed line reused is still the line the cache
+// may hold (docs/metrics.md, "Freed memory").
+void release(CaptureAnalyzers& a, uint64_t begin, uint64_t end) {
+  a.footprint->release(begin, end);
+}
+
 }  // namespace
 
 const AnalysisCapture crd_capture = {
-    configure, create, nullptr, nullptr, dropped, values, write_sections,
+    configure, create, nullptr, nullptr, dropped, values, write_sections, release,
 };
 
 }  // namespace weft

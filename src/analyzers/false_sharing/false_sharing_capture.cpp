@@ -45,10 +45,14 @@ void write_sections(CaptureSession& session, RawWriter& out) {
   });
 }
 
+void release(CaptureAnalyzers& a, uint64_t begin, uint64_t end) {
+  a.false_sharing->forget(begin, end);
+}
+
 }  // namespace
 
 const AnalysisCapture false_sharing_capture = {
-    configure, create, attach, detach, dropped, values, write_sections,
+    configure, create, attach, detach, dropped, values, write_sections, release,
 };
 
 }  // namespace weft

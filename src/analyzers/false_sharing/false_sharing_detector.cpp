@@ -249,9 +249,10 @@ void FalseSharingDetector::access_line(ThreadState& t, uint64_t pc, uint64_t lin
       const auto writer = static_cast<uint32_t>(writer_tag - 1);
       if (transfer) count_transfer(t, pc, line_address, writer, mask, cur.written, is_write);
       if (unsync) count_unsync(t, pc, line_address, writer, mask & cur.written);
-      // A write with the copy a false-sharing event obtained: those bytes
-      // are the thread's too.
-      if (is_write && !transfer && writer_tag != t.writer_tag &&
+      // A write with the copy a false-sharing event obtained (still held:
+      // not a line forgotten since, whose writer is none): those bytes are
+      // the thread's too.
+      if (is_write && !transfer && writer_tag != t.writer_tag && writer_tag != 0 &&
           t.last_false.line_address == line_address)
         note_written(t, mask);
       return;

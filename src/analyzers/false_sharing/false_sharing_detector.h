@@ -233,6 +233,22 @@ class FalseSharingDetector {
   // t holds. Call only from t's own thread (or serialized).
   void synchronize(ThreadState& t, SyncKind kind, uint64_t object = 0, int64_t arg0 = 0);
 
+  // Heap memory [begin, end) was released (docs/metrics.md, "Freed
+  // memory"): each line lying entirely inside it forgets its writer, copies
+  // and written bytes, as if never accessed; a line the block shares with
+  // its neighbours keeps its state. Allocates nothing; the cost follows the
+  // lines the program touched. Any thread.
+  void forget(uint64_t begin, uint64_t end) {
+    shadow_.for_each_cell_inside(begin, end, [](LineWords* lines, size_t n) {
+      for (size_t i = 0; i < n; ++i) {
+        if (__atomic_load_n(&lines[i].state, __ATOMIC_RELAXED) != 0)
+          __atomic_store_n(&lines[i].state, 0, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&lines[i].written, __ATOMIC_RELAXED) != 0)
+          __atomic_store_n(&lines[i].written, 0, __ATOMIC_RELAXED);
+      }
+    });
+  }
+
   // Visits every line record (see above). Call when no thread is updating.
   template <class Visitor>
   void for_each_line_record(Visitor&& visit) const {

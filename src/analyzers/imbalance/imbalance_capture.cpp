@@ -52,7 +52,7 @@ void write_sections(CaptureSession& session, RawWriter& out) {
 }  // namespace
 
 const AnalysisCapture imbalance_capture = {
-    configure, create, attach, detach, dropped, values, write_sections,
+    configure, create, attach, detach, dropped, values, write_sections, nullptr,
 };
 
 }  // namespace weft

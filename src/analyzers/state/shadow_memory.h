@@ -15,7 +15,14 @@
 // 1/8 of the touched memory) is the communication analyzer's and the
 // sharing footprint's; the false-sharing detector keeps two words per line.
 // A Cell must be valid when all its bytes are zero (chunks come from mmap).
+//
+// Released heap memory (docs/metrics.md, "Freed memory") is forgotten through
+// for_each_cell_inside: the cells of the granules lying entirely inside a
+// range, found without allocating and, for a large range, only in the pages
+// of cells that were ever populated.
 #pragma once
+
+#include <sys/mman.h>
 
 #include <atomic>
 #include <cstddef>
@@ -105,6 +112,31 @@ class ShadowTable {
     return base + ((addr & kChunkMask) >> granularity_log2_);
   }
 
+  // Visits the cells of the granules lying entirely inside [begin, end)
+  // that may hold state, without allocating anything: chunks never
+  // allocated are skipped, and so, where the range's cells span more than
+  // two pages, are the pages of cells the kernel never populated (mincore),
+  // so that the cost follows the memory the program touched, not the
+  // range's length. visit(cells, count) per run of consecutive cells; the
+  // visitor may change them.
+  template <class Visitor>
+  void for_each_cell_inside(uintptr_t begin, uintptr_t end, Visitor&& visit) {
+    const unsigned g = granularity_log2_;
+    uintptr_t granule = (begin >> g) + ((begin & ((uintptr_t{1} << g) - 1)) != 0);
+    const uintptr_t past = end >> g;  // one past the last granule entirely inside
+    const unsigned per_chunk_log2 = kChunkBits - g;
+    while (granule < past) {
+      const uintptr_t chunk = granule >> per_chunk_log2;
+      if (chunk >= kChunkCount) return;
+      const uintptr_t chunk_past = (chunk + 1) << per_chunk_log2;
+      const uintptr_t stop = past < chunk_past ? past : chunk_past;
+      if (Cell* base = existing_chunk(chunk))
+        visit_populated(base + (granule & ((uintptr_t{1} << per_chunk_log2) - 1)), stop - granule,
+                        visit);
+      granule = stop;
+    }
+  }
+
   // Visits every allocated chunk: visit(first address it shadows, its
   // cells, cell count). Call when no thread is allocating chunks.
   template <class Visitor>
@@ -121,6 +153,51 @@ class ShadowTable {
   }
 
  private:
+  static constexpr uintptr_t kPageBytes = 4096;
+
+  // The chunk's cells if it was ever allocated, else nullptr.
+  Cell* existing_chunk(uintptr_t chunk) const {
+    if (!root_) return nullptr;
+    const Directory* directory = root_[chunk >> kDirectoryBits].load(std::memory_order_acquire);
+    return directory ? directory[chunk & (kDirectoryEntries - 1)].load(std::memory_order_acquire)
+                     : nullptr;
+  }
+
+  // for_each_cell_inside within one chunk: `count` cells from `cells`.
+  template <class Visitor>
+  static void visit_populated(Cell* cells, size_t count, Visitor& visit) {
+    const auto first = reinterpret_cast<uintptr_t>(cells);
+    const uintptr_t last = first + count * sizeof(Cell);
+    const uintptr_t first_page = first & ~(kPageBytes - 1);
+    const size_t pages = (last - first_page + kPageBytes - 1) / kPageBytes;
+    if (pages <= 2) {
+      visit(cells, count);
+      return;
+    }
+    // A window of pages at a time; runs of populated pages are visited whole.
+    constexpr size_t kWindow = 1024;
+    unsigned char populated[kWindow];
+    for (size_t done = 0; done < pages; done += kWindow) {
+      const size_t n = pages - done < kWindow ? pages - done : kWindow;
+      const uintptr_t window = first_page + done * kPageBytes;
+      if (mincore(reinterpret_cast<void*>(window), n * kPageBytes, populated) != 0)
+        for (size_t i = 0; i < n; ++i) populated[i] = 1;  // cannot tell: look at every page
+      for (size_t i = 0; i < n;) {
+        if (!(populated[i] & 1)) {
+          ++i;
+          continue;
+        }
+        size_t j = i + 1;
+        while (j < n && (populated[j] & 1)) ++j;
+        uintptr_t lo = window + i * kPageBytes, hi = window + j * kPageBytes;
+        lo = lo > first ? lo : first;
+        hi = hi < last ? hi : last;
+        visit(reinterpret_cast<Cell*>(lo), (hi - lo) / sizeof(Cell));
+        i = j;
+      }
+    }
+  }
+
   // The chunk's cells, allocated (with its directory) on first use;
   // nullptr outside user space or out of memory.
   Cell* chunk_base(uintptr_t chunk) {

@@ -47,7 +47,7 @@ void write_sections(CaptureSession& session, RawWriter& out) {
 }  // namespace
 
 const AnalysisCapture traces_capture = {
-    configure, create, attach, detach, dropped, values, write_sections,
+    configure, create, attach, detach, dropped, values, write_sections, nullptr,
 };
 
 }  // namespace weft

@@ -1,8 +1,9 @@
 // What each analysis does on the cold path of a capture, declared once per
 // analysis in its own folder (src/analyzers/NAME/NAME_capture.cpp defines
 // `NAME_capture`, NAME as in WEFT_ANALYSIS_LIST): read its settings, create
-// its analyzers, attach and detach a thread, count what it dropped, and save
-// its settings, counters and record sections into the raw capture.
+// its analyzers, attach and detach a thread, count what it dropped, save
+// its settings, counters and record sections into the raw capture, and
+// forget the state of released heap memory.
 // CaptureSession calls these for the analyses of its run, in AnalysisId
 // order; the per-access fan-out stays in CaptureSession::feed_access.
 //
@@ -69,6 +70,9 @@ struct AnalysisCapture {
   void (*values)(const CaptureAnalyzers& analyzers, ValueLines& out);
   // Its record sections (its NAME_records.h).
   void (*write_sections)(CaptureSession& session, RawWriter& out);
+  // Heap memory [begin, end) was released: forgets the per-granule state it
+  // keeps there (docs/metrics.md, "Freed memory"). Null: it keeps none.
+  void (*release)(CaptureAnalyzers& analyzers, uint64_t begin, uint64_t end);
 };
 
 #define WEFT_DECLARE_ANALYSIS_CAPTURE(Id, symbol) extern const AnalysisCapture symbol##_capture;

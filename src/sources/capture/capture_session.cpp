@@ -508,6 +508,19 @@ void CaptureSession::record_allocation(ThreadContext& thread, uint64_t pc, uint6
   thread.allocations.append(r);
 }
 
+void CaptureSession::release_memory(ThreadContext& thread, uint64_t address, uint64_t size) {
+  // Busy like an access being counted, so that stop_counting waits for it.
+  CommunicationAnalyzer::ThreadState* state = thread.comm.load(std::memory_order_relaxed);
+  if (!state || state->busy || size == 0) return;
+  state->busy = 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  analyses_.for_each([&](const AnalysisDescriptor& d) {
+    if (auto release = capture_of(d.id).release) release(analyzers_, address, address + size);
+  });
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  state->busy = 0;
+}
+
 void CaptureSession::stop_counting(bool wait) {
   counting_.store(false);
   for (uint32_t i = 0; i < max_threads_; ++i)
@@ -527,9 +540,19 @@ uint32_t CaptureSession::recorded_threads() const {
 void CaptureSession::write_meta(RawWriter& out, bool complete, const char* reason) {
   const uint32_t thread_count = next_tid_.load();
   if (thread_count > max_threads_) {
-    reason =
+    static constexpr char kBeyond[] =
         "the program created more threads than --max-threads allows; "
         "threads beyond the limit were not analyzed";
+    // After the source's own reason, if any (static: no allocation here).
+    static char both[1024];
+    size_t n = complete || !reason ? 0 : strnlen(reason, sizeof both - sizeof kBeyond - 2);
+    if (n) {
+      memcpy(both, reason, n);
+      memcpy(both + n, "; ", 2);
+      n += 2;
+    }
+    memcpy(both + n, kBeyond, sizeof kBeyond);
+    reason = both;
     complete = false;
   }
   RawMeta meta;

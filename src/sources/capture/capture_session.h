@@ -259,6 +259,12 @@ class CaptureSession {
   // A heap block the thread's code allocated at `pc`.
   void record_allocation(ThreadContext& thread, uint64_t pc, uint64_t address, uint64_t size);
 
+  // The thread released heap memory [address, address + size) (free, a
+  // block realloc moved or shrank): every analysis forgets the state it kept
+  // for the granules lying entirely inside it (docs/metrics.md, "Freed
+  // memory"). Before the allocator may hand the memory out again.
+  void release_memory(ThreadContext& thread, uint64_t address, uint64_t size);
+
   // Detaches every thread from the analyzer; with `wait`, also lets the
   // updates in flight finish (not in a forked child: their threads are gone).
   void stop_counting(bool wait);

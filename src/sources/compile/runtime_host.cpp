@@ -5,6 +5,20 @@
 
 #include "sources/compile/runtime.h"
 
+// The definition of `name` (of `version`, else the default one) that
+// follows this runtime in the lookup order. Also for the Valgrind preload,
+// which must skip the dormant runtime of a weft-cc binary run under
+// Valgrind (valgrind/preload_host.cpp): RTLD_NEXT is relative to the
+// object whose code calls dlsym, so only this library can ask it.
+WEFT_EXPORT void* weft_runtime_next_symbol(const char* name, const char* version) {
+  void* f = version ? dlvsym(RTLD_NEXT, name, version) : nullptr;
+  if (!f) f = dlsym(RTLD_NEXT, name);
+  // dlsym knows its caller by its return address: no tail call, which would
+  // make the caller of this function ask instead.
+  __asm__ volatile("" : "+r"(f));
+  return f;
+}
+
 namespace weft::interpose {
 
 using namespace weft::rt;
@@ -19,6 +33,8 @@ int64_t current_thread_id() {
 }
 
 uint32_t reserve_thread_id() { return g_runtime->session->reserve_thread_id(); }
+
+void cancel_thread_id(uint32_t) {}  // ids are not limited in the program's own process
 
 uint32_t thread_count() { return g_runtime ? g_runtime->session->thread_count() : 0; }
 
@@ -50,8 +66,15 @@ void record_allocation(uint64_t pc, const void* address, size_t size) {
     rt->session->record_allocation(*c, pc, reinterpret_cast<uint64_t>(address), size);
 }
 
-void* next_symbol(const char* name) {
-  void* f = dlsym(RTLD_NEXT, name);
+void release_memory(const void* address, size_t size) {
+  Runtime* rt = g_runtime;
+  if (!rt) return;
+  if (ThreadContext* c = current_thread())
+    rt->session->release_memory(*c, reinterpret_cast<uint64_t>(address), size);
+}
+
+void* next_versioned_symbol(const char* name, const char* version) {
+  void* f = weft_runtime_next_symbol(name, version);
   if (!f) {
     write_stderr("weft: cannot find the real ", name);
     abort();
@@ -59,9 +82,6 @@ void* next_symbol(const char* name) {
   return f;
 }
 
-void* next_versioned_symbol(const char* name, const char* version) {
-  if (void* f = dlvsym(RTLD_NEXT, name, version)) return f;
-  return next_symbol(name);
-}
+void* next_symbol(const char* name) { return next_versioned_symbol(name, nullptr); }
 
 }  // namespace weft::interpose

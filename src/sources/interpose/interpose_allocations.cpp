@@ -7,6 +7,14 @@
 // wrapped itself, so a C++ allocation is attributed to the `new` in the
 // program. The real allocator is whatever comes next in the lookup order
 // (glibc, or a replacement such as jemalloc), found with dlsym.
+//
+// Heap releases, by any code (docs/metrics.md, "Freed memory"): free, and
+// so every operator delete (libstdc++'s and libc++'s call free), hands the
+// block's usable bytes to the host before the allocator gets the block
+// back; realloc, once it has moved a block (the old one), or shrunk it in
+// place (the bytes given back). A move by the program's code is also the
+// copy it is: a read of the old block and a write of the new one, as
+// memcpy.
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,12 +56,32 @@ Fn resolve(std::atomic<Fn>& slot, const char* name) {
   return f;
 }
 
+using UsableSizeFn = size_t (*)(void*);
+
 std::atomic<MallocFn> g_malloc{nullptr};
 std::atomic<CallocFn> g_calloc{nullptr};
 std::atomic<ReallocFn> g_realloc{nullptr};
 std::atomic<AlignedFn> g_aligned_alloc{nullptr};
 std::atomic<AlignedFn> g_memalign{nullptr};
 std::atomic<PosixMemalignFn> g_posix_memalign{nullptr};
+std::atomic<UsableSizeFn> g_usable_size{nullptr};
+
+bool in_bootstrap(const void* p) {
+  return p >= static_cast<const void*>(g_bootstrap) &&
+         p < static_cast<const void*>(g_bootstrap + sizeof g_bootstrap);
+}
+
+// The bytes of the live block at `p` that the program may use (at least what
+// it asked for); 0 for none, or when it cannot be told.
+size_t usable_size(void* p) {
+  if (!p || in_bootstrap(p)) return 0;
+  UsableSizeFn f = resolve(g_usable_size, "malloc_usable_size");
+  return f ? f(p) : 0;
+}
+
+void release(const void* p, size_t bytes) {
+  if (bytes != 0) weft::interpose::release_memory(p, bytes);
+}
 
 inline void note(uint64_t pc, const void* block, size_t size) {
   if (block && weft::interpose::active() && weft::interpose::is_program_pc(pc))
@@ -94,7 +122,22 @@ WEFT_EXPORT void* calloc(size_t count, size_t size) {
 }
 
 WEFT_EXPORT void* realloc(void* old, size_t size) {
-  return forward(WEFT_CALLER_PC, g_realloc, "realloc", size, old, size);
+  const uint64_t pc = WEFT_CALLER_PC;
+  const size_t old_bytes = weft::interpose::active() ? usable_size(old) : 0;
+  void* p = forward(pc, g_realloc, "realloc", size, old, size);
+  if (old_bytes == 0 || (!p && size != 0)) return p;  // nothing watched, or failed: `old` lives
+  if (p == old) {                                     // in place: what it gave back, if it shrank
+    const size_t kept = usable_size(p);
+    if (kept < old_bytes) release(static_cast<char*>(p) + kept, old_bytes - kept);
+    return p;
+  }
+  if (const size_t copied = old_bytes < size ? old_bytes : size;
+      p && copied != 0 && weft::interpose::is_program_pc(pc)) {
+    weft::interpose::program_read(pc, old, copied);
+    weft::interpose::program_write(pc, p, copied);
+  }
+  release(old, old_bytes);  // moved, or freed by realloc(old, 0)
+  return p;
 }
 
 WEFT_EXPORT void* aligned_alloc(size_t alignment, size_t size) {
@@ -136,8 +179,7 @@ WEFT_OPERATOR_NEW(_ZnamSt11align_val_t, (size_t size, std::align_val_t a), (size
 WEFT_EXPORT void free(void* p) {
   using FreeFn = void (*)(void*);
   static std::atomic<FreeFn> next{nullptr};
-  if (p >= static_cast<void*>(g_bootstrap) &&
-      p < static_cast<void*>(g_bootstrap + sizeof g_bootstrap))
-    return;
+  if (!p || in_bootstrap(p)) return;
+  if (weft::interpose::active()) release(p, usable_size(p));
   if (FreeFn f = resolve(next, "free")) f(p);
 }

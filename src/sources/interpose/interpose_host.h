@@ -1,4 +1,4 @@
-// What the interposers (pthread, GOMP_*, OMPT, memcpy/memset) need from the
+// What the interposers (pthread, GOMP_*, OMPT, memcpy/memset, the heap) need from the
 // event source they run in. The same interposer files are linked into two
 // hosts:
 //   - the compile-time runtime (libweft-rt.so), where these calls feed the
@@ -30,8 +30,14 @@ bool active();
 // Weft id of the calling thread (attached now if weft had not seen it), or
 // -1 when not recording.
 int64_t current_thread_id();
+// What reserve_thread_id returns when the host cannot run one more thread.
+constexpr uint32_t kNoThreadId = ~uint32_t{0};
 // A fresh weft id, in creation order; called by the creator before creating.
+// kNoThreadId when one more thread would not fit the host (under Valgrind:
+// its thread table is full): the creation must then fail.
 uint32_t reserve_thread_id();
+// The creation that reserved `tid` failed.
+void cancel_thread_id(uint32_t tid);
 // Number of ids handed out so far.
 uint32_t thread_count();
 // In a new thread, before its start routine: it is weft thread `tid`.
@@ -48,6 +54,11 @@ void program_write(uint64_t pc, const volatile void* address, size_t size);
 // A heap block the program allocated at `pc` (recorded for the analyses
 // that name data by allocation site).
 void record_allocation(uint64_t pc, const void* address, size_t size);
+// Heap memory [address, address + size) is being released (free, the old
+// block of a realloc that moved it, the tail of one that shrank it), by
+// any code: the analyses forget the state they kept there
+// (docs/metrics.md, "Freed memory").
+void release_memory(const void* address, size_t size);
 
 // The next definition of an interposed function; aborts with a one-line
 // cause if there is none.

@@ -2,6 +2,7 @@
 // ids in creation order and to record the synchronization that delimits
 // parallel sections. libgomp and libomp create their workers through
 // pthread_create too, so OpenMP threads get ids the same way.
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -21,10 +22,12 @@ struct StartArgs {
 constexpr uint32_t kJoinTableSize = 65536;
 pthread_t g_pthread_of[kJoinTableSize];
 
+// The thread is weft's before it frees its arguments: a heap release, like
+// an access, would otherwise give it an id of its own.
 void* thread_trampoline(void* p) {
   const StartArgs args = *static_cast<StartArgs*>(p);
-  free(p);
   start_thread(args.tid, args.parent, reinterpret_cast<uint64_t>(args.routine));
+  free(p);
   return args.routine(args.arg);  // the exit is noted by a key destructor
 }
 
@@ -54,13 +57,19 @@ WEFT_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
   auto* args = static_cast<StartArgs*>(malloc(sizeof(StartArgs)));
   if (!args) return next(thread, attr, routine, arg);
   const uint32_t tid = reserve_thread_id();
+  if (tid == kNoThreadId) {  // no room for one more thread: out of resources
+    free(args);
+    return EAGAIN;
+  }
   *args = {routine, arg, tid, static_cast<int32_t>(parent)};
   record_sync(SyncKind::ThreadCreate, WEFT_CALLER_PC, 0, tid);
   const int rc = next(thread, attr, thread_trampoline, args);
-  if (rc != 0)
+  if (rc != 0) {
     free(args);
-  else if (tid < kJoinTableSize)
+    cancel_thread_id(tid);
+  } else if (tid < kJoinTableSize) {
     g_pthread_of[tid] = *thread;
+  }
   return rc;
 }
 

@@ -12,7 +12,8 @@ enum WeftClientRequest {
   WEFT_REQ_HELLO = VG_USERREQ_TOOL_BASE('W', 'F'),
   /* () -> weft id of the running thread (given one now if it had none) */
   WEFT_REQ_CURRENT_THREAD,
-  /* () -> a fresh weft thread id, in creation order */
+  /* () -> a fresh weft thread id, in creation order; WEFT_NO_THREAD_ID when
+     Valgrind's thread table has no slot left for one more thread */
   WEFT_REQ_RESERVE_THREAD,
   /* (tid, parent + 1, start_routine, os_tid): the running thread is weft thread tid */
   WEFT_REQ_THREAD_START,
@@ -26,6 +27,12 @@ enum WeftClientRequest {
   WEFT_REQ_THREAD_COUNT,
   /* (pc, address, size): the program allocated a heap block at pc */
   WEFT_REQ_ALLOCATION,
+  /* (tid): the thread creation that reserved tid failed */
+  WEFT_REQ_CANCEL_THREAD,
+  /* (address, size): heap memory is being released (free, realloc) */
+  WEFT_REQ_RELEASE,
 };
+
+#define WEFT_NO_THREAD_ID 0xffffffffu
 
 #endif

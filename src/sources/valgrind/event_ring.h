@@ -40,6 +40,8 @@
  *                  --weft-blocks=yes only)
  *   ALLOCATION     a = block address; b = type | pc << 24; + 1 slot {size, 0}:
  *                  the running thread's code allocated a heap block at pc
+ *   RELEASE        a = address; b = type | size << 8 (56 bits): the running
+ *                  thread releases heap memory [address, address + size)
  *   END            a = reason length n; b = type | complete << 8;
  *                  + ceil(n / 16) slots of reason text. The last record.
  */
@@ -65,6 +67,7 @@ enum WeftRingRecordType {
   WEFT_REC_BLOCK = 10,
   WEFT_REC_ALLOCATION = 11,
   WEFT_REC_ATOMIC_WRITE = 12,
+  WEFT_REC_RELEASE = 13,
 };
 
 #define WEFT_REC_PC_SHIFT 24

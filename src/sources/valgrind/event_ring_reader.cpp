@@ -147,6 +147,9 @@ void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
         if (rest < 1) return;
         i += decode_allocation(slots + i);
         break;
+      case WEFT_REC_RELEASE:
+        if (current_) session_.release_memory(*current_, s.a, s.b >> 8);
+        break;
       case WEFT_REC_BLOCK_COUNT:
         if (rest < 1) return;
         i += decode_block_count(slots + i);

@@ -20,6 +20,8 @@
 
 namespace weft::interpose {
 
+static_assert(WEFT_NO_THREAD_ID == kNoThreadId);
+
 namespace {
 
 std::atomic<int> g_active{-1};  // -1: not asked yet
@@ -51,6 +53,8 @@ int64_t current_thread_id() {
 
 uint32_t reserve_thread_id() { return static_cast<uint32_t>(request(WEFT_REQ_RESERVE_THREAD)); }
 
+void cancel_thread_id(uint32_t tid) { request(WEFT_REQ_CANCEL_THREAD, tid); }
+
 uint32_t thread_count() {
   return active() ? static_cast<uint32_t>(request(WEFT_REQ_THREAD_COUNT)) : 0;
 }
@@ -81,8 +85,39 @@ void record_allocation(uint64_t pc, const void* address, size_t size) {
   request(WEFT_REQ_ALLOCATION, pc, reinterpret_cast<uint64_t>(address), size);
 }
 
+void release_memory(const void* address, size_t size) {
+  request(WEFT_REQ_RELEASE, reinterpret_cast<uint64_t>(address), size);
+}
+
+namespace {
+
+// A weft-cc binary loads weft's compile-time runtime, dormant under
+// Valgrind, with its own copy of every interposer: the definition after
+// this library's is then the runtime's. Its wrappers only pass through, yet
+// they ran on every call (and, while the tool counted the runtime's code as
+// the program's, a new thread's first access, in the free of the thread
+// trampoline, gave it an id of its own before its THREAD_START: each thread
+// counted twice). The runtime is skipped: the definition that follows it,
+// which only code inside it can ask for (RTLD_NEXT is relative to the
+// caller of dlsym).
+void* past_weft_runtime(void* f, const char* name, const char* version) {
+  static std::atomic<uintptr_t> runtime_next{1};  // 1: not looked up yet
+  uintptr_t helper = runtime_next.load(std::memory_order_relaxed);
+  if (helper == 1) {
+    helper = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "weft_runtime_next_symbol"));
+    runtime_next.store(helper, std::memory_order_relaxed);
+  }
+  Dl_info found{}, runtime{};
+  if (!f || !helper || !dladdr(f, &found) || !dladdr(reinterpret_cast<void*>(helper), &runtime) ||
+      found.dli_fbase != runtime.dli_fbase)
+    return f;
+  return reinterpret_cast<void* (*)(const char*, const char*)>(helper)(name, version);
+}
+
+}  // namespace
+
 void* next_symbol(const char* name) {
-  void* f = dlsym(RTLD_NEXT, name);
+  void* f = past_weft_runtime(dlsym(RTLD_NEXT, name), name, nullptr);
   if (!f) {
     static const char prefix[] = "weft: cannot find the real ";
     (void)!write(2, prefix, sizeof prefix - 1);
@@ -94,7 +129,7 @@ void* next_symbol(const char* name) {
 }
 
 void* next_versioned_symbol(const char* name, const char* version) {
-  if (void* f = dlvsym(RTLD_NEXT, name, version)) return f;
+  if (void* f = dlvsym(RTLD_NEXT, name, version)) return past_weft_runtime(f, name, version);
   return next_symbol(name);
 }
 

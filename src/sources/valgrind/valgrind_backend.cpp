@@ -75,7 +75,7 @@ void sleep_briefly() {
   nanosleep(&ts, nullptr);
 }
 
-// Forwards Valgrind's log lines to stderr, without the known noise.
+// Forwards Valgrind's log lines to stderr, through a ValgrindLogFilter.
 class ValgrindLog {
  public:
   explicit ValgrindLog(int fd) : fd_(fd) {}
@@ -96,14 +96,15 @@ class ValgrindLog {
     if (!pending_.empty()) emit(pending_ + "\n");
     pending_.clear();
   }
+  const std::string& failure() const { return filter_.failure(); }
 
  private:
-  static void emit(const std::string& line) {
-    if (line.rfind("### unhandled dwarf2 abbrev form code", 0) == 0) return;
-    fputs(line.c_str(), stderr);
+  void emit(const std::string& line) {
+    if (filter_.pass(line)) fputs(line.c_str(), stderr);
   }
   int fd_;
   std::string pending_;
+  ValgrindLogFilter filter_;
 };
 
 std::string describe_status(int status) {
@@ -137,8 +138,13 @@ std::vector<std::string> valgrind_arguments(const ValgrindSetup& setup,
                                             const std::vector<std::string>& command,
                                             const std::string& program, const CaptureConfig& config,
                                             const std::string& ring_path, int log_fd) {
-  std::vector<std::string> args{setup.valgrind, "--tool=" + std::string(kToolName), "-q",
-                                "--log-fd=" + std::to_string(log_fd), "--weft-ring=" + ring_path};
+  std::vector<std::string> args{
+      setup.valgrind,
+      "--tool=" + std::string(kToolName),
+      "-q",
+      "--log-fd=" + std::to_string(log_fd),
+      "--weft-ring=" + ring_path,
+      "--max-threads=" + std::to_string(valgrind_thread_slots(config.max_threads))};
   // The imbalance analysis counts edges between guest blocks: superblocks
   // must not follow jumps into other blocks, so that a block record starts
   // where a block of the binary (or its part after a call) does.
@@ -234,6 +240,17 @@ std::string unended_reason(const EventRing& ring, int wait_status) {
              : fmt::format("valgrind could not run the program ({})", describe_status(wait_status));
 }
 
+// Valgrind failed (ValgrindLogFilter): its cause, in weft's words where
+// weft knows them.
+std::string failure_reason(const std::string& cause, unsigned max_threads) {
+  if (cause.find("Max number of threads is too low") != std::string::npos)
+    return fmt::format(
+        "Valgrind's thread table ({} threads at once, for --max-threads {}) was full and "
+        "Valgrind stopped the program; events up to then were kept",
+        valgrind_thread_slots(max_threads) - 1, max_threads);
+  return fmt::format("valgrind failed ({}); events up to then were kept", cause);
+}
+
 void write_capture(CaptureSession& session, const std::string& capture_path, bool complete,
                    const std::string& reason, const std::string& maps) {
   const int fd = open(capture_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -244,6 +261,40 @@ void write_capture(CaptureSession& session, const std::string& capture_path, boo
 }
 
 }  // namespace
+
+bool ValgrindLogFilter::pass(const std::string& line) {
+  if (cause_next_) {  // "   Max number of threads is too low"
+    cause_next_ = false;
+    const size_t start = line.find_first_not_of(" \t");
+    failure_ = start == std::string::npos ? "" : line.substr(start, line.size() - start - 1);
+    if (failure_.empty()) failure_ = "the 'impossible' happened";
+    return false;
+  }
+  if (failed_) return false;  // the stack traces and advice that follow
+  const bool blank = line == "\n";
+  if (skip_blank_ && blank) {
+    skip_blank_ = false;
+    return false;
+  }
+  skip_blank_ = false;
+  // Valgrind's advice before its thread-table panic: weft's own words say
+  // which option to raise.
+  if (line.rfind("Use --max-threads=INT", 0) == 0) return false;
+  if (line.rfind("and rerun valgrind", 0) == 0) {
+    skip_blank_ = true;
+    return false;
+  }
+  if (line.rfind("valgrind: the 'impossible' happened", 0) == 0) {
+    failed_ = cause_next_ = true;
+    return false;
+  }
+  if (line.rfind("valgrind: ", 0) == 0 && line.find("Assertion") != std::string::npos) {
+    failed_ = true;
+    failure_ = line.substr(10, line.size() - 11);
+    return false;
+  }
+  return line.rfind("### unhandled dwarf2 abbrev form code", 0) != 0;
+}
 
 ValgrindSetup check_valgrind_backend(const std::string& program) {
   ValgrindSetup setup;
@@ -292,7 +343,10 @@ int record_under_valgrind(const ValgrindSetup& setup, const std::vector<std::str
 
   bool complete = decoder.ended() && decoder.complete();
   std::string reason = decoder.reason();
-  if (!decoder.ended()) {
+  if (!log.failure().empty()) {
+    complete = false;
+    reason = failure_reason(log.failure(), config.max_threads);
+  } else if (!decoder.ended()) {
     complete = false;
     reason = unended_reason(ring, wait_status);
   }

@@ -14,6 +14,34 @@
 
 namespace weft {
 
+// Valgrind's own messages on their way to weft's stderr. Drops the noise
+// Valgrind 3.19 prints for DWARF 5 forms it does not know (clang); when
+// Valgrind fails (a panic, "the 'impossible' happened", or a failed
+// assertion), keeps the cause in one line for `weft record` to report and
+// drops the rest (its advice to rerun valgrind, and thousands of lines of
+// host and thread stack traces).
+class ValgrindLogFilter {
+ public:
+  // Whether `line` (with its newline) goes to stderr.
+  bool pass(const std::string& line);
+  // Valgrind's failure in one line; empty when it did not fail.
+  const std::string& failure() const { return failure_; }
+
+ private:
+  std::string failure_;
+  bool failed_ = false;
+  bool cause_next_ = false;  // the cause of "the 'impossible' happened" is the next line
+  bool skip_blank_ = false;
+};
+
+// Valgrind's --max-threads for weft's --max-threads `max_threads`: room
+// for that many live threads and kExtraThreadSlots more, which run
+// unanalyzed (docs/commands.md, weft record).
+constexpr unsigned kExtraThreadSlots = 1024;
+inline unsigned valgrind_thread_slots(unsigned max_threads) {
+  return max_threads + kExtraThreadSlots + 1;  // Valgrind never uses slot 0
+}
+
 // What running the backend needs, found once by check_valgrind_backend.
 struct ValgrindSetup {
   std::string valgrind;        // the valgrind launcher, from PATH

@@ -18,6 +18,7 @@
 
 #include "../client_requests.h"
 #include "../event_ring.h"
+#include "libvex_guest_offsets.h"
 #include "pub_tool_aspacemgr.h"
 #include "pub_tool_basics.h"
 #include "pub_tool_debuginfo.h"
@@ -229,10 +230,22 @@ static ULong* running_blocks = &spare_block_counter;
 #define DISCARD_SLOTS 4096
 static WeftRingSlot discard_slots[DISCARD_SLOTS];
 
+/* A vtable-pointer store to drop (record_access_slow), armed by
+   __tsan_vptr_update in a program built with weft-cc (vptr_update below);
+   0 when none. While armed, every record takes the slow path. */
+static Addr vptr_skip = 0;
+static ThreadId vptr_skip_tid;
+static UInt vptr_skip_left;
+#define VPTR_SKIP_WINDOW 16 /* records within which the store must come */
+
 static void rearm_fast_path(void) {
   if (!producing) {
     next_slot = discard_slots;
     fast_limit = discard_slots + DISCARD_SLOTS;
+    return;
+  }
+  if (vptr_skip != 0) {
+    fast_limit = NULL;
     return;
   }
   ThreadSlot* t = running_tid != VG_INVALID_THREADID ? &threads[running_tid] : NULL;
@@ -303,9 +316,38 @@ static void weft_start_client_code(ThreadId tid, ULong blocks_dispatched) {
   rearm_fast_path();
 }
 
+/* Valgrind's thread table has VG_N_THREADS slots (slot 0 unused) and
+   panics when a new thread finds none free. A pthread_create would then
+   rather fail with EAGAIN (the preload library's wrapper returns it when
+   the reservation is refused), as it does natively when out of resources:
+   the program goes on, its output kept. `pending_threads`: reservations
+   whose thread does not exist yet; `refused_threads`: creations refused. */
+static UInt pending_threads = 0;
+static ULong refused_threads = 0;
+
+/* Slots not empty: live threads, and exited ones not yet cleared. */
+static UInt occupied_thread_slots(void) {
+  ThreadId tid;
+  Addr lo, hi;
+  UInt n = 0;
+  VG_(thread_stack_reset_iter)(&tid);
+  while (VG_(thread_stack_next)(&tid, &lo, &hi)) n++;
+  return n;
+}
+
+static UWord reserve_thread(void) {
+  if (occupied_thread_slots() + pending_threads + 1 > VG_N_THREADS - 1) {
+    refused_threads++;
+    return WEFT_NO_THREAD_ID;
+  }
+  pending_threads++;
+  return (UWord)next_weft_id++;
+}
+
 static void weft_thread_created(ThreadId parent, ThreadId child) {
   ThreadSlot* p = &threads[parent];
   ThreadSlot* c = &threads[child];
+  if (pending_threads > 0) pending_threads--;
   c->bound = False;
   c->creator_weft_id = p->bound ? p->weft_id : -1;
   c->blocks = 0;
@@ -348,13 +390,36 @@ static const HChar* const runtime_prefixes[] = {
     "libgcc_s",   "libgfortran", "libquadmath", "libatomic", "vgpreload_",
 };
 
-static Bool is_runtime_object(const HChar* path) {
+static Bool starts_with(const HChar* s, const HChar* prefix) {
+  return VG_(strncmp)(s, prefix, VG_(strlen)(prefix)) == 0;
+}
+
+static const HChar* base_name(const HChar* path) {
   const HChar* slash = VG_(strrchr)(path, '/');
-  const HChar* base = slash ? slash + 1 : path;
+  return slash ? slash + 1 : path;
+}
+
+static Bool is_runtime_object(const HChar* path) {
+  const HChar* base = base_name(path);
   if (base[0] == '[') return True;
   for (UInt i = 0; i < sizeof(runtime_prefixes) / sizeof(runtime_prefixes[0]); i++)
-    if (VG_(strncmp)(base, runtime_prefixes[i], VG_(strlen)(runtime_prefixes[i])) == 0) return True;
+    if (starts_with(base, runtime_prefixes[i])) return True;
   return False;
+}
+
+/* A program built with weft-cc carries weft's compile-time runtime
+   (libweft-rt, dormant under Valgrind) and its hooks (the ThreadSanitizer
+   and coverage entry points, linked into the program): weft's code, not the
+   program's, whose own accesses (the runtime's globals, a vtable pointer
+   the hook compares) a plain build does not make. Except the atomics of the
+   ThreadSanitizer ABI, which perform the program's atomic operations (inline
+   instructions in a plain build). */
+static Bool is_weft_code(const HChar* file, Addr pc) {
+  const Bool runtime = file != NULL && starts_with(base_name(file), "libweft-rt");
+  const HChar* name = NULL;
+  if (!VG_(get_fnname)(VG_(current_DiEpoch)(), pc, &name)) return runtime;
+  if (starts_with(name, "__tsan_atomic")) return False;
+  return runtime || starts_with(name, "__tsan_") || starts_with(name, "__sanitizer_cov_");
 }
 
 /* The object is named by the DebugInfo covering pc. A DebugInfo covers only
@@ -370,15 +435,31 @@ static Bool is_program_pc(Addr pc) {
     NSegment const* seg = VG_(am_find_nsegment)(pc);
     if (seg) file = VG_(am_get_filename)(seg);
   }
-  return file == NULL || !is_runtime_object(file);
+  return file == NULL || (!is_runtime_object(file) && !is_weft_code(file, pc));
 }
 
 /*------------------------------------------------------------------*/
 /* Instrumentation                                                  */
 /*------------------------------------------------------------------*/
 
-/* Binds the thread, writes a SWITCH or moves to the next block as needed. */
+static ULong pack_access(UInt type, ULong size, Addr pc) {
+  return type | size << 8 | ((ULong)pc & WEFT_REC_PC_MASK) << WEFT_REC_PC_SHIFT;
+}
+
+/* Binds the thread, writes a SWITCH or moves to the next block as needed;
+   drops the vtable-pointer store vptr_skip stands for. */
 static __attribute__((noinline)) void record_access_slow(Addr addr, ULong type_size_pc) {
+  if (vptr_skip != 0) {
+    const Bool same_thread = running_tid == vptr_skip_tid;
+    const Bool store =
+        same_thread && addr == vptr_skip &&
+        (type_size_pc & ((1ull << WEFT_REC_PC_SHIFT) - 1)) == pack_access(WEFT_REC_WRITE, 8, 0);
+    if (store || !same_thread || --vptr_skip_left == 0) {
+      vptr_skip = 0;
+      rearm_fast_path();
+    }
+    if (store) return;
+  }
   WeftRingSlot* s = reserve_for(running_tid, 1);
   if (s) {
     s->a = addr;
@@ -416,10 +497,6 @@ static VG_REGPARM(3) void record_vptr_store(Addr addr, ULong type_size_pc, ULong
 static Bool is_vtable_address(ULong value) {
   NSegment const* seg = VG_(am_find_nsegment)((Addr)value);
   return seg && seg->kind == SkFileC && seg->hasR && !seg->hasW && !seg->hasX;
-}
-
-static ULong pack_access(UInt type, ULong size, Addr pc) {
-  return type | size << 8 | ((ULong)pc & WEFT_REC_PC_MASK) << WEFT_REC_PC_SHIFT;
 }
 
 /* A call recording `size` bytes at `addr` (an IR atom), under `guard` if
@@ -470,26 +547,88 @@ static void add_block_entry(IRSB* sb, IRSB* sb_in, Int from) {
   if (instructions == 0) return;
   IRDirty* di = unsafeIRDirty_0_N(
       2, "weft_record_block", VG_(fnptr_to_fnentry)(record_access),
-      mkIRExprVec_2(mkIRExpr_HWord(instructions),
-                    mkIRExpr_HWord(WEFT_REC_BLOCK | ((ULong)start & WEFT_REC_PC_MASK)
-                                                        << WEFT_REC_PC_SHIFT)));
+      mkIRExprVec_2(
+          mkIRExpr_HWord(instructions),
+          mkIRExpr_HWord(WEFT_REC_BLOCK | ((ULong)start & WEFT_REC_PC_MASK) << WEFT_REC_PC_SHIFT)));
   addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
+/* In a program built with weft-cc the instrumentation calls
+   __tsan_vptr_update(vptr_p, value) before each vtable-pointer store, whose
+   value then comes from a register: record_vptr_store cannot see it is the
+   vtable already there. Runs at the hook's entry: when the pointer does not
+   change, the thread's next 8-byte write to vptr_p (within a few records)
+   is not recorded, as ThreadSanitizer and the compile-time source count it. */
+static void vptr_update(Addr vptr_p, ULong value) {
+  if (*(const ULong*)vptr_p != value) return;
+  vptr_skip = vptr_p;
+  vptr_skip_tid = running_tid;
+  vptr_skip_left = VPTR_SKIP_WINDOW;
+  rearm_fast_path();
+}
+
+static Bool is_vptr_update_entry(Addr pc) {
+  const HChar* name = NULL;
+  return VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), pc, &name) &&
+         VG_(strcmp)(name, "__tsan_vptr_update") == 0;
+}
+
+/* A call of vptr_update on the hook's arguments (rdi, rsi), at its entry. */
+static void add_vptr_update(IRSB* sb) {
+  IRTemp vptr_p = newIRTemp(sb->tyenv, Ity_I64), value = newIRTemp(sb->tyenv, Ity_I64);
+  addStmtToIRSB(sb, IRStmt_WrTmp(vptr_p, IRExpr_Get(OFFSET_amd64_RDI, Ity_I64)));
+  addStmtToIRSB(sb, IRStmt_WrTmp(value, IRExpr_Get(OFFSET_amd64_RSI, Ity_I64)));
+  IRDirty* di = unsafeIRDirty_0_N(0, "weft_vptr_update", VG_(fnptr_to_fnentry)(vptr_update),
+                                  mkIRExprVec_2(IRExpr_RdTmp(vptr_p), IRExpr_RdTmp(value)));
+  addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
+/* A superblock may go on into code VEX chased a jump or a call to: each of
+   its extents (at most 3) is the program's or not on its own. */
+typedef struct {
+  Bool program[3];
+  Bool any;
+} ExtentKinds;
+
+static ExtentKinds extent_kinds(const VexGuestExtents* vge) {
+  ExtentKinds k = {{False, False, False}, False};
+  for (UInt e = 0; e < vge->n_used && e < 3; e++) {
+    k.program[e] = is_program_pc(vge->base[e]);
+    k.any = k.any || k.program[e];
+  }
+  return k;
+}
+
+static Bool in_program_extent(const VexGuestExtents* vge, const ExtentKinds* k, Addr pc) {
+  for (UInt e = 0; e < vge->n_used && e < 3; e++)
+    if (pc >= vge->base[e] && pc < vge->base[e] + vge->len[e]) return k->program[e];
+  return True;
+}
+
+static Bool is_extent_start(const VexGuestExtents* vge, Addr pc) {
+  for (UInt e = 0; e < vge->n_used && e < 3; e++)
+    if (pc == vge->base[e]) return True;
+  return False;
 }
 
 static IRSB* weft_instrument(VgCallbackClosure* closure, IRSB* sb_in, const VexGuestLayout* layout,
                              const VexGuestExtents* vge, const VexArchInfo* archinfo_host,
                              IRType guest_word, IRType host_word) {
   if (guest_word != Ity_I64 || host_word != Ity_I64) VG_(tool_panic)("weft: 64-bit only");
-  /* Decided once per superblock: runtime code is passed through as is. */
-  if (!is_program_pc(vge->base[0])) return sb_in;
+  /* Decided once per extent: runtime code is passed through as is (but for
+     the vptr_update call at __tsan_vptr_update's entry). */
+  const ExtentKinds kinds = extent_kinds(vge);
+  if (!kinds.any && !is_vptr_update_entry(vge->base[0])) return sb_in;
 
   IRTypeEnv* tyenv = sb_in->tyenv;
   IRSB* sb = deepCopyIRSBExceptStmts(sb_in);
   Int i = 0;
   for (; i < sb_in->stmts_used && sb_in->stmts[i]->tag != Ist_IMark; i++)
     addStmtToIRSB(sb, sb_in->stmts[i]);
-  add_block_count(sb);
-  if (clo_blocks) add_block_entry(sb, sb_in, i);
+  if (kinds.program[0]) {
+    add_block_count(sb);
+    if (clo_blocks) add_block_entry(sb, sb_in, i);
+  }
 
   Addr pc = 0;
   /* The last plain load of the current instruction: VEX turns `lock add`
@@ -497,13 +636,22 @@ static IRSB* weft_instrument(VgCallbackClosure* closure, IRSB* sb_in, const VexG
      the load already is the CAS's read. */
   IRExpr* load_addr = NULL;
   ULong load_size = 0;
+  Bool recording = True;
   for (; i < sb_in->stmts_used; i++) {
     IRStmt* st = sb_in->stmts[i];
+    if (st->tag == Ist_IMark) {
+      pc = (Addr)st->Ist.IMark.addr;
+      load_addr = NULL;
+      recording = in_program_extent(vge, &kinds, pc);
+      addStmtToIRSB(sb, st);
+      if (!recording && is_extent_start(vge, pc) && is_vptr_update_entry(pc)) add_vptr_update(sb);
+      continue;
+    }
+    if (!recording) {
+      addStmtToIRSB(sb, st);
+      continue;
+    }
     switch (st->tag) {
-      case Ist_IMark:
-        pc = (Addr)st->Ist.IMark.addr;
-        load_addr = NULL;
-        break;
       case Ist_WrTmp: {
         IRExpr* data = st->Ist.WrTmp.data;
         if (data->tag == Iex_Load) {
@@ -610,6 +758,13 @@ static void emit_sync(ThreadId tid, UWord kind, Addr pc, UWord object, UWord arg
   note_progress();
 }
 
+static void emit_release(ThreadId tid, Addr address, UWord size) {
+  WeftRingSlot* s = reserve_for(tid, 1);
+  if (!s) return;
+  s->a = address;
+  s->b = WEFT_REC_RELEASE | (ULong)size << 8;
+}
+
 static void emit_allocation(ThreadId tid, Addr pc, Addr address, UWord size) {
   WeftRingSlot* s = reserve_for(tid, 2);
   if (!s) return;
@@ -645,7 +800,13 @@ static Bool weft_handle_request(ThreadId tid, UWord* args, UWord* ret) {
       rearm_fast_path();
       break;
     case WEFT_REQ_RESERVE_THREAD:
-      *ret = (UWord)next_weft_id++;
+      *ret = reserve_thread();
+      break;
+    case WEFT_REQ_CANCEL_THREAD:
+      if (pending_threads > 0) pending_threads--;
+      break;
+    case WEFT_REQ_RELEASE:
+      emit_release(tid, args[1], args[2]);
       break;
     case WEFT_REQ_THREAD_START:
       request_thread_start(tid, (Int)args[1], (Int)args[2] - 1, args[3], (Int)args[4]);
@@ -732,7 +893,17 @@ static void weft_fini(Int exit_code) {
     s[1].b = 0;
   }
   emit_maps();
-  emit_text_record(WEFT_REC_END, 1 /* complete */, "", 0);
+  if (refused_threads == 0) {
+    emit_text_record(WEFT_REC_END, 1 /* complete */, "", 0);
+  } else {
+    HChar reason[256];
+    VG_(snprintf)
+    (reason, sizeof reason,
+     "Valgrind's thread table (%u threads at once) was full: %llu thread "
+     "creation%s failed with EAGAIN (a larger --max-threads gives Valgrind more)",
+     VG_N_THREADS - 1, refused_threads, refused_threads == 1 ? "" : "s");
+    emit_text_record(WEFT_REC_END, 0, reason, VG_(strlen)(reason));
+  }
   if (producing) publish_block();
 }
 
