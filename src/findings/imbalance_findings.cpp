@@ -13,6 +13,7 @@
 #include "common/run_capture.h"
 #include "diagnosis/imbalance_diagnosis.h"
 #include "findings/finding_error.h"
+#include "findings/profile_facts.h"
 #include "findings/source_lines.h"
 
 namespace weft {
@@ -273,6 +274,7 @@ const char* busy_measure_name(BusyMeasure measure) {
 
 std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
                                                 const ImbalanceOptions& options) {
+  refuse_lost_data(profile, "imbalance");
   if (!profile.has_analysis(AnalysisId::Imbalance))
     throw FindingError(profile.path() +
                        " has no imbalance data: record with --analyses including imbalance");
