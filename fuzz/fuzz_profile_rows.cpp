@@ -2,7 +2,8 @@
 // profile (fuzz/corpus/profile_file/ring.weft): a cell of some row set to
 // a value (a small or huge integer, a negative one, text, NULL, a real, a
 // trace encoding with a loop of any count), a column set in every row, a
-// row deleted, a meta key set. The edited file is then read by every view
+// row deleted, a meta key set (after a first byte that chooses the view
+// and its format). The edited file is then read by that view
 // (fuzz_views.h). This reaches what byte flips of the file rarely do:
 // well-formed SQLite with values a view does not expect (a thread id of
 // 1,000,000, a negative count, granularity 'x').
@@ -201,11 +202,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(file.path().c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
     sqlite3_exec(db, "PRAGMA journal_mode = MEMORY; BEGIN", nullptr, nullptr, nullptr);
-    Input in(data, size);
+    Input in(data + (size ? 1 : 0), size ? size - 1 : 0);  // data[0] chooses the view
     edit(db, in);
     sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
   }
   sqlite3_close(db);
-  weft_fuzz::run_every_view(file.path());
+  weft_fuzz::run_view(file.path(), size ? data[0] : 0);
   return 0;
 }
