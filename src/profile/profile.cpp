@@ -157,12 +157,22 @@ void validate_meta(const std::map<std::string, std::string>& meta, const std::st
       throw damaged(path, "meta " + key + " is " + quoted(value) + ", not a whole number");
 }
 
-// The first row `sql` finds (a description of what is wrong), if any.
-std::optional<std::string> first_problem(const sqlite::Database& db, const std::string& sql) {
+// Refuses the profile with the first row `sql` finds (a description of what
+// is wrong), if any.
+void refuse_any(const sqlite::Database& db, const std::string& path, const std::string& sql) {
   sqlite::Statement query(db, sql);
-  if (!query.step()) return std::nullopt;
-  return query.column_text(0);
+  if (query.step()) throw damaged(path, query.column_text(0));
 }
+
+// Rows with a count or distance that is negative.
+constexpr const char* kNegativeCounts[] = {
+    "SELECT 'crd_distances has a distance of ' || distance FROM crd_distances"
+    " WHERE typeof(distance) <> 'integer' OR distance < 0 LIMIT 1",
+    "SELECT 'pc_communication has a negative count' FROM pc_communication"
+    " WHERE raw < 0 OR rar < 0 OR inval < 0 LIMIT 1",
+    "SELECT 'region_footprints has a negative count' FROM region_footprints"
+    " WHERE private_granules < 0 OR shared_granules < 0 LIMIT 1",
+};
 
 // T of the matrices, once every thread id the views index with is known to
 // be a recorded thread and every count they sum is not negative.
@@ -172,11 +182,9 @@ uint32_t validated_thread_count(const sqlite::Database& db, const std::string& p
   extent.step();
   const int64_t recorded = extent.column_int(0);
   if (recorded == 0) {
-    if (auto bad = first_problem(db,
-                                 "SELECT 'matrix_entries names thread ' || writer || ' -> ' ||"
-                                 " reader || ', but threads is empty' FROM matrix_entries"
-                                 " LIMIT 1"))
-      throw damaged(path, *bad);
+    refuse_any(db, path,
+               "SELECT 'matrix_entries names thread ' || writer || ' -> ' || reader ||"
+               " ', but threads is empty' FROM matrix_entries LIMIT 1");
     return 0;
   }
   const int64_t lowest = extent.column_int(1), highest = extent.column_int(2);
@@ -195,32 +203,15 @@ uint32_t validated_thread_count(const sqlite::Database& db, const std::string& p
   for (const char* table :
        {"matrix_entries", "crd_distances", "crd_word_distances", "crd_unmeasured"}) {
     const std::string t = table;
-    if (auto bad = first_problem(db, "SELECT '" + t +
-                                         " names thread ' || writer || ' -> ' || reader ||"
-                                         " ', which is not in threads' FROM " +
-                                         t + " WHERE writer" + not_a_thread + " OR reader" +
-                                         not_a_thread + " LIMIT 1"))
-      throw damaged(path, *bad);
-    if (auto bad = first_problem(db, "SELECT '" + t + " has a count of ' || count || ' (" +
-                                         "negative or not a number)' FROM " + t +
-                                         " WHERE typeof(count) <> 'integer' OR count < 0 LIMIT 1"))
-      throw damaged(path, *bad);
+    refuse_any(db, path,
+               "SELECT '" + t + " names thread ' || writer || ' -> ' || reader ||" +
+                   " ', which is not in threads' FROM " + t + " WHERE writer" + not_a_thread +
+                   " OR reader" + not_a_thread + " LIMIT 1");
+    refuse_any(db, path,
+               "SELECT '" + t + " has a count of ' || count || ' (negative or not a number)'" +
+                   " FROM " + t + " WHERE typeof(count) <> 'integer' OR count < 0 LIMIT 1");
   }
-  if (auto bad = first_problem(db,
-                               "SELECT 'crd_distances has a distance of ' || distance FROM"
-                               " crd_distances WHERE typeof(distance) <> 'integer' OR"
-                               " distance < 0 LIMIT 1"))
-    throw damaged(path, *bad);
-  if (auto bad = first_problem(db,
-                               "SELECT 'pc_communication has a negative count' FROM"
-                               " pc_communication WHERE raw < 0 OR rar < 0 OR inval < 0"
-                               " LIMIT 1"))
-    throw damaged(path, *bad);
-  if (auto bad = first_problem(db,
-                               "SELECT 'region_footprints has a negative count' FROM"
-                               " region_footprints WHERE private_granules < 0 OR"
-                               " shared_granules < 0 LIMIT 1"))
-    throw damaged(path, *bad);
+  for (const char* sql : kNegativeCounts) refuse_any(db, path, sql);
   return static_cast<uint32_t>(highest + 1);
 }
 
