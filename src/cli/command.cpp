@@ -1,6 +1,9 @@
 #include "cli/command.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
+#include <cstdint>
 
 namespace weft {
 
@@ -29,6 +32,43 @@ std::optional<uint64_t> parse_size(std::string text) {
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+CLI::Validator whole_number(uint64_t min, uint64_t max) {
+  const std::string range = max == UINT64_MAX ? fmt::format("of at least {}", min)
+                                              : fmt::format("from {} to {}", min, max);
+  return CLI::Validator(
+      [min, max, range](std::string& text) -> std::string {
+        const std::string refused = "'" + text + "' is not a whole number " + range;
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+          return refused;
+        const size_t nonzero = text.find_first_not_of('0');
+        text = nonzero == std::string::npos ? "0" : text.substr(nonzero);  // never octal
+        uint64_t value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc() || value < min || value > max) return refused;
+        return "";
+      },
+      "N");
+}
+
+CLI::Validator decimal_number(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        const std::string refused =
+            fmt::format("'{}' is not a decimal number from {} to {}", text, min, max);
+        const size_t dot = text.find('.');
+        if (text.empty() || text == "." ||
+            text.find_first_not_of("0123456789.") != std::string::npos ||
+            (dot != std::string::npos && text.find('.', dot + 1) != std::string::npos))
+          return refused;
+        double value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc() || end != text.data() + text.size() || value < min || value > max)
+          return refused;
+        return "";
+      },
+      "X");
 }
 
 }  // namespace weft

@@ -51,6 +51,16 @@ inline CLI::Option* as_size(CLI::Option* option) { return option->transform(size
 // The same check and conversion on one value; nullopt when it is not a size.
 std::optional<uint64_t> parse_size(std::string text);
 
+// A whole number as users write it: decimal digits only (no sign, no
+// exponent, no 0x; leading zeros are decimal, not octal), from `min` to
+// `max`. CLI11 alone wraps "-1" around for 64-bit options, reads "010" as 8
+// and prints DBL_MAX in its range errors. Give it with ->transform() (not
+// ->check(), which drops the leading zeros it takes off).
+CLI::Validator whole_number(uint64_t min, uint64_t max = UINT64_MAX);
+// A decimal number (digits with at most one '.'; no sign, exponent, nan or
+// inf) from `min` to `max`.
+CLI::Validator decimal_number(double min, double max);
+
 // An option whose words map onto an enum (CLI11 checks and converts them);
 // its default is the word of `value`'s initial value.
 template <class Enum>

@@ -160,9 +160,13 @@ AnalysisSet selected_analyses(const std::vector<std::string>& lists) {
   for (const std::string& list : lists) {
     AnalysisSet listed;
     std::string_view unknown;
+    // An empty list or item ("", "comm,,crd") is refused like an unknown name.
     if (!AnalysisSet::parse(list, listed, &unknown))
       throw std::runtime_error(
-          fmt::format("unknown analysis '{}' (available: {})", unknown, available_analyses()));
+          unknown.empty() ? fmt::format("--analyses '{}' has an empty item (available: {})", list,
+                                        available_analyses())
+                          : fmt::format("unknown analysis '{}' (available: {})", unknown,
+                                        available_analyses()));
     listed.for_each([&](const AnalysisDescriptor& d) { set.add(d.id); });
   }
   return set.with_requirements();
@@ -499,15 +503,15 @@ int run_record(const RecordOptions& options) {
   const std::string program = resolve_program(options.command.front());
   ValgrindSetup valgrind;
   if (options.backend == "valgrind") valgrind = check_valgrind_backend(program);
-  const std::string output = std::filesystem::absolute(options.output).string();
+  // Checked before the program runs: -o names a regular file (or a link to
+  // one, written through), never a device, FIFO or directory. Nothing is
+  // written there until the end, so a run that fails leaves what was there.
+  const std::string output =
+      profile_output_target(std::filesystem::absolute(options.output).string());
   const std::string capture_path = fmt::format("{}.capture-{}", output, getpid());
 
   RunInfo info = run_info(options, plan);
   remove_stale_captures(output);
-  // A profile exists from the start: if weft itself is killed, the file
-  // still says what was being recorded.
-  write_placeholder_profile(output, info, options.backend, options.granularity,
-                            "recording in progress");
   std::filesystem::remove(capture_path);
 
   const auto started = std::chrono::steady_clock::now();
@@ -563,8 +567,10 @@ struct RecordCommand : Command {
     c->add_option("--backend", options.backend, "event source: compile or valgrind")
         ->capture_default_str();
     c->add_option("--granularity", options.granularity, "bytes per granule (power of two, 1..4096)")
+        ->transform(whole_number(1, 4096))
         ->capture_default_str();
     c->add_option("--max-threads", options.max_threads, "threads analyzed at most")
+        ->transform(whole_number(1, 65534))
         ->capture_default_str();
     // Not split by CLI11, which drops empty items: "comm,,crd" is refused by
     // the parser the runtime uses too (AnalysisSet::parse).

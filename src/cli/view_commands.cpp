@@ -122,7 +122,7 @@ struct ReportCommand : Command {
     CLI::App* c = add_view(app, "report", "summary of a profile with ranked findings", profile,
                            format, kTableJson);
     c->add_option("--top", options.top, "regions, pairs and suggestions' regions listed")
-        ->check(CLI::PositiveNumber)
+        ->transform(whole_number(1))
         ->capture_default_str();
     cache.add_to(c);
     return c;
@@ -202,10 +202,10 @@ struct ImbalanceCommand : Command {
                "busy time explained: cycles (modeled), instructions or wall");
     c->add_option("--threshold", options.cluster_threshold,
                   "correlation at which event clustering stops merging")
-        ->check(CLI::Range(0.0, 1.0))
+        ->check(decimal_number(0.0, 1.0))
         ->capture_default_str();
     c->add_option("--top", rendering.top, "causes listed per section")
-        ->check(CLI::PositiveNumber)
+        ->transform(whole_number(1))
         ->capture_default_str();
     return c;
   }
@@ -228,10 +228,11 @@ struct FalseShareCommand : Command {
                            "object and source line, with offsets, sites and a fix",
                            profile, rendering.format, kTableJson);
     c->add_option("--top", rendering.top, "items listed")
-        ->check(CLI::PositiveNumber)
+        ->transform(whole_number(1))
         ->capture_default_str();
     c->add_option("--min-events", options.min_events,
                   "false-sharing items with fewer transfers are only counted")
+        ->transform(whole_number(0))
         ->capture_default_str();
     return c;
   }
@@ -263,13 +264,13 @@ struct TraceCommand : Command {
     CLI::App* c = app.add_subcommand(
         "trace", "compressed memory traces (nested loops) per thread and instruction");
     c->add_option("profile", profile, "profile file")->required();
-    c->add_option("--thread", thread, "one thread's traces")->check(CLI::NonNegativeNumber);
+    c->add_option("--thread", thread, "one thread's traces")->transform(whole_number(0, INT64_MAX));
     c->add_option("--pc", pc, "one instruction (hex address)");
     c->add_option("--line", line, "the instructions of FILE:LINE");
     add_choice(c, "--format", format, {{"text", OutputFormat::Table}, {"json", OutputFormat::Json}},
                "output format");
     c->add_option("--max-lines", rendering.max_lines, "lines of loop form per trace (text)")
-        ->check(CLI::PositiveNumber)
+        ->transform(whole_number(1))
         ->capture_default_str();
     return c;
   }

@@ -11,6 +11,7 @@
 
 #include "analyzers/false_sharing/false_sharing_tables.h"
 #include "findings/finding_error.h"
+#include "findings/profile_facts.h"
 #include "findings/source_lines.h"
 #include "profile/region_naming.h"
 
@@ -267,6 +268,7 @@ std::string group_digits(uint64_t value) {
 }
 
 std::vector<SharingItem> analyze_false_sharing(const Profile& profile) {
+  refuse_lost_data(profile, "falseshare");
   if (!profile.has_analysis(AnalysisId::FalseSharing))
     throw FindingError(profile.path() +
                        " has no false-sharing data: record it with the falseshare analysis "

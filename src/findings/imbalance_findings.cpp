@@ -13,6 +13,7 @@
 #include "common/run_capture.h"
 #include "diagnosis/imbalance_diagnosis.h"
 #include "findings/finding_error.h"
+#include "findings/profile_facts.h"
 #include "findings/source_lines.h"
 
 namespace weft {
@@ -273,6 +274,7 @@ const char* busy_measure_name(BusyMeasure measure) {
 
 std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
                                                 const ImbalanceOptions& options) {
+  refuse_lost_data(profile, "imbalance");
   if (!profile.has_analysis(AnalysisId::Imbalance))
     throw FindingError(profile.path() +
                        " has no imbalance data: record with --analyses including imbalance");
@@ -285,7 +287,13 @@ std::vector<SectionImbalance> analyze_imbalance(const Profile& profile,
   context.diagnosis.cluster_threshold = options.cluster_threshold;
   std::vector<SectionImbalance> sections;
   for (const auto& [region_id, instances] : by_region) {
-    const RegionInfo region = *profile.region_by_id(region_id);
+    const std::optional<RegionInfo> found = profile.region_by_id(region_id);
+    if (!found)
+      throw FindingError(
+          fmt::format("{} is a damaged weft profile: section_instances names region {}, which is "
+                      "not in regions",
+                      profile.path(), region_id));
+    const RegionInfo& region = *found;
     if (options.section && !section_matches(region, *options.section)) continue;
     sections.push_back(analyze_section(context, region, instances));
   }

@@ -253,6 +253,7 @@ bool inside_omp_parallel(const RegionInfo& region, const std::vector<RegionInfo>
 
 void require_crd(const Profile& profile) {
   if (profile.has_analysis(AnalysisId::Crd)) return;
+  refuse_lost_data(profile, "crd");
   std::string analyses = profile.meta_value("analyses");
   throw FindingError(
       fmt::format("{} was recorded without the crd analysis (analyses: {}); record again with "

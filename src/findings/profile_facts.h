@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "profile/profile.h"
 
@@ -30,5 +31,11 @@ struct ProfileFacts {
 };
 
 ProfileFacts profile_facts(const Profile& profile);
+
+// A profile whose run's data was lost (incomplete, and no analysis ran as
+// far as it knows: the placeholder weft record writes when nothing could be
+// saved) has no data of any analysis; a view that needs `analysis` calls
+// this first, so it says so (FindingError) instead of "recorded without".
+void refuse_lost_data(const Profile& profile, std::string_view analysis);
 
 }  // namespace weft

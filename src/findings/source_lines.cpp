@@ -1,16 +1,26 @@
 #include "findings/source_lines.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <fstream>
 
 #include "profile/region_naming.h"
 
 namespace weft {
+namespace {
+
+constexpr off_t kMaxSourceBytes = off_t{64} << 20;
+
+}  // namespace
 
 std::string SourceLines::line(const std::string& file, uint32_t number) {
   auto [it, fresh] = files_.try_emplace(file);
-  if (fresh) {
+  // A profile names its source files; only a regular file of a source's
+  // size is read (a device such as /dev/zero, or a FIFO, would never end).
+  struct stat status {};
+  if (fresh && ::stat(file.c_str(), &status) == 0 && S_ISREG(status.st_mode) &&
+      status.st_size <= kMaxSourceBytes) {
     std::ifstream in(file);
     for (std::string text; std::getline(in, text);) it->second.push_back(text);
   }

@@ -13,7 +13,8 @@
 namespace weft {
 
 // Source lines by file, read once per file; "" when the file or the line is
-// not readable. Leading blanks are dropped.
+// not readable (only regular files of at most 64 MiB are read). Leading
+// blanks are dropped.
 class SourceLines {
  public:
   std::string line(const std::string& file, uint32_t number);

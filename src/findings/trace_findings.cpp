@@ -7,6 +7,7 @@
 
 #include "analyzers/traces/traces_tables.h"
 #include "findings/finding_error.h"
+#include "findings/profile_facts.h"
 #include "findings/source_lines.h"
 
 namespace weft {
@@ -32,6 +33,7 @@ std::vector<uint64_t> selected_pcs(const Profile& profile, const TraceOptions& o
 }  // namespace
 
 TraceFindings find_traces(const Profile& profile, const TraceOptions& options) {
+  refuse_lost_data(profile, "traces");
   if (!profile.has_analysis(AnalysisId::Traces))
     throw FindingError(profile.path() +
                        " has no memory traces: record it with the traces analysis "

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "profile/region_naming.h"
@@ -26,11 +28,17 @@ std::string describe(const std::string& path, const sqlite::Error& error) {
   }
 }
 
-std::optional<uint64_t> parse_unsigned(const std::string& text) {
-  uint64_t value = 0;
+// The whole of `text` as a Number (decimal), or nullopt.
+template <class Number>
+std::optional<Number> parse_number(const std::string& text) {
+  Number value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
   return value;
+}
+
+std::optional<uint64_t> parse_unsigned(const std::string& text) {
+  return parse_number<uint64_t>(text);
 }
 
 RegionInfo read_region(const sqlite::Statement& row) {
@@ -45,6 +53,166 @@ RegionInfo read_region(const sqlite::Statement& row) {
   region.last_line = static_cast<uint32_t>(row.column_int(6));
   if (!row.is_null(7)) region.parent_id = row.column_int(7);
   return region;
+}
+
+// ---------------------------------------------------------------------------
+// What a view may rely on: every meta value it reads has its documented type
+// (docs/profile-format.md, meta), every thread id it indexes a matrix with is
+// a recorded thread, and the counts it sums are not negative. A profile that
+// breaks one is damaged: refused with one line, before a view allocates
+// anything from it.
+
+// The thread ids a profile may leave unused below its largest one (threads
+// whose record was lost); the views' T x T matrices are bounded by the
+// threads recorded plus this.
+constexpr int64_t kMaxThreadIdGaps = 1024;
+
+bool is_power_of_two_in(uint64_t value, uint64_t low, uint64_t high) {
+  return value >= low && value <= high && (value & (value - 1)) == 0;
+}
+
+bool is_decimal(const std::string& text) {
+  const std::optional<double> value = parse_number<double>(text);
+  return value && std::isfinite(*value) && *value >= 0;
+}
+
+bool is_string_list(const std::string& text) {
+  const nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
+  return json.is_array() && std::all_of(json.begin(), json.end(),
+                                        [](const nlohmann::json& v) { return v.is_string(); });
+}
+
+// The type each meta value a reader interprets must have: a description for
+// the error, and the check. Keys not listed are text, shown as they are.
+struct MetaRule {
+  std::string_view key;
+  std::string_view expected;
+  bool (*valid)(const std::string& value);
+};
+
+bool is_count(const std::string& v) { return parse_unsigned(v).has_value(); }
+
+constexpr MetaRule kMetaRules[] = {
+    {"complete", "0 or 1", [](const std::string& v) { return v == "0" || v == "1"; }},
+    {"granularity", "a power of two from 1 to 4096",
+     [](const std::string& v) {
+       const auto n = parse_unsigned(v);
+       return n && is_power_of_two_in(*n, 1, 4096);
+     }},
+    {"line_size", "a power of two from 8 to 4096",
+     [](const std::string& v) {
+       const auto n = parse_unsigned(v);
+       return n && is_power_of_two_in(*n, 8, 4096);
+     }},
+    {"max_threads", "a whole number from 0 to 65534",
+     [](const std::string& v) {
+       const auto n = parse_unsigned(v);
+       return n && *n <= 65534;
+     }},
+    {"exit_status", "a whole number or nothing",
+     [](const std::string& v) { return v.empty() || parse_number<int64_t>(v).has_value(); }},
+    {"duration_s", "a non-negative decimal number", is_decimal},
+    {"args", "a JSON list of strings", is_string_list},
+    {"cache_levels", "LINE,L1SIZE:WAYS,L2SIZE:WAYS,LLCSIZE:WAYS",
+     [](const std::string& v) {
+       CacheGeometry geometry;
+       return parse_cache_levels(v.c_str(), geometry);
+     }},
+    {"miss_penalties", "three non-negative cycle counts P1,P2,P3",
+     [](const std::string& v) { return parse_miss_penalties(v).has_value(); }},
+    {"dropped_events", "a whole number", is_count},
+    {"dropped_sync_events", "a whole number", is_count},
+    {"unlogged_mutex_events", "a whole number", is_count},
+    {"barrier_instances", "a whole number", is_count},
+    {"llc_bytes", "a whole number", is_count},
+    {"crd_max_granules", "a whole number", is_count},
+    {"crd_capped_pairs", "a whole number", is_count},
+    {"trace_budget", "a whole number", is_count},
+    {"imbalance_repeated_segments", "a whole number", is_count},
+    {"untracked_accesses", "a whole number", is_count},
+};
+
+// One line: "PATH is a damaged weft profile: WHAT".
+ProfileError damaged(const std::string& path, const std::string& what) {
+  return ProfileError(path + " is a damaged weft profile: " + what);
+}
+
+// A value shown in an error: at most 40 characters, on one line.
+std::string quoted(std::string text) {
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  return "'" + text + "'";
+}
+
+void validate_meta(const std::map<std::string, std::string>& meta, const std::string& path) {
+  for (const MetaRule& rule : kMetaRules) {
+    auto it = meta.find(std::string(rule.key));
+    if (it != meta.end() && !rule.valid(it->second))
+      throw damaged(path, "meta " + std::string(rule.key) + " is " + quoted(it->second) + ", not " +
+                              std::string(rule.expected));
+  }
+  for (const auto& [key, value] : meta)
+    if (key.starts_with("dropped.") && !is_count(value))
+      throw damaged(path, "meta " + key + " is " + quoted(value) + ", not a whole number");
+}
+
+// Refuses the profile with the first row `sql` finds (a description of what
+// is wrong), if any.
+void refuse_any(const sqlite::Database& db, const std::string& path, const std::string& sql) {
+  sqlite::Statement query(db, sql);
+  if (query.step()) throw damaged(path, query.column_text(0));
+}
+
+// Rows with a count or distance that is negative.
+constexpr const char* kNegativeCounts[] = {
+    "SELECT 'crd_distances has a distance of ' || distance FROM crd_distances"
+    " WHERE typeof(distance) <> 'integer' OR distance < 0 LIMIT 1",
+    "SELECT 'pc_communication has a negative count' FROM pc_communication"
+    " WHERE raw < 0 OR rar < 0 OR inval < 0 LIMIT 1",
+    "SELECT 'region_footprints has a negative count' FROM region_footprints"
+    " WHERE private_granules < 0 OR shared_granules < 0 LIMIT 1",
+};
+
+// T of the matrices, once every thread id the views index with is known to
+// be a recorded thread and every count they sum is not negative.
+uint32_t validated_thread_count(const sqlite::Database& db, const std::string& path,
+                                const std::map<std::string, std::string>& meta) {
+  sqlite::Statement extent(db, "SELECT COUNT(*), MIN(id), MAX(id) FROM threads");
+  extent.step();
+  const int64_t recorded = extent.column_int(0);
+  if (recorded == 0) {
+    refuse_any(db, path,
+               "SELECT 'matrix_entries names thread ' || writer || ' -> ' || reader ||"
+               " ', but threads is empty' FROM matrix_entries LIMIT 1");
+    return 0;
+  }
+  const int64_t lowest = extent.column_int(1), highest = extent.column_int(2);
+  if (extent.is_null(1) || lowest < 0)
+    throw damaged(path, "threads has thread id " + extent.column_text(1));
+  const std::optional<uint64_t> max_threads =
+      parse_unsigned(meta.count("max_threads") ? meta.at("max_threads") : "");
+  if ((max_threads && *max_threads > 0 && static_cast<uint64_t>(highest) >= *max_threads) ||
+      highest >= recorded + kMaxThreadIdGaps)
+    throw damaged(path, "threads has thread id " + std::to_string(highest) + ", but " +
+                            std::to_string(recorded) + " thread" + (recorded == 1 ? "" : "s") +
+                            (max_threads && *max_threads > 0
+                                 ? " recorded of at most " + std::to_string(*max_threads)
+                                 : " recorded"));
+  const std::string not_a_thread = " NOT IN (SELECT id FROM threads)";
+  for (const char* table :
+       {"matrix_entries", "crd_distances", "crd_word_distances", "crd_unmeasured"}) {
+    const std::string t = table;
+    refuse_any(db, path,
+               "SELECT '" + t + " names thread ' || writer || ' -> ' || reader ||" +
+                   " ', which is not in threads' FROM " + t + " WHERE writer" + not_a_thread +
+                   " OR reader" + not_a_thread + " LIMIT 1");
+    refuse_any(db, path,
+               "SELECT '" + t + " has a count of ' || count || ' (negative or not a number)'" +
+                   " FROM " + t + " WHERE typeof(count) <> 'integer' OR count < 0 LIMIT 1");
+  }
+  for (const char* sql : kNegativeCounts) refuse_any(db, path, sql);
+  return static_cast<uint32_t>(highest + 1);
 }
 
 constexpr const char* kRegionColumns =
@@ -159,13 +327,8 @@ Profile Profile::open(const std::string& path) {
       start = comma + 1;
     }
 
-    sqlite::Statement largest(impl->db,
-                              "SELECT MAX(COALESCE((SELECT MAX(id) FROM threads), -1),"
-                              " COALESCE((SELECT MAX(writer) FROM matrix_entries), -1),"
-                              " COALESCE((SELECT MAX(reader) FROM matrix_entries), -1))");
-    if (largest.step() && largest.column_int(0) >= 0) {
-      impl->thread_count = static_cast<uint32_t>(largest.column_int(0) + 1);
-    }
+    validate_meta(impl->meta, path);
+    impl->thread_count = validated_thread_count(impl->db, path, impl->meta);
   });
   return Profile(std::move(impl));
 }
@@ -230,6 +393,12 @@ std::optional<RegionInfo> Profile::region_by_id(int64_t id) const {
 }
 
 std::vector<RegionInfo> Profile::select_regions(const std::string& name) const {
+  const auto unknown = [&] {
+    return ProfileError("unknown region '" + name + "' (see `weft report " + impl_->path +
+                        "` for region names)");
+  };
+  // An empty name is no region (it would match regions without a function).
+  if (name.empty()) throw unknown();
   std::vector<RegionInfo> selected = impl_->guarded([&] {
     std::vector<RegionInfo> matches;
     // The named region and everything nested in it (its loops, recursively).
@@ -256,10 +425,7 @@ std::vector<RegionInfo> Profile::select_regions(const std::string& name) const {
       if (function_base_name(region.function) == name) selected.push_back(std::move(region));
     }
   }
-  if (selected.empty()) {
-    throw ProfileError("unknown region '" + name + "' (see `weft report " + impl_->path +
-                       "` for region names)");
-  }
+  if (selected.empty()) throw unknown();
   return selected;
 }
 

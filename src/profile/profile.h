@@ -83,7 +83,11 @@ struct LineVolume {
 class Profile {
  public:
   // Throws ProfileError for a missing file, a file that is not a weft
-  // profile, a schema newer than kProfileSchemaVersion, or a damaged file.
+  // profile, a schema newer than kProfileSchemaVersion, or a damaged file:
+  // a table missing, a meta value a view reads that is not of its type
+  // (granularity 'x'), a thread id of a matrix or CRD table that is not in
+  // `threads`, thread ids far beyond the threads recorded, a negative
+  // count. What a view allocates is then bounded by the profile's rows.
   static Profile open(const std::string& path);
 
   Profile(Profile&&) noexcept;
@@ -101,8 +105,8 @@ class Profile {
   bool complete() const;  // meta complete == 1
 
   std::vector<ThreadInfo> threads() const;  // by id
-  // T of the matrices: covers every thread in `threads` and every thread
-  // that appears in a matrix entry, so ids are always valid indexes.
+  // T of the matrices: 1 + the largest id in `threads` (open() checked that
+  // every matrix entry's threads are there), so ids are valid indexes.
   uint32_t thread_count() const;
 
   std::vector<RegionInfo> regions() const;  // by id

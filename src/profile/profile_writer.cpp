@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -64,12 +65,25 @@ MetaEntries run_meta(const RunInfo& info, const std::string& source, uint32_t gr
   };
 }
 
-// Creates the database at a temporary path next to `path`; commit() renames
-// it into place, and the destructor removes it if commit() never happened.
+// What a path that is not a regular file is, for the error.
+std::string file_type_name(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// Creates the database at a temporary path in the directory of the file
+// `path` leads to (profile_output_target); commit() renames it over that
+// file, and the destructor removes it if commit() never happened.
 class ProfileFile {
  public:
   explicit ProfileFile(const std::string& path)
-      : path_(path), temporary_(path + ".tmp." + std::to_string(::getpid())) {
+      : path_(path),
+        target_(profile_output_target(path)),
+        temporary_(target_ + ".tmp." + std::to_string(::getpid())) {
     std::remove(temporary_.c_str());
     try {
       db_.emplace(temporary_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
@@ -107,7 +121,13 @@ class ProfileFile {
   void commit() {
     write([](sqlite::Database& db) { db.exec("COMMIT"); });
     db_.reset();
-    if (std::rename(temporary_.c_str(), path_.c_str()) != 0) fail(std::strerror(errno));
+    // What the path leads to now (it may have been replaced since the
+    // start); a regular file there keeps its permissions.
+    const std::string target = profile_output_target(path_);
+    struct stat existing {};
+    if (::stat(target.c_str(), &existing) == 0)
+      ::chmod(temporary_.c_str(), existing.st_mode & 07777);
+    if (std::rename(temporary_.c_str(), target.c_str()) != 0) fail(std::strerror(errno));
     committed_ = true;
   }
 
@@ -117,6 +137,7 @@ class ProfileFile {
   }
 
   std::string path_;
+  std::string target_;
   std::string temporary_;
   std::optional<sqlite::Database> db_;
   bool committed_ = false;
@@ -257,6 +278,39 @@ const AnalysisTables& tables_of(AnalysisId id) {
 #undef WEFT_ANALYSIS_TABLES_ENTRY
   };
   return *kTables[static_cast<size_t>(id)];
+}
+
+std::string profile_output_target(const std::string& path) {
+  auto refuse = [&](const std::string& cause) {
+    return ProfileError("cannot write profile " + path + ": " + cause);
+  };
+  if (path.empty()) throw refuse("no file name");
+  std::filesystem::path target = path;
+  for (int links = 0;; ++links) {
+    struct stat status {};
+    if (::lstat(target.c_str(), &status) != 0) {
+      if (errno != ENOENT) throw refuse(std::strerror(errno));
+      // A new file: its directory must exist and take it.
+      std::filesystem::path directory = target.parent_path();
+      if (directory.empty()) directory = ".";
+      struct stat parent {};
+      if (::stat(directory.c_str(), &parent) != 0 || !S_ISDIR(parent.st_mode))
+        throw refuse("directory " + directory.string() + " does not exist");
+      if (::access(directory.c_str(), W_OK | X_OK) != 0)
+        throw refuse("directory " + directory.string() + ": " + std::strerror(errno));
+      return target.string();
+    }
+    if (S_ISREG(status.st_mode)) return target.string();
+    const std::string leads_to =
+        target == path ? "it" : "it leads to " + target.string() + ", which";
+    if (!S_ISLNK(status.st_mode))
+      throw refuse(leads_to + " is " + file_type_name(status.st_mode) + ", not a regular file");
+    if (links == 40) throw refuse("too many levels of symbolic links");
+    std::error_code error;
+    const std::filesystem::path next = std::filesystem::read_symlink(target, error);
+    if (error) throw refuse(error.message());
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
 }
 
 std::string format_utc_iso8601(std::chrono::system_clock::time_point time) {

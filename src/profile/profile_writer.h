@@ -38,9 +38,19 @@ struct RunInfo {
   std::string weft_version;  // empty: this build's version
 };
 
-// Writes the profile at `path` (replacing any file there) in one transaction,
-// through a temporary file renamed into place, so a reader never sees half a
-// profile. Throws ProfileError when the file cannot be written.
+// The file a profile written to `path` lands in: `path` itself, or, when
+// `path` is a symbolic link, the file it leads to (links are followed, the
+// link stays). It must be a regular file or not exist yet, in an existing
+// directory: a device, a FIFO, a socket, a directory or a link loop is
+// refused with a one-line ProfileError, before anything is written.
+std::string profile_output_target(const std::string& path);
+
+// Writes the profile at `path` (replacing the regular file there, or the
+// one a symbolic link leads to: profile_output_target) in one transaction,
+// through a temporary file in the target's directory renamed into place at
+// the end, so a reader never sees half a profile and a failure leaves the
+// previous file as it was. Throws ProfileError when the file cannot be
+// written.
 void build_profile(const RunCapture& capture, const RunInfo& info, const std::string& path,
                    Symbolizer& symbolizer);
 

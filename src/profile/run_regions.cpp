@@ -198,7 +198,13 @@ void RunRegions::name_section(uint32_t thread, uint64_t site, Symbolizer& symbol
         "section@" + std::string(path_basename(frame->file)) + ":" + std::to_string(frame->line),
         frame->file, frame->line);
   } else {
-    it->second = builder_.add_section("section@" + at.function + "+" + hex_address(site), "", 0);
+    // No line: the function and the site's offset in its module, which,
+    // unlike the runtime address, are the same in every run of the binary.
+    std::string name = "section@" + at.function;
+    if (!at.module.empty())
+      name +=
+          " (" + std::string(path_basename(at.module)) + "+" + hex_address(at.module_offset) + ")";
+    it->second = builder_.add_section(name, "", 0);
   }
 }
 

@@ -80,6 +80,13 @@ struct BinaryStructureOptions {
 // empty when none of them is set.
 std::string binary_structure_cache_dir();
 
+// The functions a cache file holds for `build_id`, as BinaryStructure
+// loads them: empty when the file is absent, corrupt, inconsistent (a block
+// or loop out of range), of another format version or of another build id.
+// Public for tests and fuzz/fuzz_binary_structure_cache.cpp.
+std::map<uint64_t, FunctionStructure> read_binary_structure_cache(const std::string& path,
+                                                                  const std::string& build_id);
+
 // One ELF file. Not thread-safe: functions are analyzed lazily.
 //
 // Disassembly (LLVM MC, x86-64) is a linear sweep of the bytes covered by the

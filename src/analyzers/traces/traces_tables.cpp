@@ -127,6 +127,14 @@ std::vector<uint8_t> compress_trace_encoding(const std::vector<uint8_t>& encodin
 
 std::vector<uint8_t> decompress_trace_encoding(const std::vector<uint8_t>& blob,
                                                uint64_t encoded_bytes) {
+  // The size is checked before it is allocated: it must be the one the zstd
+  // frame declares, and within zstd's largest ratio (a 4-byte RLE block
+  // stands for at most 128 KiB), so a profile cannot ask for more memory
+  // than its own bytes account for.
+  constexpr uint64_t kMaxZstdRatio = 32 * 1024;
+  const unsigned long long declared = ZSTD_getFrameContentSize(blob.data(), blob.size());
+  if (declared != encoded_bytes || encoded_bytes / kMaxZstdRatio > blob.size())
+    throw ProfileError("corrupt memory trace in the profile (zstd)");
   std::vector<uint8_t> out(encoded_bytes);
   const size_t n = ZSTD_decompress(out.data(), out.size(), blob.data(), blob.size());
   if (ZSTD_isError(n) || n != encoded_bytes)

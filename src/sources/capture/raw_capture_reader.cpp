@@ -106,8 +106,11 @@ RunCapture read_raw_capture(const std::string& path) {
     std::memcpy(&section.size, &bytes[pos + 4], 4);
     std::memcpy(&section.count, &bytes[pos + 8], 8);
     pos += 16;
+    // Records of no bytes are none, whatever the count says (a count of
+    // 2^62 zero-size records made the byte sections read past the file).
+    if (section.size == 0) section.count = 0;
     const uint64_t available = section.size ? (bytes.size() - pos) / section.size : 0;
-    const bool truncated = section.size && section.count > available;
+    const bool truncated = section.count > available;
     if (truncated) section.count = available;
     section.data = bytes.data() + pos;
     if (tag == static_cast<uint32_t>(RawSection::Meta) && section.count >= 1) {
