@@ -71,6 +71,17 @@ class RegionTest : public ::testing::Test {
     return rows;
   }
 
+  // Runs a statement that changes the profile.
+  void execute(const std::string& profile, const std::string& sql) {
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(profile.c_str(), &h), SQLITE_OK);
+    char* error = nullptr;
+    EXPECT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+        << (error ? error : "");
+    sqlite3_free(error);
+    sqlite3_close(h);
+  }
+
   fs::path dir_;
 };
 
@@ -199,17 +210,35 @@ TEST_P(ExampleCrd, BlockedMomentsHaveTheLowerCrdAndDiffSaysSo) {
 
   // With a 64 KiB cache (1024 lines) the unblocked loop gets the blocking
   // advice at its source line, the blocked one none.
+  std::vector<nlohmann::json> objects;
   auto data_affinity = [&](const std::string& profile) {
     std::vector<std::string> where;
     const nlohmann::json report =
         json(weft() + " report " + profile + " --cache-size 64K --format json");
     for (const nlohmann::json& s : report["suggestions"])
-      if (s["kind"] == "data-affinity" && s["region"].get<std::string>().starts_with("moments:"))
+      if (s["kind"] == "data-affinity" && s["region"].get<std::string>().starts_with("moments:")) {
         where.push_back(s["location"]);
+        objects.push_back(s["reads_object"]);
+      }
     return where;
   };
   EXPECT_EQ(data_affinity(unblocked), std::vector<std::string>{"moments_unblocked_pthreads.c:21"});
   EXPECT_EQ(data_affinity(blocked), std::vector<std::string>{});
+  // It names the array its communication reads: every sampled address of
+  // the reading instruction is in the global `records` (MAXT x MAXN records
+  // of 64 bytes).
+  ASSERT_EQ(objects.size(), 1u);
+  EXPECT_EQ(objects[0]["kind"], "global") << objects[0];
+  EXPECT_EQ(objects[0]["name"], "records");
+  EXPECT_EQ(objects[0]["allocated_at"], nullptr);
+  EXPECT_EQ(objects[0]["share"], 1.0);
+  // A version 4 profile of an earlier weft, without pc_objects: the same
+  // advice, naming no object.
+  execute(unblocked, "DROP TABLE pc_objects");
+  objects.clear();
+  EXPECT_EQ(data_affinity(unblocked), std::vector<std::string>{"moments_unblocked_pthreads.c:21"});
+  ASSERT_EQ(objects.size(), 1u);
+  EXPECT_EQ(objects[0], nullptr);
 }
 
 // The CRD paper's version comparisons, on this project's kernels
