@@ -68,6 +68,33 @@ class Expander {
   std::vector<uint64_t> index_;
 };
 
+// The address at position `position` (< node_length(node)) of a node whose
+// enclosing loops have the indices `index`.
+uint64_t address_at(const TraceNode& node, uint64_t position, std::vector<uint64_t>& index) {
+  if (node.kind == TraceNode::Kind::Value) {
+    uint64_t address = node.base;
+    const size_t n = std::min(node.coefficients.size(), index.size());
+    for (size_t k = 0; k < n; ++k)
+      address += static_cast<uint64_t>(node.coefficients[k]) * index[k];
+    return address;
+  }
+  uint64_t body = 0;
+  for (const TraceNode& child : node.body) body = saturating_add(body, node_length(child));
+  index.push_back(position / body);
+  position %= body;
+  for (const TraceNode& child : node.body) {
+    const uint64_t length = node_length(child);
+    if (position < length) {
+      const uint64_t address = address_at(child, position, index);
+      index.pop_back();
+      return address;
+    }
+    position -= length;
+  }
+  index.pop_back();
+  return 0;  // not reached: position < node_length(node)
+}
+
 class Formatter {
  public:
   explicit Formatter(size_t max_lines) : max_lines_(max_lines) {}
@@ -223,6 +250,28 @@ std::vector<uint64_t> expand_loop_trace(const LoopTrace& trace, uint64_t limit) 
   expand_loop_trace(
       trace, [&](uint64_t address) { addresses.push_back(address); }, limit);
   return addresses;
+}
+
+std::vector<uint64_t> sample_loop_trace(const LoopTrace& trace, size_t count) {
+  std::vector<uint64_t> starts;  // of each top-level element
+  uint64_t length = 0;
+  for (const TraceNode& element : trace.elements) {
+    starts.push_back(length);
+    length = saturating_add(length, node_length(element));
+  }
+  std::vector<uint64_t> samples;
+  if (length == 0 || count == 0) return samples;
+  const uint64_t taken = std::min<uint64_t>(length, count);
+  samples.reserve(taken);
+  std::vector<uint64_t> index;
+  for (uint64_t i = 0; i < taken; ++i) {
+    // floor(i * length / taken), without overflowing.
+    const auto position = static_cast<uint64_t>(static_cast<unsigned __int128>(i) * length / taken);
+    const size_t e = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), position) -
+                                         starts.begin() - 1);
+    samples.push_back(address_at(trace.elements[e], position - starts[e], index));
+  }
+  return samples;
 }
 
 unsigned trace_depth(const LoopTrace& trace) {

@@ -59,6 +59,12 @@ void expand_loop_trace(const LoopTrace& trace, const std::function<void(uint64_t
                        uint64_t limit = ~uint64_t{0});
 std::vector<uint64_t> expand_loop_trace(const LoopTrace& trace, uint64_t limit = ~uint64_t{0});
 
+// `count` addresses spread evenly over the trace: those at positions
+// floor(i * length / count) for i = 0 .. count - 1 (every address, in order,
+// when the trace has at most `count`). Found from the loop counts, without
+// expanding the trace.
+std::vector<uint64_t> sample_loop_trace(const LoopTrace& trace, size_t count);
+
 // Nesting depth of the deepest loop (0: only values).
 unsigned trace_depth(const LoopTrace& trace);
 

@@ -480,17 +480,22 @@ std::vector<SharingItem> analyze_false_sharing(const Profile& profile) {
   return out;
 }
 
-std::string data_object_description(const SharingItem& item) {
-  const DataObject& o = item.object;
+std::string data_object_description(const DataObject& o,
+                                    const std::optional<SourcePosition>& allocated_at,
+                                    uint64_t blocks, uint64_t address) {
   if (o.kind == "global")
     return fmt::format("{} (global, {} bytes)", quoted(o.name), o.object_size);
   if (o.kind == "heap") {
     std::string where = "an unknown site";
-    if (item.allocated_at) where = code_location(*item.allocated_at, o.allocation_pc);
-    if (item.blocks > 1) return fmt::format("{} heap blocks allocated at {}", item.blocks, where);
+    if (allocated_at) where = code_location(*allocated_at, o.allocation_pc);
+    if (blocks > 1) return fmt::format("{} heap blocks allocated at {}", blocks, where);
     return fmt::format("heap block of {} bytes allocated at {}", o.object_size, where);
   }
-  return fmt::format("data at 0x{:x} (no symbol, no recorded allocation)", item.line_address);
+  return fmt::format("data at 0x{:x} (no symbol, no recorded allocation)", address);
+}
+
+std::string data_object_description(const SharingItem& item) {
+  return data_object_description(item.object, item.allocated_at, item.blocks, item.line_address);
 }
 
 std::string item_headline(const SharingItem& item) {

@@ -123,6 +123,11 @@ FalseSharingFindings find_false_sharing(const Profile& profile,
 // "counters (global, 32 bytes)" / "heap block of 256 bytes allocated at
 // kernel.c:40 main" / "data at 0x7f… (no symbol, no recorded allocation)".
 std::string data_object_description(const SharingItem& item);
+// The same for any object: `blocks` heap blocks allocated at `allocated_at`,
+// `address` named when nothing is known.
+std::string data_object_description(const DataObject& object,
+                                    const std::optional<SourcePosition>& allocated_at,
+                                    uint64_t blocks, uint64_t address);
 
 // "1 line of 'total' (global, 8 bytes), from racy.c:60 and racy.c:61".
 std::string item_headline(const SharingItem& item);

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
+#include "analyzers/false_sharing/false_sharing_tables.h"
 #include "findings/crd_findings.h"
+#include "findings/false_sharing_findings.h"
 #include "findings/source_lines.h"
 #include "profile/region_naming.h"
 
@@ -70,6 +73,49 @@ void name_reading_line(const Profile& profile, const RegionInfo& region, SourceL
   suggestion.reads_at = fmt::format("{}:{}", path_basename(lines[0].file), lines[0].line);
   const std::string code = sources.line(lines[0].file, lines[0].line);
   if (!code.empty()) suggestion.reads_code = "`" + code + "`";
+}
+
+// The data object most of the region's communication reads: each reading
+// instruction's events in a thread are shared among the objects of its
+// sampled addresses there, in proportion; the known object with the most.
+void name_read_object(const Profile& profile, const RegionVolume& volume, SourceLines& sources,
+                      Suggestion& suggestion) {
+  struct Weight {
+    DataObject object;
+    double events = 0;
+  };
+  std::map<std::pair<std::string, uint64_t>, Weight> weights;
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> samples;  // per (pc, thread)
+  const std::vector<PcObjectVolume> rows = region_pc_objects(profile, volume.region.id);
+  for (const PcObjectVolume& v : rows) samples[{v.row.pc, v.row.thread}] += v.row.samples;
+  for (const PcObjectVolume& v : rows) {
+    if (v.row.object.kind == "unknown") continue;
+    Weight& w = weights[{v.row.object.kind, v.row.object.object_address}];
+    w.object = v.row.object;
+    w.events += static_cast<double>(v.events) * static_cast<double>(v.row.samples) /
+                static_cast<double>(samples[{v.row.pc, v.row.thread}]);
+  }
+  const Weight* top = nullptr;
+  for (const auto& [key, w] : weights)
+    if (!top || w.events > top->events) top = &w;
+  const uint64_t events = volume.raw + volume.rar;
+  if (!top || events == 0) return;
+  ReadObject o;
+  o.kind = top->object.kind;
+  o.name = top->object.name;
+  o.bytes = top->object.object_size;
+  std::optional<SourcePosition> at;
+  if (o.kind == "heap" && top->object.allocation_pc != 0) {
+    at = profile.source_position(top->object.allocation_pc);
+    if (at && !at->file.empty()) {
+      o.allocated_at = fmt::format("{}:{}", path_basename(at->file), at->line);
+      const std::string code = sources.line(at->file, at->line);
+      if (!code.empty()) o.allocated_code = "`" + code + "`";
+    }
+  }
+  o.description = data_object_description(top->object, at, 1, top->object.object_address);
+  o.share = std::min(1.0, top->events / static_cast<double>(events));
+  suggestion.reads_object = std::move(o);
 }
 
 }  // namespace
@@ -158,8 +204,10 @@ ReportFindings find_report(const Profile& profile, const ReportOptions& options)
     if (events >= options.suggestion_min_events &&
         static_cast<double>(events) >= kSuggestionMinShare * static_cast<double>(program_events)) {
       for (Suggestion& suggestion : suggest(volume.region, metrics, regions)) {
-        if (suggestion.kind == SuggestionKind::DataAffinity)
+        if (suggestion.kind == SuggestionKind::DataAffinity) {
           name_reading_line(profile, volume.region, sources, suggestion);
+          name_read_object(profile, volume, sources, suggestion);
+        }
         suggestions.push_back(std::move(suggestion));
       }
     }

@@ -335,6 +335,10 @@ std::string format_suggestion(const Suggestion& suggestion) {
   if (!suggestion.reads_at.empty())
     text += fmt::format("  read mostly at {}{}\n", suggestion.reads_at,
                         suggestion.reads_code.empty() ? "" : ": " + suggestion.reads_code);
+  if (const std::optional<ReadObject>& o = suggestion.reads_object)
+    text += fmt::format(
+        "  data read mostly: {}{}, {} of the region's communication\n", o->description,
+        o->allocated_code.empty() ? "" : " (" + o->allocated_code + ")", percent(o->share));
   if (!suggestion.also_in.empty())
     text += fmt::format("  the same in {}\n", fmt::join(suggestion.also_in, ", "));
   for (const std::string& action : suggestion.actions) text += "  - " + action + "\n";

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,19 @@ struct ThreadPairVolume {
   uint64_t events = 0;
 };
 
+// The data object most of a region's communication reads (from the objects
+// its reading instructions' sampled addresses fall in, weighted by the
+// communication each instruction read).
+struct ReadObject {
+  std::string kind;  // "global" or "heap"
+  std::string name;  // a global's name; empty for a heap block
+  uint64_t bytes = 0;
+  std::string allocated_at;    // heap: "file.c:LINE" of the allocating call; empty when unknown
+  std::string allocated_code;  // its text in backquotes; empty when unknown
+  std::string description;  // "'cdf' (global, 8 bytes)" / "heap block of N bytes allocated at ..."
+  double share = 0.0;       // of the region's communication (raw + rar)
+};
+
 struct Suggestion {
   SuggestionKind kind = SuggestionKind::DataAffinity;
   std::string region;
@@ -79,6 +93,10 @@ struct Suggestion {
   // communication, and its text (the array it reads); empty when unknown.
   std::string reads_at;
   std::string reads_code;
+  // Data affinity: the data object it reads mostly; none when the profile
+  // does not say (recorded without the traces or falseshare analyses) or
+  // no known object holds the sampled addresses.
+  std::optional<ReadObject> reads_object;
   // Other regions with the same finding, merged into this one.
   std::vector<std::string> also_in;
   uint32_t broadcast_writer = 0;  // broadcast: the writing thread

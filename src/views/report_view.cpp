@@ -324,6 +324,20 @@ json locality_json(const ReportFindings& data, const std::vector<RegionLocality>
   return locality;
 }
 
+json read_object_json(const std::optional<ReadObject>& object) {
+  if (!object) return nullptr;
+  auto unless_empty = [](const std::string& text) {
+    return text.empty() ? json(nullptr) : json(text);
+  };
+  return {{"kind", object->kind},
+          {"name", unless_empty(object->name)},
+          {"bytes", object->bytes},
+          {"allocated_at", unless_empty(object->allocated_at)},
+          {"allocated_code", unless_empty(object->allocated_code)},
+          {"description", object->description},
+          {"share", object->share}};
+}
+
 json suggestions_json(const ReportFindings& data) {
   json suggestions = json::array();
   for (const Suggestion& suggestion : data.suggestions) {
@@ -344,6 +358,7 @@ json suggestions_json(const ReportFindings& data) {
          {"reads_at", suggestion.reads_at.empty() ? json(nullptr) : json(suggestion.reads_at)},
          {"reads_code",
           suggestion.reads_code.empty() ? json(nullptr) : json(suggestion.reads_code)},
+         {"reads_object", read_object_json(suggestion.reads_object)},
          {"also_in", suggestion.also_in}});
   }
   return suggestions;

@@ -161,6 +161,28 @@ TEST(LoopTrace, LengthDepthAndExpansion) {
             (std::vector<uint64_t>{8, ~uint64_t{0} - 7}));
 }
 
+// Samples are the addresses at floor(i * length / count), found without
+// expanding: the same as picking them from the expansion.
+TEST(LoopTrace, SamplesAreEvenlySpreadAddresses) {
+  const LoopTrace trace = trace_of({
+      trace_value(0x1000),
+      trace_loop(3, {trace_value(0x2000, {-8}), trace_loop(2, {trace_value(0x3000, {0, 16})})}),
+  });
+  const std::vector<uint64_t> all = expand_loop_trace(trace);
+  EXPECT_EQ(sample_loop_trace(trace, 10), all);
+  EXPECT_EQ(sample_loop_trace(trace, 64), all);
+  EXPECT_EQ(sample_loop_trace(trace, 4), (std::vector<uint64_t>{all[0], all[2], all[5], all[7]}));
+  EXPECT_EQ(sample_loop_trace(trace, 1), std::vector<uint64_t>{0x1000});
+  EXPECT_TRUE(sample_loop_trace(trace, 0).empty());
+  EXPECT_TRUE(sample_loop_trace(LoopTrace{}, 8).empty());
+  // A million-address nest: the 1000 samples are every 1000th address.
+  const LoopTrace nest =
+      trace_of({trace_loop(1000, {trace_loop(1000, {trace_value(0x10000, {8000, 8})})})});
+  const std::vector<uint64_t> samples = sample_loop_trace(nest, 1000);
+  ASSERT_EQ(samples.size(), 1000u);
+  for (uint64_t i = 0; i < 1000; ++i) EXPECT_EQ(samples[i], 0x10000 + 8000 * i) << i;
+}
+
 TEST(LoopTrace, EncodingIsTheDocumentedBytes) {
   // 2 elements | loop 4 x 1 | value, 1 coefficient, base +0x1000, 8 | value, base -8.
   const LoopTrace trace = trace_of({trace_loop(4, {trace_value(0x1000, {8})}), trace_value(0xff8)});

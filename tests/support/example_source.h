@@ -7,6 +7,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,11 @@ struct ExampleBuild {
   std::string build;    // gcc.O2, plain.clang.O2, ...
   std::string backend;  // compile or valgrind
 };
+
+// gtest prints a build by its name and source.
+inline void PrintTo(const ExampleBuild& b, std::ostream* os) {
+  *os << b.build << " (" << b.backend << ")";
+}
 
 // weft's wrappers with gcc and clang at -O1 and -O2 under the compile-time
 // source, and the plain gcc -O1 and clang -O2 builds under the binary source.

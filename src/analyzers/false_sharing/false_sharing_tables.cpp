@@ -3,8 +3,14 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
+#include <stdexcept>
+#include <string_view>
 #include <tuple>
 
+#include "analyzers/communication/communication_records.h"
+#include "analyzers/traces/traces_records.h"
+#include "common/loop_trace.h"
 #include "profile/analysis_tables.h"
 
 namespace weft {
@@ -27,6 +33,11 @@ CREATE TABLE sharing_totals(
 CREATE TABLE data_objects(
   line_address INTEGER PRIMARY KEY, kind TEXT NOT NULL, name TEXT, object_address INTEGER,
   object_size INTEGER, allocation_pc INTEGER, allocation_thread INTEGER);
+CREATE TABLE pc_objects(
+  pc INTEGER NOT NULL, thread INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT,
+  object_address INTEGER NOT NULL, object_size INTEGER, allocation_pc INTEGER,
+  allocation_thread INTEGER, samples INTEGER NOT NULL,
+  PRIMARY KEY(pc, thread, kind, object_address)) WITHOUT ROWID;
 CREATE TABLE line_objects(
   line_address INTEGER NOT NULL, offset INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT,
   object_address INTEGER NOT NULL, object_size INTEGER NOT NULL, allocation_pc INTEGER,
@@ -161,6 +172,39 @@ std::vector<LineObject> resolve_line_objects(const std::map<uint64_t, uint64_t>&
   return out;
 }
 
+// Per (pc, thread) whose reads counted communication, the objects of
+// kPcObjectSamples addresses spread over the instruction's trace in that
+// thread (the traces analysis' streams; none when it did not run).
+std::vector<PcObject> resolve_pc_objects(const RunCapture& capture, ObjectResolver& resolver) {
+  std::set<std::pair<uint64_t, uint32_t>> reading;
+  for (const PcCommunication& c : capture.records(kCommunicationCounts))
+    if (c.raw + c.rar > 0) reading.insert({c.pc, c.thread});
+  std::map<std::tuple<uint64_t, uint32_t, std::string, uint64_t>, PcObject> rows;
+  for_each_trace_stream(capture.bytes(kTraceStreams), [&](const TraceStreamHeader& header,
+                                                          std::string_view encoding,
+                                                          std::string_view) {
+    if (!reading.count({header.pc, header.thread})) return;
+    LoopTrace trace;
+    try {
+      trace = decode_loop_trace(reinterpret_cast<const uint8_t*>(encoding.data()), encoding.size());
+    } catch (const std::runtime_error&) {
+      return;  // a damaged stream names nothing
+    }
+    for (uint64_t address : sample_loop_trace(trace, kPcObjectSamples)) {
+      DataObject object = resolver.at(address);
+      PcObject& row = rows[{header.pc, header.thread, object.kind, object.object_address}];
+      if (row.samples++ == 0) {
+        row.pc = header.pc;
+        row.thread = header.thread;
+        row.object = std::move(object);
+      }
+    }
+  });
+  std::vector<PcObject> out;
+  for (auto& [key, row] : rows) out.push_back(std::move(row));
+  return out;
+}
+
 class FalseSharingRows : public AnalysisRows {
  public:
   explicit FalseSharingRows(const ProfileBuild& build)
@@ -172,6 +216,7 @@ class FalseSharingRows : public AnalysisRows {
     const std::map<uint64_t, uint64_t> lines = used_lines(line_sharing_, unsync_);
     objects_ = resolve_data_objects(lines, line_size, resolver);
     line_objects_ = resolve_line_objects(lines, line_size, resolver);
+    pc_objects_ = resolve_pc_objects(build.capture, resolver);
   }
 
   void add_pcs(std::set<uint64_t>& pcs) const override {
@@ -181,6 +226,10 @@ class FalseSharingRows : public AnalysisRows {
       if (o.allocation_pc != 0) pcs.insert(o.allocation_pc);
     for (const LineObject& o : line_objects_)
       if (o.object.allocation_pc != 0) pcs.insert(o.object.allocation_pc);
+    for (const PcObject& o : pc_objects_) {
+      pcs.insert(o.pc);
+      if (o.object.allocation_pc != 0) pcs.insert(o.object.allocation_pc);
+    }
   }
   void write(const sqlite::Database& db, const RunRegions& regions) const override;
 
@@ -190,7 +239,17 @@ class FalseSharingRows : public AnalysisRows {
   std::vector<SharingPairTotals> totals_;
   std::vector<DataObject> objects_;
   std::vector<LineObject> line_objects_;
+  std::vector<PcObject> pc_objects_;
 };
+
+// The allocation columns of an object: a heap block's call site and
+// thread, NULL for anything else.
+std::optional<uint64_t> allocation_pc(const DataObject& o) {
+  return o.kind == "heap" ? std::optional<uint64_t>(o.allocation_pc) : std::nullopt;
+}
+std::optional<uint32_t> allocation_thread(const DataObject& o) {
+  return o.kind == "heap" ? std::optional<uint32_t>(o.allocation_thread) : std::nullopt;
+}
 
 void FalseSharingRows::write(const sqlite::Database& db, const RunRegions&) const {
   // One row per (line, thread, writer, pc), even if a source repeated a key.
@@ -241,12 +300,23 @@ void FalseSharingRows::write(const sqlite::Database& db, const RunRegions&) cons
                                   " allocation_thread) VALUES (?, ?, ?, ?, ?, ?, ?)");
   for (const DataObject& o : objects_) {
     const bool known = o.kind != "unknown";
-    insert_object.run(
-        o.line_address, o.kind, o.name.empty() ? std::nullopt : std::optional<std::string>(o.name),
-        known ? std::optional<uint64_t>(o.object_address) : std::nullopt,
-        known ? std::optional<uint64_t>(o.object_size) : std::nullopt,
-        o.kind == "heap" ? std::optional<uint64_t>(o.allocation_pc) : std::nullopt,
-        o.kind == "heap" ? std::optional<uint32_t>(o.allocation_thread) : std::nullopt);
+    insert_object.run(o.line_address, o.kind, unless_empty(o.name),
+                      known ? std::optional<uint64_t>(o.object_address) : std::nullopt,
+                      known ? std::optional<uint64_t>(o.object_size) : std::nullopt,
+                      allocation_pc(o), allocation_thread(o));
+  }
+
+  sqlite::Statement insert_pc_object(
+      db,
+      "INSERT INTO pc_objects(pc, thread, kind, name, object_address,"
+      " object_size, allocation_pc, allocation_thread, samples)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  for (const PcObject& row : pc_objects_) {
+    const DataObject& o = row.object;
+    insert_pc_object.run(
+        row.pc, row.thread, o.kind, unless_empty(o.name), o.object_address,
+        o.kind != "unknown" ? std::optional<uint64_t>(o.object_size) : std::nullopt,
+        allocation_pc(o), allocation_thread(o), row.samples);
   }
 
   sqlite::Statement insert_line_object(db,
@@ -255,11 +325,8 @@ void FalseSharingRows::write(const sqlite::Database& db, const RunRegions&) cons
                                        " allocation_thread) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   for (const LineObject& row : line_objects_) {
     const DataObject& o = row.object;
-    const bool heap = o.kind == "heap";
     insert_line_object.run(o.line_address, row.offset, o.kind, unless_empty(o.name),
-                           o.object_address, o.object_size,
-                           heap ? std::optional<uint64_t>(o.allocation_pc) : std::nullopt,
-                           heap ? std::optional<uint32_t>(o.allocation_thread) : std::nullopt);
+                           o.object_address, o.object_size, allocation_pc(o), allocation_thread(o));
   }
 }
 
@@ -357,6 +424,37 @@ std::vector<LineObject> line_objects(const Profile& profile) {
       row.object.allocation_pc = query.column_u64(6);
       row.object.allocation_thread = static_cast<uint32_t>(query.column_int(7));
       out.push_back(std::move(row));
+    }
+    return out;
+  });
+}
+
+std::vector<PcObjectVolume> region_pc_objects(const Profile& profile, int64_t region_id) {
+  return profile.read([&](const sqlite::Database& db) {
+    std::vector<PcObjectVolume> out;
+    if (!has_table(db, "pc_objects")) return out;
+    sqlite::Statement query(
+        db,
+        "SELECT o.pc, o.thread, o.kind, o.name, o.object_address, o.object_size,"
+        " o.allocation_pc, o.allocation_thread, o.samples,"
+        " (SELECT SUM(c.raw + c.rar) FROM pc_communication c"
+        "  WHERE c.pc = o.pc AND c.thread = o.thread)"
+        " FROM pc_objects o JOIN code_locations l ON l.pc = o.pc WHERE l.region_id = ?"
+        " ORDER BY o.pc, o.thread, o.kind, o.object_address");
+    query.bind(1, region_id);
+    while (query.step()) {
+      PcObjectVolume v;
+      v.row.pc = query.column_u64(0);
+      v.row.thread = static_cast<uint32_t>(query.column_int(1));
+      v.row.object.kind = query.column_text(2);
+      v.row.object.name = query.column_text(3);
+      v.row.object.object_address = query.column_u64(4);
+      v.row.object.object_size = query.column_u64(5);
+      v.row.object.allocation_pc = query.column_u64(6);
+      v.row.object.allocation_thread = static_cast<uint32_t>(query.column_int(7));
+      v.row.samples = query.column_u64(8);
+      v.events = query.column_u64(9);
+      out.push_back(std::move(v));
     }
     return out;
   });

@@ -3,6 +3,7 @@
 // thread pair, and the data objects behind each line; and their readers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,6 +34,26 @@ struct LineObject {
   DataObject object;  // kind "global" or "heap"
 };
 
+// pc_objects: what an instruction that read communicated data (raw + rar >
+// 0 in `thread`) accessed there: of kPcObjectSamples addresses spread evenly
+// over its memory trace in `thread` (every address of a shorter trace),
+// `samples` fell in `object` (kind "unknown", address 0: in no known
+// object). Written when the run recorded the traces too.
+inline constexpr size_t kPcObjectSamples = 64;
+struct PcObject {
+  uint64_t pc = 0;
+  uint32_t thread = 0;
+  DataObject object;  // line_address unused (0)
+  uint64_t samples = 0;
+};
+
+// A pc_objects row of a region's instruction with the communication its
+// thread read there (raw + rar of pc_communication).
+struct PcObjectVolume {
+  PcObject row;
+  uint64_t events = 0;
+};
+
 // The analysis' line (meta line_size); 64 when absent.
 uint32_t false_sharing_line_size(const Profile& profile);
 // The tables' rows as the analysis produced them (false_sharing_records.h).
@@ -43,5 +64,8 @@ std::vector<UnsyncWriteRecord> unsync_writes(const Profile& profile);
 std::vector<SharingPairTotals> sharing_totals(const Profile& profile);
 std::vector<DataObject> data_objects(const Profile& profile);
 std::vector<LineObject> line_objects(const Profile& profile);  // by line, offset
+// The pc_objects rows of the instructions of code region `region_id`, by
+// pc, thread, object; none for a profile without the table.
+std::vector<PcObjectVolume> region_pc_objects(const Profile& profile, int64_t region_id);
 
 }  // namespace weft

@@ -59,26 +59,41 @@ struct TraceStream {
   std::vector<TraceSegmentRun> segments;
 };
 
-// The streams of a kTraceStreams section; a stream cut short by a truncated
-// capture is left out.
-inline std::vector<TraceStream> read_trace_streams(std::string_view bytes) {
-  std::vector<TraceStream> streams;
+// Calls visit(header, encoding, segment_runs) for each stream of a
+// kTraceStreams section, in order, without copying it: `encoding` is its
+// LoopTrace encoding, `segment_runs` the bytes of its TraceSegmentRun
+// records. A stream cut short by a truncated capture is left out.
+template <class Visit>
+void for_each_trace_stream(std::string_view bytes, Visit&& visit) {
   size_t pos = 0;
   while (pos + sizeof(TraceStreamHeader) <= bytes.size()) {
-    TraceStream stream;
-    std::memcpy(&stream.header, bytes.data() + pos, sizeof stream.header);
-    pos += sizeof stream.header;
-    if (stream.header.encoded_bytes > bytes.size() - pos) break;
-    stream.encoding.assign(bytes.data() + pos, bytes.data() + pos + stream.header.encoded_bytes);
-    pos += stream.header.encoded_bytes;
-    const uint64_t runs = stream.header.segment_runs;
+    TraceStreamHeader header;
+    std::memcpy(&header, bytes.data() + pos, sizeof header);
+    pos += sizeof header;
+    if (header.encoded_bytes > bytes.size() - pos) break;
+    const std::string_view encoding = bytes.substr(pos, header.encoded_bytes);
+    pos += header.encoded_bytes;
+    const uint64_t runs = header.segment_runs;
     if (runs > (bytes.size() - pos) / sizeof(TraceSegmentRun)) break;
-    stream.segments.resize(runs);
-    if (runs)
-      std::memcpy(stream.segments.data(), bytes.data() + pos, runs * sizeof(TraceSegmentRun));
+    const std::string_view segment_runs = bytes.substr(pos, runs * sizeof(TraceSegmentRun));
     pos += runs * sizeof(TraceSegmentRun);
-    streams.push_back(std::move(stream));
+    visit(header, encoding, segment_runs);
   }
+}
+
+// The streams of a kTraceStreams section, copied.
+inline std::vector<TraceStream> read_trace_streams(std::string_view bytes) {
+  std::vector<TraceStream> streams;
+  for_each_trace_stream(bytes, [&](const TraceStreamHeader& header, std::string_view encoding,
+                                   std::string_view segment_runs) {
+    TraceStream stream;
+    stream.header = header;
+    stream.encoding.assign(encoding.begin(), encoding.end());
+    stream.segments.resize(header.segment_runs);
+    if (!segment_runs.empty())
+      std::memcpy(stream.segments.data(), segment_runs.data(), segment_runs.size());
+    streams.push_back(std::move(stream));
+  });
   return streams;
 }
 
