@@ -86,7 +86,8 @@ nlohmann::json entry_json(const CrdEntry& entry) {
   if (entry.pooled) {
     object["raw"] = m.raw;
     object["rar"] = m.rar;
-    object["borrowed"] = m.borrowed;
+    // null when the profile cannot tell (a weft before crr_epochs): crr is rar / raw.
+    object["borrowed"] = m.borrowed_known ? nlohmann::json(m.borrowed) : nlohmann::json(nullptr);
     object["crr"] = m.crr;
   }
   return object;

@@ -505,6 +505,11 @@ TEST_F(LocalityViewsTest, CrrOfDataFirstReadInAnotherRegion) {
   EXPECT_EQ(in_extra.borrowed[0], (std::vector<uint64_t>{0, 4, 0}));
   EXPECT_EQ(in_extra.crr[0], (std::vector<double>{0, 9.0 / 5.0, 1.0}));
   EXPECT_EQ(compute_locality(profile, {loop}, {}).crr[0], (std::vector<double>{0, 1.0, 0}));
+  const json crd_extra = json::parse(
+      render_crd(find_crd(profile, {.region = std::string(kExtra), .cache = {.cache_size = 1024}}),
+                 OutputFormat::Json));
+  EXPECT_EQ(crd_extra[0]["borrowed"][0], json::parse("[0, 4, 0]"));
+  EXPECT_DOUBLE_EQ(crd_extra[0]["crr"][0][1].get<double>(), 1.8);
   EXPECT_EQ(compute_locality(profile, {extra, loop}, {}).crr[0],
             (std::vector<double>{0, 11.0 / 5.0, 1.0}));
   // The first-touch region and the whole program keep rar / raw.
@@ -536,6 +541,11 @@ TEST_F(LocalityViewsTest, CrrOfDataFirstReadInAnotherRegion) {
   EXPECT_FALSE(old_extra.borrowed_known);
   EXPECT_EQ(old_extra.crr[0], (std::vector<double>{0, 9.0, 1.0}));
   EXPECT_EQ(compute_locality(old, {loop}, {}).crr[0], (std::vector<double>{0, 0, 0}));
+  const json crd_old = json::parse(
+      render_crd(find_crd(old, {.region = std::string(kExtra), .cache = {.cache_size = 1024}}),
+                 OutputFormat::Json));
+  EXPECT_TRUE(crd_old[0]["borrowed"].is_null()) << crd_old[0].dump();
+  EXPECT_DOUBLE_EQ(crd_old[0]["crr"][0][1].get<double>(), 9.0);
   const std::string table = render_comm(
       find_comm(old, {.region = std::string(kExtra), .kind = CommKind::Crr}), OutputFormat::Table);
   EXPECT_NE(table.find("note: this profile does not tell"), std::string::npos) << table;
