@@ -1,5 +1,7 @@
 #include "findings/comm_findings.h"
 
+#include "analyzers/crd/crd_tables.h"
+
 namespace weft {
 namespace {
 
@@ -55,11 +57,15 @@ CommFindings find_comm(const Profile& profile, const CommOptions& options) {
     case CommKind::Inval:
       findings.counts = profile.matrix(region_ids, MatrixKind::Inval);
       break;
-    case CommKind::Crr:
-      findings.counts = profile.matrix(region_ids, MatrixKind::Raw);
+    case CommKind::Crr: {
+      const CommunicationMatrix raw = profile.matrix(region_ids, MatrixKind::Raw);
+      const std::optional<CommunicationMatrix> borrowed = crr_borrowed(profile, region_ids);
+      findings.borrowed_known = borrowed.has_value() || region_ids.empty();
       reuse = profile.matrix(region_ids, MatrixKind::Rar);
-      findings.crr = crr_matrix(findings.counts, reuse);
+      findings.crr = crr_matrix(raw, reuse, borrowed.value_or(CommunicationMatrix{}));
+      findings.counts = crr_denominator(raw, borrowed.value_or(CommunicationMatrix{}));
       break;
+    }
   }
   findings.profile = profile_facts(profile);
 

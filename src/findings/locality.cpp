@@ -20,15 +20,31 @@ double crr_ratio(uint64_t rar, uint64_t raw) {
   return raw == 0 ? 0.0 : static_cast<double>(rar) / static_cast<double>(raw);
 }
 
-CrrMatrix crr_matrix(const CommunicationMatrix& raw, const CommunicationMatrix& rar) {
+namespace {
+
+uint64_t entry(const CommunicationMatrix& m, size_t writer, size_t reader) {
+  return writer < m.size() && reader < m[writer].size() ? m[writer][reader] : 0;
+}
+
+}  // namespace
+
+CommunicationMatrix crr_denominator(const CommunicationMatrix& raw,
+                                    const CommunicationMatrix& borrowed) {
+  CommunicationMatrix sum = raw;
+  for (size_t writer = 0; writer < sum.size(); ++writer)
+    for (size_t reader = 0; reader < sum[writer].size(); ++reader)
+      sum[writer][reader] += entry(borrowed, writer, reader);
+  return sum;
+}
+
+CrrMatrix crr_matrix(const CommunicationMatrix& raw, const CommunicationMatrix& rar,
+                     const CommunicationMatrix& borrowed) {
+  const CommunicationMatrix denominator = crr_denominator(raw, borrowed);
   CrrMatrix crr(raw.size(), std::vector<double>(raw.size(), 0.0));
-  for (size_t writer = 0; writer < raw.size(); ++writer) {
-    for (size_t reader = 0; reader < raw.size(); ++reader) {
-      const uint64_t reuse =
-          writer < rar.size() && reader < rar[writer].size() ? rar[writer][reader] : 0;
-      crr[writer][reader] = crr_ratio(reuse, raw[writer][reader]);
-    }
-  }
+  for (size_t writer = 0; writer < raw.size(); ++writer)
+    for (size_t reader = 0; reader < raw.size(); ++reader)
+      crr[writer][reader] =
+          crr_ratio(entry(rar, writer, reader), entry(denominator, writer, reader));
   return crr;
 }
 
@@ -163,7 +179,12 @@ LocalityMetrics compute_locality(const LocalityInputs& inputs, const CacheModel&
   LocalityMetrics metrics;
   metrics.raw = inputs.raw;
   metrics.rar = inputs.rar;
-  metrics.crr = crr_matrix(inputs.raw, inputs.rar);
+  metrics.borrowed_known = !inputs.borrowed.empty();
+  metrics.borrowed =
+      metrics.borrowed_known
+          ? inputs.borrowed
+          : CommunicationMatrix(inputs.raw.size(), std::vector<uint64_t>(inputs.raw.size(), 0));
+  metrics.crr = crr_matrix(inputs.raw, inputs.rar, inputs.borrowed);
   metrics.homogeneity = homogeneity(metrics.crr);
   metrics.balance = balance(metrics.crr);
   for (size_t writer = 0; writer < inputs.raw.size(); ++writer) {
@@ -199,6 +220,7 @@ LocalityMetrics compute_locality(const Profile& profile, const std::vector<int64
   LocalityInputs inputs;
   inputs.raw = profile.matrix(region_ids, MatrixKind::Raw);
   inputs.rar = profile.matrix(region_ids, MatrixKind::Rar);
+  inputs.borrowed = crr_borrowed(profile, region_ids).value_or(CommunicationMatrix{});
   inputs.granularity = profile.meta_unsigned("granularity").value_or(0);
   inputs.crd_recorded = profile.has_analysis(AnalysisId::Crd);
   if (inputs.crd_recorded) {

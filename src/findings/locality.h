@@ -24,8 +24,17 @@ using CrrMatrix = std::vector<std::vector<double>>;
 
 // rar / raw, 0 when raw is 0.
 double crr_ratio(uint64_t rar, uint64_t raw);
-// Element-wise crr_ratio(rar[i][j], raw[i][j]); both matrices T x T.
-CrrMatrix crr_matrix(const CommunicationMatrix& raw, const CommunicationMatrix& rar);
+// The CRR of a selection (docs/metrics.md, "CRR"): element-wise
+// crr_ratio(rar[i][j], raw[i][j] + borrowed[i][j]), where borrowed counts
+// the communication epochs the selection re-read whose true communication
+// was read elsewhere (crr_borrowed; empty for none: the whole program, or a
+// profile that cannot tell). All matrices T x T.
+CrrMatrix crr_matrix(const CommunicationMatrix& raw, const CommunicationMatrix& rar,
+                     const CommunicationMatrix& borrowed = {});
+// raw + borrowed, element-wise: the true communications of the data the
+// selection read, wherever they were read (CRR's denominator).
+CommunicationMatrix crr_denominator(const CommunicationMatrix& raw,
+                                    const CommunicationMatrix& borrowed);
 // Mean over rows of the population variance of the row (all T entries,
 // the zero diagonal included); 0 for an empty matrix.
 double homogeneity(const CrrMatrix& crr);
@@ -95,6 +104,9 @@ std::vector<CrdBin> contiguous_bins(const std::vector<CrdBin>& histogram);
 struct LocalityInputs {
   CommunicationMatrix raw;
   CommunicationMatrix rar;
+  // Epochs re-read here whose true communication was read elsewhere
+  // (crr_borrowed); empty when the profile cannot tell (CRR is then rar / raw).
+  CommunicationMatrix borrowed;
   std::vector<DistanceCount> distances;       // of granules
   std::vector<DistanceCount> word_distances;  // of words, scaled (crd_word_distances)
   std::vector<PairCount> unmeasured;
@@ -106,7 +118,9 @@ struct LocalityInputs {
 struct LocalityMetrics {
   CommunicationMatrix raw;
   CommunicationMatrix rar;
-  CrrMatrix crr;
+  CommunicationMatrix borrowed;  // T x T; all 0 when the profile cannot tell
+  bool borrowed_known = false;   // the profile has crr_epochs (and crd ran)
+  CrrMatrix crr;                 // crr_matrix(raw, rar, borrowed)
   uint64_t raw_total = 0;
   uint64_t rar_total = 0;
   double homogeneity = 0;

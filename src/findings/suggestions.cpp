@@ -161,7 +161,7 @@ double mean_nonzero_crr(const CrrMatrix& crr) {
 struct Broadcast {
   uint32_t writer = 0;
   uint64_t events = 0;     // raw + rar of its writes
-  uint64_t transfers = 0;  // raw of its writes: granules that moved
+  uint64_t transfers = 0;  // raw + borrowed of its writes: the granules read here that moved
   uint64_t total = 0;      // raw + rar of the region
   size_t readers = 0;
 };
@@ -173,7 +173,7 @@ std::optional<Broadcast> find_broadcast(const LocalityMetrics& metrics) {
     for (size_t j = 0; j < metrics.raw[i].size(); ++j) {
       const uint64_t events = metrics.raw[i][j] + metrics.rar[i][j];
       b.events += events;
-      b.transfers += metrics.raw[i][j];
+      b.transfers += metrics.raw[i][j] + metrics.borrowed[i][j];
       if (events > 0) ++b.readers;
     }
     if (total > 0 && b.readers >= 2 &&

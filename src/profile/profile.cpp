@@ -246,6 +246,7 @@ struct Profile::Impl {
   std::map<std::string, std::string> meta;
   uint32_t thread_count = 0;
   AnalysisSet analyses;  // meta analyses
+  std::set<std::string, std::less<>> tables;
 
   Impl(std::string profile_path, sqlite::Database database)
       : path(std::move(profile_path)), db(std::move(database)) {}
@@ -285,10 +286,11 @@ Profile Profile::open(const std::string& path) {
   const std::string not_a_profile = path + " is not a weft profile";
 
   impl->guarded([&] {
-    std::set<std::string> tables;
+    std::set<std::string, std::less<>> tables;
     sqlite::Statement list(impl->db, "SELECT name FROM sqlite_master WHERE type = 'table'");
     while (list.step()) tables.insert(list.column_text(0));
     if (!tables.contains("meta")) throw ProfileError(not_a_profile);
+    impl->tables = tables;
 
     sqlite::Statement meta(impl->db, "SELECT key, value FROM meta");
     while (meta.step()) impl->meta[meta.column_text(0)] = meta.column_text(1);
@@ -473,6 +475,7 @@ std::vector<RegionVolume> Profile::region_volumes() const {
 }
 
 bool Profile::has_analysis(AnalysisId id) const { return impl_->analyses.has(id); }
+bool Profile::has_table(std::string_view table) const { return impl_->tables.contains(table); }
 const sqlite::Database& Profile::database() const { return impl_->db; }
 ProfileError Profile::read_error(const sqlite::Error& error) const {
   return ProfileError(describe(impl_->path, error));

@@ -128,6 +128,9 @@ class Profile {
 
   // True when the run ran analysis `id` (meta analyses names it).
   bool has_analysis(AnalysisId id) const;
+  // True when the file has `table`: a profile of an earlier weft lacks the
+  // tables added to its schema version since (docs/profile-format.md).
+  bool has_table(std::string_view table) const;
   // The synchronization log (sync_events): each thread's records in the
   // order it logged them, threads by id; a kind this weft does not know is
   // left out.

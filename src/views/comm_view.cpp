@@ -29,7 +29,7 @@ const char* describe(CommKind kind) {
     case CommKind::Inval:
       return "invalidations";
     case CommKind::Crr:
-      return "communication reuse ratio (RaR / RaW)";
+      return "communication reuse ratio (RaR / true communications of the data read)";
   }
   return "";
 }
@@ -47,6 +47,10 @@ std::string render_table(const CommFindings& f) {
   if (!f.profile.complete) {
     text += fmt::format("warning: INCOMPLETE profile ({})\n", f.profile.incomplete_reason);
   }
+  if (f.kind == CommKind::Crr && !f.borrowed_known)
+    text +=
+        "note: this profile does not tell which data the region re-read after its first read "
+        "elsewhere (recorded without crd, or by an older weft): its CRR is RaR / its own RaW\n";
   const size_t threads = f.counts.size();
   if (threads == 0) return text + "no threads recorded\n";
 
@@ -106,6 +110,7 @@ std::string render_json(const CommFindings& f) {
   json["matrix"] = std::move(rows);
   if (f.kind == CommKind::Crr) {
     json["total"] = f.total.crr;
+    json["communicated"] = f.counts;
   } else {
     json["total"] = f.total.counts;
   }

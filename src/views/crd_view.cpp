@@ -86,6 +86,8 @@ nlohmann::json entry_json(const CrdEntry& entry) {
   if (entry.pooled) {
     object["raw"] = m.raw;
     object["rar"] = m.rar;
+    // null when the profile cannot tell (a weft before crr_epochs): crr is rar / raw.
+    object["borrowed"] = m.borrowed_known ? nlohmann::json(m.borrowed) : nlohmann::json(nullptr);
     object["crr"] = m.crr;
   }
   return object;
@@ -160,7 +162,9 @@ std::string render_histogram(const LocalityMetrics& m) {
 }
 
 std::string render_crr(const CrrMatrix& crr) {
-  std::string text = "  CRR (rar / raw; rows = writers, columns = readers)\n";
+  std::string text =
+      "  CRR (rar / true communications of the data read here, wherever first read; rows = "
+      "writers, columns = readers)\n";
   size_t width = 4;
   for (const auto& row : crr) {
     for (double value : row) width = std::max(width, fmt::format("{:.2f}", value).size());

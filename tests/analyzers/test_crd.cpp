@@ -1,8 +1,9 @@
 // Communication reuse distance and sharing footprint: exact values on traces
 // counted by hand, a differential test against the definition (distinct
 // granules between two events, computed with a std::set) across many
-// renumberings, the per-pair cap, and the wiring from the communication
-// analyzer.
+// renumberings, the per-pair cap, the wiring from the communication
+// analyzer, and the sets of instructions and sections of each communication
+// epoch (the CRR's denominators).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -13,6 +14,7 @@
 
 #include "analyzers/communication/communication_analyzer.h"
 #include "analyzers/crd/communication_reuse_distance.h"
+#include "analyzers/crd/reuse_sets.h"
 #include "analyzers/footprint/sharing_footprint.h"
 
 namespace weft {
@@ -157,12 +159,139 @@ TEST(CommunicationReuseDistance, CappedPairReportsUnmeasuredEvents) {
   alignas(64) static char data[4 * 64];
   const auto base = reinterpret_cast<uintptr_t>(data);
   for (int g = 0; g < 4; ++g) comm.write(*t0, 0x10, base + g * 64, 1);
-  // Reader: g0 g1 g0 (distance 1) g2 (cap: unmeasured) g3 g0 (unmeasured).
-  for (int g : {0, 1, 0, 2, 3, 0}) comm.read(*t1, 0x20, base + g * 64, 1);
+  // Reader: g0 g1 g0 (distance 1) g2 (cap: unmeasured) g3 g0 (unmeasured),
+  // each on a word the word trace does not sample (which one it samples
+  // depends on the address).
+  const SampledWord sampled(6);
+  auto unsampled = [&](int g) {
+    const uint64_t granule = (base >> 6) + static_cast<uint64_t>(g);
+    return base + static_cast<uint64_t>(g) * 64 + ((sampled.offset(granule) + 1) % 8) * 8;
+  };
+  for (int g : {0, 1, 0, 2, 3, 0}) comm.read(*t1, 0x20, unsampled(g), 1);
   const std::map<DistanceKey, uint64_t> expected = {{{0x20, 1, 0, 1}, 1},
                                                     {{0x20, 1, 0, kUnmeasured}, 3}};
   EXPECT_EQ(collect(crd), expected);
   EXPECT_EQ(crd.capped_pairs(), 1u);
+}
+
+TEST(ReuseSets, InternsSetsAndAddsEachTagOnce) {
+  ReuseSets sets;
+  const uint32_t a = sets.root(0, 0xa);
+  EXPECT_EQ(sets.root(0, 0xa), a);
+  EXPECT_NE(sets.root(1, 0xa), a);  // another writer's data: another set
+  const uint32_t ab = sets.add(a, 0xb);
+  EXPECT_NE(ab, a);
+  EXPECT_EQ(sets.add(a, 0xb), ab);
+  EXPECT_EQ(sets.add(ab, 0xb), ab);
+  EXPECT_EQ(sets.add(ab, 0xa), ab);  // the root's tag: already held
+  const uint32_t abc = sets.add(ab, 0xc);
+  EXPECT_EQ(sets.add(abc, 0xa), abc);
+  EXPECT_EQ(sets.node(abc).parent, ab);
+  EXPECT_EQ(sets.node(ab).parent, a);
+  EXPECT_EQ(sets.node(a).parent, ReuseSets::kNone);
+  EXPECT_EQ(sets.node(abc).writer, 0u);
+  EXPECT_EQ(sets.extend(0, ReuseSets::kNone, 0xa), a);
+  EXPECT_EQ(sets.size(), 4u);
+  EXPECT_EQ(sets.lost(), 0u);
+}
+
+// The sets of a reader's epochs as (kind, writer, tags from the root) ->
+// epochs, from for_each_reuse_set's nodes; sets no epoch ended with left out.
+using SetKey = std::tuple<uint32_t, uint32_t, std::vector<uint64_t>>;
+std::map<SetKey, uint64_t> epoch_sets(CommunicationReuseDistance& crd, uint32_t reader) {
+  std::map<std::pair<uint32_t, uint32_t>, ReuseSetNode> nodes;  // (kind, id)
+  crd.for_each_reuse_set([&](const ReuseSetNode& n) {
+    if (n.reader == reader) nodes[{n.kind, n.id}] = n;
+  });
+  std::map<SetKey, uint64_t> out;
+  for (const auto& [key, n] : nodes) {
+    if (n.count == 0) continue;
+    std::vector<uint64_t> tags;
+    for (const ReuseSetNode* at = &n;; at = &nodes.at({key.first, at->parent})) {
+      tags.insert(tags.begin(), at->tag);
+      if (at->parent == 0) break;
+    }
+    out[{n.kind, n.writer, tags}] += n.count;
+  }
+  return out;
+}
+
+TEST(CommunicationReuseDistance, EpochSetsOfInstructionsAndSections) {
+  // Thread 0 writes granules g0..g3; thread 1 reads g0..g2 at kA (a
+  // first-touch loop), and the section closes at kInit; then two steps each
+  // read g0..g3 at kB (g3's true communication is in step 1) and close at
+  // kStep, step 1 also reads g3 again at kB (a repeat the fast path counts)
+  // and at kB2 (a repeat from another instruction). Thread 0 writes g1 again;
+  // thread 1 reads it at kB (a new epoch) and closes at kStep.
+  constexpr uint64_t kA = 0xa0, kB = 0xb0, kB2 = 0xb8, kInit = 0x5100, kStep = 0x5200;
+  CommunicationConfig config;
+  config.granularity = 64;
+  config.max_threads = 2;
+  CommunicationAnalyzer comm(config);
+  CommunicationReuseDistance crd({2, 0});
+  comm.connect(&crd, nullptr);
+  auto* t0 = comm.attach(0);
+  auto* t1 = comm.attach(1);
+  alignas(64) static char data[4 * 64];
+  const auto base = reinterpret_cast<uintptr_t>(data);
+  for (int g = 0; g < 4; ++g) comm.write(*t0, 0x10, base + g * 64, 8);
+  for (int g = 0; g < 3; ++g) comm.read(*t1, kA, base + g * 64, 8);
+  comm.close_section(*t1, kInit);
+  for (int step = 0; step < 2; ++step) {
+    for (int g = 0; g < 4; ++g) comm.read(*t1, kB, base + g * 64, 8);
+    if (step == 0) {
+      comm.read(*t1, kB, base + 3 * 64 + 8, 8);
+      comm.read(*t1, kB2, base + 3 * 64 + 16, 8);
+    }
+    comm.close_section(*t1, kStep);
+  }
+  comm.write(*t0, 0x10, base + 64, 8);
+  comm.read(*t1, kB, base + 64, 8);
+  comm.close_section(*t1, kStep);
+
+  // Epochs: g0, g2 and g1's first {kA, kB}, g3 {kB, kB2}, g1's second {kB};
+  // by sections: {kInit, kStep} three times, {kStep} twice (g3's, read in
+  // both steps, and g1's second).
+  const std::map<SetKey, uint64_t> expected = {
+      {{kReuseSetCode, 0, {kA, kB}}, 3},   {{kReuseSetCode, 0, {kB, kB2}}, 1},
+      {{kReuseSetCode, 0, {kB}}, 1},       {{kReuseSetSection, 0, {kInit, kStep}}, 3},
+      {{kReuseSetSection, 0, {kStep}}, 2},
+  };
+  EXPECT_EQ(epoch_sets(crd, 1), expected);
+  EXPECT_EQ(epoch_sets(crd, 1), expected);  // visiting adds no counts
+  EXPECT_EQ(crd.dropped(), 0u);
+}
+
+TEST(CommunicationReuseDistance, CappedPairEndsItsEpochs) {
+  // Cap 2: g0, g1 read at kA (true communications), section kInit; g0 at kB,
+  // then g2 caps the pair: g1's epoch ends in kInit, g0's in the open section,
+  // which kStep closes. g2 has no epoch.
+  constexpr uint64_t kA = 0xa0, kB = 0xb0, kInit = 0x5100, kStep = 0x5200;
+  CommunicationConfig config;
+  config.max_threads = 2;
+  CommunicationAnalyzer comm(config);
+  CommunicationReuseDistance crd({2, 2});
+  comm.connect(&crd, nullptr);
+  auto* t0 = comm.attach(0);
+  auto* t1 = comm.attach(1);
+  alignas(64) static char data[3 * 64];
+  const auto base = reinterpret_cast<uintptr_t>(data);
+  for (int g = 0; g < 3; ++g) comm.write(*t0, 0x10, base + g * 64, 1);
+  comm.read(*t1, kA, base, 1);
+  comm.read(*t1, kA, base + 64, 1);
+  comm.close_section(*t1, kInit);
+  comm.read(*t1, kB, base, 1);
+  comm.read(*t1, kB, base + 128, 1);
+  comm.read(*t1, kB, base, 1);  // after the cap: not in any epoch
+  comm.close_section(*t1, kStep);
+  EXPECT_EQ(crd.capped_pairs(), 1u);
+  const std::map<SetKey, uint64_t> expected = {
+      {{kReuseSetCode, 0, {kA, kB}}, 1},
+      {{kReuseSetCode, 0, {kA}}, 1},
+      {{kReuseSetSection, 0, {kInit, kStep}}, 1},
+      {{kReuseSetSection, 0, {kInit}}, 1},
+  };
+  EXPECT_EQ(epoch_sets(crd, 1), expected);
 }
 
 TEST(SharingFootprint, PrivateAndSharedGranulesByFirstToucher) {

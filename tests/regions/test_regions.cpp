@@ -1,7 +1,8 @@
 // Regions and communication locality end to end, on programs built with the
 // real wrappers and recorded by the real weft: loop attribution (innermost
 // loop, source lines, nesting, --region selection) with gcc and clang at -O0
-// and -O2, and exact CRD on the examples whose distances are counted by hand.
+// and -O2, exact CRD on the examples whose distances are counted by hand,
+// and the exact CRR of a loop re-reading data first read in another.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -449,6 +450,107 @@ TEST_P(RodiniaCases, WavefrontIsABroadcastWithShortDistances) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Builds, RodiniaCases, ::testing::ValuesIn(weft_test::example_builds()),
+
+// The CRR of a loop that re-reads data whose true communication happened in
+// another loop (docs/metrics.md, "CRR"; counts derived in
+// examples/heat_steps_pthreads.c): the time steps of relax re-read the
+// conductances each worker first read in first_touch. Their CRR divides by
+// the lines read (raw + borrowed), where rar / raw gave 0 and 20479.
+class HeatSteps : public RegionTest, public ::testing::WithParamInterface<weft_test::ExampleBuild> {
+ protected:
+  static constexpr int kW = 4, kN = 4096, kS = 10, kB = kN / kW, kL = kB / 8;
+
+  nlohmann::json crr(const std::string& profile, const std::string& region) {
+    return json(weft() + " comm " + profile + " --kind crr --region '" + region +
+                "' --format json");
+  }
+  static void expect_row(const nlohmann::json& matrix, const std::vector<double>& row,
+                         const std::string& what) {
+    ASSERT_TRUE(matrix.is_array() && !matrix.empty()) << what;
+    const std::vector<double> got = matrix[0].get<std::vector<double>>();
+    ASSERT_EQ(got.size(), row.size()) << what;
+    for (size_t i = 0; i < row.size(); ++i)
+      EXPECT_DOUBLE_EQ(got[i], row[i]) << what << " [0][" << i << "]";
+  }
+  // Mean over the T rows of the population variance of the row, for a
+  // matrix whose only non-zero row is `row`.
+  static double homogeneity_of(const std::vector<double>& row) {
+    double mean = 0, variance = 0;
+    for (double v : row) mean += v;
+    mean /= static_cast<double>(row.size());
+    for (double v : row) variance += (v - mean) * (v - mean);
+    return variance / static_cast<double>(row.size()) / static_cast<double>(row.size());
+  }
+};
+
+TEST_P(HeatSteps, ReReadingLoopDividesByTheCommunicationsOfItsData) {
+  const std::string profile = db();
+  record(std::string(WEFT_EXAMPLES_DIR) + "/heat_steps_pthreads." + GetParam().build,
+         "--backend " + GetParam().backend, profile);
+  const double L = kL, B = kB, S = kS;
+  // Pair (0, w) in relax: w = 1 raw 0, rar (2B-1)S; w = 2, 3 raw 1, rar 2BS-1;
+  // w = 4 raw 1, rar (2B-1)S-1; and it re-read the L lines of its block,
+  // received in first_touch.
+  const std::vector<double> relax_row = {0, (2 * B - 1) * S / L, (2 * B * S - 1) / (L + 1),
+                                         (2 * B * S - 1) / (L + 1),
+                                         ((2 * B - 1) * S - 1) / (L + 1)};
+  const nlohmann::json relax = crr(profile, "relax");
+  expect_row(relax["matrix"], relax_row, "relax");
+  EXPECT_EQ(relax["communicated"][0], nlohmann::json({0, kL, kL + 1, kL + 1, kL + 1}));
+  const nlohmann::json raw =
+      json(weft() + " comm " + profile + " --kind raw --region relax --format json");
+  EXPECT_EQ(raw["matrix"][0], nlohmann::json({0, 0, 1, 1, 1}));
+  // The time steps' section (all of relax's events) has the same CRR.
+  const fs::path source = fs::path(WEFT_EXAMPLES_SOURCE_DIR) / "heat_steps_pthreads.c";
+  const std::string steps = "section@heat_steps_pthreads.c:" +
+                            std::to_string(weft_test::marker_line(source, "weft:step-barrier"));
+  expect_row(crr(profile, steps)["matrix"], relax_row, steps);
+  // first_touch received each line and read it 7 more times.
+  const nlohmann::json first = crr(profile, "first_touch");
+  expect_row(first["matrix"], {0, 7, 7, 7, 7}, "first_touch");
+  EXPECT_EQ(first["communicated"][0], nlohmann::json({0, kL, kL, kL, kL}));
+
+  // The whole program holds every true communication: it borrows nothing,
+  // its CRR is (first_touch's rar + relax's) / raw.
+  const nlohmann::json program = json(weft() + " comm " + profile + " --kind crr --format json");
+  expect_row(program["matrix"],
+             {0, (B - L + (2 * B - 1) * S) / L, (B - L + 2 * B * S - 1) / (L + 1),
+              (B - L + 2 * B * S - 1) / (L + 1), (B - L + (2 * B - 1) * S - 1) / (L + 1)},
+             "program");
+  EXPECT_EQ(program["communicated"][0], nlohmann::json({0, kL, kL + 1, kL + 1, kL + 1}));
+
+  // The report's locality rows of the two loops: only row 0 (the main
+  // thread's conductances) has a non-zero CRR (the neighbours' halos are
+  // read once per step), so B = 400% (one row of five) and H is row 0's
+  // variance over 5. No advice: 4096 conductances (32 KiB) broadcast once.
+  const nlohmann::json report = json(weft() + " report " + profile + " --format json");
+  auto locality = [&](const std::string& prefix) {
+    for (const nlohmann::json& r : report["regions_locality"])
+      if (r["name"].get<std::string>().starts_with(prefix)) return r;
+    ADD_FAILURE() << "no region " << prefix << " in " << report["regions_locality"].dump();
+    return nlohmann::json();
+  };
+  const nlohmann::json loop = locality("relax:loop@");
+  EXPECT_EQ(loop["raw"].get<uint64_t>() + loop["rar"].get<uint64_t>(), 81960u);
+  EXPECT_NEAR(loop["homogeneity"].get<double>(), homogeneity_of(relax_row), 1e-9);
+  EXPECT_DOUBLE_EQ(loop["balance"].get<double>(), 400.0);
+  const nlohmann::json touch = locality("first_touch:loop@");
+  EXPECT_NEAR(touch["homogeneity"].get<double>(), homogeneity_of({0, 7, 7, 7, 7}), 1e-12);
+  EXPECT_TRUE(report["suggestions"].empty()) << report["suggestions"].dump(2);
+
+  // A profile without crr_epochs (an older weft's) reads as rar / raw: the
+  // values this definition replaces.
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(profile.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(h, "DROP TABLE crr_epoch_regions; DROP TABLE crr_epochs;", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(h);
+  expect_row(crr(profile, "relax")["matrix"],
+             {0, 0, 2 * B * S - 1, 2 * B * S - 1, (2 * B - 1) * S - 1}, "relax, rar / raw");
+}
+
+INSTANTIATE_TEST_SUITE_P(Builds, HeatSteps, ::testing::ValuesIn(weft_test::example_builds()),
                          [](const auto& info) { return weft_test::test_name(info.param.build); });
 
 INSTANTIATE_TEST_SUITE_P(Builds, ExampleCrd,

@@ -147,13 +147,15 @@ class CommunicationAnalyzer {
   }
 
   // Thread `t` reached a synchronization point that closes its current
-  // parallel section (see SectionAttribution).
+  // parallel section (see SectionAttribution; the reuse distances' epochs
+  // note the section too).
   void close_section(ThreadState& t, uint64_t site) {
-    if (!t.sections || t.busy) return;
+    if ((!t.sections && !t.distances) || t.busy) return;
     t.busy = 1;
     t.reuse_memo.writer_tag = 0;  // the open section's entries are emptied
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    sections_->close(*t.sections, site);
+    if (t.sections) sections_->close(*t.sections, site);
+    if (t.distances) distances_->close_section(*t.distances, site);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     t.busy = 0;
   }
@@ -340,7 +342,7 @@ class CommunicationAnalyzer {
       c->count(what);
       CommunicationReuseDistance::EventDistances distance;
       if (t.distances && what != Count::Inval)
-        distance = distances_->on_event(*t.distances, pc, peer, addr);
+        distance = distances_->on_event(*t.distances, pc, peer, addr, what == Count::Raw);
       if (t.sections) sections_->on_event(*t.sections, peer, what, distance.line, distance.word);
       if (what == Count::Rar) remember_reuse(t, pc, peer, addr, *c, distance.line);
     } else {

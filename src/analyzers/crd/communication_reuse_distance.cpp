@@ -64,8 +64,19 @@ bool PairReuseTrace::compact() {
   return true;
 }
 
+void PairReuseTrace::release_capped() {
+  if (!capped_ || released_) return;
+  release_slots();
+  last_time_.clear();
+  last_entry_ = nullptr;
+  released_ = true;
+}
+
 uint64_t PairReuseTrace::record(uint64_t granule) {
-  if (capped_) return kUnmeasured;
+  if (capped_) {
+    release_capped();
+    return kUnmeasured;
+  }
   const uint64_t key = granule + 1;
   // A repeat of the latest event's granule: distance 0, and moving its mark
   // one step later would change no later distance (no mark lies between).
@@ -78,19 +89,19 @@ uint64_t PairReuseTrace::record(uint64_t granule) {
     granule_at_[entry->time] = 0;
     add_mark(entry->time, -1);
   } else {
-    if (max_granules_ != 0 && distinct_ >= max_granules_) {
+    if ((max_granules_ != 0 && distinct_ >= max_granules_) || distinct_ >= kMaxDistinct) {
       // The pair's state stops here: later distances could not be exact.
+      // Its epochs stay until release_capped(), for the owner to end them.
       capped_ = true;
-      release_slots();
-      last_time_.clear();
       return kUnmeasured;
     }
     entry = last_time_.find_or_insert(key);
     if (!entry) return kOutOfMemory;
     ++distinct_;
   }
-  entry->time = now_;
+  entry->time = static_cast<uint32_t>(now_);
   last_key_ = key;
+  last_entry_ = entry;
   granule_at_[now_] = key;
   add_mark(now_, +1);
   ++now_;
@@ -143,6 +154,58 @@ PairReuseTrace* CommunicationReuseDistance::create_pair(PairReuseTrace** pairs, 
   return pairs[writer] = new (memory) PairReuseTrace(cap);
 }
 
+void CommunicationReuseDistance::end_sections(ReaderState& reader, uint32_t writer,
+                                              const GranuleEpoch& epoch) {
+  if (epoch.section == kLostSet) return;
+  if (epoch.ordinal == reader.ordinal) {
+    OpenEpochEnds* open =
+        reader.open_ends.find_or_insert(kOpenEnd | uint64_t{writer} << 32 | epoch.section);
+    if (open)
+      ++open->count;
+    else
+      ++reader.dropped;
+    return;
+  }
+  const uint32_t set = with_site(reader, writer, epoch.section, reader.sites[epoch.ordinal]);
+  if (set != kLostSet) ++reader.section_sets.node(set).count;
+}
+
+void CommunicationReuseDistance::stop_epochs(ReaderState& reader, uint32_t writer) {
+  PairReuseTrace* pair = reader.pairs[writer];
+  if (!pair) return;
+  pair->for_each_epoch([&](const GranuleEpoch& epoch) {
+    if (epoch.code != ReuseSets::kNone) end_sections(reader, writer, epoch);
+  });
+  pair->release_capped();
+}
+
+void CommunicationReuseDistance::close_section(ReaderState& reader, uint64_t site) {
+  if (reader.open_ends.size() != 0) {
+    reader.open_ends.for_each([&](const OpenEpochEnds& open) {
+      const auto writer = static_cast<uint32_t>((open.key & ~kOpenEnd) >> 32);
+      const auto set = with_site(reader, writer, static_cast<uint32_t>(open.key), site);
+      if (set != kLostSet) reader.section_sets.node(set).count += open.count;
+    });
+    reader.open_ends.zero();
+  }
+  if (reader.ordinal == reader.site_capacity) {
+    // Doubles; a thread closes a section per barrier, so this is rare.
+    const uint32_t capacity = reader.site_capacity ? reader.site_capacity * 2 : 1024;
+    auto* sites = static_cast<uint64_t*>(reserve_zeroed(capacity * sizeof(uint64_t)));
+    if (!sites || capacity <= reader.site_capacity) {
+      release(sites, capacity * sizeof(uint64_t));
+      ++reader.dropped;  // the next section's events join this one's
+      return;
+    }
+    if (reader.sites)
+      __builtin_memcpy(sites, reader.sites, reader.site_capacity * sizeof(uint64_t));
+    release(reader.sites, reader.site_capacity * sizeof(uint64_t));
+    reader.sites = sites;
+    reader.site_capacity = capacity;
+  }
+  reader.sites[reader.ordinal++] = site;
+}
+
 template <class Visit>
 static void for_each_pair(const std::atomic<CommunicationReuseDistance::ReaderState*>* readers,
                           unsigned max_threads, Visit visit) {
@@ -159,7 +222,8 @@ static void for_each_pair(const std::atomic<CommunicationReuseDistance::ReaderSt
 uint64_t CommunicationReuseDistance::dropped() const {
   uint64_t n = 0;
   for (unsigned i = 0; i < config_.max_threads; ++i)
-    if (const ReaderState* r = readers_[i].load()) n += r->dropped;
+    if (const ReaderState* r = readers_[i].load())
+      n += r->dropped + r->code_sets.lost() + r->section_sets.lost();
   return n;
 }
 
@@ -173,6 +237,9 @@ size_t CommunicationReuseDistance::memory_bytes() const {
   size_t n = 0;
   for_each_pair(readers_, config_.max_threads,
                 [&](const PairReuseTrace& p) { n += p.memory_bytes(); });
+  for (unsigned i = 0; i < config_.max_threads; ++i)
+    if (const ReaderState* r = readers_[i].load())
+      n += r->code_sets.memory_bytes() + r->section_sets.memory_bytes();
   return n;
 }
 

@@ -31,6 +31,19 @@
 // estimate, not concluded from: a hot word weighs 8x or nothing by the luck
 // of the sample. One more trace update on one event in eight, never on the
 // repeats the communication fast path skips.
+//
+// Communication epochs (docs/metrics.md, "CRR"): the CRR of a region divides
+// its reuses by the true communications of the data it read, wherever their
+// first read happened. Each granule of a pair's line trace also holds its
+// current epoch (from the reader's true communication of a write to the
+// next): the set of instructions that read it and the set of sites of the
+// closed parallel sections that read it, interned in the reader's ReuseSets,
+// and the reader's section of its latest read. A true communication starts
+// an epoch; a reuse adds its instruction (and, in a section after the last
+// one, that section's site) to the sets. Each set counts the epochs that
+// ended with it; the profile builder turns sets into regions. The reuse
+// memo of the communication fast path only skips reads that add nothing
+// (the same instruction, granule and section as the event just recorded).
 #pragma once
 
 #include <atomic>
@@ -38,9 +51,18 @@
 #include <cstdint>
 
 #include "analyzers/crd/crd_records.h"
+#include "analyzers/crd/reuse_sets.h"
 #include "analyzers/state/paged_hash_table.h"
 
 namespace weft {
+
+// What the reuse-distance analyzer keeps per granule of a pair, beside its
+// time: the granule's current communication epoch.
+struct GranuleEpoch {
+  uint32_t code = ReuseSets::kNone;     // set of reading instructions; kNone: not tracked
+  uint32_t section = ReuseSets::kNone;  // set of closed sections' sites; kNone: none closed yet
+  uint32_t ordinal = 0;                 // the reader's section at its latest read
+};
 
 // One pair's trace of granules, with exact distances.
 class PairReuseTrace {
@@ -49,9 +71,11 @@ class PairReuseTrace {
   static constexpr uint64_t kUnmeasured = ~uint64_t{0} - 1;  // the pair was capped
   static constexpr uint64_t kOutOfMemory = ~uint64_t{0} - 2;
   // Worst case, per distinct granule: a time slot and a tree node for up to
-  // 4 slots (8 + 4 bytes each) and a hash slot at load >= 1/4 (16 bytes each).
-  static constexpr size_t kBytesPerGranuleBound = 4 * (8 + 4) + 4 * 16;
+  // 4 slots (8 + 4 bytes each) and a hash slot at load >= 1/4 (24 bytes each).
+  static constexpr size_t kBytesPerGranuleBound = 4 * (8 + 4) + 4 * 24;
   static constexpr uint64_t kInitialSlots = 256;
+  // Times are 32-bit: a pair stops (as if capped) before 2^31 granules.
+  static constexpr uint64_t kMaxDistinct = (uint64_t{1} << 31) - 1;
 
   explicit PairReuseTrace(uint64_t max_granules) : max_granules_(max_granules) {}
   ~PairReuseTrace();
@@ -59,8 +83,21 @@ class PairReuseTrace {
   PairReuseTrace& operator=(const PairReuseTrace&) = delete;
 
   // Appends one event on `granule` (any value but ~0) and returns its
-  // distance, or kFirstEvent, kUnmeasured, kOutOfMemory.
+  // distance, or kFirstEvent, kUnmeasured, kOutOfMemory. The event that caps
+  // the pair returns kUnmeasured and leaves the granules' epochs to visit
+  // until release_capped() (or the next record()) frees them.
   uint64_t record(uint64_t granule);
+
+  // The epoch of the granule of the latest record(), after it returned a
+  // distance or kFirstEvent.
+  GranuleEpoch& last_epoch() { return last_entry_->epoch; }
+  // Every granule's epoch (until a capped pair is released).
+  template <class Visit>
+  void for_each_epoch(Visit&& visit) const {
+    last_time_.for_each([&](const GranuleTime& g) { visit(g.epoch); });
+  }
+  // Frees a capped pair's state; nothing otherwise.
+  void release_capped();
 
   uint64_t distinct_granules() const { return distinct_; }
   bool capped() const { return capped_; }
@@ -69,7 +106,8 @@ class PairReuseTrace {
  private:
   struct GranuleTime {
     uint64_t key = 0;  // granule + 1
-    uint64_t time = 0;
+    uint32_t time = 0;
+    GranuleEpoch epoch;
   };
 
   // Number of marks at times [0, time].
@@ -80,12 +118,14 @@ class PairReuseTrace {
   bool compact();
   void release_slots();
 
-  uint64_t max_granules_;  // 0: no cap
-  uint64_t slots_ = 0;     // times available before the next compaction
-  uint64_t now_ = 0;       // the next event's time
-  uint64_t distinct_ = 0;  // marks in the tree
-  uint64_t last_key_ = 0;  // granule + 1 of the latest event
+  uint64_t max_granules_;              // 0: no cap
+  uint64_t slots_ = 0;                 // times available before the next compaction
+  uint64_t now_ = 0;                   // the next event's time
+  uint64_t distinct_ = 0;              // marks in the tree
+  uint64_t last_key_ = 0;              // granule + 1 of the latest event
+  GranuleTime* last_entry_ = nullptr;  // its entry (entries move only on an insert)
   bool capped_ = false;
+  bool released_ = false;           // capped, and its state freed
   uint32_t* tree_ = nullptr;        // Fenwick tree, 1-based, slots_ + 1 entries
   uint64_t* granule_at_ = nullptr;  // [time] granule + 1 whose latest event is at time, else 0
   PagedHashTable<GranuleTime> last_time_;
@@ -133,11 +173,21 @@ struct CrdConfig {
 
 class CommunicationReuseDistance {
  public:
-  // One reader's pairs (indexed by writer) and its distance counts.
+  // An epoch whose latest read was in the open section, ended by a true
+  // communication: `count` epochs of `writer` with section set `set`, which
+  // gain the open section's site when it closes.
+  struct OpenEpochEnds {
+    uint64_t key = 0;  // kOpenEnd | writer << 32 | set
+    uint64_t count = 0;
+  };
+
+  // One reader's pairs (indexed by writer), its distance counts and its
+  // communication epochs' sets.
   struct ReaderState {
     ~ReaderState() {  // not the pairs
       release(pairs, pair_slots * sizeof(PairReuseTrace*));
       release(word_pairs, pair_slots * sizeof(PairReuseTrace*));
+      release(sites, site_capacity * sizeof(uint64_t));
     }
     uint32_t tid = 0;
     unsigned pair_slots = 0;
@@ -146,6 +196,12 @@ class CommunicationReuseDistance {
     PairReuseTrace** pairs = nullptr;
     PairReuseTrace** word_pairs = nullptr;
     PagedHashTable<PcWriterDistanceCount> distances;
+    ReuseSets code_sets;     // tags: reading instructions
+    ReuseSets section_sets;  // tags: sites that closed the reader's sections
+    PagedHashTable<OpenEpochEnds> open_ends;
+    uint64_t* sites = nullptr;  // [site_capacity]: the site that closed section k
+    uint32_t site_capacity = 0;
+    uint32_t ordinal = 0;  // the open section: how many closed before it
     uint64_t dropped = 0;  // events lost to memory exhaustion
   };
 
@@ -184,18 +240,33 @@ class CommunicationReuseDistance {
     uint64_t word = PairReuseTrace::kFirstEvent;
   };
 
-  // One communication event (true or reuse) of pair (writer, reader) at
-  // `addr` (the first byte read in the granule), read at `pc`. First events
-  // have no distance and are not recorded. Returns the distances (or
+  // One communication event of pair (writer, reader) at `addr` (the first
+  // byte read in the granule), read at `pc`: a true communication (the
+  // first read of the write, which starts an epoch) or a reuse. First
+  // events have no distance and are not recorded. Returns the distances (or
   // PairReuseTrace's kFirstEvent, kUnmeasured, kOutOfMemory).
-  EventDistances on_event(ReaderState& reader, uint64_t pc, uint32_t writer, uintptr_t addr) {
+  EventDistances on_event(ReaderState& reader, uint64_t pc, uint32_t writer, uintptr_t addr,
+                          bool true_communication) {
     const uint64_t granule = addr >> granularity_log2_;
     EventDistances out;
     out.line = record(reader, reader.pairs, pc, writer, granule, 0);
+    if (out.line < PairReuseTrace::kOutOfMemory || out.line == PairReuseTrace::kFirstEvent) {
+      GranuleEpoch& epoch = reader.pairs[writer]->last_epoch();
+      if (true_communication)
+        start_epoch(reader, writer, pc, epoch);
+      else if (epoch.code != ReuseSets::kNone)
+        reuse_in_epoch(reader, writer, pc, epoch);
+    } else if (out.line == PairReuseTrace::kUnmeasured) {
+      stop_epochs(reader, writer);
+    }
     if (sampled_word_.sampled(addr, granule) && out.line != PairReuseTrace::kUnmeasured)
       out.word = record(reader, reader.word_pairs, pc, writer, granule, kWordDistance);
     return out;
   }
+
+  // The reader's open section closed at `site` (its next events are in the
+  // next section). SectionAttribution names sections the same way.
+  void close_section(ReaderState& reader, uint64_t site);
 
   const SampledWord& sampled_word() const { return sampled_word_; }
 
@@ -219,6 +290,14 @@ class CommunicationReuseDistance {
       });
     }
   }
+
+  // Visits every set of every reader (the epochs' sets, docs/metrics.md
+  // "CRR"), with the epochs that ended there; the epochs still going on end
+  // here, at the site that closed their latest section. Call when no reader
+  // is updating, after every reader's sections closed. Adds sets (so it is
+  // not const) but no counts: calling it twice visits the same.
+  template <class Visitor>
+  void for_each_reuse_set(Visitor&& visit);
 
   uint64_t dropped() const;
   // Pairs that reached the cap.
@@ -248,10 +327,83 @@ class CommunicationReuseDistance {
   }
   PairReuseTrace* create_pair(PairReuseTrace** pairs, uint32_t writer, uint64_t unit);
 
+  static constexpr uint32_t kLostSet = ~uint32_t{0};  // a section set that could not be kept
+  static constexpr uint64_t kOpenEnd = uint64_t{1} << 63;
+
+  // A true communication of `writer`'s data at `pc`: the granule's previous
+  // epoch ends, a new one starts with the sets {pc} and none.
+  void start_epoch(ReaderState& reader, uint32_t writer, uint64_t pc, GranuleEpoch& epoch) {
+    if (epoch.code != ReuseSets::kNone) end_sections(reader, writer, epoch);
+    epoch.code = reader.code_sets.root(writer, pc);
+    if (epoch.code != ReuseSets::kNone) ++reader.code_sets.node(epoch.code).count;
+    epoch.section = ReuseSets::kNone;
+    epoch.ordinal = reader.ordinal;
+  }
+  // A reuse at `pc` of a tracked epoch: `pc` joins its instructions, and the
+  // section of its previous read, when closed since, its sections.
+  void reuse_in_epoch(ReaderState& reader, uint32_t writer, uint64_t pc, GranuleEpoch& epoch) {
+    const uint32_t code = reader.code_sets.add(epoch.code, pc);
+    if (code != epoch.code) {
+      --reader.code_sets.node(epoch.code).count;
+      ++reader.code_sets.node(code).count;
+      epoch.code = code;
+    }
+    if (epoch.ordinal != reader.ordinal) {
+      epoch.section = with_site(reader, writer, epoch.section, reader.sites[epoch.ordinal]);
+      epoch.ordinal = reader.ordinal;
+    }
+  }
+  // `set` of `writer` with `site`: the root {site} for kNone.
+  uint32_t with_site(ReaderState& reader, uint32_t writer, uint32_t set, uint64_t site) {
+    if (set == kLostSet) return set;
+    const uint32_t grown = reader.section_sets.extend(writer, set, site);
+    return grown == ReuseSets::kNone ? kLostSet : grown;
+  }
+  // The epoch ends: its section set gains its latest section, now if that
+  // section is closed, else when it closes.
+  void end_sections(ReaderState& reader, uint32_t writer, const GranuleEpoch& epoch);
+  // A pair reached its cap (its granules are released): its epochs end.
+  void stop_epochs(ReaderState& reader, uint32_t writer);
+
   CrdConfig config_;
   unsigned granularity_log2_ = 6;
   SampledWord sampled_word_;
   std::atomic<ReaderState*>* readers_;
 };
+
+template <class Visitor>
+void CommunicationReuseDistance::for_each_reuse_set(Visitor&& visit) {
+  struct LiveEnds {
+    uint64_t key = 0;  // set
+    uint64_t count = 0;
+  };
+  for (unsigned tid = 0; tid < config_.max_threads; ++tid) {
+    ReaderState* r = readers_[tid].load(std::memory_order_acquire);
+    if (!r) continue;
+    // The epochs still going on, each ended at its latest (closed) section.
+    PagedHashTable<LiveEnds> live;
+    for (unsigned writer = 0; writer < config_.max_threads; ++writer) {
+      const PairReuseTrace* pair = r->pairs[writer];
+      if (!pair) continue;
+      pair->for_each_epoch([&](const GranuleEpoch& e) {
+        if (e.code == ReuseSets::kNone || e.ordinal >= r->ordinal) return;
+        const uint32_t set = with_site(*r, writer, e.section, r->sites[e.ordinal]);
+        if (set == kLostSet) return;
+        if (LiveEnds* l = live.find_or_insert(set)) ++l->count;
+      });
+    }
+    auto emit = [&](const ReuseSets& sets, uint32_t kind, auto&& count_of) {
+      for (uint32_t id = 1; id <= sets.size(); ++id) {
+        const ReuseSets::Node& n = sets.node(id);
+        visit(ReuseSetNode{tid, n.writer, id, n.parent, n.tag, count_of(id, n), kind, 0});
+      }
+    };
+    emit(r->code_sets, kReuseSetCode, [](uint32_t, const ReuseSets::Node& n) { return n.count; });
+    emit(r->section_sets, kReuseSetSection, [&](uint32_t id, const ReuseSets::Node& n) {
+      const LiveEnds* l = live.find(id);
+      return n.count + (l ? l->count : 0);
+    });
+  }
+}
 
 }  // namespace weft

@@ -39,6 +39,7 @@ void write_sections(CaptureSession& session, RawWriter& out) {
       emit(PcDistanceCount{r.pc, r.reader, r.writer, r.distance, r.count});
     });
   });
+  write_records(out, kCrdReuseSets, [&](auto&& emit) { a.distances->for_each_reuse_set(emit); });
   // One walk of the shadow; write_records reads the totals twice.
   PagedHashTable<SharingFootprint::Totals> totals;
   a.footprint->collect(totals);

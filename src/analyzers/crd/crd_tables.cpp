@@ -29,28 +29,42 @@ CREATE TABLE crd_unmeasured(
 CREATE TABLE region_footprints(
   region_id INTEGER PRIMARY KEY REFERENCES regions(id), private_granules INTEGER NOT NULL,
   shared_granules INTEGER NOT NULL);
+CREATE TABLE crr_epochs(
+  id INTEGER PRIMARY KEY, writer INTEGER NOT NULL, reader INTEGER NOT NULL,
+  raw_region_id INTEGER NOT NULL REFERENCES regions(id), count INTEGER NOT NULL);
+CREATE TABLE crr_epoch_regions(
+  epochs_id INTEGER NOT NULL REFERENCES crr_epochs(id),
+  region_id INTEGER NOT NULL REFERENCES regions(id),
+  PRIMARY KEY(epochs_id, region_id)) WITHOUT ROWID;
 )sql";
 
 // Distances per region and pair, pooled over the region's pcs (and per
 // section, from the communication analysis' section records); footprints by
-// the region of each granule's first access.
+// the region of each granule's first access; the communication epochs that
+// regions re-read without their true communication, from the readers' sets.
 class CrdRows : public AnalysisRows {
  public:
   explicit CrdRows(const RunCapture& capture)
       : distances_(capture.records(kCrdDistances)),
         section_distances_(capture.records(kSectionDistances)),
-        footprints_(capture.records(kCrdFootprints)) {}
+        footprints_(capture.records(kCrdFootprints)),
+        reuse_sets_(capture.records(kCrdReuseSets)) {}
 
   void add_pcs(std::set<uint64_t>& pcs) const override {
     for (const PcDistanceCount& d : distances_) pcs.insert(d.pc);
     for (const PcFootprint& f : footprints_) pcs.insert(f.pc);
+    for (const ReuseSetNode& n : reuse_sets_)
+      if (n.kind == kReuseSetCode) pcs.insert(n.tag);
   }
   void add_sections(std::set<std::pair<uint32_t, uint64_t>>& sections) const override {
     for (const PcDistanceCount& d : section_distances_) sections.insert({d.reader, d.pc});
+    for (const ReuseSetNode& n : reuse_sets_)
+      if (n.kind == kReuseSetSection) sections.insert({n.reader, n.tag});
   }
   void write(const sqlite::Database& db, const RunRegions& regions) const override {
     write_distances(db, regions);
     write_footprints(db, regions);
+    write_epochs(db, regions);
   }
 
  private:
@@ -101,9 +115,59 @@ class CrdRows : public AnalysisRows {
       insert_footprint.run(region, counts.first, counts.second);
   }
 
+  // Each set with a count becomes the regions of its tags: the root's (its
+  // true communication's) and the others; epochs that some other region
+  // re-read are rows of crr_epochs, pooled by (pair, raw region, regions).
+  void write_epochs(const sqlite::Database& db, const RunRegions& regions) const {
+    using Kind = std::tuple<uint32_t, uint32_t>;  // (kind, reader)
+    std::map<Kind, std::map<uint32_t, const ReuseSetNode*>> nodes;
+    for (const ReuseSetNode& n : reuse_sets_) nodes[{n.kind, n.reader}][n.id] = &n;
+    using Epochs = std::tuple<uint32_t, uint32_t, int64_t, std::vector<int64_t>>;
+    std::map<Epochs, uint64_t> rows;
+    for (const auto& [kind, by_id] : nodes) {
+      std::map<uint32_t, int64_t> region_of;  // node id -> region of its tag
+      for (const auto& [id, n] : by_id)
+        region_of[id] = n->kind == kReuseSetCode ? regions.of_pc(n->tag)
+                                                 : regions.of_section(n->reader, n->tag);
+      for (const auto& [id, n] : by_id) {
+        if (n->count == 0) continue;
+        std::set<int64_t> reused;
+        uint32_t at = id;
+        // A path is at most as long as there are nodes (a damaged capture
+        // could loop).
+        for (size_t steps = 0; steps < by_id.size(); ++steps) {
+          auto it = by_id.find(at);
+          if (it == by_id.end()) break;
+          if (it->second->parent == 0) {
+            const int64_t raw_region = region_of[at];
+            reused.erase(raw_region);
+            if (!reused.empty())
+              rows[{n->writer, n->reader, raw_region, {reused.begin(), reused.end()}}] += n->count;
+            break;
+          }
+          reused.insert(region_of[at]);
+          at = it->second->parent;
+        }
+      }
+    }
+    sqlite::Statement insert(db,
+                             "INSERT INTO crr_epochs(id, writer, reader, raw_region_id, count)"
+                             " VALUES (?, ?, ?, ?, ?)");
+    sqlite::Statement insert_region(db,
+                                    "INSERT INTO crr_epoch_regions(epochs_id, region_id)"
+                                    " VALUES (?, ?)");
+    int64_t id = 0;
+    for (const auto& [key, count] : rows) {
+      const auto& [writer, reader, raw_region, reused] = key;
+      insert.run(++id, writer, reader, raw_region, count);
+      for (int64_t region : reused) insert_region.run(id, region);
+    }
+  }
+
   std::vector<PcDistanceCount> distances_;
   std::vector<PcDistanceCount> section_distances_;
   std::vector<PcFootprint> footprints_;
+  std::vector<ReuseSetNode> reuse_sets_;
 };
 
 }  // namespace
@@ -158,6 +222,33 @@ std::vector<PairCount> crd_unmeasured(const Profile& profile,
       out.push_back({static_cast<uint32_t>(query.column_int(0)),
                      static_cast<uint32_t>(query.column_int(1)), query.column_u64(2)});
     return out;
+  });
+}
+
+std::optional<CommunicationMatrix> crr_borrowed(const Profile& profile,
+                                                const std::vector<int64_t>& region_ids) {
+  if (!profile.has_analysis(AnalysisId::Crd) || !profile.has_table("crr_epochs"))
+    return std::nullopt;
+  const uint32_t threads = profile.thread_count();
+  return profile.read([&](const sqlite::Database& db) -> std::optional<CommunicationMatrix> {
+    CommunicationMatrix borrowed(threads, std::vector<uint64_t>(threads, 0));
+    // The whole program holds every true communication: nothing to borrow.
+    if (region_ids.empty()) return borrowed;
+    std::string ids;
+    for (int64_t id : region_ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    sqlite::Statement query(
+        db,
+        "SELECT e.writer, e.reader, SUM(e.count) FROM crr_epochs e WHERE e.raw_region_id NOT IN (" +
+            ids +
+            ") AND EXISTS (SELECT 1 FROM crr_epoch_regions m WHERE m.epochs_id = e.id AND "
+            "m.region_id IN (" +
+            ids + ")) GROUP BY e.writer, e.reader");
+    while (query.step()) {
+      const auto writer = static_cast<size_t>(query.column_int(0));
+      const auto reader = static_cast<size_t>(query.column_int(1));
+      if (writer < threads && reader < threads) borrowed[writer][reader] = query.column_u64(2);
+    }
+    return borrowed;
   });
 }
 

@@ -1,9 +1,11 @@
 // The crd analysis' tables (docs/profile-format.md): CRD histograms per
-// region and thread pair, the events of capped pairs, and the sharing
-// footprint per region; and their readers.
+// region and thread pair, the events of capped pairs, the sharing footprint
+// per region and the communication epochs regions re-read without their
+// true communication; and their readers.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "analyzers/crd/crd_records.h"
@@ -47,5 +49,13 @@ std::vector<PairCount> crd_unmeasured(const Profile& profile,
                                       const std::vector<int64_t>& region_ids);
 // Granules first touched by the regions' instructions.
 Footprint footprint(const Profile& profile, const std::vector<int64_t>& region_ids);
+
+// The communication epochs a selection re-read whose true communication was
+// read outside it (docs/metrics.md, "CRR"), per pair [writer][reader]: the
+// selection's CRR divides its rar by raw + these. All 0 for the whole
+// program (empty `region_ids`); nullopt when the profile cannot tell:
+// recorded without crd, or by a weft before crr_epochs.
+std::optional<CommunicationMatrix> crr_borrowed(const Profile& profile,
+                                                const std::vector<int64_t>& region_ids);
 
 }  // namespace weft

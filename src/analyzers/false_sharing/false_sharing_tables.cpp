@@ -330,14 +330,6 @@ void FalseSharingRows::write(const sqlite::Database& db, const RunRegions&) cons
   }
 }
 
-// Whether the profile has `table` (profiles of an earlier weft lack the
-// tables added since, and read as empty).
-bool has_table(const sqlite::Database& db, const char* table) {
-  sqlite::Statement query(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
-  query.bind(1, std::string(table));
-  return query.step();
-}
-
 bool has_column(const sqlite::Database& db, const char* table, const char* column) {
   sqlite::Statement query(db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
   query.bind(1, std::string(table));
@@ -385,9 +377,10 @@ std::vector<LineSharingRecord> line_sharing(const Profile& profile) {
 }
 
 std::vector<UnsyncWriteRecord> unsync_writes(const Profile& profile) {
+  // A profile of an earlier weft has no unsync_writes: it reads as empty.
+  if (!profile.has_table("unsync_writes")) return {};
   return profile.read([&](const sqlite::Database& db) {
     std::vector<UnsyncWriteRecord> out;
-    if (!has_table(db, "unsync_writes")) return out;
     sqlite::Statement query(db,
                             "SELECT line_address, thread, writer, pc, events, bytes"
                             " FROM unsync_writes ORDER BY line_address, thread, writer, pc");
@@ -406,9 +399,10 @@ std::vector<UnsyncWriteRecord> unsync_writes(const Profile& profile) {
 }
 
 std::vector<LineObject> line_objects(const Profile& profile) {
+  // A profile of an earlier weft has no line_objects: it reads as empty.
+  if (!profile.has_table("line_objects")) return {};
   return profile.read([&](const sqlite::Database& db) {
     std::vector<LineObject> out;
-    if (!has_table(db, "line_objects")) return out;
     sqlite::Statement query(db,
                             "SELECT line_address, offset, kind, name, object_address, object_size,"
                             " allocation_pc, allocation_thread FROM line_objects"
