@@ -450,6 +450,7 @@ TEST_P(RodiniaCases, WavefrontIsABroadcastWithShortDistances) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Builds, RodiniaCases, ::testing::ValuesIn(weft_test::example_builds()),
+                         [](const auto& info) { return weft_test::test_name(info.param.build); });
 
 // The CRR of a loop that re-reads data whose true communication happened in
 // another loop (docs/metrics.md, "CRR"; counts derived in

@@ -424,9 +424,9 @@ std::vector<LineObject> line_objects(const Profile& profile) {
 }
 
 std::vector<PcObjectVolume> region_pc_objects(const Profile& profile, int64_t region_id) {
+  if (!profile.has_table("pc_objects")) return {};
   return profile.read([&](const sqlite::Database& db) {
     std::vector<PcObjectVolume> out;
-    if (!has_table(db, "pc_objects")) return out;
     sqlite::Statement query(
         db,
         "SELECT o.pc, o.thread, o.kind, o.name, o.object_address, o.object_size,"
