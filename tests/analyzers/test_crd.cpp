@@ -16,6 +16,7 @@
 #include "analyzers/crd/communication_reuse_distance.h"
 #include "analyzers/crd/reuse_sets.h"
 #include "analyzers/footprint/sharing_footprint.h"
+#include "support/communication_with_crd.h"
 
 namespace weft {
 namespace {
@@ -149,13 +150,9 @@ TEST(CommunicationReuseDistance, FedByTheCommunicationAnalyzer) {
 }
 
 TEST(CommunicationReuseDistance, CappedPairReportsUnmeasuredEvents) {
-  CommunicationConfig config;
-  config.max_threads = 2;
-  CommunicationAnalyzer comm(config);
-  CommunicationReuseDistance crd({2, 2});
-  comm.connect(&crd, nullptr);
-  auto* t0 = comm.attach(0);
-  auto* t1 = comm.attach(1);
+  weft_test::CommunicationWithCrd<2> setup(2);
+  auto& [comm, crd, threads] = setup;
+  auto *t0 = setup.thread[0], *t1 = setup.thread[1];
   alignas(64) static char data[4 * 64];
   const auto base = reinterpret_cast<uintptr_t>(data);
   for (int g = 0; g < 4; ++g) comm.write(*t0, 0x10, base + g * 64, 1);
@@ -224,14 +221,9 @@ TEST(CommunicationReuseDistance, EpochSetsOfInstructionsAndSections) {
   // and at kB2 (a repeat from another instruction). Thread 0 writes g1 again;
   // thread 1 reads it at kB (a new epoch) and closes at kStep.
   constexpr uint64_t kA = 0xa0, kB = 0xb0, kB2 = 0xb8, kInit = 0x5100, kStep = 0x5200;
-  CommunicationConfig config;
-  config.granularity = 64;
-  config.max_threads = 2;
-  CommunicationAnalyzer comm(config);
-  CommunicationReuseDistance crd({2, 0});
-  comm.connect(&crd, nullptr);
-  auto* t0 = comm.attach(0);
-  auto* t1 = comm.attach(1);
+  weft_test::CommunicationWithCrd<2> setup(0);
+  auto& [comm, crd, threads] = setup;
+  auto *t0 = setup.thread[0], *t1 = setup.thread[1];
   alignas(64) static char data[4 * 64];
   const auto base = reinterpret_cast<uintptr_t>(data);
   for (int g = 0; g < 4; ++g) comm.write(*t0, 0x10, base + g * 64, 8);
@@ -267,13 +259,9 @@ TEST(CommunicationReuseDistance, CappedPairEndsItsEpochs) {
   // then g2 caps the pair: g1's epoch ends in kInit, g0's in the open section,
   // which kStep closes. g2 has no epoch.
   constexpr uint64_t kA = 0xa0, kB = 0xb0, kInit = 0x5100, kStep = 0x5200;
-  CommunicationConfig config;
-  config.max_threads = 2;
-  CommunicationAnalyzer comm(config);
-  CommunicationReuseDistance crd({2, 2});
-  comm.connect(&crd, nullptr);
-  auto* t0 = comm.attach(0);
-  auto* t1 = comm.attach(1);
+  weft_test::CommunicationWithCrd<2> setup(2);
+  auto& [comm, crd, threads] = setup;
+  auto *t0 = setup.thread[0], *t1 = setup.thread[1];
   alignas(64) static char data[3 * 64];
   const auto base = reinterpret_cast<uintptr_t>(data);
   for (int g = 0; g < 3; ++g) comm.write(*t0, 0x10, base + g * 64, 1);

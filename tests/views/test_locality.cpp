@@ -19,6 +19,7 @@
 #include "findings/suggestions.h"
 #include "profile/profile_writer.h"
 #include "profile/sqlite_db.h"
+#include "support/communication_with_crd.h"
 #include "views/comm_view.h"
 #include "views/crd_view.h"
 #include "views/diff_view.h"
@@ -462,15 +463,9 @@ TEST_F(LocalityViewsTest, IncompleteProfileWarns) {
 // The loop borrows lines 0 and 1: CRR 2 / 2 (rar / raw: 0). Extra and the
 // loop together borrow each of the 4 epochs once: 11 / 5.
 TEST_F(LocalityViewsTest, CrrOfDataFirstReadInAnotherRegion) {
-  CommunicationConfig config;
-  config.granularity = 64;
-  config.max_threads = 3;
-  CommunicationAnalyzer comm(config);
-  CommunicationReuseDistance crd({3, 0});
-  comm.connect(&crd, nullptr);
-  auto* t0 = comm.attach(0);
-  auto* t1 = comm.attach(1);
-  auto* t2 = comm.attach(2);
+  weft_test::CommunicationWithCrd<3> setup(0);
+  auto& [comm, crd, threads] = setup;
+  auto *t0 = setup.thread[0], *t1 = setup.thread[1], *t2 = setup.thread[2];
   alignas(64) static char data[4 * 64];
   const auto line = [](int l) { return reinterpret_cast<uintptr_t>(data) + l * 64; };
   for (int l = 0; l < 4; ++l) comm.write(*t0, kStagePc, line(l), 8);
