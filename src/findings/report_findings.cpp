@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "analyzers/false_sharing/false_sharing_tables.h"
 #include "findings/crd_findings.h"
@@ -73,6 +74,27 @@ void name_reading_line(const Profile& profile, const RegionInfo& region, SourceL
   suggestion.reads_at = fmt::format("{}:{}", path_basename(lines[0].file), lines[0].line);
   const std::string code = sources.line(lines[0].file, lines[0].line);
   if (!code.empty()) suggestion.reads_code = "`" + code + "`";
+}
+
+// The source lines the memory findings report as false sharing or a
+// possible data race.
+std::set<std::pair<std::string, uint32_t>> contended_lines(const MemoryHints& memory) {
+  std::set<std::pair<std::string, uint32_t>> lines;
+  for (const MemoryHint& hint : memory.hints)
+    if (hint.kind == "race" || hint.kind == "false-sharing")
+      lines.emplace(hint.position.file, hint.position.line);
+  return lines;
+}
+
+// The share of the region's communication read at those lines.
+double contended_share(const Profile& profile, const RegionInfo& region,
+                       const std::set<std::pair<std::string, uint32_t>>& contended) {
+  uint64_t all = 0, at_contended = 0;
+  for (const LineVolume& line : profile.reading_lines(region.id)) {
+    all += line.events;
+    if (contended.contains({line.file, line.line})) at_contended += line.events;
+  }
+  return all == 0 ? 0.0 : static_cast<double>(at_contended) / static_cast<double>(all);
 }
 
 // The data object most of the region's communication reads: each reading
@@ -198,12 +220,16 @@ ReportFindings find_report(const Profile& profile, const ReportOptions& options)
   const std::vector<RegionInfo> regions = profile.regions();
   SourceLines sources;
   std::vector<Suggestion> suggestions;
+  const std::set<std::pair<std::string, uint32_t>> contended = contended_lines(data.memory);
   for (const RegionVolume& volume : data.top_regions) {
     LocalityMetrics metrics = compute_locality(profile, {volume.region.id}, data.cache);
     const uint64_t events = volume.raw + volume.rar;
     if (events >= options.suggestion_min_events &&
         static_cast<double>(events) >= kSuggestionMinShare * static_cast<double>(program_events)) {
       for (Suggestion& suggestion : suggest(volume.region, metrics, regions)) {
+        if (suggestion.kind == SuggestionKind::ThreadAffinity &&
+            contended_share(profile, volume.region, contended) >= kThreadAffinityMaxContendedShare)
+          continue;
         if (suggestion.kind == SuggestionKind::DataAffinity) {
           name_reading_line(profile, volume.region, sources, suggestion);
           name_read_object(profile, volume, sources, suggestion);

@@ -25,6 +25,11 @@ namespace weft {
 // smaller ones cannot pay for a change.
 inline constexpr double kSuggestionMinShare = 0.01;
 inline constexpr uint64_t kSuggestionMinEvents = 1000;
+// No thread affinity is advised for a region when at least this share of
+// its communication is read at source lines the memory findings report as
+// false sharing or a possible data race: fixing those removes it, and a
+// placement would only move it.
+inline constexpr double kThreadAffinityMaxContendedShare = 0.5;
 
 struct ReportOptions {
   size_t top = 10;          // regions, thread pairs and suggestions' regions
