@@ -26,6 +26,15 @@ extern "C" __attribute__((
 extern "C" __attribute__((visibility("default"))) __thread weft::CommunicationAnalyzer::ThreadState*
     weft_comm_only_state WEFT_INITIAL_EXEC;
 
+// Called by each instrumented module's __tsan_init (from its constructor):
+// starts the runtime if it has not started, remembers the module, and sets
+// the module's own flag `*recording` (a hidden variable of its hooks: one
+// PC-relative load) to whether this process is the one `weft record`
+// records. A forked child clears every module's flag. Each hook tests it
+// before anything else, so a weft-cc binary run on its own pays a load and
+// a predictable branch per hook (docs/performance.md, "Dormant cost").
+WEFT_EXPORT void weft_module_init(const void* address_inside, bool* recording);
+
 // An access of `size` bytes at `addr` by instruction `pc`, for every analyzer.
 WEFT_EXPORT void weft_access_read(uint64_t pc, const volatile void* addr, size_t size);
 WEFT_EXPORT void weft_access_write(uint64_t pc, const volatile void* addr, size_t size);

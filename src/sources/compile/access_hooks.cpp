@@ -22,8 +22,17 @@ using weft::CommunicationAnalyzer;
 using weft::ImbalanceCounts;
 using weft::ThreadContext;
 
+// Whether this process is recorded: this module's copy, set by
+// weft_module_init. Every hook tests it first (dormant: nothing else runs).
+bool g_module_recording = false;
+
+__attribute__((always_inline)) inline bool dormant() {
+  return __builtin_expect(!g_module_recording, 0);
+}
+
 __attribute__((always_inline)) inline void hook_read(uint64_t pc, const volatile void* a,
                                                      size_t n) {
+  if (dormant()) return;
   CommunicationAnalyzer::ThreadState* s = weft_comm_only_state;
   if (__builtin_expect(s != nullptr, 1) &&
       CommunicationAnalyzer::read_fast(*s, pc, reinterpret_cast<uintptr_t>(a), n))
@@ -33,6 +42,7 @@ __attribute__((always_inline)) inline void hook_read(uint64_t pc, const volatile
 
 __attribute__((always_inline)) inline void hook_write(uint64_t pc, const volatile void* a,
                                                       size_t n) {
+  if (dormant()) return;
   const CommunicationAnalyzer::ThreadState* s = weft_comm_only_state;
   if (__builtin_expect(s != nullptr, 1) &&
       CommunicationAnalyzer::is_local_write(*s, reinterpret_cast<uintptr_t>(a), n))
@@ -43,6 +53,9 @@ __attribute__((always_inline)) inline void hook_write(uint64_t pc, const volatil
 }  // namespace
 
 #define WEFT_HOOK extern "C" __attribute__((visibility("hidden")))
+
+// Each instrumented module's constructor calls this first.
+WEFT_HOOK void __tsan_init() { weft_module_init(__builtin_return_address(0), &g_module_recording); }
 
 // Plain, unaligned, volatile and compound accesses.
 #define WEFT_ACCESS_HOOKS(N)                                                                       \
@@ -97,11 +110,13 @@ WEFT_HOOK void __tsan_vptr_read(void** vptr_p) { hook_read(WEFT_CALLER_PC, vptr_
 // Function entry/exit: the imbalance analysis keeps each call frame's last
 // block, so that control-flow edges never cross a call (ImbalanceCounts).
 WEFT_HOOK void __tsan_func_entry(void*) {
+  if (dormant()) return;
   ThreadContext* t = weft_thread_context;
   if (__builtin_expect(t == nullptr, 0)) return;
   if (auto* s = t->call_frames.load(std::memory_order_relaxed)) ImbalanceCounts::enter_function(*s);
 }
 WEFT_HOOK void __tsan_func_exit() {
+  if (dormant()) return;
   ThreadContext* t = weft_thread_context;
   if (__builtin_expect(t == nullptr, 0)) return;
   if (auto* s = t->call_frames.load(std::memory_order_relaxed)) ImbalanceCounts::exit_function(*s);
@@ -111,6 +126,7 @@ WEFT_HOOK void __tsan_func_exit() {
 // Counted in the thread's own context; the block goes to the runtime only
 // when the imbalance analysis runs.
 WEFT_HOOK void __sanitizer_cov_trace_pc() {
+  if (dormant()) return;
   ThreadContext* t = weft_thread_context;
   if (__builtin_expect(t == nullptr, 0)) return;
   ++t->basic_blocks;

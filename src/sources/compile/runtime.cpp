@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <new>
 
 #include "analyzers/state/page_memory.h"
@@ -24,6 +25,7 @@ __thread weft::CommunicationAnalyzer::ThreadState* weft_comm_only_state WEFT_INI
 namespace weft::rt {
 
 Runtime* g_runtime = nullptr;
+bool g_recording = false;
 CommunicationAnalyzer* g_communication = nullptr;
 CaptureAnalyzers g_analyzers;
 CaptureSession* g_session = nullptr;
@@ -64,6 +66,8 @@ struct CodeRange {
 constexpr int kMaxModules = 64;
 CodeRange g_instrumented[kMaxModules];
 std::atomic<int> g_instrumented_count{0};
+bool* g_module_flags[kMaxModules];  // each module's hooks' recording flag
+std::atomic<int> g_module_flag_count{0};
 
 struct FindRange {
   uint64_t address;
@@ -137,6 +141,9 @@ void in_forked_child() {
   // arena becomes private first: what it changes stays its own.
   Runtime* rt = g_runtime;
   if (!rt) return;
+  // Its hooks return at once.
+  g_recording = false;
+  for (int i = 0; i < g_module_flag_count.load(); ++i) *g_module_flags[i] = false;
   if (g_page_arena) g_page_arena->make_private();
   leave_keeper(*rt);
   close(rt->capture_fd);  // and its lock: weft record waits for no child
@@ -178,7 +185,14 @@ ThreadContext* attach_unknown_thread() {
   return start_thread(rt->session->reserve_thread_id(), -1, 0);
 }
 
-void register_instrumented_module(const void* address_inside) {
+void register_instrumented_module(const void* address_inside, bool* recording) {
+  *recording = g_recording;
+  const int flags = g_module_flag_count.load();
+  if (std::find(g_module_flags, g_module_flags + flags, recording) == g_module_flags + flags &&
+      flags < kMaxModules) {
+    g_module_flags[flags] = recording;
+    g_module_flag_count.store(flags + 1);
+  }
   FindRange f{reinterpret_cast<uint64_t>(address_inside), {0, 0}, false};
   dl_iterate_phdr(find_module_range, &f);
   if (!f.found) return;
@@ -298,6 +312,7 @@ void initialize() {
   session->set_clock(now_ns);
   g_session = session;
   g_runtime = rt;
+  g_recording = true;
 
   if (!weft_thread_context) attach_unknown_thread();  // the main thread: id 0
   install_signal_handlers();

@@ -66,15 +66,21 @@ ThreadContext* start_thread(uint32_t tid, int32_t parent, uint64_t start_routine
 // dormant or when the capture is already saved.
 ThreadContext* attach_unknown_thread();
 
+// True in the process weft record records (the runtime's own copy of the
+// modules' flags).
+extern bool g_recording;
+
 inline ThreadContext* current_thread() {
   ThreadContext* t = weft_thread_context;
-  if (__builtin_expect(t == nullptr, 0)) t = attach_unknown_thread();
+  if (__builtin_expect(t == nullptr, 0) && g_recording) t = attach_unknown_thread();
   return t;
 }
 
 // Accesses from code that is not the program's (the runtime, libc) are not
 // counted; memcpy and friends ask whether their caller is instrumented.
-void register_instrumented_module(const void* address_inside);
+// `recording`: the module's hooks' flag, set now and cleared in a forked
+// child (weft_module_init).
+void register_instrumented_module(const void* address_inside, bool* recording);
 bool is_instrumented_pc(uint64_t pc);
 
 // The events of one access, fed to the analyzers.

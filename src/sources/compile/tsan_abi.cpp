@@ -16,10 +16,9 @@ using weft::rt::ThreadContext;
 using weft::rt::on_read;
 using weft::rt::on_write;
 
-WEFT_EXPORT void __tsan_init() {
+WEFT_EXPORT void weft_module_init(const void* address_inside, bool* recording) {
   weft::rt::initialize();
-  // Each instrumented module's constructor calls this: remember the module.
-  weft::rt::register_instrumented_module(__builtin_return_address(0));
+  weft::rt::register_instrumented_module(address_inside, recording);
 }
 
 // The accesses and blocks the inline hooks (access_hooks.cpp, linked into
