@@ -13,9 +13,14 @@
 # Programs: five examples/ and the six compute kernels of bench/kernels/,
 # each at 2 and 8 threads (--threads), named NAME/T (bench/README.md).
 #
-# Modes (default: native weft-comm weft-all tsan vg-none weft-vg-comm
+# Modes (default: native empty-hooks dormant weft-comm weft-all tsan vg-none weft-vg-comm
 # weft-valgrind vg-lackey helgrind drd; the other weft-* modes through --only)
 #   native          the plain build (gcc -O2 -g -pthread [-fopenmp]), no tool
+#   empty-hooks     the program instrumented as weft-cc does, linked with
+#                   bench/empty_hooks.c (hooks that do nothing): the floor
+#   dormant         the weft-cc build run without `weft record`; its vs_none
+#                   column is its time over empty-hooks' (docs/performance.md,
+#                   "Dormant cost")
 #   weft-comm       weft-cc build under `weft record --analyses comm`
 #   weft-imbalance  weft-cc build under `weft record --analyses comm,imbalance`
 #   weft-falseshare weft-cc build under `weft record --analyses comm,falseshare`
@@ -115,9 +120,9 @@ if ((QUICK)); then
   PROGRAMS=("examples/ring_pthreads.c|{T} 1024 20|{T} 1024 2"
     "bench/kernels/reduction_omp.c|{T} 65536 4|{T} 16384 1")
 fi
-ALL_MODES=(native weft-comm weft-imbalance weft-falseshare weft-traces weft-all tsan vg-none
+ALL_MODES=(native empty-hooks dormant weft-comm weft-imbalance weft-falseshare weft-traces weft-all tsan vg-none
   weft-vg-comm weft-valgrind vg-lackey helgrind drd)
-MODES=(native weft-comm weft-all tsan vg-none weft-vg-comm weft-valgrind vg-lackey helgrind drd)
+MODES=(native empty-hooks dormant weft-comm weft-all tsan vg-none weft-vg-comm weft-valgrind vg-lackey helgrind drd)
 # Modes that run once, on the small input, against native-small.
 SMALL_MODES=(vg-lackey helgrind drd)
 if [[ -n $ONLY ]]; then
@@ -137,7 +142,7 @@ uses() {  # glob: does any selected mode match it?
   return 1
 }
 
-build_program() {  # source -> sets NAME, PLAIN, INSTR, TSAN, TSAN_ENV ("" when a build failed)
+build_program() {  # source -> sets NAME, PLAIN, INSTR, EMPTY, TSAN, TSAN_ENV ("" when a build failed)
   local src=$1 ext flags cc wrapper
   NAME=$(basename "${src%.*}")
   ext=${src##*.}
@@ -153,12 +158,21 @@ build_program() {  # source -> sets NAME, PLAIN, INSTR, TSAN, TSAN_ENV ("" when 
   PLAIN=$OUT/$NAME.plain
   INSTR=$OUT/$NAME.weft
   TSAN=$OUT/$NAME.tsan
-  rm -f "$PLAIN" "$INSTR" "$TSAN"
+  EMPTY=$OUT/$NAME.empty
+  rm -f "$PLAIN" "$INSTR" "$TSAN" "$EMPTY"
   "$cc" "${flags[@]}" -o "$PLAIN" "$src" 2>"$OUT/build.log" ||
     { echo "bench: build failed: $cc $src ($(tail -1 "$OUT/build.log"))" >&2; PLAIN=""; }
-  if uses 'weft-[!v]*'; then
+  if uses 'weft-[!v]*' || uses dormant; then
     "$wrapper" "${flags[@]}" -o "$INSTR" "$src" 2>"$OUT/build.log" ||
       { echo "bench: build failed: $wrapper $src ($(tail -1 "$OUT/build.log"))" >&2; INSTR=""; }
+  fi
+  if uses empty-hooks; then
+    # weft-cc's instrumentation (gcc: the ThreadSanitizer hooks and
+    # trace-pc), compiled apart so that libtsan never reaches the link
+    { "$cc" "${flags[@]}" -fsanitize=thread -fsanitize-coverage=trace-pc -c -o "$OUT/$NAME.o" "$src" &&
+      gcc -O2 -fPIC -c -o "$OUT/empty_hooks.o" "$ROOT/bench/empty_hooks.c" &&
+      "$cc" "${flags[@]}" -o "$EMPTY" "$OUT/$NAME.o" "$OUT/empty_hooks.o"; } 2>"$OUT/build.log" ||
+      { echo "bench: build failed: $src with empty hooks ($(tail -1 "$OUT/build.log"))" >&2; EMPTY=""; }
   fi
   if uses tsan; then
     "$cc" "${flags[@]}" -fsanitize=thread -o "$TSAN" "$src" 2>"$OUT/build.log" ||
@@ -194,12 +208,14 @@ measure() {
 
 run_mode() {  # mode args...
   local mode=$1 bin=$PLAIN; shift
-  case $mode in weft-vg* | weft-valgrind) ;; weft-*) bin=$INSTR ;; tsan) bin=$TSAN ;; esac
+  case $mode in
+    weft-vg* | weft-valgrind) ;; weft-* | dormant) bin=$INSTR ;; tsan) bin=$TSAN ;; empty-hooks) bin=$EMPTY ;;
+  esac
   [[ -n $bin ]] || { echo "bench: no binary for $NAME in mode $mode" >&2; echo "nan 0"; return 0; }
   local RUNS=$REPEAT
   is_small "$mode" && RUNS=1
   case $mode in
-    native | native-small) measure "$bin" "$@" ;;
+    native | native-small | empty-hooks | dormant) measure "$bin" "$@" ;;
     weft-comm) measure "$WEFT" record --analyses comm -o "$OUT/p.db" -- "$bin" "$@" ;;
     weft-imbalance) measure "$WEFT" record --analyses comm,imbalance -o "$OUT/p.db" -- "$bin" "$@" ;;
     weft-falseshare) measure "$WEFT" record --analyses comm,falseshare -o "$OUT/p.db" -- "$bin" "$@" ;;
@@ -260,7 +276,7 @@ for entry in "${PROGRAMS[@]}"; do
     [[ -z $PROGRAM_RE || $NAME =~ $PROGRAM_RE || $row =~ $PROGRAM_RE ]] || continue
     read -r -a args <<<"${big//'{T}'/$T}"
     read -r -a small_args <<<"${small//'{T}'/$T}"
-    native_t="" native_m="" none_t="" small_t=""
+    native_t="" native_m="" none_t="" empty_t="" small_t=""
     for mode in "${MODES[@]}"; do
       if is_small "$mode"; then
         if [[ -z $small_t ]]; then
@@ -275,7 +291,12 @@ for entry in "${PROGRAMS[@]}"; do
       read -r t m < <(run_mode "$mode" "${args[@]}") || { t=nan; m=0; }
       [[ $mode == native ]] && { native_t=$t; native_m=$m; }
       [[ $mode == vg-none ]] && none_t=$t
+      [[ $mode == empty-hooks ]] && empty_t=$t
       vs="-"
+      if [[ $mode == dormant && -n $empty_t ]]; then
+        vs=$(awk -v a="$t" -v b="$empty_t" \
+          'BEGIN { if (a == "nan" || b == "nan" || b + 0 <= 0) print "-"; else printf "%.2f", a / b }')
+      fi
       if [[ $mode == weft-vg* || $mode == weft-valgrind ]] && [[ -n $none_t ]]; then
         vs=$(awk -v a="$t" -v b="$none_t" \
           'BEGIN { if (a == "nan" || b == "nan" || b + 0 <= 0) print "-"; else printf "%.2f", a / b }')

@@ -9,7 +9,7 @@
 // which feeds every analyzer.
 //
 // Only inline code of the analyzers is used here: all state lives in the
-// runtime; this file owns no data.
+// runtime; this file owns only the module's recording flag.
 #include <cstddef>
 #include <cstdint>
 
