@@ -296,6 +296,52 @@ TEST_F(CondBarrier, QueueHandOversAreNotBarriers) {
   EXPECT_TRUE(barrier_instances().empty());
 }
 
+// A queue's consumer whose wake-ups the other consumer steals re-reads
+// the queue's size once per wait, here 6 times, each read after a write of
+// the producer's: a wait loop that blocks between its tests, not a spin
+// loop on a flag (docs/metrics.md, "Spin waits"). Before, the fifth re-read
+// made it a spin and the size a learned flag, and under load a consumer's
+// section appeared at the queue (examples/queue_condvar_pthreads.c).
+constexpr uint64_t kSize = 0x7000, kHead = 0x7004, kTestPc = 0x401100, kPushPc = 0x401200;
+
+TEST_F(CondBarrier, AWaitLoopThatBlocksBetweenItsTestsIsNoSpin) {
+  ThreadContext* t0 = start(-1);
+  ThreadContext* producer = start(0);
+  ThreadContext* consumer = start(0);
+  ThreadContext* thief = start(0);
+  sync(t0, SyncKind::ThreadJoinEnter, 0x400100, 0, 1);
+  auto access = [&](ThreadContext* t, uint64_t pc, bool is_write, uint64_t addr = kSize) {
+    session->watch_access(*t, pc, addr, is_write);
+    CommunicationAnalyzer::ThreadState* s = t->comm.load();
+    ASSERT_NE(s, nullptr);
+    if (is_write)
+      session->communication().write(*s, pc, addr, 4);
+    else
+      session->communication().read(*s, pc, addr, 4);
+  };
+  lock(consumer);
+  for (int wake = 0; wake < 6; ++wake) {
+    access(consumer, kTestPc, false);  // while (queue.size == 0)
+    enter(consumer);                   //   pthread_cond_wait
+    lock(producer);
+    access(producer, kPushPc, true);  // an item
+    signal(producer);
+    unlock(producer);
+    lock(thief);
+    access(thief, kTestPc, false);  // the other consumer takes it first
+    access(thief, kPushPc, true);
+    unlock(thief);
+    leave(consumer);
+  }
+  access(consumer, kTestPc, false);
+  access(consumer, kPushPc, true, kHead);  // it pops one at last: the head first
+  access(consumer, kPushPc, true);
+  unlock(consumer);
+  EXPECT_TRUE(of_kind(SyncKind::SpinBarrier).empty());
+  EXPECT_TRUE(of_kind(SyncKind::SpinRelease).empty());
+  EXPECT_TRUE(barrier_instances().empty());
+}
+
 // The releaser wakes the waiters with one signal each, in one lock hold:
 // one episode, and the later signals belong to it.
 TEST_F(CondBarrier, SignalsCoveringEveryWaiterAreOneRelease) {

@@ -112,6 +112,15 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
   // epochs and held locks decide which writes are unsynchronised).
   if (auto* s = thread.false_sharing.load(std::memory_order_relaxed))
     analyzers_.false_sharing->synchronize(*s, kind, object, arg0);
+  // A wait loop that blocks between its tests does not spin: a queue's
+  // consumer whose wake-ups another thread steals re-reads its predicate
+  // once per wait, four times and more when the machine is busy, and must
+  // not teach weft a flag. A spin-then-block barrier spins before it
+  // blocks, and keeps its watch.
+  if (kind == SyncKind::CondWaitEnter && !thread.spin.spinning && !thread.spin.known_flag) {
+    thread.spin.reads = 0;
+    thread.spin.saw_release = false;
+  }
   SyncLog& log = thread.sync;
   if (!log.records) return;
   if (!clock_) latest_sync_ns_.store(time_ns, std::memory_order_relaxed);
