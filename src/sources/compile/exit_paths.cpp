@@ -25,9 +25,14 @@ void mark_end(ImageEnd end) {
 // An exec that failed: the image goes on.
 int exec_failed(int result) {
   const int saved_errno = errno;
-  if (weft::rt::in_recorded_process()) g_runtime->image_end.store(ImageEnd::Unknown);
+  mark_end(ImageEnd::Unknown);
   errno = saved_errno;
   return result;
+}
+
+[[noreturn]] void exit_image(int status) {
+  mark_end(ImageEnd::ExitCall);
+  for (;;) syscall(SYS_exit_group, status);
 }
 
 template <class Fn, class... Args>
@@ -55,15 +60,9 @@ int with_list_arguments(const char* first, va_list args, bool has_env, Call call
 
 }  // namespace
 
-WEFT_EXPORT void _exit(int status) {
-  mark_end(ImageEnd::ExitCall);
-  for (;;) syscall(SYS_exit_group, status);
-}
+WEFT_EXPORT void _exit(int status) { exit_image(status); }
 
-WEFT_EXPORT void _Exit(int status) {
-  mark_end(ImageEnd::ExitCall);
-  for (;;) syscall(SYS_exit_group, status);
-}
+WEFT_EXPORT void _Exit(int status) { exit_image(status); }
 
 WEFT_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
   return exec_through<int (*)(const char*, char* const*, char* const*)>("execve", path, argv, envp);
