@@ -159,11 +159,13 @@ CacheGeometry machine_like_caches() {
 }
 
 // The imbalance analysis' step on the stencil's streams: the per-instruction
-// count and the L1/L2 lookups. Arg 0: no simulated caches (the count alone).
+// count and the L1/L2 lookups. Arg 0: no simulated caches (the count alone);
+// 1: the exact model; 2: 1 set in 8 simulated (weft record's default).
 void ImbalanceStencilStep(benchmark::State& state) {
   ImbalanceConfig config;
   config.max_threads = 1;
   config.cache = machine_like_caches();
+  config.cache_sampling = state.range(0) == 2 ? 8 : 1;
   if (state.range(0) == 0)
     for (CacheLevelGeometry& level : config.cache.levels) level = {0, 0};
   ImbalanceCounts counts(config);
@@ -173,7 +175,7 @@ void ImbalanceStencilStep(benchmark::State& state) {
     streams.step([&](uint64_t pc, uintptr_t a, bool) { counts.access(*t, pc, a, 8); });
   state.SetItemsProcessed(state.iterations() * StencilStreams::kAccessesPerStep);
 }
-BENCHMARK(ImbalanceStencilStep)->Arg(0)->Arg(1);
+BENCHMARK(ImbalanceStencilStep)->Arg(0)->Arg(1)->Arg(2);
 
 // Every analyzer on one thread's 2-D stencil streams (as above), fed the
 // way both sources feed them (communication, then CaptureSession's

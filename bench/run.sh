@@ -3,18 +3,21 @@
 # program at every thread count in every mode (median of REPEAT runs,
 # default 3) and prints one table: wall time, slowdown against the native
 # run of the same program in this same run, peak RSS and its ratio to
-# native; then a summary (geometric means per mode, weft-comm against tsan)
-# and, with --baseline, the change of every row against a saved run.
+# native; then the sampled-vs-exact CRD error of every row where
+# weft-default and weft-exact both ran, a summary (geometric means per mode,
+# weft-comm and weft-default against tsan) and, with --baseline, the change
+# of every row against a saved run.
 #
 #   bench/run.sh [--repeat N] [--only MODE,MODE] [--quick] [--programs REGEX]
 #                [--threads T,T] [--save-baseline FILE] [--baseline FILE]
 #                [--threshold P] [--timeout S] [--no-build] [--no-micro]
 #
-# Programs: five examples/ and the six compute kernels of bench/kernels/,
+# Programs: five examples/ and the nine compute kernels of bench/kernels/,
 # each at 2 and 8 threads (--threads), named NAME/T (bench/README.md).
 #
-# Modes (default: native empty-hooks dormant weft-comm weft-all tsan vg-none weft-vg-comm
-# weft-valgrind vg-lackey helgrind drd; the other weft-* modes through --only)
+# Modes (default: native empty-hooks dormant weft-comm weft-default weft-exact tsan vg-none
+# weft-vg-comm weft-valgrind vg-lackey helgrind drd; the other weft-* modes
+# through --only; weft-all is accepted as the old name of weft-default)
 #   native          the plain build (gcc -O2 -g -pthread [-fopenmp]), no tool
 #   empty-hooks     the program instrumented as weft-cc does, linked with
 #                   bench/empty_hooks.c (hooks that do nothing): the floor
@@ -25,7 +28,10 @@
 #   weft-imbalance  weft-cc build under `weft record --analyses comm,imbalance`
 #   weft-falseshare weft-cc build under `weft record --analyses comm,falseshare`
 #   weft-traces     weft-cc build under `weft record --analyses comm,traces`
-#   weft-all        weft-cc build under `weft record` (every analyzer)
+#   weft-default    weft-cc build under `weft record` (the defaults: every
+#                   analyzer, sampled CRD)
+#   weft-exact      weft-cc build under `weft record --exact` (exact CRD;
+#                   without --exact when this weft does not know it, noted)
 #   tsan            the same source built with -fsanitize=thread (gcc),
 #                   TSAN_OPTIONS=report_bugs=0 (OpenMP: + ignore_noninstrumented_modules=1)
 #   vg-none         the plain build under `valgrind --tool=none`
@@ -86,7 +92,7 @@ if ((BUILD)); then
   scripts/setup.sh >/dev/null
   cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_BUILD_TESTS=ON >/dev/null
   cmake --build build -j"$(nproc)" --target weft weft_rt weft_valgrind_tool weft_valgrind_preload \
-    weft_bench_imbalance weft_bench_traces weft_bench_hot_paths >/dev/null
+    weft_bench_imbalance weft_bench_traces weft_bench_hot_paths weft_crd_sampling_error >/dev/null
 fi
 
 OUT=$ROOT/build/bench
@@ -115,20 +121,27 @@ PROGRAMS=(
   "bench/kernels/reduction_omp.c|{T} 4194304 160|{T} 1048576 16"
   "bench/kernels/pointer_chase_pthreads.c|{T} 262144 3000000|{T} 65536 200000"
   "bench/kernels/producer_consumer_pthreads.c|{T} 750000 64|{T} 45000 64"
+  "bench/kernels/streamcluster_gain_omp.c|{T} 200000 32 20 60|{T} 40000 32 8 12"
+  "bench/kernels/cg_spmv_omp.c|{T} 64 50|{T} 24 40"
+  "bench/kernels/particle_filter_omp.c|{T} 1048576 4|{T} 65536 2"
 )
 if ((QUICK)); then
   PROGRAMS=("examples/ring_pthreads.c|{T} 1024 20|{T} 1024 2"
     "bench/kernels/reduction_omp.c|{T} 65536 4|{T} 16384 1")
 fi
-ALL_MODES=(native empty-hooks dormant weft-comm weft-imbalance weft-falseshare weft-traces weft-all tsan vg-none
-  weft-vg-comm weft-valgrind vg-lackey helgrind drd)
-MODES=(native empty-hooks dormant weft-comm weft-all tsan vg-none weft-vg-comm weft-valgrind vg-lackey helgrind drd)
+ALL_MODES=(native empty-hooks dormant weft-comm weft-imbalance weft-falseshare weft-traces weft-default weft-exact
+  tsan vg-none weft-vg-comm weft-valgrind vg-lackey helgrind drd)
+MODES=(native empty-hooks dormant weft-comm weft-default weft-exact tsan vg-none weft-vg-comm weft-valgrind
+  vg-lackey helgrind drd)
 # Modes that run once, on the small input, against native-small.
 SMALL_MODES=(vg-lackey helgrind drd)
 if [[ -n $ONLY ]]; then
   IFS=, read -r -a requested <<<"$ONLY"
   MODES=(native)
-  for mode in "${requested[@]}"; do [[ -z $mode || $mode == native ]] || MODES+=("$mode"); done
+  for mode in "${requested[@]}"; do
+    [[ $mode == weft-all ]] && mode="weft-default" # its name before weft-exact came
+    [[ -z $mode || $mode == native ]] || MODES+=("$mode")
+  done
   for mode in "${MODES[@]}"; do
     [[ " ${ALL_MODES[*]} " == *" $mode "* ]] || {
       echo "bench: unknown mode $mode (modes: ${ALL_MODES[*]})" >&2; exit 2; }
@@ -220,7 +233,8 @@ run_mode() {  # mode args...
     weft-imbalance) measure "$WEFT" record --analyses comm,imbalance -o "$OUT/p.db" -- "$bin" "$@" ;;
     weft-falseshare) measure "$WEFT" record --analyses comm,falseshare -o "$OUT/p.db" -- "$bin" "$@" ;;
     weft-traces) measure "$WEFT" record --analyses comm,traces -o "$OUT/p.db" -- "$bin" "$@" ;;
-    weft-all) measure "$WEFT" record -o "$OUT/p.db" -- "$bin" "$@" ;;
+    weft-default) measure "$WEFT" record -o "$OUT/p-default.db" -- "$bin" "$@" ;;
+    weft-exact) measure "$WEFT" record "${EXACT_FLAG[@]}" -o "$OUT/p-exact.db" -- "$bin" "$@" ;;
     tsan) TSAN_OPTIONS=$TSAN_ENV measure "$bin" "$@" ;;
     weft-vg-comm) measure "$WEFT" record --backend valgrind --analyses comm -o "$OUT/p.db" -- "$bin" "$@" ;;
     weft-valgrind) measure "$WEFT" record --backend valgrind -o "$OUT/p.db" -- "$bin" "$@" ;;
@@ -265,6 +279,18 @@ if [[ -n $PROGRAM_RE ]]; then
   PROGRAMS=("${selected[@]}")
 fi
 
+# weft-exact: `weft record --exact` (exact CRD). A weft that does not know
+# --exact yet records with its defaults instead, and says so.
+EXACT_FLAG=(--exact)
+EXACT_NOTE=""
+if uses weft-exact && ! "$WEFT" record --help 2>&1 | grep -q -e '--exact'; then
+  EXACT_FLAG=()
+  EXACT_NOTE="weft record has no --exact: weft-exact ran without it, like weft-default"
+  echo "bench: note: $EXACT_NOTE" >&2
+fi
+CRD_ERRORS=$OUT/crd_errors.tsv # program default_slow exact_slow program_pp program_median region_pp region_median region_events region
+: >"$CRD_ERRORS"
+
 echo "# weft bench: $(nproc) cores, $(uname -m), $(gcc --version | head -1), $(valgrind --version)," \
   "median of $REPEAT (${SMALL_MODES[*]}: 1 run on the small input), threads ${THREADS[*]}"
 printf '%-30s %-14s %9s %9s %9s %9s %9s\n' program mode wall_s slowdown rss_MB rss_ratio vs_none
@@ -276,7 +302,8 @@ for entry in "${PROGRAMS[@]}"; do
     [[ -z $PROGRAM_RE || $NAME =~ $PROGRAM_RE || $row =~ $PROGRAM_RE ]] || continue
     read -r -a args <<<"${big//'{T}'/$T}"
     read -r -a small_args <<<"${small//'{T}'/$T}"
-    native_t="" native_m="" none_t="" empty_t="" small_t=""
+    native_t="" native_m="" none_t="" empty_t="" small_t="" default_t="" exact_t=""
+    rm -f "$OUT/p-default.db" "$OUT/p-exact.db"
     for mode in "${MODES[@]}"; do
       if is_small "$mode"; then
         if [[ -z $small_t ]]; then
@@ -292,6 +319,8 @@ for entry in "${PROGRAMS[@]}"; do
       [[ $mode == native ]] && { native_t=$t; native_m=$m; }
       [[ $mode == vg-none ]] && none_t=$t
       [[ $mode == empty-hooks ]] && empty_t=$t
+      [[ $mode == weft-default ]] && default_t=$t
+      [[ $mode == weft-exact ]] && exact_t=$t
       vs="-"
       if [[ $mode == dormant && -n $empty_t ]]; then
         vs=$(awk -v a="$t" -v b="$empty_t" \
@@ -303,8 +332,38 @@ for entry in "${PROGRAMS[@]}"; do
       fi
       print_row "$row" "$mode" "$t" "$native_t" "$m" "$native_m" "$vs"
     done
+    # Both profiles of the row (the last run of each mode): sampled CRD
+    # against exact, kept in $OUT/p-default.db and $OUT/p-exact.db.
+    if [[ -n $default_t && -n $exact_t ]]; then
+      errors=$'-\t-\t-\t-\t-\t-'
+      if [[ $default_t != nan && $exact_t != nan ]]; then
+        errors=$("$ROOT/build/bin/weft_crd_sampling_error" --brief "$OUT/p-default.db" "$OUT/p-exact.db" \
+          2>"$OUT/stderr") || {
+          echo "bench: weft_crd_sampling_error failed on $row: $(tail -1 "$OUT/stderr")" >&2
+          errors=$'nan\tnan\tnan\tnan\t-\t-'
+        }
+      fi
+      awk -v p="$row" -v a="$default_t" -v b="$exact_t" -v n="$native_t" -v e="$errors" 'BEGIN {
+        f = (a != "nan" && n != "nan" && n + 0 > 0) ? sprintf("%.1f", a / n) : "nan"
+        g = (b != "nan" && n != "nan" && n + 0 > 0) ? sprintf("%.1f", b / n) : "nan"
+        printf "%s\t%s\t%s\t%s\n", p, f, g, e }' >>"$CRD_ERRORS"
+    fi
   done
 done
+
+# Sampled against exact CRD, per row where weft-default and weft-exact both
+# ran: the largest per-bin difference of the CRD histograms' mass (percentage
+# points) and the difference of the median's power-of-two bin, over the
+# whole program and the worst region (bench/README.md).
+if [[ -s $CRD_ERRORS ]]; then
+  echo
+  echo "# sampled (weft-default) vs exact (weft-exact) CRD: max per-bin mass error (pp), median bin difference"
+  [[ -z $EXACT_NOTE ]] || echo "# note: $EXACT_NOTE"
+  printf '%-30s %8s %8s %8s %7s %9s %7s %10s  %s\n' program default exact prog_pp prog_md region_pp reg_md \
+    reg_events worst_region
+  awk -F'\t' '{ printf "%-30s %8s %8s %8s %7s %9s %7s %10s  %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9 }' \
+    "$CRD_ERRORS"
+fi
 
 # Summary: per mode, the geometric means of the slowdown and of the RSS ratio
 # over the rows where it ran (small-input modes against native-small), then
@@ -318,6 +377,7 @@ echo "# summary: geometric mean over the program rows where each mode ran"
     if (ok($4)) { ns[$2]++; ls[$2] += log($4) } else if ($2 != "native-small") nf[$2]++
     if (ok($6)) { nr[$2]++; lr[$2] += log($6) }
     if ($2 == "weft-comm") comm[$1] = $4
+    if ($2 == "weft-default") dflt[$1] = $4
     if ($2 == "tsan") tsan[$1] = $4
     if (!($1 in seen)) { seen[$1] = 1; order[++np] = $1 }
   }
@@ -345,6 +405,14 @@ echo "# summary: geometric mean over the program rows where each mode ran"
       printf "%-30s weft-comm %8.1fx  tsan %8.1fx  %s\n", p, comm[p], tsan[p], yes ? "below" : "NOT below"
     }
     if (both) printf "weft-comm < tsan: %d/%d%s\n", below, both, below < both ? "; not:" not : ""
+    both = 0; below = 0; not = ""
+    for (i = 1; i <= np; i++) {
+      p = order[i]
+      if (!(p in dflt) || !(p in tsan)) continue
+      both++
+      if (ok(dflt[p]) && ok(tsan[p]) && dflt[p] + 0 <= tsan[p] + 0) below++; else not = not " " p
+    }
+    if (both) printf "weft-default <= tsan: %d/%d%s\n", below, both, below < both ? "; not:" not : ""
   }' "$ROWS"
 
 if [[ -n $SAVE_BASELINE ]]; then
@@ -420,7 +488,7 @@ if [[ -n $BASELINE ]]; then
     function ok(x) { return x != "nan" && x + 0 > 0 }
     function f(x) { return ok(x) ? sprintf("%.1f", x) : x }
     FNR == 1 { next }
-    FNR == NR { old[$1 "\t" $2] = $4; next }
+    FNR == NR { if ($2 == "weft-all") $2 = "weft-default"; old[$1 "\t" $2] = $4; next }
     $2 == "native" || $2 == "native-small" { next }
     {
       k = $1 "\t" $2

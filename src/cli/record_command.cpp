@@ -208,11 +208,24 @@ AnalysisPlan plan_analyses(const RecordOptions& o) {
     if (const AnalysisSetting* setting = find_setting(key)) setting_value(*setting, text);
   AnalysisPlan plan;
   plan.analyses = selected_analyses(o.analyses);
+  // --exact sets what trades exactness for cost; a contrary value given too
+  // is refused rather than one of the two silently winning.
+  if (o.exact)
+    for (const AnalysisDescriptor& d : kAnalyses)
+      for (const AnalysisSetting& setting : d.settings) {
+        auto given = o.settings.find(std::string(setting.key));
+        if (!setting.exact_value.empty() && given != o.settings.end() &&
+            setting_value(setting, given->second) !=
+                setting_value(setting, std::string(setting.exact_value)))
+          throw std::runtime_error(fmt::format("--exact contradicts {} {} (exact: {})",
+                                               setting.option, given->second, setting.exact_value));
+      }
   plan.analyses.for_each([&](const AnalysisDescriptor& d) {
     for (const AnalysisSetting& setting : d.settings) {
       auto given = o.settings.find(std::string(setting.key));
-      const std::string text =
-          given != o.settings.end() ? given->second : std::string(setting.default_value);
+      const std::string_view fallback =
+          o.exact && !setting.exact_value.empty() ? setting.exact_value : setting.default_value;
+      const std::string text = given != o.settings.end() ? given->second : std::string(fallback);
       plan.values[std::string(setting.key)] = setting_value(setting, text);
     }
   });
@@ -587,6 +600,9 @@ struct RecordCommand : Command {
         if (setting.type == SettingType::ByteSize) as_size(option);
         setting_options.emplace_back(key, option);
       }
+    c->add_flag("--exact", options.exact,
+                "measure every event: no sampling in any analysis (slower; the settings "
+                "marked --exact take their exact value)");
     c->add_option("command", options.command, "PROGRAM ARGS (after --)");
     return c;
   }

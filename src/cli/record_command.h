@@ -17,6 +17,7 @@ struct RecordOptions {
   // (common/analyses.h); sizes already in bytes. Absent: the default.
   std::map<std::string, std::string> settings;
   std::vector<std::string> command;  // program and its arguments
+  bool exact = false;                // --exact: the settings' exact values (no sampling)
 };
 
 // Exit codes of `weft record` that are not the program's (docs/commands.md,

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "cli/command.h"
+#include "findings/profile_facts.h"
 #include "profile/profile.h"
 #include "topology/machine_caches.h"
 #include "topology/topology.h"
@@ -42,6 +43,10 @@ int show(const std::vector<std::string>& paths, OutputFormat format,
       if (!profile.complete())
         fmt::print(stderr, "weft: warning: {} is an INCOMPLETE profile ({})\n", profile.path(),
                    profile.meta_value("incomplete_reason"));
+  if (format != OutputFormat::Table)
+    for (const Profile& profile : profiles)
+      if (const std::string note = crd_sampling_note(profile_facts(profile)); !note.empty())
+        fmt::print(stderr, "weft: note: {}: {}\n", profile.path(), note);
   print(text);
   return 0;
 }

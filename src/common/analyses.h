@@ -58,6 +58,9 @@ struct AnalysisSetting {
   SettingType type = SettingType::Unsigned;
   uint64_t min = 0;
   uint64_t max = UINT64_MAX;
+  // The value `weft record --exact` gives a setting that trades exactness
+  // for cost (a sampling rate); empty: --exact leaves it alone.
+  std::string_view exact_value = {};
 };
 
 struct AnalysisDescriptor {
@@ -82,8 +85,12 @@ inline constexpr AnalysisSetting kCrdSettings[] = {
     {"crd_max_granules", "--crd-max-granules", "WEFT_CRD_MAX_GRANULES",
      "distinct granules per thread pair whose CRD is measured (0: no cap)", "1048576",
      SettingType::Unsigned, 0, UINT64_MAX - 1},
+    {"crd_sample_granules", "--crd-sample-granules", "WEFT_CRD_SAMPLE_GRANULES",
+     "granules each reading thread traces before its CRD sampling rate halves "
+     "(0: every granule, exact; --exact)",
+     "16384", SettingType::Unsigned, 0, UINT64_MAX - 1, "0"},
 };
-inline constexpr std::string_view kCrdCounters[] = {"crd_capped_pairs"};
+inline constexpr std::string_view kCrdCounters[] = {"crd_capped_pairs", "crd_sample_shift"};
 inline constexpr std::string_view kCommunicationTables[] = {"matrix_entries", "pc_communication"};
 inline constexpr std::string_view kCrdTables[] = {"crd_distances", "crd_word_distances",
                                                   "crd_unmeasured", "region_footprints"};
@@ -95,6 +102,10 @@ inline constexpr AnalysisSetting kImbalanceSettings[] = {
      "", SettingType::Text},
     {"miss_penalties", "--miss-penalties", "",
      "cycles per L1, L2 and LLC miss in the modeled busy time", "12,40,200", SettingType::Text},
+    {"imbalance_cache_sampling", "--imbalance-sampling", "WEFT_IMBALANCE_CACHE_SAMPLING",
+     "simulate 1 in N sets of each cache of the imbalance analysis, each miss counting N "
+     "(1: every set, the exact model; --exact; docs/metrics.md)",
+     "8", SettingType::PowerOfTwo, 1, 64, "1"},
 };
 inline constexpr std::string_view kImbalanceCounters[] = {"imbalance_repeated_segments"};
 inline constexpr std::string_view kImbalanceTables[] = {

@@ -1,5 +1,8 @@
 #include "findings/profile_facts.h"
 
+#include <algorithm>
+#include <string>
+
 #include "findings/finding_error.h"
 
 namespace weft {
@@ -12,7 +15,19 @@ ProfileFacts profile_facts(const Profile& profile) {
   facts.granularity = profile.meta_value("granularity");
   facts.threads = profile.thread_count();
   facts.barrier_instances = profile.meta_unsigned("barrier_instances");
+  facts.crd_sample_shift = static_cast<unsigned>(
+      std::min<uint64_t>(63, profile.meta_unsigned("crd_sample_shift").value_or(0)));
+  facts.crd_sample_granules = profile.meta_unsigned("crd_sample_granules").value_or(0);
   return facts;
+}
+
+std::string crd_sampling_note(const ProfileFacts& facts) {
+  if (facts.crd_sample_shift == 0) return "";
+  return "CRD sampled (SHARDS): past " + std::to_string(facts.crd_sample_granules) +
+         " granules a reading thread traced a hashed sample of them, at rates down to 1/" +
+         std::to_string(uint64_t{1} << facts.crd_sample_shift) +
+         "; distances under 64 are exact, the rest and their counts are estimates "
+         "(`weft record --exact` measures every event)";
 }
 
 void refuse_lost_data(const Profile& profile, std::string_view analysis) {

@@ -21,6 +21,10 @@ struct ProfileFacts {
   // section), not by a thread's exit or join (meta barrier_instances);
   // nullopt for a profile that does not say.
   std::optional<uint64_t> barrier_instances;
+  // The CRD's lowest sampling rate, as a shift (rate 2^-shift; meta
+  // crd_sample_shift): 0 when every event was measured.
+  unsigned crd_sample_shift = 0;
+  uint64_t crd_sample_granules = 0;  // the budget per reading thread (meta)
   // Several threads, and none of their sections closed at a barrier: the
   // program synchronizes in a way weft does not recognise (spin flags, a
   // hand-written barrier), so there is no section to analyze but the
@@ -31,6 +35,11 @@ struct ProfileFacts {
 };
 
 ProfileFacts profile_facts(const Profile& profile);
+
+// One sentence saying that the CRD figures (distances, their counts, the
+// CRR's borrowed epochs) are estimates from a sample, and how to measure
+// them all; empty when every event was measured.
+std::string crd_sampling_note(const ProfileFacts& facts);
 
 // A profile whose run's data was lost (incomplete, and no analysis ran as
 // far as it knows: the placeholder weft record writes when nothing could be

@@ -127,8 +127,11 @@ constexpr MetaRule kMetaRules[] = {
     {"llc_bytes", "a whole number", is_count},
     {"crd_max_granules", "a whole number", is_count},
     {"crd_capped_pairs", "a whole number", is_count},
+    {"crd_sample_granules", "a whole number", is_count},
+    {"crd_sample_shift", "a whole number", is_count},
     {"trace_budget", "a whole number", is_count},
     {"imbalance_repeated_segments", "a whole number", is_count},
+    {"imbalance_cache_sampling", "a whole number", is_count},
     {"untracked_accesses", "a whole number", is_count},
 };
 

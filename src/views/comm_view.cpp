@@ -47,6 +47,9 @@ std::string render_table(const CommFindings& f) {
   if (!f.profile.complete) {
     text += fmt::format("warning: INCOMPLETE profile ({})\n", f.profile.incomplete_reason);
   }
+  if (const std::string note = crd_sampling_note(f.profile);
+      f.kind == CommKind::Crr && f.borrowed_known && !note.empty())
+    text += "note: borrowed epochs estimated: " + note + "\n";
   if (f.kind == CommKind::Crr && !f.borrowed_known)
     text +=
         "note: this profile does not tell which data the region re-read after its first read "

@@ -244,6 +244,8 @@ std::string render_table(const CrdFindings& findings) {
   if (!findings.profile.complete) {
     text += fmt::format("warning: INCOMPLETE profile ({})\n", findings.profile.incomplete_reason);
   }
+  if (const std::string note = crd_sampling_note(findings.profile); !note.empty())
+    text += "note: " + note + "\n";
   if (findings.entries.empty()) return text + "no CRD events recorded\n";
   for (const CrdEntry& entry : findings.entries) text += "\n" + render_block(entry);
   return text;

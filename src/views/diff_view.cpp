@@ -33,6 +33,8 @@ std::string profile_line(const char* label, const DiffProfile& profile) {
     line +=
         fmt::format("warning: {} is an INCOMPLETE profile ({})\n", label, facts.incomplete_reason);
   }
+  if (const std::string note = crd_sampling_note(facts); !note.empty())
+    line += fmt::format("note: {}: {}\n", label, note);
   return line;
 }
 

@@ -162,6 +162,8 @@ std::string render_run_facts(const ReportFindings& data) {
                                 ? std::string("complete")
                                 : "INCOMPLETE: " + data.profile.incomplete_reason});
   facts.add_row({"granularity", data.profile.granularity + " bytes"});
+  if (const std::string note = crd_sampling_note(data.profile); !note.empty())
+    facts.add_row({"crd", note});
   facts.add_row({"threads", std::to_string(data.profile.threads)});
   facts.add_row({"topology", run.topology});
   const int64_t dropped = run.dropped_events.value_or(0);
@@ -257,6 +259,7 @@ json run_json(const ReportFindings& data) {
       {"weft_version", facts.weft_version},
       {"dropped_events", optional_integer(facts.dropped_events)},
       {"dropped_sync_events", optional_integer(facts.dropped_sync_events)},
+      {"crd_sample_rate", 1.0 / static_cast<double>(uint64_t{1} << data.profile.crd_sample_shift)},
   };
 }
 

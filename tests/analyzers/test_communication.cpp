@@ -271,6 +271,56 @@ TEST(CommunicationAnalyzer, RepeatedReusesCountedInlineMatchTheOracle) {
   }
 }
 
+// A loop that reads two arrays of one writer in turn (a distance between a
+// point and a centre, both written by the main thread): without CRD, after
+// each instruction's first reuse every further read is counted inline, by
+// the memo entry of its own instruction, and the counts are exact.
+TEST(CommunicationAnalyzer, InterleavedStreamsOfOneWriterCountedInline) {
+  CommunicationConfig config;
+  config.granularity = 64;
+  config.max_threads = 4;
+  CommunicationAnalyzer analyzer(config);
+  SectionAttribution sections(config.max_threads);
+  analyzer.connect(nullptr, nullptr, &sections);
+  alignas(64) static float points[1024], centre[32];
+  auto* main_thread = analyzer.attach(0);
+  auto* worker = analyzer.attach(1);
+  const auto at = [](const float* p) { return reinterpret_cast<uintptr_t>(p); };
+  for (const float& x : points) analyzer.write(*main_thread, 0x10, at(&x), sizeof x);
+  for (const float& x : centre) analyzer.write(*main_thread, 0x14, at(&x), sizeof x);
+  constexpr uint64_t kPointPc = 0x100, kCentrePc = 0x104;
+  uint64_t slow = 0;
+  for (int point = 0; point < 32; ++point) {
+    for (int d = 0; d < 32; ++d) {
+      if (!CommunicationAnalyzer::read_fast(*worker, kPointPc, at(&points[point * 32 + d]), 4)) {
+        ++slow;
+        analyzer.read_slow(*worker, kPointPc, at(&points[point * 32 + d]), 4);
+      }
+      if (!CommunicationAnalyzer::read_fast(*worker, kCentrePc, at(&centre[d]), 4)) {
+        ++slow;
+        analyzer.read_slow(*worker, kCentrePc, at(&centre[d]), 4);
+      }
+    }
+  }
+  // Slow: each granule's first read (a true communication: 64 granules of
+  // points, 2 of centre) and the first reuse of each instruction (point 0,
+  // d = 1); with one memo entry every read would be slow.
+  EXPECT_EQ(slow, 64u + 2u + 2u);
+  Counts counts;
+  analyzer.for_each_count([&](const PcCommunication& c) {
+    counts[{c.pc, c.thread, c.peer}] = {c.raw, c.rar, c.inval};
+  });
+  const Counts expected = {{{kPointPc, 1, 0}, {64, 1024 - 64, 0}},
+                           {{kCentrePc, 1, 0}, {2, 1024 - 2, 0}}};
+  EXPECT_EQ(counts, expected);
+  analyzer.close_section(*worker, 0x9000);
+  uint64_t section_rar = 0;
+  sections.for_each_count([&](uint32_t tid, const PcPeerCounts& c) {
+    if (tid == 1) section_rar += c.rar;
+  });
+  EXPECT_EQ(section_rar, 2048u - 66u);
+}
+
 TEST(CommunicationAnalyzer, AttachRefusesThreadsBeyondTheLimit) {
   CommunicationConfig config;
   config.max_threads = 4;

@@ -99,6 +99,11 @@ TEST_F(CommandLine, MalformedOptionsAreOneLineWithTheCommandsFailureStatus) {
       {"record" + out_ + "--crd-max-granules 99999999999999999999 -- " + kRing,
        "--crd-max-granules"},
       {"record" + out_ + "--line-size -64 -- " + kRing, "--line-size"},
+      // --exact sets the sampling settings; a contrary one is refused, not overridden.
+      {"record" + out_ + "--exact --crd-sample-granules 1000 -- " + kRing,
+       "--exact contradicts --crd-sample-granules 1000 (exact: 0)"},
+      {"record" + out_ + "--exact --imbalance-sampling 8 -- " + kRing,
+       "--exact contradicts --imbalance-sampling 8 (exact: 1)"},
       {"report " + p + " --top -1", "--top"},
       {"report " + p + " --top x", "--top"},
       {"imbalance " + p + " --top 0", "--top"},

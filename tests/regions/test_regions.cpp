@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -299,11 +300,13 @@ INSTANTIATE_TEST_SUITE_P(Builds, PaperOrderings, ::testing::ValuesIn(weft_test::
 class RodiniaCases : public RegionTest,
                      public ::testing::WithParamInterface<weft_test::ExampleBuild> {
  protected:
-  // `weft report --format json` of PROGRAM (its default arguments).
-  nlohmann::json report(const std::string& program) {
-    const std::string profile = db(program + ".db");
+  // `weft report --format json` of PROGRAM (its default arguments),
+  // recorded with --exact (the values below are exact) or, with `mode`
+  // empty, with weft's default (sampled CRD).
+  nlohmann::json report(const std::string& program, const std::string& mode = "--exact") {
+    const std::string profile = db(program + (mode.empty() ? ".sampled" : "") + ".db");
     record(std::string(WEFT_EXAMPLES_DIR) + "/" + program + "." + GetParam().build,
-           "--backend " + GetParam().backend, profile);
+           "--backend " + GetParam().backend + " " + mode, profile);
     return json(weft() + " report " + profile + " --format json");
   }
   static std::string source(const std::string& program) {
@@ -447,6 +450,64 @@ TEST_P(RodiniaCases, WavefrontIsABroadcastWithShortDistances) {
   EXPECT_GE(cells["min_cutoff"].get<uint64_t>(), 65536u);
   EXPECT_LE(cells["median"].get<uint64_t>(), 8192u) << cells;
   EXPECT_LE(r["program_locality"]["median"].get<uint64_t>(), 8192u);
+}
+
+// The default, sampled CRD (docs/metrics.md, "Sampled CRD") against --exact
+// on the programs whose readers pass the sample budget (particle_resample:
+// 81,920 lines per reader; srad: 122,880): the same suggestions, and on
+// every region with 1,000 events or more each histogram bin's share within
+// 2 percentage points and the median of the line visits within one
+// power-of-two bin. One build per source: the recordings are long.
+TEST_P(RodiniaCases, SampledCrdConcludesAsTheExactOne) {
+  if (GetParam().build != "gcc.O2" && GetParam().build != "plain.gcc.O1")
+    GTEST_SKIP() << "one build per source";
+  auto conclusions = [](const nlohmann::json& r) {
+    std::set<std::string> out;
+    for (const nlohmann::json& s : r["suggestions"])
+      out.insert(s["kind"].dump() + " " + s["region"].dump() + " " +
+                 (s.contains("reads_at") ? s["reads_at"].dump() : ""));
+    return out;
+  };
+  auto by_region = [&](const std::string& profile) {
+    std::map<std::string, nlohmann::json> out;
+    for (const nlohmann::json& e : json(weft() + " crd " + profile + " --format json"))
+      out[e["region"].get<std::string>()] = e;
+    return out;
+  };
+  auto shares = [](const nlohmann::json& entry) {
+    std::map<uint64_t, double> out;
+    const double events = entry["events"].get<double>();
+    for (const nlohmann::json& bin : entry["histogram"])
+      out[bin["hi"].get<uint64_t>()] = bin["count"].get<double>() / events;
+    return out;
+  };
+  for (const std::string program : {"particle_resample_omp", "srad_steps_pthreads"}) {
+    const nlohmann::json exact = report(program);
+    const nlohmann::json sampled = report(program, "");
+    EXPECT_EQ(conclusions(sampled), conclusions(exact)) << program;
+    EXPECT_GT(sampled["run"]["crd_sample_rate"].get<double>(), 0.0);
+    EXPECT_LT(sampled["run"]["crd_sample_rate"].get<double>(), 1.0) << program << ": not sampled";
+    EXPECT_EQ(exact["run"]["crd_sample_rate"].get<double>(), 1.0);
+    const auto exact_crd = by_region(db(program + ".db"));
+    const auto sampled_crd = by_region(db(program + ".sampled.db"));
+    for (const auto& [name, e] : exact_crd) {
+      if (e["events"].get<uint64_t>() < 1000) continue;
+      ASSERT_TRUE(sampled_crd.contains(name)) << program << " " << name;
+      const nlohmann::json& s = sampled_crd.at(name);
+      const auto a = shares(e), b = shares(s);
+      for (const auto& [hi, share] : a) {
+        const double other = b.contains(hi) ? b.at(hi) : 0.0;
+        EXPECT_LE(std::abs(share - other), 0.02) << program << " " << name << " bin ..." << hi;
+      }
+      for (const auto& [hi, share] : b)
+        EXPECT_LE(a.contains(hi) ? 0.0 : share, 0.02) << program << " " << name << " bin ..." << hi;
+      if (e["median"].is_null()) continue;
+      ASSERT_FALSE(s["median"].is_null()) << program << " " << name;
+      const int exact_bin = std::bit_width(e["median"].get<uint64_t>());
+      const int sampled_bin = std::bit_width(s["median"].get<uint64_t>());
+      EXPECT_LE(std::abs(exact_bin - sampled_bin), 1) << program << " " << name;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Builds, RodiniaCases, ::testing::ValuesIn(weft_test::example_builds()),

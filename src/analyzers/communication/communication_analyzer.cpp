@@ -67,32 +67,33 @@ bool CommunicationAnalyzer::any_thread_busy() const {
   return busy;
 }
 
-void CommunicationAnalyzer::remember_reuse(ThreadState& t, uint64_t pc, uint32_t peer,
-                                           uintptr_t addr, PcPeerCounts& c, uint64_t distance) {
+CommunicationAnalyzer::ReuseMemo CommunicationAnalyzer::reuse_to_remember(
+    ThreadState& t, uint64_t pc, uint32_t peer, uintptr_t addr, PcPeerCounts& c,
+    uint64_t distance) {
   ReuseMemo m;
   m.pc = pc;
   m.counters[0] = &c.rar;
   if (t.distances) {
     // Only a repeat of the same granule has a known distance (0).
-    if (distance != 0) return;
+    if (distance != 0) return {};
     m.granule = addr >> granularity_log2_;
     m.granule_mask = ~uint64_t{0};
     const SampledWord& word = distances_->sampled_word();
     m.word_mask = (uint64_t{1} << word.word_bits) - 1;
     m.sampled_word = word.word_bits ? word.offset(m.granule) : 1;
     m.counters[2] = distances_->count_of(*t.distances, pc, peer, 0);
-    if (!m.counters[2]) return;
+    if (!m.counters[2]) return {};
   }
   if (t.sections) {
     m.counters[1] = sections_->open_reuse_count(*t.sections, peer);
-    if (!m.counters[1]) return;
+    if (!m.counters[1]) return {};
     if (t.distances) {
       m.counters[3] = sections_->open_distance_count(*t.sections, peer, 0);
-      if (!m.counters[3]) return;
+      if (!m.counters[3]) return {};
     }
   }
   m.writer_tag = uint64_t{peer} + 1;
-  t.reuse_memo = m;
+  return m;
 }
 
 void CommunicationAnalyzer::count_inline_invalidations(ThreadState& t, uint64_t pc,

@@ -88,15 +88,21 @@ class CommunicationAnalyzer {
   // word is all ones only with writer 0xffff, beyond kMaxThreadsLimit.
   static constexpr uint64_t kRetiredTag = ~uint64_t{0};
 
-  // The last reuse a thread counted, so that the fast path can count the
-  // next one like it without the tables: the same instruction reading data
-  // of the same writer again (and, when CRD runs, the same granule again:
-  // distance 0, which leaves the pair's trace as it is). `counters` point at
-  // the entries the slow path incremented: the reuse count, the open
-  // section's reuse count, and with CRD the two distance-0 counts (null when
-  // absent). Emptied (writer_tag 0) before anything may move those entries.
+  // A reuse a thread counted, so that the fast path can count the next one
+  // like it without the tables: the same instruction reading data of the
+  // same writer again (and, when CRD runs, the same granule again: distance
+  // 0, which leaves the pair's trace as it is). `counters` point at the
+  // entries the slow path incremented: the reuse count, the open section's
+  // reuse count, and with CRD the two distance-0 counts (null when absent).
+  // Emptied (writer_tag 0) before anything may move those entries.
   // With CRD, a read of the granule's sampled word is an event of the word
   // trace too, which the memo does not count: it is left to the slow path.
+  // A thread keeps its kReuseMemos latest ones, the latest first: a loop
+  // that reads two arrays of one writer in turn (a distance, a dot product)
+  // alternates two instructions, and one entry would miss on every read.
+  // With CRD only the latest is kept: another event of the pair changes the
+  // pair's latest granule, and with it every other entry's distance.
+  static constexpr unsigned kReuseMemos = 4;
   struct ReuseMemo {
     uint64_t writer_tag = 0;  // 0: empty
     uint64_t pc = 0;
@@ -118,9 +124,9 @@ class CommunicationAnalyzer {
     // 0 when a read of a never-written granule is local (no footprint to
     // touch), else a word that never occurs (kRetiredTag).
     uint64_t unwritten_word = 0;
-    ShadowChunkCache chunks;  // of the analyzer's shadow
-    ReuseMemo reuse_memo;
-    uint64_t reader_bit = 0;  // inline reader bit, 0 if tid >= kInlineReaders
+    ShadowChunkCache chunks;            // of the analyzer's shadow
+    ReuseMemo reuse_memo[kReuseMemos];  // the latest first
+    uint64_t reader_bit = 0;            // inline reader bit, 0 if tid >= kInlineReaders
     volatile int busy = 0;
     uint64_t dropped = 0;
     PcPeerCounters counts;
@@ -152,7 +158,7 @@ class CommunicationAnalyzer {
   void close_section(ThreadState& t, uint64_t site) {
     if ((!t.sections && !t.distances) || t.busy) return;
     t.busy = 1;
-    t.reuse_memo.writer_tag = 0;  // the open section's entries are emptied
+    forget_reuses(t);  // the open section's entries are emptied
     std::atomic_signal_fence(std::memory_order_seq_cst);
     if (t.sections) sections_->close(*t.sections, site);
     if (t.distances) distances_->close_section(*t.distances, site);
@@ -169,8 +175,8 @@ class CommunicationAnalyzer {
   // from the thread's own state and one shadow word, without the analyzer
   // object, so an event source can inline them into its hooks. False means
   // "not decided here": call read() or write().
-  // A read is decided here when it is local, or when it repeats the
-  // thread's last reuse (ReuseMemo), which it then counts.
+  // A read is decided here when it is local, or when it repeats one of the
+  // thread's latest reuses (ReuseMemo), which it then counts.
   static bool read_fast(ThreadState& t, uint64_t pc, uintptr_t addr, size_t size) {
     const unsigned g = t.granularity_log2;
     if (__builtin_expect(((addr ^ (addr + size - 1)) >> g) != 0, 0)) return false;
@@ -178,14 +184,17 @@ class CommunicationAnalyzer {
     if (__builtin_expect(!ShadowMemory::find_cached(t.chunks, g, addr, word), 0)) return false;
     const uint64_t w = word->load(std::memory_order_relaxed);
     if ((w & kWriterMask) == t.writer_tag || w == t.unwritten_word) return true;
-    const ReuseMemo& m = t.reuse_memo;
-    if ((w & kWriterMask) != m.writer_tag || pc != m.pc || (w & (kExtended | kLocked)) ||
-        !(w & t.reader_bit) || (((addr >> g) ^ m.granule) & m.granule_mask) ||
-        ((addr >> kWordBytesLog2) & m.word_mask) == m.sampled_word)
-      return false;
-    for (uint64_t* c : m.counters)
-      if (c) ++*c;
-    return true;
+    if ((w & (kExtended | kLocked)) || !(w & t.reader_bit)) return false;
+    for (const ReuseMemo& m : t.reuse_memo) {
+      if ((w & kWriterMask) != m.writer_tag || pc != m.pc) continue;
+      if ((((addr >> g) ^ m.granule) & m.granule_mask) ||
+          ((addr >> kWordBytesLog2) & m.word_mask) == m.sampled_word)
+        return false;
+      for (uint64_t* c : m.counters)
+        if (c) ++*c;
+      return true;
+    }
+    return false;
   }
 
   static bool is_local_write(const ThreadState& t, uintptr_t addr, size_t size) {
@@ -201,7 +210,7 @@ class CommunicationAnalyzer {
   // another thread stops its fast path this way. Then detach `t` too.
   static void retire(ThreadState& t) {
     __atomic_store_n(&t.writer_tag, kRetiredTag, __ATOMIC_RELAXED);
-    __atomic_store_n(&t.reuse_memo.writer_tag, 0, __ATOMIC_RELAXED);
+    for (ReuseMemo& m : t.reuse_memo) __atomic_store_n(&m.writer_tag, 0, __ATOMIC_RELAXED);
   }
 
   // The thread whose write of addr's granule `t` has not read yet (what
@@ -335,28 +344,66 @@ class CommunicationAnalyzer {
       return;
     }
     t.busy = 1;
-    t.reuse_memo.writer_tag = 0;  // the tables below may move their entries
+    // The tables below may move their entries: the memo is emptied while
+    // they change. Without CRD its entries come back when none moved.
+    uint64_t tags[kReuseMemos];
+    for (unsigned i = 0; i < kReuseMemos; ++i) tags[i] = t.reuse_memo[i].writer_tag;
+    const bool keep = !t.distances;
+    const uint64_t generation = keep ? table_generation(t) : 0;
+    forget_reuses(t);
     std::atomic_signal_fence(std::memory_order_seq_cst);
+    ReuseMemo latest;
     PcPeerCounts* c = t.counts.find_or_insert(PcPeerCounts::make_key(pc, peer));
     if (c) {
       c->count(what);
       CommunicationReuseDistance::EventDistances distance;
       if (t.distances && what != Count::Inval)
         distance = distances_->on_event(*t.distances, pc, peer, addr, what == Count::Raw);
-      if (t.sections) sections_->on_event(*t.sections, peer, what, distance.line, distance.word);
-      if (what == Count::Rar) remember_reuse(t, pc, peer, addr, *c, distance.line);
+      if (t.sections)
+        sections_->on_event(*t.sections, peer, what, distance.line, distance.word, distance.weight);
+      if (what == Count::Rar) latest = reuse_to_remember(t, pc, peer, addr, *c, distance.line);
     } else {
       ++t.dropped;
     }
+    if (!keep || table_generation(t) != generation) std::fill(std::begin(tags), std::end(tags), 0);
+    if (latest.writer_tag) {
+      // The latest first; out goes the entry it replaces, else the oldest.
+      unsigned out = kReuseMemos - 1;
+      for (unsigned i = 0; i < kReuseMemos; ++i) {
+        if (tags[i] == latest.writer_tag && t.reuse_memo[i].pc == latest.pc) {
+          out = i;
+          break;
+        }
+      }
+      for (unsigned i = out; i > 0; --i) {
+        t.reuse_memo[i] = t.reuse_memo[i - 1];
+        tags[i] = tags[i - 1];
+      }
+      tags[0] = latest.writer_tag;
+      latest.writer_tag = 0;
+      t.reuse_memo[0] = latest;
+    }
+    // Each entry is whole before its tag makes it visible to read_fast.
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    for (unsigned i = 0; i < kReuseMemos; ++i) t.reuse_memo[i].writer_tag = tags[i];
     std::atomic_signal_fence(std::memory_order_seq_cst);
     t.busy = 0;
   }
 
-  // Sets t's ReuseMemo after counting a reuse of `peer`'s data at `pc` with
-  // `distance`; leaves it empty when the next such read would not simply
+  static void forget_reuses(ThreadState& t) {
+    for (ReuseMemo& m : t.reuse_memo) m.writer_tag = 0;
+  }
+
+  // Changes whenever an entry a ReuseMemo points at may have moved.
+  uint64_t table_generation(const ThreadState& t) const {
+    return t.counts.generation() + (t.sections ? sections_->open_generation(*t.sections) : 0);
+  }
+
+  // The ReuseMemo of a reuse of `peer`'s data at `pc` with `distance` just
+  // counted; empty (writer_tag 0) when the next such read would not simply
   // repeat the same counts.
-  void remember_reuse(ThreadState& t, uint64_t pc, uint32_t peer, uintptr_t addr, PcPeerCounts& c,
-                      uint64_t distance);
+  ReuseMemo reuse_to_remember(ThreadState& t, uint64_t pc, uint32_t peer, uintptr_t addr,
+                              PcPeerCounts& c, uint64_t distance);
   // Whether `tid` is in the reader set an extended, unlocked shadow word
   // points to (read without the lock: valid while the word is unchanged).
   bool in_reader_set(uint64_t word, uint32_t tid) {

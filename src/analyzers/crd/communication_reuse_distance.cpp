@@ -1,5 +1,6 @@
 #include "analyzers/crd/communication_reuse_distance.h"
 
+#include <algorithm>
 #include <bit>
 #include <new>
 
@@ -35,33 +36,56 @@ void PairReuseTrace::add_mark(uint64_t time, int32_t delta) {
 
 bool PairReuseTrace::compact() {
   const uint64_t new_slots = std::max(kInitialSlots, std::bit_ceil(2 * (distinct_ + 1)));
-  auto* tree = static_cast<uint32_t*>(reserve_zeroed((new_slots + 1) * sizeof(uint32_t)));
-  auto* granule_at = static_cast<uint64_t*>(reserve_zeroed(new_slots * sizeof(uint64_t)));
-  if (!tree || !granule_at) {
-    release(tree, (new_slots + 1) * sizeof(uint32_t));
-    release(granule_at, new_slots * sizeof(uint64_t));
-    return false;
+  // A pair whose distinct granules hold steady compacts into the arrays it
+  // has: no mapping churn on every pass over its data.
+  const bool in_place = tree_ != nullptr && new_slots == slots_;
+  uint32_t* tree = tree_;
+  uint64_t* granule_at = granule_at_;
+  if (!in_place) {
+    tree = static_cast<uint32_t*>(reserve_zeroed((new_slots + 1) * sizeof(uint32_t)));
+    granule_at = static_cast<uint64_t*>(reserve_zeroed(new_slots * sizeof(uint64_t)));
+    if (!tree || !granule_at) {
+      release(tree, (new_slots + 1) * sizeof(uint32_t));
+      release(granule_at, new_slots * sizeof(uint64_t));
+      return false;
+    }
   }
   // Live marks keep their order; the distance of an event only depends on
-  // the order of the marks, so renumbering changes no result.
+  // the order of the marks, so renumbering changes no result. (In place,
+  // `next` never passes `time`.)
   uint64_t next = 0;
   for (uint64_t time = 0; time < now_; ++time) {
     const uint64_t key = granule_at_[time];
     if (key == 0) continue;
-    last_time_.find(key)->time = next;
+    last_time_.find(key)->time = static_cast<uint32_t>(next);
     granule_at[next++] = key;
   }
+  if (in_place) __builtin_memset(granule_at + next, 0, (slots_ - next) * sizeof(uint64_t));
   // Linear-time build: node i covers times (i - lowbit(i), i], all marked below `next`.
   for (uint64_t i = 1; i <= new_slots; ++i) {
     const uint64_t low = i - (i & (~i + 1));
     tree[i] = static_cast<uint32_t>(std::min(i, next) - std::min(low, next));
   }
-  release_slots();
-  tree_ = tree;
-  granule_at_ = granule_at;
-  slots_ = new_slots;
+  if (!in_place) {
+    release_slots();
+    tree_ = tree;
+    granule_at_ = granule_at;
+    slots_ = new_slots;
+  }
   now_ = next;
   return true;
+}
+
+bool PairReuseTrace::drop_unmarked_entries() {
+  last_key_ = 0;
+  last_entry_ = nullptr;
+  if (last_time_.retain_if([&](const GranuleTime& g) { return granule_at_[g.time] == g.key; }) &&
+      compact())
+    return true;
+  // Out of memory: the pair stops measuring, as a capped one.
+  capped_ = true;
+  release_capped();
+  return false;
 }
 
 void PairReuseTrace::release_capped() {
@@ -110,6 +134,7 @@ uint64_t PairReuseTrace::record(uint64_t granule) {
 
 CommunicationReuseDistance::CommunicationReuseDistance(const CrdConfig& config)
     : config_(config),
+      sample_budget_(config.sample_granules ? config.sample_granules : ~uint64_t{0}),
       readers_(static_cast<std::atomic<ReaderState*>*>(
           reserve_zeroed(config.max_threads * sizeof(std::atomic<ReaderState*>)))) {}
 
@@ -118,7 +143,7 @@ CommunicationReuseDistance::~CommunicationReuseDistance() {
     ReaderState* r = readers_[i].load();
     if (!r) continue;
     for (PairReuseTrace** pairs : {r->pairs, r->word_pairs}) {
-      for (unsigned w = 0; w < config_.max_threads; ++w) {
+      for (unsigned w = 0; w < r->pair_slots; ++w) {
         if (PairReuseTrace* pair = pairs[w]) {
           pair->~PairReuseTrace();
           release(pair, sizeof(PairReuseTrace));
@@ -135,13 +160,25 @@ CommunicationReuseDistance::ReaderState* CommunicationReuseDistance::attach(uint
   if (tid >= config_.max_threads || !readers_) return nullptr;
   return publish_once(readers_[tid], [&](ReaderState& fresh) {
     fresh.tid = tid;
-    fresh.pair_slots = config_.max_threads;
-    fresh.pairs = static_cast<PairReuseTrace**>(
-        reserve_zeroed(config_.max_threads * sizeof(PairReuseTrace*)));
-    fresh.word_pairs = static_cast<PairReuseTrace**>(
-        reserve_zeroed(config_.max_threads * sizeof(PairReuseTrace*)));
-    return fresh.pairs != nullptr && fresh.word_pairs != nullptr;
+    return true;
   });
+}
+
+bool CommunicationReuseDistance::grow_pairs(ReaderState& reader, uint32_t writer) {
+  if (writer >= config_.max_threads) return false;
+  const auto slots = std::min(config_.max_threads, std::max(8u, std::bit_ceil(writer + 1)));
+  // One mapping for both arrays: a page holds them for 256 writers.
+  auto* both = static_cast<PairReuseTrace**>(reserve_zeroed(2 * slots * sizeof(PairReuseTrace*)));
+  if (!both) return false;
+  if (reader.pair_slots) {
+    __builtin_memcpy(both, reader.pairs, reader.pair_slots * sizeof(PairReuseTrace*));
+    __builtin_memcpy(both + slots, reader.word_pairs, reader.pair_slots * sizeof(PairReuseTrace*));
+  }
+  release(reader.pairs, 2 * reader.pair_slots * sizeof(PairReuseTrace*));
+  reader.pairs = both;
+  reader.word_pairs = both + slots;
+  reader.pair_slots = slots;
+  return true;
 }
 
 PairReuseTrace* CommunicationReuseDistance::create_pair(PairReuseTrace** pairs, uint32_t writer,
@@ -154,29 +191,109 @@ PairReuseTrace* CommunicationReuseDistance::create_pair(PairReuseTrace** pairs, 
   return pairs[writer] = new (memory) PairReuseTrace(cap);
 }
 
-void CommunicationReuseDistance::end_sections(ReaderState& reader, uint32_t writer,
-                                              const GranuleEpoch& epoch) {
+void CommunicationReuseDistance::end_epoch(ReaderState& reader, uint32_t writer,
+                                           const GranuleEpoch& epoch, uint64_t weight) {
+  reader.code_sets.node(epoch.code).count += weight;
   if (epoch.section == kLostSet) return;
   if (epoch.ordinal == reader.ordinal) {
     OpenEpochEnds* open =
         reader.open_ends.find_or_insert(kOpenEnd | uint64_t{writer} << 32 | epoch.section);
     if (open)
-      ++open->count;
+      open->count += weight;
     else
       ++reader.dropped;
     return;
   }
   const uint32_t set = with_site(reader, writer, epoch.section, reader.sites[epoch.ordinal]);
-  if (set != kLostSet) ++reader.section_sets.node(set).count;
+  if (set != kLostSet) reader.section_sets.node(set).count += weight;
 }
 
 void CommunicationReuseDistance::stop_epochs(ReaderState& reader, uint32_t writer) {
   PairReuseTrace* pair = reader.pairs[writer];
   if (!pair) return;
+  const uint64_t weight = uint64_t{1} << reader.sample_shift;
   pair->for_each_epoch([&](const GranuleEpoch& epoch) {
-    if (epoch.code != ReuseSets::kNone) end_sections(reader, writer, epoch);
+    if (epoch.code != ReuseSets::kNone) end_epoch(reader, writer, epoch, weight);
   });
   pair->release_capped();
+}
+
+CommunicationReuseDistance::EventDistances CommunicationReuseDistance::on_sampled_event(
+    ReaderState& reader, uint64_t pc, uint32_t writer, uintptr_t addr, uint64_t granule,
+    bool true_communication) {
+  EventDistances out;
+  PairReuseTrace* pair = pair_of(reader, false, writer);
+  if (pair == nullptr) {
+    out.line = PairReuseTrace::kOutOfMemory;
+    return out;
+  }
+  constexpr unsigned kNear = PairReuseTrace::RecentGranules::kSize;
+  const unsigned near = pair->recent().visit(granule);
+  const unsigned shift = reader.sample_shift;
+  if (!sampled(granule, shift)) {
+    // A short distance is exact for every granule; a longer one is
+    // measured on the sample only, which stands for the rest.
+    if (near < kNear) {
+      out.line = near;
+      count(reader, pc, writer, near, 0, 1);
+    }
+    return out;
+  }
+  const uint64_t traced = record(reader, *pair, granule);
+  after_line_event(reader, writer, pc, true_communication, traced, uint64_t{1} << shift);
+  if (near < kNear) {
+    out.line = near;
+  } else if (traced < PairReuseTrace::kOutOfMemory) {
+    // The sample's distance scaled by the rate; at least kNear, which the
+    // recent granules rule out.
+    out.line = std::max<uint64_t>(kNear, traced << shift);
+    out.weight = uint64_t{1} << shift;
+  } else {
+    out.line = traced;
+  }
+  count(reader, pc, writer, out.line, 0, out.weight);
+  if (traced != PairReuseTrace::kUnmeasured) trace_word(reader, pc, writer, addr, granule, out);
+  if (reader.traced > sample_budget_) lower_rate(reader);
+  return out;
+}
+
+void CommunicationReuseDistance::lower_rate(ReaderState& reader) {
+  // The granules that leave the sample drop their epochs uncounted: the
+  // ones that stay stand for them when their epochs end, at the new rate.
+  while (reader.traced > sample_budget_ && reader.sample_shift < 48) {
+    const unsigned shift = ++reader.sample_shift;
+    auto keep = [shift](uint64_t granule) { return sampled(granule, shift); };
+    reader.traced = 0;
+    for (uint32_t writer = 0; writer < reader.pair_slots; ++writer) {
+      if (PairReuseTrace* pair = reader.pairs[writer]) {
+        if (shift == 1) pair->fill_recent();
+        pair->retain(keep);
+        reader.traced += pair->capped() ? 0 : pair->distinct_granules();
+      }
+      if (PairReuseTrace* pair = reader.word_pairs[writer]) pair->retain(keep);
+    }
+  }
+}
+
+void CommunicationReuseDistance::finish_reader(uint32_t tid) {
+  if (tid >= config_.max_threads || !readers_) return;
+  ReaderState* reader = readers_[tid].load(std::memory_order_acquire);
+  if (!reader) return;
+  const uint64_t weight = uint64_t{1} << reader->sample_shift;
+  for (uint32_t writer = 0; writer < reader->pair_slots; ++writer) {
+    for (PairReuseTrace** pairs : {reader->pairs, reader->word_pairs}) {
+      PairReuseTrace* pair = pairs[writer];
+      if (!pair) continue;
+      if (pairs == reader->pairs)
+        pair->for_each_epoch([&](const GranuleEpoch& epoch) {
+          if (epoch.code != ReuseSets::kNone) end_epoch(*reader, writer, epoch, weight);
+        });
+      pair->~PairReuseTrace();
+      release(pair, sizeof(PairReuseTrace));
+      pairs[writer] = nullptr;
+    }
+  }
+  reader->traced = 0;
 }
 
 void CommunicationReuseDistance::close_section(ReaderState& reader, uint64_t site) {
@@ -212,7 +329,7 @@ static void for_each_pair(const std::atomic<CommunicationReuseDistance::ReaderSt
   for (unsigned i = 0; i < max_threads; ++i) {
     const auto* r = readers[i].load(std::memory_order_acquire);
     if (!r) continue;
-    for (unsigned w = 0; w < max_threads; ++w) {
+    for (unsigned w = 0; w < r->pair_slots; ++w) {
       if (const PairReuseTrace* pair = r->pairs[w]) visit(*pair);
       if (const PairReuseTrace* pair = r->word_pairs[w]) visit(*pair);
     }
@@ -231,6 +348,13 @@ uint64_t CommunicationReuseDistance::capped_pairs() const {
   uint64_t n = 0;  // word traces are never capped
   for_each_pair(readers_, config_.max_threads, [&](const PairReuseTrace& p) { n += p.capped(); });
   return n;
+}
+
+unsigned CommunicationReuseDistance::max_sample_shift() const {
+  unsigned shift = 0;
+  for (unsigned i = 0; i < config_.max_threads; ++i)
+    if (const ReaderState* r = readers_[i].load()) shift = std::max(shift, r->sample_shift);
+  return shift;
 }
 
 size_t CommunicationReuseDistance::memory_bytes() const {

@@ -99,6 +99,49 @@ class PairReuseTrace {
   // Frees a capped pair's state; nothing otherwise.
   void release_capped();
 
+  // Forgets every granule `keep(granule)` rejects, with its epoch (a
+  // sampled trace whose rate was lowered). False when out of memory: the
+  // pair is then capped and released.
+  template <class Keep>
+  bool retain(Keep&& keep) {
+    if (capped_ || tree_ == nullptr) return true;
+    uint64_t evicted_count = 0;
+    for (uint64_t time = 0; time < now_; ++time) {
+      const uint64_t key = granule_at_[time];
+      if (key == 0 || keep(key - 1)) continue;
+      granule_at_[time] = 0;
+      ++evicted_count;
+    }
+    if (evicted_count == 0) return true;
+    distinct_ -= evicted_count;
+    return drop_unmarked_entries();
+  }
+
+  // The pair's latest distinct granules, the latest first, whether traced or
+  // not: an event closer than kSize has its exact distance here, its
+  // position (a sampled trace sees too few granules to tell short distances).
+  struct RecentGranules {
+    static constexpr unsigned kSize = 64;
+    uint64_t keys[kSize] = {};  // granule + 1; 0: empty
+    // The position of `granule` (kSize when absent), which moves to the front.
+    unsigned visit(uint64_t granule) {
+      const uint64_t key = granule + 1;
+      unsigned at = 0;
+      while (at < kSize && keys[at] != key) ++at;
+      __builtin_memmove(keys + 1, keys, (at < kSize ? at : kSize - 1) * sizeof(uint64_t));
+      keys[0] = key;
+      return at;
+    }
+  };
+  RecentGranules& recent() { return recent_; }
+  // Fills the recent granules from the trace, exact while it traced every
+  // granule (when sampling starts).
+  void fill_recent() {
+    unsigned n = 0;
+    for (uint64_t time = now_; time > 0 && n < RecentGranules::kSize && granule_at_; --time)
+      if (const uint64_t key = granule_at_[time - 1]) recent_.keys[n++] = key;
+  }
+
   uint64_t distinct_granules() const { return distinct_; }
   bool capped() const { return capped_; }
   size_t memory_bytes() const;
@@ -116,6 +159,9 @@ class PairReuseTrace {
   // Renumbers the live marks 0..distinct-1 in time order, into room for at
   // least twice as many.
   bool compact();
+  // After marks were cleared: the entries without a mark go, and the rest
+  // are renumbered.
+  bool drop_unmarked_entries();
   void release_slots();
 
   uint64_t max_granules_;              // 0: no cap
@@ -129,6 +175,7 @@ class PairReuseTrace {
   uint32_t* tree_ = nullptr;        // Fenwick tree, 1-based, slots_ + 1 entries
   uint64_t* granule_at_ = nullptr;  // [time] granule + 1 whose latest event is at time, else 0
   PagedHashTable<GranuleTime> last_time_;
+  RecentGranules recent_;
 };
 
 // The distances one reader measured, per (instruction, writer, distance).
@@ -169,6 +216,9 @@ struct SampledWord {
 struct CrdConfig {
   unsigned max_threads = 1024;
   uint64_t max_granules_per_pair = uint64_t{1} << 20;  // 0: no cap
+  // Granules a reader traces over all its pairs before its sampling rate
+  // halves (fixed-size SHARDS); 0: every granule traced (exact).
+  uint64_t sample_granules = 0;
 };
 
 class CommunicationReuseDistance {
@@ -184,15 +234,15 @@ class CommunicationReuseDistance {
   // One reader's pairs (indexed by writer), its distance counts and its
   // communication epochs' sets.
   struct ReaderState {
-    ~ReaderState() {  // not the pairs
-      release(pairs, pair_slots * sizeof(PairReuseTrace*));
-      release(word_pairs, pair_slots * sizeof(PairReuseTrace*));
+    ~ReaderState() {                                             // not the pairs
+      release(pairs, 2 * pair_slots * sizeof(PairReuseTrace*));  // word_pairs too
       release(sites, site_capacity * sizeof(uint64_t));
     }
     uint32_t tid = 0;
     unsigned pair_slots = 0;
     // [pair_slots], created on a writer's first event; word_pairs likewise,
-    // on its first event on a sampled word.
+    // on its first event on a sampled word (one mapping: word_pairs follows
+    // pairs).
     PairReuseTrace** pairs = nullptr;
     PairReuseTrace** word_pairs = nullptr;
     PagedHashTable<PcWriterDistanceCount> distances;
@@ -203,6 +253,11 @@ class CommunicationReuseDistance {
     uint32_t site_capacity = 0;
     uint32_t ordinal = 0;  // the open section: how many closed before it
     uint64_t dropped = 0;  // events lost to memory exhaustion
+    // Sampling: the granules whose hash has its top `sample_shift` bits
+    // clear are traced (rate 2^-sample_shift); `traced` counts them, over
+    // the line traces of all pairs.
+    unsigned sample_shift = 0;
+    uint64_t traced = 0;
   };
 
   // One row of the results: `count` events of pair (writer, reader) at `pc`
@@ -238,31 +293,33 @@ class CommunicationReuseDistance {
   struct EventDistances {
     uint64_t line = PairReuseTrace::kFirstEvent;
     uint64_t word = PairReuseTrace::kFirstEvent;
+    uint64_t weight = 1;  // the events this one stands for (sampled: 2^shift)
   };
 
   // One communication event of pair (writer, reader) at `addr` (the first
   // byte read in the granule), read at `pc`: a true communication (the
   // first read of the write, which starts an epoch) or a reuse. First
   // events have no distance and are not recorded. Returns the distances (or
-  // PairReuseTrace's kFirstEvent, kUnmeasured, kOutOfMemory).
+  // PairReuseTrace's kFirstEvent, kUnmeasured, kOutOfMemory); once the
+  // reader samples, kFirstEvent also for an event it does not measure.
   EventDistances on_event(ReaderState& reader, uint64_t pc, uint32_t writer, uintptr_t addr,
                           bool true_communication) {
     const uint64_t granule = addr >> granularity_log2_;
+    if (__builtin_expect(reader.sample_shift != 0, 0))
+      return on_sampled_event(reader, pc, writer, addr, granule, true_communication);
     EventDistances out;
-    out.line = record(reader, reader.pairs, pc, writer, granule, 0);
-    if (out.line < PairReuseTrace::kOutOfMemory || out.line == PairReuseTrace::kFirstEvent) {
-      GranuleEpoch& epoch = reader.pairs[writer]->last_epoch();
-      if (true_communication)
-        start_epoch(reader, writer, pc, epoch);
-      else if (epoch.code != ReuseSets::kNone)
-        reuse_in_epoch(reader, writer, pc, epoch);
-    } else if (out.line == PairReuseTrace::kUnmeasured) {
-      stop_epochs(reader, writer);
-    }
-    if (sampled_word_.sampled(addr, granule) && out.line != PairReuseTrace::kUnmeasured)
-      out.word = record(reader, reader.word_pairs, pc, writer, granule, kWordDistance);
+    out.line = trace(reader, false, writer, granule);
+    after_line_event(reader, writer, pc, true_communication, out.line, 1);
+    count(reader, pc, writer, out.line, 0, 1);
+    if (out.line != PairReuseTrace::kUnmeasured) trace_word(reader, pc, writer, addr, granule, out);
+    if (__builtin_expect(reader.traced > sample_budget_, 0)) lower_rate(reader);
     return out;
   }
+
+  // Reader `tid` exited (its last section closed): its epochs end, and its
+  // traces go; it keeps its results (distances and sets). A later event of
+  // the same thread starts fresh traces.
+  void finish_reader(uint32_t tid);
 
   // The reader's open section closed at `site` (its next events are in the
   // next section). SectionAttribution names sections the same way.
@@ -302,52 +359,113 @@ class CommunicationReuseDistance {
   uint64_t dropped() const;
   // Pairs that reached the cap.
   uint64_t capped_pairs() const;
+  // The lowest sampling rate of any reader, as its shift (0: exact).
+  unsigned max_sample_shift() const;
   // Memory held by all pairs' traces now.
   size_t memory_bytes() const;
 
  private:
-  uint64_t record(ReaderState& reader, PairReuseTrace** pairs, uint64_t pc, uint32_t writer,
-                  uint64_t granule, uint64_t unit) {
-    PairReuseTrace* pair = pairs[writer];
-    if (__builtin_expect(pair == nullptr, 0)) pair = create_pair(pairs, writer, unit);
-    const uint64_t distance = pair ? pair->record(granule) : PairReuseTrace::kOutOfMemory;
-    if (distance == PairReuseTrace::kFirstEvent) return distance;
-    if (distance == PairReuseTrace::kOutOfMemory) {
+  // Appends an event of `writer`'s pair to the reader's line trace, or its
+  // word trace.
+  uint64_t trace(ReaderState& reader, bool word, uint32_t writer, uint64_t granule) {
+    PairReuseTrace* pair = pair_of(reader, word, writer);
+    return pair ? record(reader, *pair, granule) : PairReuseTrace::kOutOfMemory;
+  }
+  // `writer`'s line (or word) trace of the reader, created on its first
+  // event; nullptr (counted as dropped) when out of memory.
+  PairReuseTrace* pair_of(ReaderState& reader, bool word, uint32_t writer) {
+    if (__builtin_expect(writer >= reader.pair_slots, 0) && !grow_pairs(reader, writer)) {
       ++reader.dropped;
-      return distance;
+      return nullptr;
     }
-    // A capped line trace's events are counted once, as unmeasured lines.
+    PairReuseTrace** pairs = word ? reader.word_pairs : reader.pairs;
+    PairReuseTrace* pair = pairs[writer];
+    if (__builtin_expect(pair == nullptr, 0)) {
+      pair = create_pair(pairs, writer, word ? kWordDistance : 0);
+      if (!pair) ++reader.dropped;
+    }
+    return pair;
+  }
+  static uint64_t record(ReaderState& reader, PairReuseTrace& pair, uint64_t granule) {
+    const uint64_t distance = pair.record(granule);
+    if (distance == PairReuseTrace::kOutOfMemory) ++reader.dropped;
+    return distance;
+  }
+  // After a line-trace event that returned `traced`: the granule's epoch
+  // (standing for `weight` epochs), the traced count, or the capped pair's
+  // epochs ending.
+  void after_line_event(ReaderState& reader, uint32_t writer, uint64_t pc, bool true_communication,
+                        uint64_t traced, uint64_t weight) {
+    if (traced < PairReuseTrace::kOutOfMemory || traced == PairReuseTrace::kFirstEvent) {
+      track_epoch(reader, writer, pc, true_communication, weight);
+      if (traced == PairReuseTrace::kFirstEvent) ++reader.traced;
+    } else if (traced == PairReuseTrace::kUnmeasured) {
+      stop_epochs(reader, writer);
+    }
+  }
+  // The word trace's event when `addr` is its granule's sampled word: its
+  // distance and count scaled by the reader's rate.
+  void trace_word(ReaderState& reader, uint64_t pc, uint32_t writer, uintptr_t addr,
+                  uint64_t granule, EventDistances& out) {
+    if (!sampled_word_.sampled(addr, granule)) return;
+    const uint64_t word = trace(reader, true, writer, granule);
+    const unsigned shift = reader.sample_shift;
+    out.word = word < PairReuseTrace::kOutOfMemory ? word << shift : word;
+    count(reader, pc, writer, out.word, kWordDistance, uint64_t{1} << shift);
+  }
+  // Counts `weight` events at `distance` (of the trace `unit` says); a
+  // capped line trace's events are counted once, as unmeasured lines.
+  void count(ReaderState& reader, uint64_t pc, uint32_t writer, uint64_t distance, uint64_t unit,
+             uint64_t weight) {
+    if (distance == PairReuseTrace::kFirstEvent || distance == PairReuseTrace::kOutOfMemory) return;
     const uint64_t key = distance == PairReuseTrace::kUnmeasured ? distance : distance | unit;
     PcWriterDistanceCount* c = reader.distances.find_or_insert({(pc << 16) | writer, key});
     if (c)
-      ++c->count;
+      c->count += weight;
     else
       ++reader.dropped;
-    return distance;
   }
+  // The epoch of the granule just traced: a true communication starts one,
+  // a reuse joins a tracked one.
+  void track_epoch(ReaderState& reader, uint32_t writer, uint64_t pc, bool true_communication,
+                   uint64_t weight) {
+    GranuleEpoch& epoch = reader.pairs[writer]->last_epoch();
+    if (true_communication)
+      start_epoch(reader, writer, pc, epoch, weight);
+    else if (epoch.code != ReuseSets::kNone)
+      reuse_in_epoch(reader, writer, pc, epoch);
+  }
+  // Whether the reader's sample holds `granule`.
+  static bool sampled(uint64_t granule, unsigned shift) {
+    return shift == 0 || (hash_key(granule) >> (64 - shift)) == 0;
+  }
+  EventDistances on_sampled_event(ReaderState& reader, uint64_t pc, uint32_t writer, uintptr_t addr,
+                                  uint64_t granule, bool true_communication);
+  // Halves the reader's rate until its traced granules fit the budget; the
+  // granules leaving the sample end their epochs.
+  void lower_rate(ReaderState& reader);
+  // Room in the reader's pair arrays for `writer` (they grow with the
+  // writers a reader meets, not with --max-threads: 16 bytes per writer).
+  bool grow_pairs(ReaderState& reader, uint32_t writer);
   PairReuseTrace* create_pair(PairReuseTrace** pairs, uint32_t writer, uint64_t unit);
 
   static constexpr uint32_t kLostSet = ~uint32_t{0};  // a section set that could not be kept
   static constexpr uint64_t kOpenEnd = uint64_t{1} << 63;
 
   // A true communication of `writer`'s data at `pc`: the granule's previous
-  // epoch ends, a new one starts with the sets {pc} and none.
-  void start_epoch(ReaderState& reader, uint32_t writer, uint64_t pc, GranuleEpoch& epoch) {
-    if (epoch.code != ReuseSets::kNone) end_sections(reader, writer, epoch);
+  // epoch ends (standing for `weight` epochs), a new one starts with the
+  // sets {pc} and none.
+  void start_epoch(ReaderState& reader, uint32_t writer, uint64_t pc, GranuleEpoch& epoch,
+                   uint64_t weight) {
+    if (epoch.code != ReuseSets::kNone) end_epoch(reader, writer, epoch, weight);
     epoch.code = reader.code_sets.root(writer, pc);
-    if (epoch.code != ReuseSets::kNone) ++reader.code_sets.node(epoch.code).count;
     epoch.section = ReuseSets::kNone;
     epoch.ordinal = reader.ordinal;
   }
   // A reuse at `pc` of a tracked epoch: `pc` joins its instructions, and the
   // section of its previous read, when closed since, its sections.
   void reuse_in_epoch(ReaderState& reader, uint32_t writer, uint64_t pc, GranuleEpoch& epoch) {
-    const uint32_t code = reader.code_sets.add(epoch.code, pc);
-    if (code != epoch.code) {
-      --reader.code_sets.node(epoch.code).count;
-      ++reader.code_sets.node(code).count;
-      epoch.code = code;
-    }
+    epoch.code = reader.code_sets.add(epoch.code, pc);
     if (epoch.ordinal != reader.ordinal) {
       epoch.section = with_site(reader, writer, epoch.section, reader.sites[epoch.ordinal]);
       epoch.ordinal = reader.ordinal;
@@ -359,13 +477,15 @@ class CommunicationReuseDistance {
     const uint32_t grown = reader.section_sets.extend(writer, set, site);
     return grown == ReuseSets::kNone ? kLostSet : grown;
   }
-  // The epoch ends: its section set gains its latest section, now if that
+  // The epoch ends, standing for `weight` epochs: its code set counts them,
+  // and its section set, which gains its latest section, now if that
   // section is closed, else when it closes.
-  void end_sections(ReaderState& reader, uint32_t writer, const GranuleEpoch& epoch);
+  void end_epoch(ReaderState& reader, uint32_t writer, const GranuleEpoch& epoch, uint64_t weight);
   // A pair reached its cap (its granules are released): its epochs end.
   void stop_epochs(ReaderState& reader, uint32_t writer);
 
   CrdConfig config_;
+  uint64_t sample_budget_;  // config_.sample_granules, or no limit
   unsigned granularity_log2_ = 6;
   SampledWord sampled_word_;
   std::atomic<ReaderState*>* readers_;
@@ -374,35 +494,40 @@ class CommunicationReuseDistance {
 template <class Visitor>
 void CommunicationReuseDistance::for_each_reuse_set(Visitor&& visit) {
   struct LiveEnds {
-    uint64_t key = 0;  // set
+    uint64_t key = 0;  // kind << 32 | set
     uint64_t count = 0;
   };
   for (unsigned tid = 0; tid < config_.max_threads; ++tid) {
     ReaderState* r = readers_[tid].load(std::memory_order_acquire);
     if (!r) continue;
-    // The epochs still going on, each ended at its latest (closed) section.
+    // The epochs still going on end here: in their code set, and in their
+    // section set with their latest section, when closed.
+    const uint64_t weight = uint64_t{1} << r->sample_shift;
     PagedHashTable<LiveEnds> live;
-    for (unsigned writer = 0; writer < config_.max_threads; ++writer) {
+    auto add_live = [&](uint32_t kind, uint32_t set) {
+      if (LiveEnds* l = live.find_or_insert(uint64_t{kind} << 32 | set)) l->count += weight;
+    };
+    for (unsigned writer = 0; writer < r->pair_slots; ++writer) {
       const PairReuseTrace* pair = r->pairs[writer];
       if (!pair) continue;
       pair->for_each_epoch([&](const GranuleEpoch& e) {
-        if (e.code == ReuseSets::kNone || e.ordinal >= r->ordinal) return;
+        if (e.code == ReuseSets::kNone) return;
+        add_live(kReuseSetCode, e.code);
+        if (e.ordinal >= r->ordinal) return;
         const uint32_t set = with_site(*r, writer, e.section, r->sites[e.ordinal]);
-        if (set == kLostSet) return;
-        if (LiveEnds* l = live.find_or_insert(set)) ++l->count;
+        if (set != kLostSet) add_live(kReuseSetSection, set);
       });
     }
-    auto emit = [&](const ReuseSets& sets, uint32_t kind, auto&& count_of) {
+    auto emit = [&](const ReuseSets& sets, uint32_t kind) {
       for (uint32_t id = 1; id <= sets.size(); ++id) {
         const ReuseSets::Node& n = sets.node(id);
-        visit(ReuseSetNode{tid, n.writer, id, n.parent, n.tag, count_of(id, n), kind, 0});
+        const LiveEnds* l = live.find(uint64_t{kind} << 32 | id);
+        visit(ReuseSetNode{tid, n.writer, id, n.parent, n.tag, n.count + (l ? l->count : 0), kind,
+                           0});
       }
     };
-    emit(r->code_sets, kReuseSetCode, [](uint32_t, const ReuseSets::Node& n) { return n.count; });
-    emit(r->section_sets, kReuseSetSection, [&](uint32_t id, const ReuseSets::Node& n) {
-      const LiveEnds* l = live.find(id);
-      return n.count + (l ? l->count : 0);
-    });
+    emit(r->code_sets, kReuseSetCode);
+    emit(r->section_sets, kReuseSetSection);
   }
 }
 

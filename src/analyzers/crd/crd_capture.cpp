@@ -8,8 +8,12 @@ namespace weft {
 
 namespace {
 
-bool configure(CaptureConfig& config, const AnalysisSetting&, const char*, uint64_t number) {
-  config.crd.max_granules_per_pair = number;  // crd_max_granules, its one setting
+bool configure(CaptureConfig& config, const AnalysisSetting& setting, const char*,
+               uint64_t number) {
+  if (setting.key == "crd_sample_granules")
+    config.crd.sample_granules = number;
+  else
+    config.crd.max_granules_per_pair = number;
   return true;
 }
 
@@ -29,7 +33,9 @@ uint64_t dropped(const CaptureAnalyzers& a) { return a.distances->dropped(); }
 
 void values(const CaptureAnalyzers& a, ValueLines& out) {
   out.number("crd_max_granules", a.distances->config().max_granules_per_pair);
+  out.number("crd_sample_granules", a.distances->config().sample_granules);
   out.number("crd_capped_pairs", a.distances->capped_pairs());
+  out.number("crd_sample_shift", a.distances->max_sample_shift());
 }
 
 void write_sections(CaptureSession& session, RawWriter& out) {

@@ -60,6 +60,13 @@ class PrivateCache {
 
   bool present() const { return tags_ != nullptr; }
 
+  // Frees the sets: the cache then misses on every access.
+  void clear() {
+    release(tags_, bytes_);
+    tags_ = nullptr;
+    bytes_ = 0;
+  }
+
   // Whether `line` was present; it is the most recent line of its set after.
   bool access(uint64_t line) {
     if (__builtin_expect(tags_ == nullptr, 0)) return false;

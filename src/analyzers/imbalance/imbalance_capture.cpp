@@ -8,9 +8,13 @@ namespace weft {
 
 namespace {
 
-// cache_levels; miss_penalties is weft record's alone (the runtime ignores it).
-bool configure(CaptureConfig& config, const AnalysisSetting& setting, const char* value, uint64_t) {
+// cache_levels and imbalance_cache_sampling; miss_penalties is weft record's
+// alone (the runtime ignores it).
+bool configure(CaptureConfig& config, const AnalysisSetting& setting, const char* value,
+               uint64_t number) {
   if (setting.key == "cache_levels") return parse_cache_levels(value, config.imbalance.cache);
+  if (setting.key == "imbalance_cache_sampling")
+    config.imbalance.cache_sampling = static_cast<uint32_t>(number);
   return true;
 }
 
@@ -38,6 +42,7 @@ void values(const CaptureAnalyzers& a, ValueLines& out) {
   char levels[128];
   format_cache_levels(a.imbalance->config().cache, levels, sizeof levels);
   out.text("cache_levels", levels);
+  out.number("imbalance_cache_sampling", a.imbalance->cache_sampling());
   out.number("imbalance_repeated_segments", a.imbalance->repeated_segments());
 }
 

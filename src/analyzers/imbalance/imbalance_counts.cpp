@@ -4,8 +4,42 @@
 
 namespace weft {
 
+CacheSampling::CacheSampling(const CacheGeometry& cache, uint32_t rate) {
+  // The classes: the largest power of two dividing every level's set count.
+  unsigned class_bits = 6;
+  bool any_level = false;
+  for (const CacheLevelGeometry& level : cache.levels) {
+    CacheSets sets;
+    if (!sets.configure(level.size_bytes, level.ways, cache.line_bytes)) continue;
+    any_level = true;
+    const unsigned bits = static_cast<unsigned>(__builtin_ctzll(sets.sets()));
+    class_bits = bits < class_bits ? bits : class_bits;
+  }
+  const uint64_t classes = uint64_t{1} << class_bits;
+  if (!any_level || rate <= 1 || (rate & (rate - 1)) != 0) return;
+  rate_ = rate < classes ? rate : classes;
+  if (rate_ == 1) return;
+  class_mask_ = classes - 1;
+  // The classes / rate classes of smallest hash.
+  classes_ = 0;
+  for (uint64_t k = 0; k < classes / rate_; ++k) {
+    uint64_t best = 0;
+    size_t best_hash = ~size_t{0};
+    for (uint64_t c = 0; c < classes; ++c) {
+      const size_t h = hash_key(c + 0x5eed);
+      if (!((classes_ >> c) & 1) && h <= best_hash) {
+        best = c;
+        best_hash = h;
+      }
+    }
+    classes_ |= uint64_t{1} << best;
+  }
+}
+
 ImbalanceCounts::ImbalanceCounts(const ImbalanceConfig& config)
-    : config_(config), threads_(config.max_threads) {
+    : config_(config),
+      sampling_(config.cache, config.cache_sampling),
+      threads_(config.max_threads) {
   line_shift_ = static_cast<unsigned>(__builtin_ctz(config.cache.line_bytes));
   llc_.configure(config.cache.levels[2], config.cache.line_bytes);
 }
@@ -34,6 +68,28 @@ void ImbalanceCounts::close_segment(ThreadState& t) {
   // The calling frames resume in the next segment, from its entry.
   for (uint32_t i = 0; i < t.depth && i < kMaxFrames; ++i) t.frames[i] = 0;
   ++t.segment;
+}
+
+void ImbalanceCounts::simulate(ThreadState& t, InstructionCount& c, uint64_t line) {
+  if (t.l1.access(line)) {
+    t.last_line = line;
+    return;
+  }
+  if (t.l1.present()) t.last_line = line;
+  const uint64_t weight = sampling_.rate();
+  c.misses[0] += weight;
+  if (t.l2.access(line)) return;
+  c.misses[1] += weight;
+  if (!llc_.access(line)) c.misses[2] += weight;
+}
+
+void ImbalanceCounts::finish_thread(ThreadState& t) {
+  t.l1.clear();
+  t.l2.clear();
+  t.last_line = ~uint64_t{0};
+  t.edges.clear();
+  t.instructions.clear();
+  t.logged.clear();
 }
 
 namespace {

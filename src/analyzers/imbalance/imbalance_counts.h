@@ -12,7 +12,10 @@
 //     call follows the calling block again, never the callee's last one, so
 //     a decision whose condition calls a function is the caller's;
 //   - per memory instruction: its executions and its misses in a simulated
-//     private L1 and L2 and the shared last-level cache (cache_simulator.h).
+//     private L1 and L2 and the shared last-level cache (cache_simulator.h),
+//     every set of each cache simulated (exact) or a sample of them with
+//     each miss counted for the sets it stands for (ImbalanceConfig::
+//     cache_sampling, CacheSampling).
 //
 // The counts of the open segment live in per-thread hash tables; closing a
 // segment appends them to the thread's logs (SegmentEdge and
@@ -44,6 +47,33 @@ struct ImbalanceConfig {
   // Per thread and log: 1 MiB chunks of closed-segment records. Records
   // beyond are dropped and the capture says so.
   size_t max_log_chunks = 64;
+  // 1 in this many sets of every simulated cache is simulated, each of
+  // their misses counting this many (a power of two; CacheSampling). 1: every
+  // set, the exact model (the default here; `weft record`'s is its
+  // imbalance_cache_sampling setting, src/common/analyses.h).
+  uint32_t cache_sampling = 1;
+};
+
+// Set sampling of the simulated caches (docs/metrics.md, "Simulated
+// caches"): a line's class is its number modulo C, the largest power of two
+// (at most 64) dividing every level's set count, so the lines of one set of
+// any level are all of one class. The lines of 1 in `rate` classes, chosen by
+// a fixed hash, go through L1, L2 and the LLC as in the exact model, filling
+// exactly the sets they would; the others are not simulated, and each
+// simulated miss counts `rate`. Rate 1, or a geometry with fewer classes than
+// the rate asks for, simulates every line (the effective rate says which).
+class CacheSampling {
+ public:
+  CacheSampling() = default;
+  CacheSampling(const CacheGeometry& cache, uint32_t rate);
+
+  bool simulated(uint64_t line) const { return (classes_ >> (line & class_mask_)) & 1; }
+  uint64_t rate() const { return rate_; }  // misses per simulated miss
+
+ private:
+  uint64_t classes_ = ~uint64_t{0};  // bit c: class c is simulated
+  uint64_t class_mask_ = 0;
+  uint64_t rate_ = 1;
 };
 
 class ImbalanceCounts {
@@ -192,26 +222,22 @@ class ImbalanceCounts {
     ++c->executions;
     const uint64_t first = addr >> line_shift_;
     const uint64_t last = (addr + (size ? size - 1 : 0)) >> line_shift_;
-    for (uint64_t line = first; line <= last; ++line) {
-      // The line this thread accessed last is the most recent of its L1 set:
-      // a hit that changes nothing (streams touch each line several times).
-      // (Without an L1 every lookup misses: last_line then stays ~0.)
-      if (line == t.last_line) continue;
-      if (t.l1.access(line)) {
-        t.last_line = line;
-        continue;
-      }
-      if (t.l1.present()) t.last_line = line;
-      ++c->misses[0];
-      if (t.l2.access(line)) continue;
-      ++c->misses[1];
-      if (!llc_.access(line)) ++c->misses[2];
-    }
+    // The line this thread accessed last is the most recent of its L1 set:
+    // a hit that changes nothing (streams touch each line several times).
+    // (Without an L1 every lookup misses: last_line then stays ~0.)
+    for (uint64_t line = first; line <= last; ++line)
+      if (line != t.last_line && sampling_.simulated(line)) simulate(t, *c, line);
   }
 
   // Ends the thread's open segment: its counts go to the logs, in full or
   // as a repeat of an earlier segment.
   void close_segment(ThreadState& t);
+
+  // The thread ended (its last segment closed): its caches and open-segment
+  // tables are freed, only its logs stay (what an exited thread keeps,
+  // docs/performance.md). Events after it still count, in tables that grow
+  // again and caches that miss.
+  static void finish_thread(ThreadState& t);
 
   // Every logged record, thread by thread. Call when no thread is updating.
   template <class Visitor>
@@ -230,6 +256,8 @@ class ImbalanceCounts {
   uint64_t dropped() const;
   // Segments logged as repeats of an earlier one.
   uint64_t repeated_segments() const;
+  // Misses each simulated miss counts for (1: the exact model).
+  uint64_t cache_sampling() const { return sampling_.rate(); }
 
  private:
   template <class Visitor>
@@ -242,6 +270,10 @@ class ImbalanceCounts {
   EdgeCount* held_edge(ThreadState& t, const EdgeCount::Key& key);
   InstructionCount* held_instruction(ThreadState& t, uint64_t pc);
 
+  // One lookup of `line` by `c` in the thread's L1, then on down (out of
+  // line: most accesses of a sampled model never get here).
+  __attribute__((noinline)) void simulate(ThreadState& t, InstructionCount& c, uint64_t line);
+
   // Logs the counts of the thread's open segment (not empty).
   void log_counts(ThreadState& t);
   static uint64_t counts_key(ThreadState& t);
@@ -249,6 +281,7 @@ class ImbalanceCounts {
 
   ImbalanceConfig config_;
   unsigned line_shift_ = 6;
+  CacheSampling sampling_;
   SharedCache llc_;
   PerThreadStates<ThreadState> threads_;
 };

@@ -48,23 +48,24 @@ class SectionAttribution {
 
   // One counted event of the open section; `distance` is the event's CRD of
   // lines and `word_distance` of the sampled word trace, each
-  // PairReuseTrace::kFirstEvent when it has none (or CRD is off).
+  // PairReuseTrace::kFirstEvent when it has none (or CRD is off); the
+  // distances stand for `weight` events (a sampled CRD's).
   void on_event(ThreadState& t, uint32_t peer, CommunicationEvent what, uint64_t distance,
-                uint64_t word_distance = PairReuseTrace::kFirstEvent) {
+                uint64_t word_distance = PairReuseTrace::kFirstEvent, uint64_t weight = 1) {
     PcPeerCounts* c = t.open_counts.find_or_insert(PcPeerCounts::make_key(kOpen, peer));
     if (!c) {
       ++t.dropped;
       return;
     }
     c->count(what);
-    count_distance(t, peer, distance, 0);
-    count_distance(t, peer, word_distance, kWordDistance);
+    count_distance(t, peer, distance, 0, weight);
+    count_distance(t, peer, word_distance, kWordDistance, weight);
   }
 
   // The open section's reuse count of `peer` and its count of events from
   // `peer` at `distance` (created at 0 if absent), for a caller that counts
   // a repeat of an event just recorded; nullptr when out of memory. Valid
-  // until the next on_event or close.
+  // while open_generation(t) is unchanged.
   uint64_t* open_reuse_count(ThreadState& t, uint32_t peer) {
     PcPeerCounts* c = t.open_counts.find_or_insert(PcPeerCounts::make_key(kOpen, peer));
     return c ? &c->rar : nullptr;
@@ -72,6 +73,12 @@ class SectionAttribution {
   uint64_t* open_distance_count(ThreadState& t, uint32_t peer, uint64_t distance) {
     PcWriterDistanceCount* d = t.open_distances.find_or_insert({(kOpen << 16) | peer, distance});
     return d ? &d->count : nullptr;
+  }
+
+  // Changes whenever the pointers open_reuse_count and open_distance_count
+  // returned may have moved (their tables grew, or a section closed).
+  uint64_t open_generation(const ThreadState& t) const {
+    return t.open_counts.generation() + t.open_distances.generation();
   }
 
   // Closes the open section at `site` (a pc, or kThreadExitSite).
@@ -94,12 +101,13 @@ class SectionAttribution {
   uint64_t dropped() const;
 
  private:
-  void count_distance(ThreadState& t, uint32_t peer, uint64_t distance, uint64_t unit) {
+  void count_distance(ThreadState& t, uint32_t peer, uint64_t distance, uint64_t unit,
+                      uint64_t weight) {
     if (distance == PairReuseTrace::kFirstEvent || distance == PairReuseTrace::kOutOfMemory) return;
     if (distance != PairReuseTrace::kUnmeasured) distance |= unit;
     if (PcWriterDistanceCount* d =
             t.open_distances.find_or_insert({(kOpen << 16) | peer, distance}))
-      ++d->count;
+      d->count += weight;
     else
       ++t.dropped;
   }

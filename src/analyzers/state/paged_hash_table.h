@@ -39,7 +39,7 @@ class PagedHashTable {
 
  public:
   using Key = decltype(Entry::key);
-  static constexpr size_t kInitialCapacity = 1024;
+  static constexpr size_t kInitialCapacity = 128;
 
   PagedHashTable() = default;
   ~PagedHashTable() { release(slots_, capacity_ * sizeof(Entry)); }
@@ -84,7 +84,23 @@ class PagedHashTable {
     forget_recent();
   }
 
+  // Keeps only the entries `keep(entry)` accepts, rehashed into fresh slots
+  // (the table has no deletion). False when out of memory: nothing changed.
+  // Entries move: pointers into the table are invalid after it.
+  template <class Keep>
+  bool retain_if(Keep&& keep) {
+    if (slots_ == nullptr) return true;
+    size_t kept = 0;
+    for (size_t i = 0; i < capacity_; ++i) kept += !(slots_[i].key == Key{}) && keep(slots_[i]);
+    size_t new_capacity = kInitialCapacity;
+    while (kept * 2 > new_capacity) new_capacity *= 2;
+    return rehash(new_capacity, keep);
+  }
+
   size_t size() const { return used_; }
+  // Changes whenever entries may have moved or vanished (grow, clear,
+  // zero): a pointer to an entry stays valid while this is unchanged.
+  uint64_t generation() const { return generation_; }
   size_t memory_bytes() const { return capacity_ * sizeof(Entry); }
 
   template <class Visitor>
@@ -116,22 +132,31 @@ class PagedHashTable {
   }
 
   void forget_recent() {
+    ++generation_;
     for (Entry*& e : recent_) e = nullptr;
   }
 
   bool grow() {
-    const size_t new_capacity = capacity_ ? capacity_ * 2 : kInitialCapacity;
+    return rehash(capacity_ ? capacity_ * 2 : kInitialCapacity, [](const Entry&) { return true; });
+  }
+
+  // Moves the entries `keep` accepts into `new_capacity` fresh slots.
+  template <class Keep>
+  bool rehash(size_t new_capacity, Keep&& keep) {
     auto* fresh = static_cast<Entry*>(reserve_zeroed(new_capacity * sizeof(Entry)));
     if (!fresh) return false;
+    size_t kept = 0;
     for (size_t i = 0; i < capacity_; ++i) {
-      if (slots_[i].key == Key{}) continue;
+      if (slots_[i].key == Key{} || !keep(slots_[i])) continue;
       size_t j = hash_key(slots_[i].key) & (new_capacity - 1);
       while (!(fresh[j].key == Key{})) j = (j + 1) & (new_capacity - 1);
       fresh[j] = slots_[i];
+      ++kept;
     }
     release(slots_, capacity_ * sizeof(Entry));
     slots_ = fresh;
     capacity_ = new_capacity;
+    used_ = kept;
     forget_recent();
     return true;
   }
@@ -139,6 +164,7 @@ class PagedHashTable {
   Entry* slots_ = nullptr;
   size_t capacity_ = 0;
   size_t used_ = 0;
+  uint64_t generation_ = 0;
   // Recently found entries, direct mapped by a cheap index of the key: the
   // per-access callers cycle through the few instructions of a loop body,
   // which then cost one compare instead of a hash and a probe.

@@ -104,6 +104,15 @@ ThreadContext* CaptureSession::start_thread(uint32_t tid, int32_t parent, uint64
 void CaptureSession::finish_thread(ThreadContext& thread, uint64_t time_ns) {
   record_sync(thread, SyncKind::ThreadExit, time_ns, 0, 0);
   if (thread.record) thread.record->end_ns = time_ns;
+  // Of the CRD, an exited reader keeps its results only.
+  if (analyzers_.distances) analyzers_.distances->finish_reader(thread.tid);
+  // Of the imbalance analysis, an exited thread keeps its logs only.
+  if (analyzers_.imbalance && thread.tid < max_threads_) {
+    thread.imbalance.store(nullptr, std::memory_order_relaxed);
+    thread.call_frames.store(nullptr, std::memory_order_relaxed);
+    if (ImbalanceCounts::ThreadState* t = analyzers_.imbalance->attach(thread.tid))
+      ImbalanceCounts::finish_thread(*t);
+  }
 }
 
 void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t time_ns,

@@ -1,0 +1,209 @@
+// Sampled CRD (docs/metrics.md, "Sampled CRD"): a reader traces the granules
+// a hash selects, halving its rate whenever its traced granules pass the
+// budget; short distances stay exact (the recent granules); the histogram
+// it estimates is compared with the exact engine's on the same events.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analyzers/crd/communication_reuse_distance.h"
+
+namespace weft {
+namespace {
+
+constexpr uint64_t kFirst = PairReuseTrace::kFirstEvent;
+
+TEST(PairReuseTrace, RetainForgetsRejectedGranulesAndKeepsTheOthersDistances) {
+  // 300 granules, twice; then the odd ones leave. Granule 1 comes back,
+  // new; a sweep of the 150 even ones then has 149 of them and granule 1
+  // between two reads of each.
+  PairReuseTrace trace(0);
+  for (int pass = 0; pass < 2; ++pass)
+    for (uint64_t g = 0; g < 300; ++g) trace.record(g);
+  ASSERT_TRUE(trace.retain([](uint64_t g) { return g % 2 == 0; }));
+  EXPECT_EQ(trace.distinct_granules(), 150u);
+  EXPECT_EQ(trace.record(1), kFirst);  // forgotten
+  for (uint64_t g = 0; g < 300; g += 2) EXPECT_EQ(trace.record(g), 150u);
+}
+
+// The events of one reader of writer 0: (granule, true communication).
+struct Event {
+  uint64_t granule;
+  bool true_communication;
+  uint64_t pc;
+};
+
+struct Result {
+  std::map<uint64_t, uint64_t> line_bins;  // bin -> events (estimated)
+  uint64_t epochs = 0;
+  unsigned shift = 0;
+  uint64_t traced = 0;
+};
+
+Result run(const std::vector<Event>& events, uint64_t sample_granules) {
+  CrdConfig config;
+  config.max_threads = 2;
+  config.max_granules_per_pair = 0;
+  config.sample_granules = sample_granules;
+  CommunicationReuseDistance crd(config);
+  crd.set_granularity_log2(6);
+  auto* reader = crd.attach(1);
+  for (const Event& e : events)
+    crd.on_event(*reader, e.pc, 0, e.granule << 6, e.true_communication);
+  Result out;
+  crd.for_each_distance([&](const CommunicationReuseDistance::Record& r) {
+    if (r.distance & kWordDistance) return;
+    out.line_bins[std::bit_width(r.distance)] += r.count;
+  });
+  crd.for_each_reuse_set([&](const ReuseSetNode& n) {
+    if (n.kind == kReuseSetCode) out.epochs += n.count;
+  });
+  out.shift = crd.max_sample_shift();
+  out.traced = reader->traced;
+  return out;
+}
+
+std::string bins_of(const Result& r) {
+  std::string out;
+  for (const auto& [bin, count] : r.line_bins)
+    out += std::to_string(bin) + ":" + std::to_string(count) + " ";
+  return out;
+}
+
+// Largest difference of a bin's share of the events, in percentage points.
+double largest_bin_error(const Result& a, const Result& b) {
+  auto total = [](const Result& r) {
+    uint64_t n = 0;
+    for (const auto& [bin, count] : r.line_bins) n += count;
+    return static_cast<double>(n);
+  };
+  std::set<uint64_t> bins;
+  for (const auto& [bin, count] : a.line_bins) bins.insert(bin);
+  for (const auto& [bin, count] : b.line_bins) bins.insert(bin);
+  double worst = 0;
+  for (uint64_t bin : bins) {
+    const double share_a = a.line_bins.count(bin) ? a.line_bins.at(bin) / total(a) : 0.0;
+    const double share_b = b.line_bins.count(bin) ? b.line_bins.at(bin) / total(b) : 0.0;
+    worst = std::max(worst, 100 * std::abs(share_a - share_b));
+  }
+  return worst;
+}
+
+// The bin of the median of the visits (the events of distance > 0).
+uint64_t median_visit_bin(const Result& r) {
+  uint64_t visits = 0;
+  for (const auto& [bin, count] : r.line_bins) visits += bin ? count : 0;
+  uint64_t seen = 0;
+  for (const auto& [bin, count] : r.line_bins) {
+    if (bin == 0) continue;
+    seen += count;
+    if (2 * seen >= visits) return bin;
+  }
+  return 0;
+}
+
+// A reader in the style of a time-step code: it receives a large array the
+// writer filled (40,000 lines) and sweeps it six times; every 8 lines it
+// re-reads one of 4 lines of a small table; then a scattered phase reads
+// 3,000 lines of a lookup structure at random. Each sweep's first read of a
+// line after the writer rewrote it (every other step) is a true
+// communication.
+std::vector<Event> time_step_reader() {
+  std::vector<Event> events;
+  constexpr uint64_t kArray = 1'000'000, kTable = 5'000'000, kLookup = 9'000'000;
+  for (int step = 0; step < 6; ++step) {
+    for (uint64_t line = 0; line < 40'000; ++line) {
+      events.push_back({kArray + line, step % 2 == 0, 0x100});
+      events.push_back({kArray + line, false, 0x108});  // the line's next element
+      if (line % 8 == 0) events.push_back({kTable + (line / 8) % 4, step == 0 && line < 32, 0x200});
+    }
+  }
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 60'000; ++i) events.push_back({kLookup + rng() % 3'000, i < 3'000, 0x300});
+  return events;
+}
+
+TEST(SampledCrd, BelowItsBudgetAReaderIsExact) {
+  std::vector<Event> events;
+  for (int pass = 0; pass < 3; ++pass)
+    for (uint64_t g = 0; g < 1000; ++g) events.push_back({g * 3, pass == 0, 0x10});
+  const Result exact = run(events, 0);
+  const Result sampled = run(events, 1000);
+  EXPECT_EQ(sampled.shift, 0u);
+  EXPECT_EQ(sampled.line_bins, exact.line_bins);
+  EXPECT_EQ(sampled.epochs, exact.epochs);
+}
+
+TEST(SampledCrd, HistogramWithinTwoPointsAndMedianWithinABin) {
+  const std::vector<Event> events = time_step_reader();
+  const Result exact = run(events, 0);
+  const Result sampled = run(events, 4096);
+  // 43,000 distinct lines for a budget of 4,096: the rate fell to 1/16.
+  EXPECT_EQ(exact.shift, 0u);
+  EXPECT_GE(sampled.shift, 4u);
+  EXPECT_LE(sampled.traced, 4096u);
+  EXPECT_LE(largest_bin_error(sampled, exact), 2.0) << bins_of(exact) << "\n" << bins_of(sampled);
+  const uint64_t exact_median = median_visit_bin(exact);
+  const uint64_t sampled_median = median_visit_bin(sampled);
+  EXPECT_LE(std::max(exact_median, sampled_median) - std::min(exact_median, sampled_median), 1u);
+  // The epochs (CRR's denominators) are estimated too: within 10%.
+  EXPECT_NEAR(static_cast<double>(sampled.epochs), static_cast<double>(exact.epochs),
+              0.1 * static_cast<double>(exact.epochs));
+}
+
+TEST(SampledCrd, DistancesShorterThanTheRecentGranulesStayExact) {
+  // Whatever the rate, an event closer than 64 distinct lines is measured
+  // exactly, on every line: the counts of bins 0..6 (distances 0..63) are
+  // those of the exact engine, event for event.
+  const std::vector<Event> events = time_step_reader();
+  Result exact = run(events, 0);
+  Result sampled = run(events, 256);
+  EXPECT_GE(sampled.shift, 7u);
+  for (uint64_t bin = 0; bin <= 6; ++bin)
+    EXPECT_EQ(sampled.line_bins[bin], exact.line_bins[bin]) << "bin " << bin;
+  EXPECT_GT(exact.line_bins[6], 0u);
+}
+
+TEST(SampledCrd, AnExitedReaderKeepsItsResultsAndEndsItsEpochs) {
+  // Two readers of the same 2,000 lines, each twice; reader 1 exits after
+  // its section closed. Its traces go, its distances and epochs stay: the
+  // same as reader 2's, which is still running.
+  CrdConfig config;
+  config.max_threads = 4;
+  CommunicationReuseDistance crd(config);
+  crd.set_granularity_log2(6);
+  auto* one = crd.attach(1);
+  auto* two = crd.attach(2);
+  for (auto* reader : {one, two}) {
+    for (int pass = 0; pass < 2; ++pass)
+      for (uint64_t g = 0; g < 2000; ++g) crd.on_event(*reader, 0x40, 0, g << 6, pass == 0);
+    crd.close_section(*reader, 0x5000);
+  }
+  const size_t both = crd.memory_bytes();
+  crd.finish_reader(1);
+  EXPECT_LT(crd.memory_bytes(), both / 2 + 64 * 1024);
+  std::map<uint32_t, std::map<uint64_t, uint64_t>> distances;  // reader -> distance -> events
+  crd.for_each_distance([&](const CommunicationReuseDistance::Record& r) {
+    if (!(r.distance & kWordDistance)) distances[r.reader][r.distance] += r.count;
+  });
+  EXPECT_EQ(distances[1], (std::map<uint64_t, uint64_t>{{1999, 2000}}));
+  EXPECT_EQ(distances[1], distances[2]);
+  std::map<uint32_t, uint64_t> code_epochs, section_epochs;
+  crd.for_each_reuse_set([&](const ReuseSetNode& n) {
+    (n.kind == kReuseSetCode ? code_epochs : section_epochs)[n.reader] += n.count;
+  });
+  EXPECT_EQ(code_epochs[1], 2000u);
+  EXPECT_EQ(code_epochs[2], 2000u);
+  EXPECT_EQ(section_epochs[1], 2000u);
+  EXPECT_EQ(section_epochs[2], 2000u);
+}
+
+}  // namespace
+}  // namespace weft
