@@ -183,6 +183,30 @@ std::optional<Broadcast> find_broadcast(const LocalityMetrics& metrics) {
   return std::nullopt;
 }
 
+// One thread reads at least kGatherMinReaderShare of the region's
+// communication, from two writers or more: results collected after a
+// parallel phase. Which writer a placement puts beside the reader is
+// decided by who happened to write each datum last, so no mapping is
+// advised (docs/metrics.md).
+bool is_gather(const LocalityMetrics& metrics) {
+  const uint64_t total = metrics.raw_total + metrics.rar_total;
+  if (total == 0) return false;
+  for (size_t reader = 0; reader < metrics.raw.size(); ++reader) {
+    uint64_t events = 0;
+    size_t writers = 0;
+    for (size_t writer = 0; writer < metrics.raw.size(); ++writer) {
+      if (reader >= metrics.raw[writer].size()) continue;
+      const uint64_t e = metrics.raw[writer][reader] + metrics.rar[writer][reader];
+      events += e;
+      if (e > 0) ++writers;
+    }
+    if (writers >= 2 &&
+        static_cast<double>(events) >= kGatherMinReaderShare * static_cast<double>(total))
+      return true;
+  }
+  return false;
+}
+
 // "{0, 1}"
 std::string group_text(const std::vector<uint32_t>& group) {
   return fmt::format("{{{}}}", fmt::join(group, ", "));
@@ -266,6 +290,7 @@ std::vector<Suggestion> suggest(const RegionInfo& region, const LocalityMetrics&
   }
 
   if (metrics.communicating_pairs < kThreadAffinityMinPairs) return suggestions;
+  if (is_gather(metrics)) return suggestions;
   const ThreadGrouping grouping = best_thread_grouping(metrics.raw, metrics.rar);
   if (grouping.groups.size() < 2 || grouping.groups[1].empty() ||
       grouping.even_spread_cross <= 0.0 ||

@@ -35,7 +35,11 @@ inline constexpr size_t kCacheDomains = 2;
 // A broadcast: one thread writes at least this fraction of the region's
 // communication, read by two threads or more (data it initialised).
 inline constexpr double kBroadcastMinWriterShare = 0.9;
-// It is reported when its true communications (granules that moved to a
+// A gather, its mirror: one thread reads at least this fraction of the
+// region's communication, written by two threads or more (results collected
+// after a parallel phase). Neither gets thread-affinity advice.
+inline constexpr double kGatherMinReaderShare = 0.9;
+// A broadcast is reported when its true communications (granules that moved to a
 // reader) are at least this many; a smaller one is no placement problem
 // either, and is not reported at all.
 inline constexpr uint64_t kBroadcastMinTransfers = 1024;

@@ -256,6 +256,23 @@ TEST(Locality, SuggestionsFollowThresholds) {
   inputs.raw = {{0, 341, 341, 341}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};
   EXPECT_TRUE(suggest(loop, compute_locality(inputs, cache), regions).empty());
 
+  // A gather: main (0) sums what the workers wrote, three quarters of it last
+  // written by thread 1 (a CI run of examples/tally_race_omp.c's sum loop).
+  // {0, 1} {2} would cross 62% less than an even spread, but who wrote
+  // last is chance: no thread affinity.
+  inputs.raw = {{0, 0, 0}, {1536, 0, 0}, {512, 0, 0}};
+  inputs.rar = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+  const ThreadGrouping gather = best_thread_grouping(inputs.raw, inputs.rar);
+  EXPECT_DOUBLE_EQ(gather.cross, 512.0);
+  EXPECT_TRUE(suggest(loop, compute_locality(inputs, cache), regions).empty());
+  // The same reader taking a sixth of the communication from its partner
+  // while 1 and 2 exchange the rest: not a gather, thread affinity stays.
+  inputs.raw = {{0, 0, 0}, {100, 0, 250}, {20, 250, 0}};
+  suggestions = suggest(loop, compute_locality(inputs, cache), regions);
+  ASSERT_EQ(suggestions.size(), 1u);
+  EXPECT_EQ(suggestions[0].kind, SuggestionKind::ThreadAffinity);
+  EXPECT_EQ(suggestions[0].groups[1], std::vector<uint32_t>({1, 2}));
+
   // Neighbour exchange in a chain 0-1-2-3: {0, 1} and {2, 3} leave one edge
   // between the caches, half of an even spread's: thread affinity.
   inputs.raw = {{0, 10, 0, 0}, {10, 0, 10, 0}, {0, 10, 0, 10}, {0, 0, 10, 0}};
