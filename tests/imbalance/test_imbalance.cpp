@@ -55,7 +55,7 @@ int marker_line(const std::string& example) {
 }
 
 const std::string kWeft = std::string(WEFT_BIN_DIR) + "/weft";
-const std::string kCache = "--cache 32K:8,256K:8,8M:16";
+const std::string& kCache = weft_test::kExampleCache;
 
 std::vector<ImbalanceCase> all_cases() {
   struct Example {

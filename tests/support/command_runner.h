@@ -14,6 +14,11 @@
 
 namespace weft_test {
 
+// A fixed cache for `weft record` of the examples (the imbalance model's
+// levels; its last level is the CRD cutoffs' cache), whatever the machine
+// running the tests has: an 8 MiB LLC gives a min cutoff of 65536 lines.
+inline const std::string kExampleCache = "--cache 32K:8,256K:8,8M:16";
+
 struct CommandResult {
   int code = -1;  // exit status, or 128 + signal
   std::string out;

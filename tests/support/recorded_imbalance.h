@@ -11,9 +11,6 @@
 
 namespace weft_test {
 
-// A fixed cache for the examples' miss counts, whatever the machine says.
-inline const std::string kExampleCache = "--cache 32K:8,256K:8,8M:16";
-
 struct RecordedImbalance {
   std::string profile;  // dir/p.db
   CommandResult record;
