@@ -162,10 +162,18 @@ class Decoder {
 
   LoopTrace trace() {
     LoopTrace trace;
-    const uint64_t elements = varint("element count");
-    for (uint64_t e = 0; e < elements; ++e) trace.elements.push_back(node(0));
-    if (p_ != end_) fail(std::to_string(end_ - p_) + " trailing bytes after the last element");
+    for_each_element([&](TraceNode&& element) { trace.elements.push_back(std::move(element)); });
     return trace;
+  }
+
+  // Decodes the top-level elements one at a time: memory bounded by the
+  // largest element, not by the trace (an irregular stream is millions of
+  // top-level values).
+  template <class Visit>
+  void for_each_element(Visit&& visit) {
+    const uint64_t elements = varint("element count");
+    for (uint64_t e = 0; e < elements; ++e) visit(node(0));
+    if (p_ != end_) fail(std::to_string(end_ - p_) + " trailing bytes after the last element");
   }
 
  private:
@@ -305,6 +313,33 @@ std::vector<uint8_t> encode_loop_trace(const LoopTrace& trace) {
 
 LoopTrace decode_loop_trace(const uint8_t* data, size_t size) {
   return Decoder(data, size).trace();
+}
+
+std::vector<uint64_t> sample_encoded_loop_trace(const uint8_t* data, size_t size, size_t count) {
+  // Two passes over the encoding: the length, then the sampled positions,
+  // each found in the one element that holds it.
+  uint64_t length = 0;
+  Decoder(data, size).for_each_element([&](TraceNode&& element) {
+    length = saturating_add(length, node_length(element));
+  });
+  std::vector<uint64_t> samples;
+  if (length == 0 || count == 0) return samples;
+  const uint64_t taken = std::min<uint64_t>(length, count);
+  samples.reserve(taken);
+  std::vector<uint64_t> index;
+  uint64_t start = 0;  // of the current element
+  Decoder(data, size).for_each_element([&](TraceNode&& element) {
+    const uint64_t end = saturating_add(start, node_length(element));
+    while (samples.size() < taken) {
+      // floor(i * length / taken), without overflowing.
+      const auto position =
+          static_cast<uint64_t>(static_cast<unsigned __int128>(samples.size()) * length / taken);
+      if (position >= end) break;
+      samples.push_back(address_at(element, position - start, index));
+    }
+    start = end;
+  });
+  return samples;
 }
 
 TraceNode trace_value(uint64_t base, std::vector<int64_t> coefficients) {

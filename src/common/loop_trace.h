@@ -89,4 +89,9 @@ std::string format_loop_trace(const LoopTrace& trace, size_t max_lines = ~size_t
 std::vector<uint8_t> encode_loop_trace(const LoopTrace& trace);
 LoopTrace decode_loop_trace(const uint8_t* data, size_t size);
 
+// sample_loop_trace(decode_loop_trace(data, size), count), without holding
+// the decoded trace: one top-level element at a time (the same errors on
+// malformed input).
+std::vector<uint64_t> sample_encoded_loop_trace(const uint8_t* data, size_t size, size_t count);
+
 }  // namespace weft

@@ -183,6 +183,28 @@ TEST(LoopTrace, SamplesAreEvenlySpreadAddresses) {
   for (uint64_t i = 0; i < 1000; ++i) EXPECT_EQ(samples[i], 0x10000 + 8000 * i) << i;
 }
 
+// The sampler over the encoding picks what the sampler over the decoded
+// trace picks, element by element; a damaged encoding is an error.
+TEST(LoopTrace, SamplesFromTheEncodingAreTheDecodedTracesSamples) {
+  std::vector<TraceNode> elements;
+  uint64_t x = 0x9e3779b97f4a7c15;
+  for (int i = 0; i < 5000; ++i) {  // an irregular stream: top-level values
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    elements.push_back(trace_value(0x7f0000000000 + (x & 0xffff8)));
+    if (i % 997 == 0)
+      elements.push_back(trace_loop(i + 3, {trace_value(0x1000, {8}), trace_value(0x2000, {-8})}));
+  }
+  const LoopTrace trace = trace_of(std::move(elements));
+  const std::vector<uint8_t> bytes = encode_loop_trace(trace);
+  for (size_t count : {0, 1, 2, 63, 64, 1000, 100000})
+    EXPECT_EQ(sample_encoded_loop_trace(bytes.data(), bytes.size(), count),
+              sample_loop_trace(trace, count))
+        << count;
+  const uint8_t empty[] = {0x00};
+  EXPECT_TRUE(sample_encoded_loop_trace(empty, 1, 8).empty());
+  EXPECT_THROW(sample_encoded_loop_trace(bytes.data(), bytes.size() - 1, 8), std::runtime_error);
+}
+
 TEST(LoopTrace, EncodingIsTheDocumentedBytes) {
   // 2 elements | loop 4 x 1 | value, 1 coefficient, base +0x1000, 8 | value, base -8.
   const LoopTrace trace = trace_of({trace_loop(4, {trace_value(0x1000, {8})}), trace_value(0xff8)});

@@ -180,26 +180,27 @@ std::vector<PcObject> resolve_pc_objects(const RunCapture& capture, ObjectResolv
   for (const PcCommunication& c : capture.records(kCommunicationCounts))
     if (c.raw + c.rar > 0) reading.insert({c.pc, c.thread});
   std::map<std::tuple<uint64_t, uint32_t, std::string, uint64_t>, PcObject> rows;
-  for_each_trace_stream(capture.bytes(kTraceStreams), [&](const TraceStreamHeader& header,
-                                                          std::string_view encoding,
-                                                          std::string_view) {
-    if (!reading.count({header.pc, header.thread})) return;
-    LoopTrace trace;
-    try {
-      trace = decode_loop_trace(reinterpret_cast<const uint8_t*>(encoding.data()), encoding.size());
-    } catch (const std::runtime_error&) {
-      return;  // a damaged stream names nothing
-    }
-    for (uint64_t address : sample_loop_trace(trace, kPcObjectSamples)) {
-      DataObject object = resolver.at(address);
-      PcObject& row = rows[{header.pc, header.thread, object.kind, object.object_address}];
-      if (row.samples++ == 0) {
-        row.pc = header.pc;
-        row.thread = header.thread;
-        row.object = std::move(object);
-      }
-    }
-  });
+  for_each_trace_stream(
+      capture.bytes(kTraceStreams),
+      [&](const TraceStreamHeader& header, std::string_view encoding, std::string_view) {
+        if (!reading.count({header.pc, header.thread})) return;
+        std::vector<uint64_t> samples;
+        try {
+          samples = sample_encoded_loop_trace(reinterpret_cast<const uint8_t*>(encoding.data()),
+                                              encoding.size(), kPcObjectSamples);
+        } catch (const std::runtime_error&) {
+          return;  // a damaged stream names nothing
+        }
+        for (uint64_t address : samples) {
+          DataObject object = resolver.at(address);
+          PcObject& row = rows[{header.pc, header.thread, object.kind, object.object_address}];
+          if (row.samples++ == 0) {
+            row.pc = header.pc;
+            row.thread = header.thread;
+            row.object = std::move(object);
+          }
+        }
+      });
   std::vector<PcObject> out;
   for (auto& [key, row] : rows) out.push_back(std::move(row));
   return out;
