@@ -38,6 +38,9 @@ struct CommandFailure : std::runtime_error {
 // `weft record`; `program_arguments` receives what followed `--` on the
 // command line, which weft never reads as options.
 std::unique_ptr<Command> make_record_command(std::vector<std::string>& program_arguments);
+// `weft place`: the mapping of a profile's threads onto a machine, printed
+// or applied to `program_arguments` (the program it launches pinned).
+std::unique_ptr<Command> make_place_command(std::vector<std::string>& program_arguments);
 // The view subcommands (report, comm, crd, diff, imbalance, falseshare,
 // trace) and `topo`.
 std::vector<std::unique_ptr<Command>> make_view_commands();

@@ -15,14 +15,14 @@
 
 namespace {
 
-// The command line up to the first `--` after `record`, for CLI11; what
-// follows it belongs to the program, whatever it looks like.
+// The command line up to the first `--` after `record` or `place`, for
+// CLI11; what follows it belongs to the program, whatever it looks like.
 std::vector<std::string> weft_arguments(int argc, char** argv,
                                         std::vector<std::string>& program_arguments) {
   std::vector<std::string> args(argv + 1, argv + argc);
   auto subcommand = std::find_if(args.begin(), args.end(),
                                  [](const std::string& a) { return !a.starts_with("-"); });
-  if (subcommand == args.end() || *subcommand != "record") return args;
+  if (subcommand == args.end() || (*subcommand != "record" && *subcommand != "place")) return args;
   auto record = subcommand;
   auto separator = std::find(record, args.end(), "--");
   if (separator == args.end()) return args;
@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> program_arguments;
   std::vector<std::unique_ptr<weft::Command>> commands;
   commands.push_back(weft::make_record_command(program_arguments));
+  commands.push_back(weft::make_place_command(program_arguments));
   for (auto& view : weft::make_view_commands()) commands.push_back(std::move(view));
   std::vector<CLI::App*> subcommands;
   for (auto& command : commands) subcommands.push_back(command->add_to(app));

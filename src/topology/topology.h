@@ -2,9 +2,12 @@
 // hwloc XML file, or a synthetic description ("pack:2 l3:1 core:4 pu:1").
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace weft {
 
@@ -19,6 +22,48 @@ struct CacheLevel {
 
 // "48 KiB", "1 MiB", "1.25 MiB": a cache size as the summaries print it.
 std::string cache_bytes_text(uint64_t bytes);
+
+// How close two processing units are: the deepest part of the machine they
+// share. Core: SMT siblings (one core, its L1); L2 and L3: a cache shared
+// by several cores (an L1 shared by cores counts as Core, an L4 as L3);
+// NumaNode: one memory node, no shared cache; Package: one socket, two
+// nodes; Machine: nothing shared but the machine.
+enum class SharedLevel : uint8_t { SamePu, Core, L2, L3, NumaNode, Package, Machine };
+inline constexpr size_t kSharedLevels = 7;
+// "pu", "core", "l2", "l3", "numa", "package", "machine"
+const char* shared_level_name(SharedLevel level);
+
+// The distance of each level: relative costs of moving a cache line between
+// two processing units that share that level (docs/metrics.md, "Thread
+// placement"). Defaults double per level, the order of magnitude of
+// cache-to-cache transfer latencies on x86 servers (a core's L1: a few
+// cycles; an L3: tens; another socket: hundreds).
+struct LevelDistances {
+  std::array<double, kSharedLevels> of = {0, 1, 2, 4, 8, 16, 32};
+  double operator[](SharedLevel level) const { return of[static_cast<size_t>(level)]; }
+};
+// "core=1,l2=3,..." (any subset of the names above but pu); throws
+// std::invalid_argument naming what is wrong.
+LevelDistances parse_level_distances(const std::string& text);
+
+// Every pair of the machine's processing units, in hwloc's logical order.
+struct PuDistances {
+  std::vector<unsigned> os_index;   // logical PU -> OS index (what taskset and OMP_PLACES take)
+  std::vector<unsigned> core;       // logical PU -> logical index of its core
+  std::vector<SharedLevel> levels;  // [i * n + j]
+  std::vector<double> distances;    // [i * n + j]: from the levels, or a measured matrix
+
+  size_t size() const { return os_index.size(); }
+  SharedLevel level(size_t i, size_t j) const { return levels[i * size() + j]; }
+  double distance(size_t i, size_t j) const { return distances[i * size() + j]; }
+  size_t cores() const;
+};
+
+// Replaces the distances by a matrix read from CSV text: one row per PU in
+// OS-index order, n numbers each, 0 on the diagonal, symmetric, none
+// negative (a measured latency matrix). Throws std::invalid_argument with
+// the row and column of the first problem.
+void set_distance_matrix(PuDistances& machine, const std::string& csv);
 
 class Topology {
  public:
@@ -40,6 +85,8 @@ class Topology {
   CacheLevel last_level_cache() const;
   // "1 package, 1 NUMA node, 2 cores, 2 PUs; L1d 48 KiB x2, L2 1.25 MiB x2, L3 54 MiB x1"
   std::string summary() const;
+  // The shared level and distance of every pair of processing units.
+  PuDistances pu_distances(const LevelDistances& weights = {}) const;
 
   struct Impl;  // hwloc's handle; public only so the loader helpers can build one
 
