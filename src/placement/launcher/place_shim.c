@@ -256,15 +256,18 @@ static void place_current(unsigned long index) {
     unpin_current();
     return;
   }
-  format_set(e->set, list, sizeof list);
   if (sched_setaffinity(0, set_size, e->set) != 0) {
     int error = errno;
+    format_set(e->set, list, sizeof list);
     say("thread %lu: pinning to cpus %s failed (sched_setaffinity: %s); it runs unpinned", index,
         list, strerror(error));
     unpin_current();
     return;
   }
-  if (log_pins) say("thread %lu -> cpus %s", index, list);
+  if (log_pins) {
+    format_set(e->set, list, sizeof list);
+    say("thread %lu -> cpus %s", index, list);
+  }
 }
 
 static void initialize(void) {
