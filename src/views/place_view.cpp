@@ -26,9 +26,10 @@ std::vector<std::string> traffic_cells(const MappingCost& cost, double volume) {
 }
 
 std::string render_table(const PlacementFindings& f) {
-  std::string text = fmt::format("Thread placement of {} ({}), {} threads on {}\n",
+  std::string text = fmt::format("Thread placement of {} ({}), {} thread{} on {}\n",
                                  f.region ? "region " + *f.region : "the whole program",
-                                 f.with_rar ? "raw + rar" : "raw", f.threads, f.machine);
+                                 f.with_rar ? "raw + rar" : "raw", f.threads,
+                                 f.threads == 1 ? "" : "s", f.machine);
   if (!f.profile.complete)
     text += fmt::format("warning: INCOMPLETE profile ({})\n", f.profile.incomplete_reason);
   if (f.measured_distances) {
