@@ -1,6 +1,7 @@
 #include "placement/thread_mapping.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 namespace weft {
@@ -75,12 +76,15 @@ std::vector<std::vector<size_t>> group_threads(const ThreadVolumes& volume,
   for (size_t g = 0; g < sizes.size(); ++g) {
     while (groups[g].size() < sizes[g] && !left.empty()) {
       size_t best = 0;
-      double best_volume = -1;
+      double best_volume = -std::numeric_limits<double>::infinity();
       for (size_t k = 0; k < left.size(); ++k) {
         // The seed: the thread with the most volume to those left; then the
-        // one with the most volume to the group.
+        // one whose joining keeps the most inside: its volume to the group
+        // less its volume to the threads left (a square of a grid, not a
+        // row, when both touch the group as much).
         const double v = groups[g].empty() ? volume_to(volume, left[k], left)
-                                           : volume_to(volume, left[k], groups[g]);
+                                           : volume_to(volume, left[k], groups[g]) -
+                                                 volume_to(volume, left[k], left);
         if (v > best_volume) {
           best_volume = v;
           best = k;

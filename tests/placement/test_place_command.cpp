@@ -1,0 +1,123 @@
+// `weft place` end to end: a recorded ring of 8 threads mapped onto a
+// synthetic two-socket machine (the algorithms' costs, the levels the
+// volume stays in, the CSV), a pinned launch whose threads report exactly
+// the CPUs the plan gave them, and one-line errors.
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "support/command_runner.h"
+
+namespace {
+
+using nlohmann::json;
+using weft_test::CommandResult;
+using weft_test::run_command;
+using weft_test::TempDir;
+
+const std::string kWeft = std::string(WEFT_BIN_DIR) + "/weft";
+const std::string kPthreads = WEFT_PLACEMENT_PRINT_AFFINITY_PTHREADS_GCC;
+const std::string kTwoSockets = "--synthetic 'pack:2 l3:2 core:4 pu:2'";
+
+std::string record_ring(const TempDir& dir, int threads) {
+  const std::string profile = (dir.path / ("ring" + std::to_string(threads) + ".db")).string();
+  const CommandResult r =
+      run_command(kWeft + " record --analyses comm -o " + profile + " -- " + WEFT_EXAMPLES_DIR +
+                      "/ring_pthreads.gcc.O2 " + std::to_string(threads) + " 1024 20",
+                  dir.path);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return profile;
+}
+
+double level_share(const json& mapping, const json& place, const char* level) {
+  return mapping["traffic"][level].get<double>() / place["volume"].get<double>();
+}
+
+// Each ring edge carries the same volume, so on two L3s of four cores the
+// best mappings keep 6 of 8 edges in an L3 and cut 2 inside the package;
+// scatter alternates the packages, so every edge crosses them.
+TEST(PlaceCommand, RingOnTwoSocketsKeepsThreeQuartersInAnL3) {
+  TempDir dir;
+  const std::string profile = record_ring(dir, 8);
+  const CommandResult r = run_command(
+      kWeft + " place --print --format json --profile " + profile + " " + kTwoSockets, dir.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json place = json::parse(r.out);
+  EXPECT_EQ(place["threads"], 8);
+  EXPECT_EQ(place["chosen"], "hierarchical");
+  std::map<std::string, json> by_name;
+  for (const json& m : place["mappings"]) by_name[m["algorithm"]] = m;
+  const json& hierarchical = by_name["hierarchical"];
+  const json& greedy = by_name["greedy"];
+  const json& scatter = by_name["scatter"];
+  EXPECT_LE(hierarchical["hop_bytes"].get<double>(), greedy["hop_bytes"].get<double>());
+  EXPECT_LE(greedy["hop_bytes"].get<double>(), scatter["hop_bytes"].get<double>());
+  // The ring's 8 edges carry 2560 events each; main reads one line from
+  // each other thread at the end (7 events more).
+  EXPECT_NEAR(level_share(hierarchical, place, "l3"), 6 * 2560.0 / (8 * 2560 + 7), 0.002);
+  EXPECT_NEAR(level_share(scatter, place, "machine"), 1.0, 0.001);
+  EXPECT_GT(hierarchical["reduction_vs_scatter"].get<double>(), 0.8);
+  EXPECT_GT(hierarchical["reduction_vs_unpinned"].get<double>(), 0.7);
+  // One thread per core (PUs 2k and 2k + 1 are SMT siblings here).
+  std::set<unsigned> cores;
+  for (const json& cpu : hierarchical["cpus"]) cores.insert(cpu.get<unsigned>() / 2);
+  EXPECT_EQ(cores.size(), 8u);
+
+  const CommandResult csv = run_command(
+      kWeft + " place --print --format csv --profile " + profile + " " + kTwoSockets, dir.path);
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  std::string expected = "thread,cpu\n";
+  for (size_t t = 0; t < 8; ++t)
+    expected +=
+        std::to_string(t) + "," + std::to_string(hierarchical["cpus"][t].get<unsigned>()) + "\n";
+  EXPECT_EQ(csv.out, expected);
+}
+
+// The launch: the program's threads, in creation order, run on the CPUs of
+// the plan `weft place` announces (a machine of two cores whose PU numbers
+// exist here).
+TEST(PlaceCommand, LaunchPinsEachThreadToItsPlannedCpu) {
+  cpu_set_t own;
+  CPU_ZERO(&own);
+  sched_getaffinity(0, sizeof own, &own);
+  if (!CPU_ISSET(0, &own) || !CPU_ISSET(1, &own)) GTEST_SKIP() << "needs CPUs 0 and 1";
+  TempDir dir;
+  const std::string profile = record_ring(dir, 2);
+  const CommandResult r = run_command(
+      kWeft + " place --profile " + profile + " --synthetic 'core:2 pu:1' -- " + kPthreads + " 1",
+      dir.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string announced =
+      "weft place: hierarchical mapping, threads in creation order on "
+      "CPUs ";
+  const size_t at = r.err.find(announced);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string plan = r.err.substr(at + announced.size(), 3);  // "a;b"
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_NE(plan[0], plan[2]);
+  EXPECT_EQ(r.out, std::string("thread 1 cpus ") + plan[2] + "\nthread 0 cpus " + plan[0] + "\n");
+}
+
+TEST(PlaceCommand, ErrorsAreOneLine) {
+  TempDir dir;
+  auto expect_error = [&](const std::string& args, const std::string& cause) {
+    const CommandResult r = run_command(kWeft + " place " + args, dir.path);
+    EXPECT_EQ(r.code, 1) << args;
+    EXPECT_NE(r.err.find(cause), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  };
+  expect_error("--print --profile missing.db", "missing.db");
+  const std::string profile = record_ring(dir, 2);
+  expect_error("--profile " + profile, "nothing to run");
+  expect_error("--print --profile " + profile + " -- /bin/true", "--print runs nothing");
+  expect_error("--print --profile " + profile + " --algorithm random", "--algorithm");
+  expect_error("--print --profile " + profile + " --synthetic 'pack:x'", "topology");
+  expect_error("--print --profile " + profile + " --level-distances l9=1", "unknown level 'l9'");
+  expect_error("--print --profile " + profile + " --topology a.xml --synthetic 'core:2'",
+               "exclude each other");
+}
+
+}  // namespace
