@@ -296,21 +296,23 @@ MappingCost mapping_cost(const ThreadVolumes& volume, const PuDistances& machine
 }
 
 MappingCost expected_unpinned_cost(const ThreadVolumes& volume, const PuDistances& machine) {
-  const size_t n = machine.size(), threads = volume.size();
-  const bool distinct = threads <= n;
-  // The share of (ordered) PU pairs at each level, and their mean distance.
+  const size_t threads = volume.size();
+  const std::vector<size_t> slots = placement_slots(machine, threads);
+  const size_t n = slots.size();
+  MappingCost cost;
+  if (n < 2) return cost;
+  // Each pair of threads on a uniformly random pair of distinct slots: the
+  // share of those pairs at each level, and their mean distance.
   std::array<double, kSharedLevels> share{};
   double mean_distance = 0;
-  const double pairs = distinct ? static_cast<double>(n * (n - 1)) : static_cast<double>(n * n);
-  for (size_t p = 0; p < n; ++p) {
-    for (size_t q = 0; q < n; ++q) {
-      if (distinct && p == q) continue;
-      share[static_cast<size_t>(machine.level(p, q))] += 1 / pairs;
-      mean_distance += machine.distance(p, q) / pairs;
+  const double pairs = static_cast<double>(n * (n - 1));
+  for (size_t s = 0; s < n; ++s) {
+    for (size_t t = 0; t < n; ++t) {
+      if (s == t) continue;
+      share[static_cast<size_t>(machine.level(slots[s], slots[t]))] += 1 / pairs;
+      mean_distance += machine.distance(slots[s], slots[t]) / pairs;
     }
   }
-  MappingCost cost;
-  if (n == 0 || pairs == 0) return cost;
   for (size_t a = 0; a < threads; ++a) {
     for (size_t b = a + 1; b < threads; ++b) {
       const double v = volume_between(volume, a, b);

@@ -44,11 +44,11 @@ struct MappingCost {
 MappingCost mapping_cost(const ThreadVolumes& volume, const PuDistances& machine,
                          const ThreadMapping& mapping);
 
-// The OS default (no pinning), as the expected cost of a random placement:
-// each thread on a distinct PU, every such placement equally likely, so
-// each pair sits on a uniformly random pair of distinct PUs. With more
-// threads than PUs, on any pair of PUs including the same one, each PU
-// equally likely.
+// The OS default (no pinning), as the expected cost of a random placement
+// on the same slots as the mappings (placement_slots: an idle Linux also
+// spreads threads over idle cores before it doubles them up): each thread
+// on a distinct slot, every such placement equally likely, so each pair
+// sits on a uniformly random pair of distinct slots.
 MappingCost expected_unpinned_cost(const ThreadVolumes& volume, const PuDistances& machine);
 
 // The PUs the threads are placed on, with repetition: one PU per core (the

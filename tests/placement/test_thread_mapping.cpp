@@ -115,6 +115,12 @@ TEST(ThreadMapping, RingIsCutTwice) {
   EXPECT_DOUBLE_EQ(cost(v, m, MappingAlgorithm::Greedy), 400);
   // Scatter alternates packages: every edge crosses the machine.
   EXPECT_DOUBLE_EQ(cost(v, m, MappingAlgorithm::Scatter), 8 * 10 * 32);
+  // One socket, eight cores with two PUs each: one thread per core, all in
+  // the L3, whatever the algorithm; unpinned too (no SMT doubling while
+  // cores are idle), so placement gains nothing there.
+  const PuDistances smt = Topology::synthetic("pack:1 l3:1 core:8 pu:2").pu_distances();
+  for (MappingAlgorithm a : kMappingAlgorithms) EXPECT_DOUBLE_EQ(cost(v, smt, a), 8 * 10 * 4);
+  EXPECT_NEAR(expected_unpinned_cost(v, smt).hop_bytes, 8 * 10 * 4, 1e-9);
   // No two threads on SMT siblings while cores are free.
   std::set<unsigned> cores;
   for (size_t pu : map_threads(MappingAlgorithm::Hierarchical, v, m).pu) cores.insert(m.core[pu]);
