@@ -322,15 +322,21 @@ std::vector<Suggestion> suggest(const RegionInfo& region, const LocalityMetrics&
   for (const ThreadPairVolume& pair : s.pairs)
     named.push_back(fmt::format("{} and {} ({} events)", pair.first, pair.second, pair.events));
   const bool consecutive = is_consecutive(grouping.groups[0]) && is_consecutive(grouping.groups[1]);
-  s.actions = {fmt::format(
-      "runtime: thread mapping - place threads {} on cores that share a cache and threads {} on "
-      "cores that share another (the heaviest pairs: {}){}",
-      group_text(grouping.groups[0]), group_text(grouping.groups[1]), fmt::join(named, ", "),
-      !openmp ? " (pthread_setaffinity_np)"
-      : consecutive
-          ? " (e.g. OMP_PLACES=cores OMP_PROC_BIND=close: consecutive threads share a cache)"
-          : " (an OMP_PLACES list that gives each group the cores of one cache, with "
-            "OMP_PROC_BIND=close)")};
+  s.actions = {
+      fmt::format(
+          "runtime: thread mapping - place threads {} on cores that share a cache and threads {} "
+          "on "
+          "cores that share another (the heaviest pairs: {}){}",
+          group_text(grouping.groups[0]), group_text(grouping.groups[1]), fmt::join(named, ", "),
+          !openmp ? " (pthread_setaffinity_np)"
+          : consecutive
+              ? " (e.g. OMP_PLACES=cores OMP_PROC_BIND=close: consecutive threads share a cache)"
+              : " (an OMP_PLACES list that gives each group the cores of one cache, with "
+                "OMP_PROC_BIND=close)"),
+      "runtime: or let weft place every thread on a real machine's caches: `weft place "
+      "--profile FILE --print` shows the mapping and its modeled gain over scatter and an "
+      "unpinned run, `weft place --profile FILE -- PROGRAM ARGS` runs the program pinned that "
+      "way (docs/commands.md)"};
   suggestions.push_back(std::move(s));
   return suggestions;
 }
