@@ -4,6 +4,7 @@
 // (show()), so every view behaves the same.
 #include <fmt/format.h>
 
+#include <array>
 #include <charconv>
 #include <cstdio>
 #include <functional>
@@ -291,6 +292,33 @@ struct TraceCommand : Command {
   }
 };
 
+// What `weft place` measures placements with: how many PU pairs share
+// each level, and the matrix of levels on small machines.
+std::string pu_distance_text(const PuDistances& m) {
+  std::array<size_t, kSharedLevels> pairs{};
+  for (size_t i = 0; i < m.size(); ++i)
+    for (size_t j = i + 1; j < m.size(); ++j) ++pairs[static_cast<size_t>(m.level(i, j))];
+  std::vector<std::string> counts;
+  for (size_t l = 1; l < kSharedLevels; ++l)
+    if (pairs[l] > 0)
+      counts.push_back(fmt::format("{} {} (distance {:g})", pairs[l],
+                                   shared_level_name(static_cast<SharedLevel>(l)),
+                                   LevelDistances{}.of[l]));
+  std::string text =
+      "PU pairs by the deepest level they share (weft place): " +
+      (counts.empty() ? std::string("none") : fmt::format("{}", fmt::join(counts, ", ")));
+  if (m.size() > 1 && m.size() <= 16) {
+    text += "\nlevel shared, PU by PU (OS indices):\n     ";
+    for (unsigned os : m.os_index) text += fmt::format(" {:>7}", os);
+    for (size_t i = 0; i < m.size(); ++i) {
+      text += fmt::format("\n  {:>3}", m.os_index[i]);
+      for (size_t j = 0; j < m.size(); ++j)
+        text += fmt::format(" {:>7}", i == j ? "-" : shared_level_name(m.level(i, j)));
+    }
+  }
+  return text;
+}
+
 struct TopoCommand : Command {
   std::string xml, synthetic;
 
@@ -312,6 +340,7 @@ struct TopoCommand : Command {
             : this_machine_caches();
     print("caches weft models: " + caches.summary());
     for (const std::string& warning : caches.warnings) print("  " + warning);
+    print(pu_distance_text(t.pu_distances()));
     return 0;
   }
 };

@@ -101,6 +101,22 @@ TEST(PlaceCommand, LaunchPinsEachThreadToItsPlannedCpu) {
   EXPECT_EQ(r.out, std::string("thread 1 cpus ") + plan[2] + "\nthread 0 cpus " + plan[0] + "\n");
 }
 
+// `weft topo` lists the levels two sockets' PUs share.
+TEST(PlaceCommand, TopoShowsTheSharedLevels) {
+  TempDir dir;
+  const CommandResult r =
+      run_command(kWeft + " topo --synthetic 'pack:2 l3:1 core:2 pu:2'", dir.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("PU pairs by the deepest level they share (weft place): 4 core (distance "
+                       "1), 8 l3 (distance 4), 16 machine (distance 32)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n    0       -    core      l3      l3 machine machine machine "
+                       "machine\n"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(PlaceCommand, ErrorsAreOneLine) {
   TempDir dir;
   auto expect_error = [&](const std::string& args, const std::string& cause) {
