@@ -95,6 +95,35 @@ uint64_t address_at(const TraceNode& node, uint64_t position, std::vector<uint64
   return 0;  // not reached: position < node_length(node)
 }
 
+// `count` addresses at positions floor(i * length / count) of the trace
+// whose top-level elements `for_each_element(visit)` visits in order (it
+// is called twice: the length, then the samples, each found in the one
+// element that holds it).
+template <class ForEachElement>
+std::vector<uint64_t> sample_elements(ForEachElement&& for_each_element, size_t count) {
+  uint64_t length = 0;
+  for_each_element(
+      [&](const TraceNode& element) { length = saturating_add(length, node_length(element)); });
+  std::vector<uint64_t> samples;
+  if (length == 0 || count == 0) return samples;
+  const uint64_t taken = std::min<uint64_t>(length, count);
+  samples.reserve(taken);
+  std::vector<uint64_t> index;
+  uint64_t start = 0;  // of the current element
+  for_each_element([&](const TraceNode& element) {
+    const uint64_t end = saturating_add(start, node_length(element));
+    while (samples.size() < taken) {
+      // floor(i * length / taken), without overflowing.
+      const auto position =
+          static_cast<uint64_t>(static_cast<unsigned __int128>(samples.size()) * length / taken);
+      if (position >= end) break;
+      samples.push_back(address_at(element, position - start, index));
+    }
+    start = end;
+  });
+  return samples;
+}
+
 class Formatter {
  public:
   explicit Formatter(size_t max_lines) : max_lines_(max_lines) {}
@@ -261,25 +290,11 @@ std::vector<uint64_t> expand_loop_trace(const LoopTrace& trace, uint64_t limit) 
 }
 
 std::vector<uint64_t> sample_loop_trace(const LoopTrace& trace, size_t count) {
-  std::vector<uint64_t> starts;  // of each top-level element
-  uint64_t length = 0;
-  for (const TraceNode& element : trace.elements) {
-    starts.push_back(length);
-    length = saturating_add(length, node_length(element));
-  }
-  std::vector<uint64_t> samples;
-  if (length == 0 || count == 0) return samples;
-  const uint64_t taken = std::min<uint64_t>(length, count);
-  samples.reserve(taken);
-  std::vector<uint64_t> index;
-  for (uint64_t i = 0; i < taken; ++i) {
-    // floor(i * length / taken), without overflowing.
-    const auto position = static_cast<uint64_t>(static_cast<unsigned __int128>(i) * length / taken);
-    const size_t e = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), position) -
-                                         starts.begin() - 1);
-    samples.push_back(address_at(trace.elements[e], position - starts[e], index));
-  }
-  return samples;
+  return sample_elements(
+      [&](auto&& visit) {
+        for (const TraceNode& element : trace.elements) visit(element);
+      },
+      count);
 }
 
 unsigned trace_depth(const LoopTrace& trace) {
@@ -316,30 +331,11 @@ LoopTrace decode_loop_trace(const uint8_t* data, size_t size) {
 }
 
 std::vector<uint64_t> sample_encoded_loop_trace(const uint8_t* data, size_t size, size_t count) {
-  // Two passes over the encoding: the length, then the sampled positions,
-  // each found in the one element that holds it.
-  uint64_t length = 0;
-  Decoder(data, size).for_each_element([&](TraceNode&& element) {
-    length = saturating_add(length, node_length(element));
-  });
-  std::vector<uint64_t> samples;
-  if (length == 0 || count == 0) return samples;
-  const uint64_t taken = std::min<uint64_t>(length, count);
-  samples.reserve(taken);
-  std::vector<uint64_t> index;
-  uint64_t start = 0;  // of the current element
-  Decoder(data, size).for_each_element([&](TraceNode&& element) {
-    const uint64_t end = saturating_add(start, node_length(element));
-    while (samples.size() < taken) {
-      // floor(i * length / taken), without overflowing.
-      const auto position =
-          static_cast<uint64_t>(static_cast<unsigned __int128>(samples.size()) * length / taken);
-      if (position >= end) break;
-      samples.push_back(address_at(element, position - start, index));
-    }
-    start = end;
-  });
-  return samples;
+  return sample_elements(
+      [&](auto&& visit) {
+        Decoder(data, size).for_each_element([&](TraceNode&& element) { visit(element); });
+      },
+      count);
 }
 
 TraceNode trace_value(uint64_t base, std::vector<int64_t> coefficients) {

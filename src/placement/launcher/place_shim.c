@@ -95,6 +95,15 @@ static void format_set(const cpu_set_t* set, char* out, size_t size) {
   }
 }
 
+// One item of a cpulist already checked or trusted, "N" or "N-M", at p;
+// returns what follows it.
+static const char* read_range(const char* p, long* first, long* last) {
+  char* end;
+  *first = *last = strtol(p, &end, 10);
+  if (*end == '-') *last = strtol(end + 1, &end, 10);
+  return end;
+}
+
 // A cpulist ("0-1,4") from a sysfs file into set; false when unreadable.
 static bool read_cpulist_file(const char* path, cpu_set_t* set, long* highest) {
   char text[4096];
@@ -107,13 +116,8 @@ static bool read_cpulist_file(const char* path, cpu_set_t* set, long* highest) {
   const char* p = text;
   *highest = -1;
   while (*p >= '0' && *p <= '9') {
-    char* end;
-    long first = strtol(p, &end, 10), last = first;
-    p = end;
-    if (*p == '-') {
-      last = strtol(p + 1, &end, 10);
-      p = end;
-    }
+    long first, last;
+    p = read_range(p, &first, &last);
     for (long cpu = first; cpu <= last && cpu < kMaxCpuIndex; ++cpu) {
       if (set && (size_t)cpu < set_size * 8) CPU_SET_S((size_t)cpu, set_size, set);
       if (cpu > *highest) *highest = cpu;
@@ -209,13 +213,8 @@ static bool parse_mapping(const char* text) {
     e->set = (cpu_set_t*)(set_memory + k * set_size);
     e->missing_cpu = -1;
     for (;;) {
-      char* end;
-      long first = strtol(p, &end, 10), last = first;
-      p = end;
-      if (*p == '-') {
-        last = strtol(p + 1, &end, 10);
-        p = end;
-      }
+      long first, last;
+      p = read_range(p, &first, &last);
       for (long cpu = first; cpu <= last; ++cpu) {
         CPU_SET_S((size_t)cpu, set_size, e->set);
         if (have_online_set && e->missing_cpu < 0 &&
