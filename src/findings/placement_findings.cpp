@@ -14,25 +14,29 @@ double PlacementFindings::reduction(MappingAlgorithm algorithm, double baseline)
   return baseline > 0 ? 1.0 - row(algorithm).cost.hop_bytes / baseline : 0.0;
 }
 
+ThreadVolumes pair_volumes(const CommunicationMatrix& raw, const CommunicationMatrix& rar) {
+  const size_t n = raw.size();
+  ThreadVolumes v(n, std::vector<double>(n, 0.0));
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n && j < raw[i].size(); ++j)
+      if (i != j) {
+        const double events = static_cast<double>(raw[i][j] + rar[i][j]);
+        v[i][j] += events;
+        v[j][i] += events;
+      }
+  return v;
+}
+
 ThreadVolumes thread_volumes(const Profile& profile, const std::optional<std::string>& region,
                              bool with_rar) {
   std::vector<int64_t> region_ids;
   if (region)
     for (const RegionInfo& r : profile.select_regions(*region)) region_ids.push_back(r.id);
   const CommunicationMatrix raw = profile.matrix(region_ids, MatrixKind::Raw);
-  CommunicationMatrix rar;
-  if (with_rar) rar = profile.matrix(region_ids, MatrixKind::Rar);
-  const size_t n = raw.size();
-  ThreadVolumes volume(n, std::vector<double>(n, 0.0));
-  for (size_t i = 0; i < n; ++i) {
-    for (size_t j = 0; j < n; ++j) {
-      if (i == j) continue;
-      double v = static_cast<double>(raw[i][j]) + static_cast<double>(raw[j][i]);
-      if (with_rar) v += static_cast<double>(rar[i][j]) + static_cast<double>(rar[j][i]);
-      volume[i][j] = v;
-    }
-  }
-  return volume;
+  const CommunicationMatrix rar =
+      with_rar ? profile.matrix(region_ids, MatrixKind::Rar)
+               : CommunicationMatrix(raw.size(), std::vector<uint64_t>(raw.size(), 0));
+  return pair_volumes(raw, rar);
 }
 
 PlacementFindings find_placement(const Profile& profile, const PlacementOptions& options,

@@ -43,8 +43,12 @@ struct PlacementFindings {
   double reduction(MappingAlgorithm algorithm, double baseline) const;
 };
 
-// The region's (or the whole program's) volumes, symmetric: raw (or raw +
-// rar) of i -> j plus j -> i.
+// Pair volumes, both directions: v[i][j] = v[j][i] = raw + rar of i -> j
+// and j -> i (the diagonal 0). Thread placement and the thread-affinity
+// suggestions weigh thread pairs by it.
+ThreadVolumes pair_volumes(const CommunicationMatrix& raw, const CommunicationMatrix& rar);
+
+// The region's (or the whole program's) pair volumes: of raw, or raw + rar.
 ThreadVolumes thread_volumes(const Profile& profile, const std::optional<std::string>& region,
                              bool with_rar);
 

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <optional>
 
+#include "findings/placement_findings.h"
+
 namespace weft {
 namespace {
 
@@ -28,21 +30,7 @@ const char* suggestion_kind_name(SuggestionKind kind) {
 
 namespace {
 
-using VolumeMatrix = std::vector<std::vector<double>>;
-
-// Pair volumes, both directions: v[i][j] = v[j][i] = raw + rar of i -> j and j -> i.
-VolumeMatrix pair_volumes(const CommunicationMatrix& raw, const CommunicationMatrix& rar) {
-  const size_t n = raw.size();
-  VolumeMatrix v(n, std::vector<double>(n, 0.0));
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j = 0; j < n && j < raw[i].size(); ++j)
-      if (i != j) {
-        const double events = static_cast<double>(raw[i][j] + rar[i][j]);
-        v[i][j] += events;
-        v[j][i] += events;
-      }
-  return v;
-}
+using VolumeMatrix = ThreadVolumes;
 
 // The threads that communicate at all: the others are left out of the
 // grouping (a thread that only forks and joins does not need a cache).
@@ -156,6 +144,35 @@ double mean_nonzero_crr(const CrrMatrix& crr) {
   return count == 0 ? 0.0 : sum / static_cast<double>(count);
 }
 
+// The centre of a star: a thread whose writes (`as_writer`) or reads make
+// at least `min_share` of the region's raw + rar, with two partners or
+// more. A broadcast's writer, a gather's reader.
+struct StarCentre {
+  uint32_t thread = 0;
+  uint64_t events = 0;  // raw + rar of its side
+  size_t partners = 0;  // threads on the other side
+};
+
+std::optional<StarCentre> star_centre(const LocalityMetrics& metrics, bool as_writer,
+                                      double min_share) {
+  const uint64_t total = metrics.raw_total + metrics.rar_total;
+  const size_t n = metrics.raw.size();
+  for (uint32_t centre = 0; centre < n; ++centre) {
+    StarCentre star{centre, 0, 0};
+    for (size_t other = 0; other < n; ++other) {
+      const size_t writer = as_writer ? centre : other, reader = as_writer ? other : centre;
+      if (reader >= metrics.raw[writer].size()) continue;
+      const uint64_t events = metrics.raw[writer][reader] + metrics.rar[writer][reader];
+      star.events += events;
+      if (events > 0) ++star.partners;
+    }
+    if (total > 0 && star.partners >= 2 &&
+        static_cast<double>(star.events) >= min_share * static_cast<double>(total))
+      return star;
+  }
+  return std::nullopt;
+}
+
 // One thread's writes that make at least kBroadcastMinWriterShare of the
 // communication, read by two threads or more.
 struct Broadcast {
@@ -167,20 +184,12 @@ struct Broadcast {
 };
 
 std::optional<Broadcast> find_broadcast(const LocalityMetrics& metrics) {
-  const uint64_t total = metrics.raw_total + metrics.rar_total;
-  for (uint32_t i = 0; i < metrics.raw.size(); ++i) {
-    Broadcast b{i, 0, 0, total, 0};
-    for (size_t j = 0; j < metrics.raw[i].size(); ++j) {
-      const uint64_t events = metrics.raw[i][j] + metrics.rar[i][j];
-      b.events += events;
-      b.transfers += metrics.raw[i][j] + metrics.borrowed[i][j];
-      if (events > 0) ++b.readers;
-    }
-    if (total > 0 && b.readers >= 2 &&
-        static_cast<double>(b.events) >= kBroadcastMinWriterShare * static_cast<double>(total))
-      return b;
-  }
-  return std::nullopt;
+  const std::optional<StarCentre> star = star_centre(metrics, true, kBroadcastMinWriterShare);
+  if (!star) return std::nullopt;
+  Broadcast b{star->thread, star->events, 0, metrics.raw_total + metrics.rar_total, star->partners};
+  for (size_t j = 0; j < metrics.raw[b.writer].size(); ++j)
+    b.transfers += metrics.raw[b.writer][j] + metrics.borrowed[b.writer][j];
+  return b;
 }
 
 // One thread reads at least kGatherMinReaderShare of the region's
@@ -189,22 +198,7 @@ std::optional<Broadcast> find_broadcast(const LocalityMetrics& metrics) {
 // decided by who happened to write each datum last, so no mapping is
 // advised (docs/metrics.md).
 bool is_gather(const LocalityMetrics& metrics) {
-  const uint64_t total = metrics.raw_total + metrics.rar_total;
-  if (total == 0) return false;
-  for (size_t reader = 0; reader < metrics.raw.size(); ++reader) {
-    uint64_t events = 0;
-    size_t writers = 0;
-    for (size_t writer = 0; writer < metrics.raw.size(); ++writer) {
-      if (reader >= metrics.raw[writer].size()) continue;
-      const uint64_t e = metrics.raw[writer][reader] + metrics.rar[writer][reader];
-      events += e;
-      if (e > 0) ++writers;
-    }
-    if (writers >= 2 &&
-        static_cast<double>(events) >= kGatherMinReaderShare * static_cast<double>(total))
-      return true;
-  }
-  return false;
+  return star_centre(metrics, false, kGatherMinReaderShare).has_value();
 }
 
 // "{0, 1}"

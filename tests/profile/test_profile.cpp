@@ -19,6 +19,7 @@
 #include "common/loop_trace.h"
 #include "profile/profile.h"
 #include "profile/profile_writer.h"
+#include "support/hand_made_profile.h"
 
 namespace weft_test {
 
@@ -127,15 +128,8 @@ RunInfo sample_info() {
   return info;
 }
 
-class ProfileTest : public ::testing::Test {
+class ProfileTest : public weft_test::TempDirTest {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/weft-test-profile-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   std::string file(const std::string& name) const { return dir_ + "/" + name; }
 
   void sql(const std::string& path, const std::string& statement) {
@@ -176,8 +170,6 @@ class ProfileTest : public ::testing::Test {
     ADD_FAILURE() << "opened " << path;
     return {};
   }
-
-  std::string dir_;
 };
 
 TEST_F(ProfileTest, RoundTripMetaAndThreads) {

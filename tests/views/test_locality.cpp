@@ -20,6 +20,7 @@
 #include "profile/profile_writer.h"
 #include "profile/sqlite_db.h"
 #include "support/communication_with_crd.h"
+#include "support/hand_made_profile.h"
 #include "views/comm_view.h"
 #include "views/crd_view.h"
 #include "views/diff_view.h"
@@ -64,14 +65,7 @@ constexpr const char* kExtra = "weft_crd_test::extra(int const volatile*)";
 //   stage itself:   pair 2->1 distance 5 x3; raw[2][1] = 3; 24 private, 10 shared
 //   gather:         pair 1->2 distance 50 x6; raw/rar [1][2] = 2/20, [0][2] = 4/4, [2][0] = 5/0
 RunCapture crd_capture(uint64_t far_distance = 100) {
-  std::ifstream maps("/proc/self/maps");
-  std::stringstream text;
-  text << maps.rdbuf();
-  RunCapture capture;
-  capture.complete = true;
-  capture.granularity = 8;
-  capture.max_threads = 3;
-  capture.process_maps = text.str();
+  RunCapture capture = weft_test::capture_of_this_process(8, 3);
   capture.analyses = {AnalysisId::Communication, AnalysisId::Crd};
   capture.threads = {{.id = 0}, {.id = 1, .parent = 0}, {.id = 2, .parent = 0}};
   capture.set_records(kCommunicationCounts,
@@ -103,25 +97,15 @@ RunCapture crd_capture(uint64_t far_distance = 100) {
   return capture;
 }
 
-RunInfo crd_info() {
-  RunInfo info;
-  info.command = "./app";
-  info.start_time = std::chrono::system_clock::from_time_t(1700000000);
-  info.exit_status = 0;
-  info.llc_bytes = 8192;
-  return info;
-}
+RunInfo crd_info() { return weft_test::hand_made_run_info(8192); }
 
-class LocalityViewsTest : public ::testing::Test {
+class LocalityViewsTest : public weft_test::TempDirTest {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/weft-test-locality-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
+    TempDirTest::SetUp();
     path_ = dir_ + "/crd.weft";
     build_profile(crd_capture(), crd_info(), path_);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::string loop_name() {
     Profile profile = Profile::open(path_);
@@ -139,7 +123,6 @@ class LocalityViewsTest : public ::testing::Test {
     return {};
   }
 
-  std::string dir_;
   std::string path_;
 };
 

@@ -9,6 +9,7 @@
 
 #include "analyzers/communication/communication_records.h"
 #include "profile/profile_writer.h"
+#include "support/hand_made_profile.h"
 #include "views/comm_view.h"
 #include "views/report_view.h"
 
@@ -30,13 +31,7 @@ constexpr const char* kStencil = "weft_views_test::stencil(int const volatile*)"
 //   raw: [0][1] = 4 (stencil), [1][2] = 3 (stencil), [2][0] = 10 (reduce)
 //   rar: [0][1] = 6 (stencil), [1][2] = 1 (stencil), [2][1] = 5 (reduce, raw there is 0)
 RunCapture sample_capture() {
-  std::ifstream maps("/proc/self/maps");
-  std::stringstream text;
-  text << maps.rdbuf();
-  RunCapture capture;
-  capture.complete = true;
-  capture.max_threads = 3;
-  capture.process_maps = text.str();
+  RunCapture capture = weft_test::capture_of_this_process(64, 3);
   capture.threads = {{.id = 0}, {.id = 1, .parent = 0}, {.id = 2, .parent = 0}};
   capture.set_records(
       kCommunicationCounts,
@@ -61,16 +56,13 @@ RunInfo sample_info() {
   return info;
 }
 
-class ViewsTest : public ::testing::Test {
+class ViewsTest : public weft_test::TempDirTest {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/weft-test-views-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
+    TempDirTest::SetUp();
     path_ = dir_ + "/run.weft";
     build_profile(sample_capture(), sample_info(), path_);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::string comm(CommKind kind, OutputFormat format,
                    std::optional<std::string> region = std::nullopt) {
@@ -78,7 +70,6 @@ class ViewsTest : public ::testing::Test {
     return render_comm(find_comm(profile, {.region = region, .kind = kind}), format);
   }
 
-  std::string dir_;
   std::string path_;
 };
 
