@@ -29,8 +29,9 @@
 #   weft-falseshare weft-cc build under `weft record --analyses comm,falseshare`
 #   weft-traces     weft-cc build under `weft record --analyses comm,traces`
 #   weft-crd        weft-cc build under `weft record --analyses comm,crd` (sampled)
+#   weft-pages      weft-cc build under `weft record --analyses comm,pages`
 #   weft-default    weft-cc build under `weft record` (the defaults: every
-#                   analyzer, sampled CRD)
+#                   analyzer but pages, sampled CRD)
 #   weft-exact      weft-cc build under `weft record --exact` (exact CRD;
 #                   without --exact when this weft does not know it, noted)
 #   tsan            the same source built with -fsanitize=thread (gcc),
@@ -130,7 +131,7 @@ if ((QUICK)); then
   PROGRAMS=("examples/ring_pthreads.c|{T} 1024 20|{T} 1024 2"
     "bench/kernels/reduction_omp.c|{T} 65536 4|{T} 16384 1")
 fi
-ALL_MODES=(native empty-hooks dormant weft-comm weft-imbalance weft-falseshare weft-traces weft-crd weft-default weft-exact
+ALL_MODES=(native empty-hooks dormant weft-comm weft-imbalance weft-falseshare weft-traces weft-crd weft-pages weft-default weft-exact
   tsan vg-none weft-vg-comm weft-valgrind vg-lackey helgrind drd)
 MODES=(native empty-hooks dormant weft-comm weft-default weft-exact tsan vg-none weft-vg-comm weft-valgrind
   vg-lackey helgrind drd)
@@ -235,6 +236,7 @@ run_mode() {  # mode args...
     weft-falseshare) measure "$WEFT" record --analyses comm,falseshare -o "$OUT/p.db" -- "$bin" "$@" ;;
     weft-traces) measure "$WEFT" record --analyses comm,traces -o "$OUT/p.db" -- "$bin" "$@" ;;
     weft-crd) measure "$WEFT" record --analyses comm,crd -o "$OUT/p.db" -- "$bin" "$@" ;;
+    weft-pages) measure "$WEFT" record --analyses comm,pages -o "$OUT/p.db" -- "$bin" "$@" ;;
     weft-default) measure "$WEFT" record -o "$OUT/p-default.db" -- "$bin" "$@" ;;
     weft-exact) measure "$WEFT" record "${EXACT_FLAG[@]}" -o "$OUT/p-exact.db" -- "$bin" "$@" ;;
     tsan) TSAN_OPTIONS=$TSAN_ENV measure "$bin" "$@" ;;

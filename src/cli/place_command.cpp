@@ -54,7 +54,7 @@ struct PlaceCommand : Command {
   std::vector<std::string>& program;
   std::string profile, xml, synthetic, region, level_distances, distance_matrix;
   std::string algorithm = "hierarchical";
-  bool with_rar = false, print_only = false;
+  bool with_rar = false, print_only = false, explain = false;
   OutputFormat format = OutputFormat::Table;
   CLI::Option* region_option = nullptr;
 
@@ -73,6 +73,9 @@ struct PlaceCommand : Command {
     c->add_option("--distance-matrix", distance_matrix,
                   "CSV file: one row of distances per PU, in OS-index order");
     c->add_flag("--print", print_only, "print the mappings instead of running a program");
+    c->add_flag("--explain", explain,
+                "before running the program, print the mappings, their costs and the data "
+                "placement (the --print table) on stderr");
     add_choice(
         c, "--format", format,
         {{"table", OutputFormat::Table}, {"csv", OutputFormat::Csv}, {"json", OutputFormat::Json}},
@@ -108,6 +111,10 @@ struct PlaceCommand : Command {
       const std::string text = render_placement(findings, format);
       std::fwrite(text.data(), 1, text.size(), stdout);
       return 0;
+    }
+    if (explain) {  // stderr: the program's own output stays on stdout
+      const std::string text = render_placement(findings, OutputFormat::Table);
+      std::fwrite(text.data(), 1, text.size(), stderr);
     }
     return launch(findings);
   }

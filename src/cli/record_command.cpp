@@ -153,9 +153,10 @@ struct AnalysisPlan {
   std::map<std::string, std::string> values;  // by setting key
 };
 
-// Each --analyses value is a comma-separated list; none given: all.
+// Each --analyses value is a comma-separated list; none given: the default
+// set (every analysis but pages).
 AnalysisSet selected_analyses(const std::vector<std::string>& lists) {
-  if (lists.empty()) return AnalysisSet::all();
+  if (lists.empty()) return AnalysisSet::defaults();
   AnalysisSet set;
   for (const std::string& list : lists) {
     AnalysisSet listed;
@@ -265,9 +266,9 @@ int run_with_runtime(const RecordOptions& options, const AnalysisPlan& plan,
     setenv("WEFT_CAPTURE", capture_path.c_str(), 1);
     setenv("WEFT_GRANULARITY", std::to_string(options.granularity).c_str(), 1);
     setenv("WEFT_MAX_THREADS", std::to_string(options.max_threads).c_str(), 1);
-    // Unset means every analysis: the program's environment (and so its
+    // Unset means the default set: the program's environment (and so its
     // stack addresses) is then the one a default record has always had.
-    if (plan.analyses == AnalysisSet::all())
+    if (plan.analyses == AnalysisSet::defaults())
       unsetenv("WEFT_ANALYSES");
     else
       setenv("WEFT_ANALYSES", analysis_list(plan.analyses).c_str(), 1);
@@ -587,9 +588,9 @@ struct RecordCommand : Command {
         ->capture_default_str();
     // Not split by CLI11, which drops empty items: "comm,,crd" is refused by
     // the parser the runtime uses too (AnalysisSet::parse).
-    c->add_option(
-        "--analyses", options.analyses,
-        "comma-separated analyses (default: all; available: " + available_analyses() + ")");
+    c->add_option("--analyses", options.analyses,
+                  "comma-separated analyses (default: all but pages; available: " +
+                      available_analyses() + ")");
     // Each analysis' settings, as common/analyses.h declares them.
     for (const AnalysisDescriptor& d : kAnalyses)
       for (const AnalysisSetting& setting : d.settings) {

@@ -29,7 +29,8 @@ namespace weft {
   X(Crd, crd)                     \
   X(Imbalance, imbalance)         \
   X(FalseSharing, false_sharing)  \
-  X(Traces, traces)
+  X(Traces, traces)               \
+  X(PageUsage, page_usage)
 
 #define WEFT_ANALYSIS_ID(Id, symbol) Id,
 enum class AnalysisId : uint8_t { WEFT_ANALYSIS_LIST(WEFT_ANALYSIS_ID) };
@@ -75,6 +76,10 @@ struct AnalysisDescriptor {
   // The profile tables it writes (all of them exist in every profile; they
   // are empty when the analysis did not run).
   std::span<const std::string_view> tables;
+  // Whether `weft record` runs it without --analyses. The pages analysis
+  // does not: it sends every access out of the inline fast path and matters
+  // only on machines with several NUMA nodes (docs/commands.md).
+  bool in_default = true;
 };
 
 namespace analysis_catalog {
@@ -129,6 +134,9 @@ inline constexpr AnalysisSetting kTracesSettings[] = {
 };
 inline constexpr std::string_view kTracesTables[] = {"memory_traces"};
 
+inline constexpr std::string_view kPageUsageTables[] = {"page_first_writes", "page_accesses",
+                                                        "page_objects"};
+
 }  // namespace analysis_catalog
 
 // The list, in AnalysisId order.
@@ -164,6 +172,14 @@ inline constexpr std::array<AnalysisDescriptor, kAnalysisCount> kAnalyses = {{
      analysis_catalog::kTracesSettings,
      {},
      analysis_catalog::kTracesTables},
+    {AnalysisId::PageUsage,
+     "pages",
+     "per memory page its first writer and each thread's accesses, for data placement",
+     {},
+     {},
+     {},
+     analysis_catalog::kPageUsageTables,
+     false},
 }};
 
 static_assert(
@@ -230,6 +246,13 @@ class AnalysisSet {
   static constexpr AnalysisSet all() {
     AnalysisSet s;
     for (const AnalysisDescriptor& d : kAnalyses) s.add(d.id);
+    return s;
+  }
+  // What runs when nothing is asked (AnalysisDescriptor::in_default).
+  static constexpr AnalysisSet defaults() {
+    AnalysisSet s;
+    for (const AnalysisDescriptor& d : kAnalyses)
+      if (d.in_default) s.add(d.id);
     return s;
   }
   static constexpr AnalysisSet from_bits(uint32_t bits) {

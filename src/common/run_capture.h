@@ -182,6 +182,18 @@ struct ByteSection {
   uint32_t tag = 0;
 };
 
+// A heap block the program allocated at call site `pc` (malloc, calloc,
+// realloc, aligned_alloc, posix_memalign, memalign, operator new/new[]), in
+// allocation order within `thread`; recorded for the analyses that name data
+// objects by them (false sharing, page usage).
+struct AllocationRecord {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t pc = 0;
+  uint32_t thread = 0;
+  uint32_t sequence = 0;  // per thread
+};
+
 // Tags of the analyses' sections: analysis `id`'s n-th section (n < 256).
 // The raw capture's own sections (meta, threads, sync...) are below 256.
 constexpr uint32_t analysis_section_tag(AnalysisId id, uint32_t n) {

@@ -335,9 +335,20 @@ std::vector<size_t> placement_slots(const PuDistances& machine, size_t threads) 
     }
     return slots;
   }
-  const size_t per_pu = threads <= n ? 1 : (threads + n - 1) / n;
+  // Every PU floor(threads / n) times, and the remainder one more each on
+  // PUs spread over the machine, so that no PU takes two threads more than
+  // another while a domain has room.
+  const size_t per_pu = threads <= n ? 1 : threads / n;
+  const size_t extra = threads <= n ? 0 : threads % n;
+  std::vector<size_t> pus(n);
+  std::iota(pus.begin(), pus.end(), 0);
+  std::vector<size_t> copies(n, per_pu);
+  if (extra > 0) {
+    const std::vector<size_t> order = spread_order(pus, pus, machine, SharedLevel::Machine);
+    for (size_t i = 0; i < extra; ++i) ++copies[order[i]];
+  }
   for (size_t p = 0; p < n; ++p)
-    for (size_t k = 0; k < per_pu; ++k) slots.push_back(p);
+    for (size_t k = 0; k < copies[p]; ++k) slots.push_back(p);
   return slots;
 }
 

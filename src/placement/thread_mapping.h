@@ -55,7 +55,9 @@ MappingCost expected_unpinned_cost(const ThreadVolumes& volume, const PuDistance
 // first) while there are no more threads than cores, so that no two
 // threads share a core while a core is idle (COMPLACE measured the cost of
 // SMT siblings); every PU up to the PU count; beyond it, each PU
-// ceil(threads / PUs) times (threads on one PU take turns).
+// floor(threads / PUs) times and the remainder once more on PUs spread over
+// the machine (threads on one PU take turns; no PU takes two more than
+// another).
 std::vector<size_t> placement_slots(const PuDistances& machine, size_t threads);
 
 // The mapping of `volume`'s threads by one algorithm:

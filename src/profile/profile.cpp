@@ -317,10 +317,6 @@ Profile Profile::open(const std::string& path) {
         throw ProfileError(path + " is a damaged weft profile: table '" + std::string(table) +
                            "' is missing");
     };
-    for (std::string_view table : kRunTables) require(table);
-    for (const AnalysisDescriptor& d : kAnalyses)
-      for (std::string_view table : d.tables) require(table);
-
     // An unknown name (a newer weft's analysis) is not one this weft reads.
     auto analyses = impl->meta.find("analyses");
     const std::string_view listed =
@@ -331,6 +327,14 @@ Profile Profile::open(const std::string& path) {
         impl->analyses.add(d->id);
       start = comma + 1;
     }
+
+    // The tables of the analyses that ran; an analysis that did not run may
+    // lack its tables (a profile of a weft from before that analysis), and
+    // its readers are not called (findings ask has_analysis first).
+    for (std::string_view table : kRunTables) require(table);
+    for (const AnalysisDescriptor& d : kAnalyses)
+      if (impl->analyses.has(d.id) || d.id == AnalysisId::Communication)  // every run has comm
+        for (std::string_view table : d.tables) require(table);
 
     validate_meta(impl->meta, path);
     impl->thread_count = validated_thread_count(impl->db, path, impl->meta);

@@ -210,6 +210,12 @@ size_t PuDistances::cores() const {
   return n;
 }
 
+size_t PuDistances::numa_nodes() const {
+  size_t n = 0;
+  for (unsigned node : numa_node) n = std::max<size_t>(n, node + 1);
+  return n;
+}
+
 void set_distance_matrix(PuDistances& machine, const std::string& csv) {
   const size_t n = machine.size();
   // Rows are in OS-index order; the matrix is kept in logical order.
@@ -270,6 +276,13 @@ PuDistances Topology::pu_distances(const LevelDistances& weights) const {
     machine.os_index.push_back(pu->os_index);
     const hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, pu);
     machine.core.push_back(core ? core->logical_index : static_cast<unsigned>(i));
+    // The node whose memory is local to the PU (the first, should it have
+    // several); hwloc gives every PU one, a synthetic machine included.
+    const int node_os = pu->nodeset ? hwloc_bitmap_first(pu->nodeset) : -1;
+    const hwloc_obj_t node =
+        node_os >= 0 ? hwloc_get_numanode_obj_by_os_index(topo, static_cast<unsigned>(node_os))
+                     : nullptr;
+    machine.numa_node.push_back(node ? node->logical_index : 0);
   }
   machine.levels.resize(pus.size() * pus.size());
   machine.distances.resize(pus.size() * pus.size());

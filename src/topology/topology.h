@@ -50,6 +50,7 @@ LevelDistances parse_level_distances(const std::string& text);
 struct PuDistances {
   std::vector<unsigned> os_index;   // logical PU -> OS index (what taskset and OMP_PLACES take)
   std::vector<unsigned> core;       // logical PU -> logical index of its core
+  std::vector<unsigned> numa_node;  // logical PU -> logical index of its NUMA node
   std::vector<SharedLevel> levels;  // [i * n + j]
   std::vector<double> distances;    // [i * n + j]: from the levels, or a measured matrix
 
@@ -57,6 +58,7 @@ struct PuDistances {
   SharedLevel level(size_t i, size_t j) const { return levels[i * size() + j]; }
   double distance(size_t i, size_t j) const { return distances[i * size() + j]; }
   size_t cores() const;
+  size_t numa_nodes() const;
 };
 
 // Replaces the distances by a matrix read from CSV text: one row per PU in

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "findings/false_sharing_findings.h"
+#include "findings/source_lines.h"
 #include "views/text_table.h"
 
 namespace weft {
@@ -23,6 +25,82 @@ std::vector<std::string> traffic_cells(const MappingCost& cost, double volume) {
   for (size_t l = 0; l < kSharedLevels; ++l)
     cells.push_back(volume > 0 ? percent_text(cost.traffic[l] / volume) : "-");
   return cells;
+}
+
+std::string share_text(uint64_t part, uint64_t whole) {
+  return whole > 0 ? percent_text(static_cast<double>(part) / static_cast<double>(whole)) : "-";
+}
+
+std::string render_data_placement(const PlacementFindings& f) {
+  const DataPlacementFindings& d = f.data;
+  const std::string title =
+      fmt::format("\nData placement under the {} mapping", mapping_algorithm_name(f.chosen));
+  if (!d.recorded)
+    return title +
+           ": not recorded (the profile has no page usage: record with the 'pages' analysis)\n";
+  if (d.nodes < 2) return title + ": one NUMA node, where pages sit does not matter\n";
+  std::vector<std::string> nodes;
+  constexpr size_t kShownThreads = 16;
+  for (size_t t = 0; t < d.thread_node.size() && t < kShownThreads; ++t)
+    nodes.push_back(fmt::format("{}:{}", t, d.thread_node[t]));
+  if (d.thread_node.size() > kShownThreads)
+    nodes.push_back(fmt::format("... ({} threads; --format json lists all)", d.thread_node.size()));
+  std::string text =
+      fmt::format("{} ({} NUMA nodes; thread:node {})\n", title, d.nodes, fmt::join(nodes, " "));
+  text += fmt::format(
+      "  {} pages first written in the run; {} of their accesses come from another node than "
+      "the page's, {} if each page sat on the node that uses it most\n",
+      group_digits(d.pages), share_text(d.remote, d.accesses),
+      share_text(d.remote_if_placed, d.accesses));
+  if (d.items.empty()) {
+    text += "  no data object is used mostly off the node that first wrote it\n";
+    return text;
+  }
+  size_t rank = 0;
+  for (const DataPlacementItem& item : d.items) {
+    std::vector<std::string> users;
+    for (size_t i = 0; i < item.users.size() && i < 8; ++i)
+      users.push_back(fmt::format("{}", item.users[i]));
+    text += fmt::format(
+        "  {}. {}: {} of {} pages on another node than their main users; {} of its accesses "
+        "remote, {} if placed by use\n     used most by threads {}\n     fix: {}\n",
+        ++rank, item.description, group_digits(item.misplaced_pages), group_digits(item.pages),
+        share_text(item.remote, item.accesses), share_text(item.remote_if_placed, item.accesses),
+        fmt::join(users, ", "), item.fix);
+  }
+  if (d.smaller_items > 0)
+    text += fmt::format("  ({} more object{} with a few misplaced pages: below the threshold)\n",
+                        d.smaller_items, d.smaller_items == 1 ? "" : "s");
+  return text;
+}
+
+nlohmann::json data_placement_json(const DataPlacementFindings& d) {
+  nlohmann::json out;
+  out["recorded"] = d.recorded;
+  out["numa_nodes"] = d.nodes;
+  out["thread_node"] = d.thread_node;
+  out["pages"] = d.pages;
+  out["accesses"] = d.accesses;
+  out["remote"] = d.remote;
+  out["remote_if_placed"] = d.remote_if_placed;
+  nlohmann::json items = nlohmann::json::array();
+  for (const DataPlacementItem& item : d.items)
+    items.push_back({{"object", item.description},
+                     {"kind", item.object.kind},
+                     {"pages", item.pages},
+                     {"misplaced_pages", item.misplaced_pages},
+                     {"accesses", item.accesses},
+                     {"remote", item.remote},
+                     {"remote_if_placed", item.remote_if_placed},
+                     {"main_node_share", item.main_node_share},
+                     {"first_writer", item.first_writer},
+                     {"writer_use_share", item.writer_use_share},
+                     {"first_write", code_location(item.first_write_at, item.first_write_pc)},
+                     {"users", item.users},
+                     {"fix", item.fix}});
+  out["items"] = items;
+  out["smaller_items"] = d.smaller_items;
+  return out;
 }
 
 std::string render_table(const PlacementFindings& f) {
@@ -81,7 +159,7 @@ std::string render_table(const PlacementFindings& f) {
   text += "  taskset, one per thread in creation order:";
   for (unsigned c : cpus) text += fmt::format(" -c {}", c);
   text += "\n";
-  return text;
+  return text + render_data_placement(f);
 }
 
 nlohmann::json cost_json(const MappingCost& cost) {
@@ -120,6 +198,7 @@ std::string render_json(const PlacementFindings& f) {
   out["chosen"] = mapping_algorithm_name(f.chosen);
   out["cpu_list"] = placement_cpu_list(f);
   out["complete"] = f.profile.complete;
+  out["data_placement"] = data_placement_json(f.data);
   return out.dump(2);
 }
 

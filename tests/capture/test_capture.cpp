@@ -97,7 +97,7 @@ TEST_F(CaptureSessionTest, RoundTripKeepsEverySection) {
   EXPECT_EQ(c.incomplete_reason, "");
   EXPECT_EQ(c.granularity, 64u);
   EXPECT_EQ(c.max_threads, 4u);
-  EXPECT_EQ(c.analyses, AnalysisSet::all());
+  EXPECT_EQ(c.analyses, AnalysisSet::defaults());
   EXPECT_EQ(c.process_maps, kMaps);
   EXPECT_EQ(c.dropped_events, 0u);
 
@@ -405,6 +405,8 @@ TEST(AnalysisSetTest, ParsesAndFormatsTheNames) {
   EXPECT_FALSE(AnalysisSet::parse("comm,nonsense", s, &bad));
   EXPECT_EQ(bad, "nonsense");
   AnalysisSet::all().format(text, sizeof text);
+  EXPECT_STREQ(text, "comm,crd,imbalance,falseshare,traces,pages");
+  AnalysisSet::defaults().format(text, sizeof text);
   EXPECT_STREQ(text, "comm,crd,imbalance,falseshare,traces");
 }
 

@@ -4,6 +4,7 @@
 // clique, star), the baselines, and more threads than PUs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -50,6 +51,10 @@ TEST(PuDistances, LevelsFollowTheDeepestSharedObject) {
   EXPECT_EQ(numa.level(0, 1), SharedLevel::L3);
   EXPECT_EQ(numa.level(0, 2), SharedLevel::Package);
   EXPECT_EQ(numa.level(0, 4), SharedLevel::Machine);
+  EXPECT_EQ(numa.numa_node, (std::vector<unsigned>{0, 0, 1, 1, 2, 2, 3, 3}));
+  EXPECT_EQ(numa.numa_nodes(), 4u);
+  const PuDistances one_node = Topology::synthetic("pack:2 l3:2 core:4 pu:2").pu_distances();
+  EXPECT_EQ(one_node.numa_nodes(), 1u);
   const PuDistances l2 = Topology::synthetic("pack:1 l3:1 l2:2 core:2 pu:1").pu_distances();
   EXPECT_EQ(l2.level(0, 1), SharedLevel::L2);
   EXPECT_EQ(l2.level(0, 2), SharedLevel::L3);
@@ -200,6 +205,25 @@ TEST(ThreadMapping, MoreThreadsThanProcessingUnits) {
   const ThreadMapping h = map_threads(MappingAlgorithm::Hierarchical, v, m);
   for (size_t t = 0; t < 8; t += 2) EXPECT_EQ(h.pu[t], h.pu[t + 1]);
   EXPECT_DOUBLE_EQ(mapping_cost(v, m, h).hop_bytes, 0);
+}
+
+// Five threads on four PUs of two nodes: one PU takes two, none is idle,
+// whatever the algorithm; the extra slot is on the first node.
+TEST(ThreadMapping, ARemainderOfThreadsLeavesNoPuIdle) {
+  const PuDistances m = Topology::synthetic("pack:2 numa:1 core:2 pu:1").pu_distances();
+  EXPECT_EQ(placement_slots(m, 5), (std::vector<size_t>{0, 0, 1, 2, 3}));
+  EXPECT_EQ(placement_slots(m, 7), (std::vector<size_t>{0, 0, 1, 1, 2, 2, 3}));
+  ThreadVolumes v = empty_volumes(5);
+  for (size_t t = 1; t < 5; ++t) link(v, 0, t, 100);  // main's data to every worker
+  link(v, 1, 2, 10);
+  link(v, 2, 3, 10);
+  link(v, 3, 4, 10);
+  for (MappingAlgorithm a : kMappingAlgorithms) {
+    const ThreadMapping mapping = map_threads(a, v, m);
+    std::vector<int> per_pu(4, 0);
+    for (size_t pu : mapping.pu) ++per_pu[pu];
+    EXPECT_EQ(std::count(per_pu.begin(), per_pu.end(), 0), 0) << mapping_algorithm_name(a);
+  }
 }
 
 TEST(ThreadMapping, NamesRoundTrip) {

@@ -38,11 +38,7 @@ void write_sections(CaptureSession& session, RawWriter& out) {
   write_records(out, kLineSharing, [&](auto&& emit) { detector->for_each_line_record(emit); });
   write_records(out, kUnsyncWrites, [&](auto&& emit) { detector->for_each_unsync_record(emit); });
   write_records(out, kSharingTotals, [&](auto&& emit) { detector->for_each_pair_total(emit); });
-  const uint32_t recorded = session.recorded_threads();
-  write_records(out, kAllocations, [&](auto&& emit) {
-    for (uint32_t i = 0; i < recorded; ++i)
-      if (ThreadContext* c = session.context(i)) c->allocations.for_each(emit);
-  });
+  write_records(out, kAllocations, [&](auto&& emit) { session.for_each_allocation(emit); });
 }
 
 void release(CaptureAnalyzers& a, uint64_t begin, uint64_t end) {

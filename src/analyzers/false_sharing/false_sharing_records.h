@@ -50,17 +50,7 @@ struct SharingPairTotals {
   uint64_t false_events = 0;
 };
 
-// A heap block the program allocated at call site `pc` (malloc, calloc,
-// realloc, aligned_alloc, posix_memalign, memalign, operator new/new[]), in
-// allocation order within `thread`.
-struct AllocationRecord {
-  uint64_t address = 0;
-  uint64_t size = 0;
-  uint64_t pc = 0;
-  uint32_t thread = 0;
-  uint32_t sequence = 0;  // per thread
-};
-
+// The heap blocks the program allocated (AllocationRecord, common/run_capture.h).
 inline constexpr RecordSection<LineSharingRecord> kLineSharing{
     analysis_section_tag(AnalysisId::FalseSharing, 1)};
 inline constexpr RecordSection<SharingPairTotals> kSharingTotals{

@@ -44,67 +44,6 @@ CREATE TABLE line_objects(
   allocation_thread INTEGER, PRIMARY KEY(line_address, offset)) WITHOUT ROWID;
 )sql";
 
-// What names the data at an address: the latest recorded heap block
-// covering it, else the global variable of the symbol table there.
-class ObjectResolver {
- public:
-  ObjectResolver(std::vector<AllocationRecord> blocks, Symbolizer& symbolizer)
-      : blocks_(std::move(blocks)), symbolizer_(symbolizer) {
-    std::sort(
-        blocks_.begin(), blocks_.end(),
-        [](const AllocationRecord& a, const AllocationRecord& b) { return a.address < b.address; });
-    for (const AllocationRecord& b : blocks_) largest_ = std::max(largest_, b.size);
-  }
-
-  // The latest block overlapping [first, last].
-  const AllocationRecord* block(uint64_t first, uint64_t last) const {
-    const AllocationRecord* best = nullptr;
-    auto it = std::upper_bound(
-        blocks_.begin(), blocks_.end(), last,
-        [](uint64_t value, const AllocationRecord& b) { return value < b.address; });
-    while (it != blocks_.begin()) {
-      --it;
-      if (it->address + largest_ < first) break;
-      if (it->address + it->size <= first) continue;
-      if (!best || it->sequence > best->sequence) best = &*it;
-    }
-    return best;
-  }
-
-  std::optional<DataSymbol> global(uint64_t address) { return symbolizer_.symbolize_data(address); }
-
-  // The object covering byte `address`; kind "unknown" when none.
-  DataObject at(uint64_t address) {
-    DataObject object;
-    object.kind = "unknown";
-    if (const AllocationRecord* b = block(address, address)) {
-      set_heap(object, *b);
-    } else if (std::optional<DataSymbol> symbol = global(address)) {
-      set_global(object, *symbol);
-    }
-    return object;
-  }
-
-  static void set_heap(DataObject& object, const AllocationRecord& b) {
-    object.kind = "heap";
-    object.object_address = b.address;
-    object.object_size = b.size;
-    object.allocation_pc = b.pc;
-    object.allocation_thread = b.thread;
-  }
-  static void set_global(DataObject& object, const DataSymbol& symbol) {
-    object.kind = "global";
-    object.name = symbol.name;
-    object.object_address = symbol.address;
-    object.object_size = symbol.size;
-  }
-
- private:
-  std::vector<AllocationRecord> blocks_;
-  uint64_t largest_ = 0;
-  Symbolizer& symbolizer_;
-};
-
 // The lines the records name, each with the bytes they used (masks ORed).
 std::map<uint64_t, uint64_t> used_lines(const std::vector<LineSharingRecord>& line_sharing,
                                         const std::vector<UnsyncWriteRecord>& unsync) {
@@ -122,17 +61,8 @@ std::vector<DataObject> resolve_data_objects(const std::map<uint64_t, uint64_t>&
                                              uint64_t line_size, ObjectResolver& resolver) {
   std::vector<DataObject> objects;
   for (const auto& [line, used] : lines) {
-    DataObject object;
+    DataObject object = resolver.over(line, line_size, 8);
     object.line_address = line;
-    object.kind = "unknown";
-    if (const AllocationRecord* best = resolver.block(line, line + line_size - 1)) {
-      ObjectResolver::set_heap(object, *best);
-    } else {
-      // The line may start before the variable: look at its other bytes.
-      for (uint64_t offset = 0; offset < line_size && object.kind == "unknown"; offset += 8)
-        if (std::optional<DataSymbol> symbol = resolver.global(line + offset))
-          ObjectResolver::set_global(object, *symbol);
-    }
     objects.push_back(std::move(object));
   }
   return objects;
@@ -243,15 +173,6 @@ class FalseSharingRows : public AnalysisRows {
   std::vector<PcObject> pc_objects_;
 };
 
-// The allocation columns of an object: a heap block's call site and
-// thread, NULL for anything else.
-std::optional<uint64_t> allocation_pc(const DataObject& o) {
-  return o.kind == "heap" ? std::optional<uint64_t>(o.allocation_pc) : std::nullopt;
-}
-std::optional<uint32_t> allocation_thread(const DataObject& o) {
-  return o.kind == "heap" ? std::optional<uint32_t>(o.allocation_thread) : std::nullopt;
-}
-
 void FalseSharingRows::write(const sqlite::Database& db, const RunRegions&) const {
   // One row per (line, thread, writer, pc), even if a source repeated a key.
   std::map<std::tuple<uint64_t, uint32_t, uint32_t, uint64_t>, LineSharingRecord> lines;
@@ -304,7 +225,7 @@ void FalseSharingRows::write(const sqlite::Database& db, const RunRegions&) cons
     insert_object.run(o.line_address, o.kind, unless_empty(o.name),
                       known ? std::optional<uint64_t>(o.object_address) : std::nullopt,
                       known ? std::optional<uint64_t>(o.object_size) : std::nullopt,
-                      allocation_pc(o), allocation_thread(o));
+                      heap_allocation_pc(o), heap_allocation_thread(o));
   }
 
   sqlite::Statement insert_pc_object(
@@ -317,7 +238,7 @@ void FalseSharingRows::write(const sqlite::Database& db, const RunRegions&) cons
     insert_pc_object.run(
         row.pc, row.thread, o.kind, unless_empty(o.name), o.object_address,
         o.kind != "unknown" ? std::optional<uint64_t>(o.object_size) : std::nullopt,
-        allocation_pc(o), allocation_thread(o), row.samples);
+        heap_allocation_pc(o), heap_allocation_thread(o), row.samples);
   }
 
   sqlite::Statement insert_line_object(db,
@@ -327,7 +248,8 @@ void FalseSharingRows::write(const sqlite::Database& db, const RunRegions&) cons
   for (const LineObject& row : line_objects_) {
     const DataObject& o = row.object;
     insert_line_object.run(o.line_address, row.offset, o.kind, unless_empty(o.name),
-                           o.object_address, o.object_size, allocation_pc(o), allocation_thread(o));
+                           o.object_address, o.object_size, heap_allocation_pc(o),
+                           heap_allocation_thread(o));
   }
 }
 
@@ -410,14 +332,9 @@ std::vector<LineObject> line_objects(const Profile& profile) {
                             " ORDER BY line_address, offset");
     while (query.step()) {
       LineObject row;
+      row.object = read_data_object(query, 2);
       row.object.line_address = query.column_u64(0);
       row.offset = static_cast<uint32_t>(query.column_int(1));
-      row.object.kind = query.column_text(2);
-      row.object.name = query.column_text(3);
-      row.object.object_address = query.column_u64(4);
-      row.object.object_size = query.column_u64(5);
-      row.object.allocation_pc = query.column_u64(6);
-      row.object.allocation_thread = static_cast<uint32_t>(query.column_int(7));
       out.push_back(std::move(row));
     }
     return out;
@@ -441,12 +358,7 @@ std::vector<PcObjectVolume> region_pc_objects(const Profile& profile, int64_t re
       PcObjectVolume v;
       v.row.pc = query.column_u64(0);
       v.row.thread = static_cast<uint32_t>(query.column_int(1));
-      v.row.object.kind = query.column_text(2);
-      v.row.object.name = query.column_text(3);
-      v.row.object.object_address = query.column_u64(4);
-      v.row.object.object_size = query.column_u64(5);
-      v.row.object.allocation_pc = query.column_u64(6);
-      v.row.object.allocation_thread = static_cast<uint32_t>(query.column_int(7));
+      v.row.object = read_data_object(query, 2);
       v.row.samples = query.column_u64(8);
       v.events = query.column_u64(9);
       out.push_back(std::move(v));
@@ -478,14 +390,8 @@ std::vector<DataObject> data_objects(const Profile& profile) {
                             " allocation_pc, allocation_thread FROM data_objects"
                             " ORDER BY line_address");
     while (query.step()) {
-      DataObject o;
+      DataObject o = read_data_object(query, 1);
       o.line_address = query.column_u64(0);
-      o.kind = query.column_text(1);
-      o.name = query.column_text(2);
-      o.object_address = query.column_u64(3);
-      o.object_size = query.column_u64(4);
-      o.allocation_pc = query.column_u64(5);
-      o.allocation_thread = static_cast<uint32_t>(query.column_int(6));
       out.push_back(std::move(o));
     }
     return out;

@@ -9,22 +9,13 @@
 #include <vector>
 
 #include "analyzers/false_sharing/false_sharing_records.h"
+#include "profile/data_objects.h"
 #include "profile/profile.h"
 
 namespace weft {
 
-// data_objects: what a falsely shared line belongs to: a global or static
-// variable (from the symbol table), a heap block (by the call that
-// allocated it, as recorded by the event source), or nothing known.
-struct DataObject {
-  uint64_t line_address = 0;
-  std::string kind;  // "global", "heap", "unknown"
-  std::string name;
-  uint64_t object_address = 0;
-  uint64_t object_size = 0;
-  uint64_t allocation_pc = 0;  // 0 unless heap
-  uint32_t allocation_thread = 0;
-};
+// data_objects: the DataObject (profile/data_objects.h) of each falsely
+// shared line (its line_address).
 
 // line_objects: an object lying in the bytes a line's records used, from
 // byte `offset` of the line (its first byte there; object.line_address is

@@ -516,7 +516,9 @@ void CaptureSession::count_segments(ThreadContext& thread, SyncKind kind) {
 
 void CaptureSession::record_allocation(ThreadContext& thread, uint64_t pc, uint64_t address,
                                        uint64_t size) {
-  if (!analyzers_.false_sharing || !counting_.load(std::memory_order_relaxed)) return;
+  if ((!analyzers_.false_sharing && !analyzers_.page_usage) ||
+      !counting_.load(std::memory_order_relaxed))
+    return;
   AllocationRecord r;
   r.address = address;
   r.size = size;

@@ -21,6 +21,7 @@
 #include "analyzers/false_sharing/false_sharing_detector.h"
 #include "analyzers/footprint/sharing_footprint.h"
 #include "analyzers/imbalance/imbalance_counts.h"
+#include "analyzers/page_usage/page_usage.h"
 #include "analyzers/sections/section_attribution.h"
 #include "analyzers/state/record_log.h"
 #include "analyzers/traces/memory_trace_recorder.h"
@@ -34,7 +35,7 @@ struct CaptureConfig {
   unsigned granularity = 64;
   unsigned max_threads = 1024;  // every analyzer's limit
   // Communication always runs; the others run when present.
-  AnalysisSet analyses = AnalysisSet::all();
+  AnalysisSet analyses = AnalysisSet::defaults();
   // The analyses' settings (their max_threads fields are max_threads above).
   CrdConfig crd;
   ImbalanceConfig imbalance;
@@ -75,6 +76,7 @@ struct CaptureAnalyzers {
   ImbalanceCounts* imbalance = nullptr;             // imbalance
   FalseSharingDetector* false_sharing = nullptr;    // false sharing
   MemoryTraceRecorder* traces = nullptr;            // traces
+  PageUsage* page_usage = nullptr;                  // pages
 };
 
 // What the recognition of condition-variable barriers (docs/metrics.md,
@@ -130,6 +132,7 @@ struct ThreadContext {
   // Likewise for the false-sharing and traces analyses (null when off).
   std::atomic<FalseSharingDetector::ThreadState*> false_sharing{nullptr};
   std::atomic<MemoryTraceRecorder::ThreadState*> traces{nullptr};
+  std::atomic<PageUsage::ThreadState*> page_usage{nullptr};
   ThreadRecord* record = nullptr;  // null beyond max_threads
   // Control-flow events of the thread, copied into its ThreadRecord when the
   // capture is written: counted here, in the thread's own page, because the
@@ -138,7 +141,8 @@ struct ThreadContext {
   SyncLog sync;
   CondThreadState cond;
   SpinWatch spin;
-  // Heap blocks the thread allocated (with the false-sharing analysis).
+  // Heap blocks the thread allocated (with the false-sharing or the
+  // page-usage analysis, which name data objects by them).
   RecordLog<AllocationRecord> allocations;
 };
 
@@ -161,6 +165,8 @@ class CaptureSession {
       analyzers.false_sharing->access(*s, pc, addr, size, is_write, is_atomic);
     if (auto* s = t.traces.load(std::memory_order_relaxed))
       analyzers.traces->access(*s, pc, addr, size, is_write);
+    if (auto* s = t.page_usage.load(std::memory_order_relaxed))
+      analyzers.page_usage->access(*s, pc, addr, is_write);
   }
 
   // The recognition of spin waits (docs/metrics.md, "Spin waits"): every
@@ -234,7 +240,8 @@ class CaptureSession {
   // source may then decide private accesses itself, from the thread's
   // communication state alone (CommunicationAnalyzer::read_fast, is_local_write).
   bool communication_only() const {
-    return !analyzers_.imbalance && !analyzers_.false_sharing && !analyzers_.traces;
+    return !analyzers_.imbalance && !analyzers_.false_sharing && !analyzers_.traces &&
+           !analyzers_.page_usage;
   }
 
   uint32_t reserve_thread_id() { return next_tid_.fetch_add(1); }
@@ -245,6 +252,14 @@ class CaptureSession {
   ThreadContext* start_thread(uint32_t tid, int32_t parent, uint64_t start_routine, int32_t os_tid,
                               uint64_t time_ns);
   // The context of a started thread below max_threads, else null.
+  // Every heap block the recorded threads allocated (record_allocation).
+  template <class Visit>
+  void for_each_allocation(Visit&& visit) const {
+    const uint32_t recorded = recorded_threads();
+    for (uint32_t i = 0; i < recorded; ++i)
+      if (const ThreadContext* c = context(i)) c->allocations.for_each(visit);
+  }
+
   ThreadContext* context(uint32_t tid) const {
     return tid < max_threads_ ? contexts_[tid].load() : nullptr;
   }

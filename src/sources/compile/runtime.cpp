@@ -252,7 +252,8 @@ void initialize() {
     write_stderr("weft: invalid WEFT_GRANULARITY or WEFT_MAX_THREADS; runtime stays dormant");
     return;
   }
-  // WEFT_ANALYSES: comma-separated names (common/analyses.h), unset = all;
+  // WEFT_ANALYSES: comma-separated names (common/analyses.h), unset = the
+  // default set (AnalysisSet::defaults);
   // communication always runs. Each analysis' settings come from its
   // variables, unset = the analyzer's default.
   if (const char* analyses = getenv("WEFT_ANALYSES");
