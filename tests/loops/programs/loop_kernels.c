@@ -1,5 +1,6 @@
 // Loops whose static performance is known, for test_loops: each kernel is its
-// own function (noinline) so the tests find its loops by name.
+// own function (noinline) so the tests find its loops by name, and its loop
+// line is marked `// loop: NAME` for the tests to find.
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -10,32 +11,33 @@
 // vectorized loop and a scalar one).
 KERNEL void add_arrays(double* restrict a, const double* restrict b, const double* restrict c,
                        int n) {
-  for (int i = 0; i < n; i++) a[i] = b[i] + c[i];
+  for (int i = 0; i < n; i++) a[i] = b[i] + c[i];  // loop: add_arrays
 }
 
 KERNEL void add_arrays_aliased(double* a, const double* b, const double* c, int n) {
-  for (int i = 0; i < n; i++) a[i] = b[i] + c[i];
+  for (int i = 0; i < n; i++) a[i] = b[i] + c[i];  // loop: add_arrays_aliased
 }
 
 // An indirect (gather) read feeding a sum.
 KERNEL double gather_sum(const double* a, const int* index, int n) {
   double sum = 0;
-  for (int i = 0; i < n; i++) sum += a[index[i]];
+  for (int i = 0; i < n; i++) sum += a[index[i]];  // loop: gather_sum
   return sum;
 }
 
 KERNEL void divide_arrays(double* restrict a, const double* restrict b,
                           const double* restrict c, int n) {
-  for (int i = 0; i < n; i++) a[i] = b[i] / c[i];
+  for (int i = 0; i < n; i++) a[i] = b[i] / c[i];  // loop: divide_arrays
 }
 
 // A loop-carried FP add: without -ffast-math the additions stay in order.
 KERNEL double sum_array(const double* a, int n) {
   double sum = 0;
-  for (int i = 0; i < n; i++) sum += a[i];
+  for (int i = 0; i < n; i++) sum += a[i];  // loop: sum_array
   return sum;
 }
 
+#ifndef LOOP_KERNELS_LIBRARY
 int main(int argc, char** argv) {
   const int n = argc > 1 ? atoi(argv[1]) : 1000;
   double* a = calloc((size_t)n, sizeof(double));
@@ -58,3 +60,4 @@ int main(int argc, char** argv) {
   free(index);
   return 0;
 }
+#endif
