@@ -29,6 +29,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <map>
 #include <mutex>
@@ -169,6 +170,10 @@ class PipelineRecorder : public llvm::mca::HWEventListener {
     }
   }
 
+  void onEvent(const llvm::mca::HWStallEvent& event) override {
+    if (event.Type < stalls_.size()) ++stalls_[event.Type];
+  }
+
   // Cycles per iteration over the second half of the run.
   double steady_cycles_per_iteration() const {
     const size_t n = iteration_retired_.size();
@@ -177,6 +182,10 @@ class PipelineRecorder : public llvm::mca::HWEventListener {
            static_cast<double>(n - half);
   }
   const std::vector<double>& unit_cycles() const { return unit_cycles_; }
+  // Stall events by HWStallEvent::GenericEventType.
+  const std::array<uint64_t, llvm::mca::HWStallEvent::LastGenericEvent>& stalls() const {
+    return stalls_;
+  }
 
  private:
   unsigned sequence_length_;
@@ -184,7 +193,28 @@ class PipelineRecorder : public llvm::mca::HWEventListener {
   std::vector<unsigned> iteration_retired_;
   std::vector<uint32_t> unit_slot_of_resource_;
   std::vector<double> unit_cycles_;
+  std::array<uint64_t, llvm::mca::HWStallEvent::LastGenericEvent> stalls_{};
 };
+
+// What a dispatch stall of MCA means, for the window bottleneck.
+const char* stall_name(unsigned type) {
+  switch (type) {
+    case llvm::mca::HWStallEvent::RegisterFileStall:
+      return "register file full";
+    case llvm::mca::HWStallEvent::RetireControlUnitStall:
+      return "reorder buffer full";
+    case llvm::mca::HWStallEvent::DispatchGroupStall:
+      return "dispatch group";
+    case llvm::mca::HWStallEvent::SchedulerQueueFull:
+      return "scheduler full";
+    case llvm::mca::HWStallEvent::LoadQueueFull:
+      return "load queue full";
+    case llvm::mca::HWStallEvent::StoreQueueFull:
+      return "store queue full";
+    default:
+      return "other stall";
+  }
+}
 
 struct Simulation {
   bool ok = false;
@@ -198,8 +228,10 @@ struct Simulation {
   std::vector<double> unit_cycles;  // per unit slot, per iteration
   double latency_bound = 0;
   std::vector<uint32_t> latency_chain;  // sequence indices
-  // Per instruction: its cycles on the resource of the port bound.
+  // Per instruction: its cycles on the resource of the port bound, its latency.
   std::vector<double> bound_resource_use;
+  std::vector<unsigned> latencies;
+  std::string most_frequent_stall;  // empty: no stall
 };
 
 }  // namespace
@@ -230,6 +262,8 @@ const char* bottleneck_kind_name(BottleneckKind kind) {
       return "port";
     case BottleneckKind::kDependenceChain:
       return "dependence_chain";
+    case BottleneckKind::kWindow:
+      return "out_of_order_window";
   }
   return "?";
 }
@@ -484,6 +518,7 @@ struct LoopPerformanceAnalyzer::Backend {
     }
     for (const auto& uses : use_by_instruction)
       result.bound_resource_use.push_back(uses[result.port_bound_resource_index]);
+    for (const auto& inst : sequence) result.latencies.push_back(inst->getDesc().MaxLatency);
 
     latency_bound(sequence, result);
 
@@ -505,6 +540,12 @@ struct LoopPerformanceAnalyzer::Backend {
     result.cycles_per_iteration = recorder.steady_cycles_per_iteration();
     for (double total : recorder.unit_cycles())
       result.unit_cycles.push_back(total / kSimulatedIterations);
+    uint64_t most = 0;
+    for (unsigned type = 1; type < recorder.stalls().size(); ++type)
+      if (recorder.stalls()[type] > most) {
+        most = recorder.stalls()[type];
+        result.most_frequent_stall = stall_name(type);
+      }
     result.ok = true;
     return result;
   }
@@ -747,6 +788,7 @@ LoopPerformance LoopPerformanceAnalyzer::analyze_loop(const FunctionStructure& f
     // stores (which move FP data; integer vector moves count too).
     if (register_bits == 0) continue;
     const bool scalar = fp.element_bits != 0 ? !fp.packed : b.scalar_memory_access(inst, fp);
+    if (!loads && !stores && !fp.arithmetic) continue;
     result.vector_width_used = std::max(result.vector_width_used, scalar ? 0u : register_bits);
     auto count = [&](FpKind kind) {
       VectorizationCounts& counts = result.vectorization[static_cast<size_t>(kind)];
@@ -762,6 +804,14 @@ LoopPerformance LoopPerformanceAnalyzer::analyze_loop(const FunctionStructure& f
     if (fp.arithmetic) count(*fp.arithmetic);
   }
 
+  // MCA models a call as an instruction of 100 cycles' latency (and warns
+  // on stderr): the callee is unknown, so the loop is not simulated.
+  for (size_t i = 0; i < decoded->instructions.size(); ++i)
+    if (b.instr_info->get(decoded->instructions[i].getOpcode()).isCall()) {
+      result.not_modeled_reason =
+          "the loop calls a function (" + decoded->text[i] + "), which LLVM MCA cannot model";
+      return result;
+    }
   const Simulation simulation = b.simulate(decoded->instructions);
   if (!simulation.ok) {
     result.not_modeled_reason = simulation.error;
@@ -779,13 +829,32 @@ LoopPerformance LoopPerformanceAnalyzer::analyze_loop(const FunctionStructure& f
   for (size_t slot = 0; slot < b.unit_names.size(); ++slot)
     result.port_pressure.push_back({b.unit_names[slot], simulation.unit_cycles[slot]});
 
-  // The bottleneck: the largest bound; on a tie the dependence chain, then
-  // the port (what the simulation cannot overlap comes first).
+  // The bottleneck: the out-of-order window when the simulation exceeds
+  // every bound by over 10% (none of them explains it); else the largest
+  // bound, on a tie the dependence chain, then the port.
   LoopBottleneck& bottleneck = result.bottleneck;
   auto fp_of = [&](size_t index) {
     return parse_fp_opcode(b.instr_info->getName(decoded->instructions[index].getOpcode()));
   };
-  if (result.latency_bound >= result.port_bound && result.latency_bound >= result.front_end_bound) {
+  const double largest_bound =
+      std::max({result.latency_bound, result.port_bound, result.front_end_bound});
+  if (result.cycles_per_iteration > 1.1 * largest_bound) {
+    bottleneck.kind = BottleneckKind::kWindow;
+    bottleneck.stall = simulation.most_frequent_stall;
+    const size_t slowest = static_cast<size_t>(
+        std::max_element(simulation.latencies.begin(), simulation.latencies.end()) -
+        simulation.latencies.begin());
+    const std::string slowest_mnemonic = b.mnemonic(decoded->instructions[slowest]);
+    bottleneck.description =
+        "out-of-order window (" +
+        (bottleneck.stall.empty() ? std::string("no stall recorded") : bottleneck.stall) +
+        "): few iterations overlap behind " + slowest_mnemonic + " (latency " +
+        std::to_string(simulation.latencies[slowest]) + ")";
+    bottleneck.hint = "long-latency " + slowest_mnemonic +
+                      " in every iteration: take it out of the loop or replace it (e.g. "
+                      "strength-reduce a division by a loop invariant)";
+  } else if (result.latency_bound >= result.port_bound &&
+             result.latency_bound >= result.front_end_bound) {
     bottleneck.kind = BottleneckKind::kDependenceChain;
     std::optional<FpKind> chain_kind;
     for (uint32_t index : simulation.latency_chain)
@@ -815,8 +884,13 @@ LoopPerformance LoopPerformanceAnalyzer::analyze_loop(const FunctionStructure& f
     const llvm::MCInstrDesc& desc = b.instr_info->get(decoded->instructions[top].getOpcode());
     bottleneck.description =
         "execution port " + bottleneck.port + " (" + b.mnemonic(decoded->instructions[top]) + ")";
+    const std::string top_mnemonic = b.mnemonic(decoded->instructions[top]);
     if (fp.arithmetic == FpKind::kDiv)
       bottleneck.hint = "divider bound: multiply by the reciprocal";
+    else if (top_mnemonic == "div" || top_mnemonic == "idiv")
+      bottleneck.hint =
+          "integer divider bound: strength-reduce the division (a multiply by a precomputed "
+          "reciprocal, or an update per iteration)";
     else if (fp.arithmetic && !fp.packed)
       bottleneck.hint = "FP port bound, scalar FP: vectorize";
     else if (fp.arithmetic)

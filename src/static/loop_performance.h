@@ -61,12 +61,17 @@ struct PortPressure {
   double cycles_per_iteration = 0;
 };
 
-enum class BottleneckKind { kFrontEnd, kPort, kDependenceChain };
-const char* bottleneck_kind_name(BottleneckKind kind);  // "front_end", "port", "dependence_chain"
+// kWindow: the simulated cycles exceed the three bounds (by over 10%): too
+// few iterations overlap in the out-of-order window (reorder buffer,
+// scheduler, load/store queues), typically behind a long-latency instruction.
+enum class BottleneckKind { kFrontEnd, kPort, kDependenceChain, kWindow };
+// "front_end", "port", "dependence_chain", "out_of_order_window"
+const char* bottleneck_kind_name(BottleneckKind kind);
 
 struct LoopBottleneck {
   BottleneckKind kind = BottleneckKind::kFrontEnd;
   std::string port;         // kPort: the resource of the port bound
+  std::string stall;        // kWindow: the simulation's most frequent dispatch stall
   std::string description;  // one line: what limits the loop
   std::string hint;         // one line: what to change
 };

@@ -187,6 +187,8 @@ nlohmann::json version_json(const LoopPerformance& loop) {
       {"kind", bottleneck_kind_name(loop.bottleneck.kind)},
       {"port", loop.bottleneck.port.empty() ? nlohmann::json(nullptr)
                                             : nlohmann::json(loop.bottleneck.port)},
+      {"stall", loop.bottleneck.stall.empty() ? nlohmann::json(nullptr)
+                                              : nlohmann::json(loop.bottleneck.stall)},
       {"description", loop.bottleneck.description},
       {"hint", loop.bottleneck.hint}};
   out["hints"] = loop.hints;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <tuple>
@@ -194,6 +195,27 @@ TEST_F(LoopPerformanceTest, LoopCarriedFpAddIsBoundByTheAddLatency) {
     EXPECT_EQ(version.latency_bound, 4.0 * version.mix.fp_add_sub);
     EXPECT_EQ(version.latency_chain.size(), version.mix.fp_add_sub);
   }
+}
+
+TEST_F(LoopPerformanceTest, LongLatencyDivisionLimitsTheOutOfOrderWindow) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
+  // idiv (LLVM 14 Skylake: 102 cycles, many micro-ops) on no loop-carried
+  // chain: no bound explains the simulated cycles; the reorder buffer fills.
+  const SourceLoop loop = source_loop(WEFT_LOOPS_GCC_SCALAR, "remainders", "skylake");
+  ASSERT_EQ(loop.versions.size(), 1u);
+  const LoopPerformance& remainders = loop.versions[0];
+  EXPECT_EQ(remainders.bottleneck.kind, BottleneckKind::kWindow);
+  EXPECT_EQ(remainders.bottleneck.stall, "reorder buffer full");
+  EXPECT_GT(remainders.cycles_per_iteration,
+            1.1 * std::max({remainders.front_end_bound, remainders.port_bound,
+                            remainders.latency_bound}));
+  EXPECT_NE(remainders.bottleneck.description.find("idiv"), std::string::npos);
+  EXPECT_EQ(remainders.latency_bound, 1.0);
+  // On Zen 3 the model's divider is not pipelined: the port bound explains it.
+  const SourceLoop zen = source_loop(WEFT_LOOPS_GCC_SCALAR, "remainders", "znver3");
+  ASSERT_EQ(zen.versions.size(), 1u);
+  EXPECT_EQ(zen.versions[0].bottleneck.kind, BottleneckKind::kPort);
+  EXPECT_NE(zen.versions[0].bottleneck.hint.find("integer divider"), std::string::npos);
 }
 
 TEST_F(LoopPerformanceTest, VersionedLoopIsOneSourceLoop) {

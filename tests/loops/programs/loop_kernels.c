@@ -37,6 +37,12 @@ KERNEL double sum_array(const double* a, int n) {
   return sum;
 }
 
+// A long-latency integer division in every iteration, on no loop-carried
+// chain: few iterations fit in the out-of-order window.
+KERNEL void remainders(int* restrict out, int n, int divisor) {
+  for (int i = 0; i < n; i++) out[i] = (i * 7) % divisor;  // loop: remainders
+}
+
 #ifndef LOOP_KERNELS_LIBRARY
 int main(int argc, char** argv) {
   const int n = argc > 1 ? atoi(argv[1]) : 1000;
@@ -53,6 +59,7 @@ int main(int argc, char** argv) {
   add_arrays(a, b, c, n);
   add_arrays_aliased(a, b, c, n);
   divide_arrays(a, b, c, n);
+  remainders(index, n, n);
   printf("%g %g\n", gather_sum(a, index, n), sum_array(a, n));
   free(a);
   free(b);
