@@ -864,8 +864,10 @@ LoopPerformance LoopPerformanceAnalyzer::analyze_loop(const FunctionStructure& f
                        : *chain_kind == FpKind::kAddSub ? "FP add"
                        : *chain_kind == FpKind::kDiv    ? "FP divide"
                                                         : "FP multiply/FMA";
-    bottleneck.description = std::string("loop-carried ") + what + " dependence chain (" +
-                             std::to_string(result.latency_chain.size()) + " instructions)";
+    bottleneck.description =
+        std::string("loop-carried ") + what + " dependence chain (" +
+        std::to_string(result.latency_chain.size()) +
+        (result.latency_chain.size() == 1 ? " instruction)" : " instructions)");
     if (!chain_kind)
       bottleneck.hint = "loop-carried integer chain: break it (independent iterations)";
     else if (*chain_kind == FpKind::kDiv)

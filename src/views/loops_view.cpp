@@ -20,6 +20,11 @@ std::string source_range(const std::string& file, uint32_t first, uint32_t last)
   return fmt::format("{}:{}-{}", base_name(file), first, last);
 }
 
+// "1 load", "2 loads".
+std::string count_of(uint32_t count, const std::string& noun) {
+  return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
+}
+
 std::string ratio_text(const std::optional<double>& ratio) {
   return ratio ? fmt::format("{:.2f}", *ratio) : "-";
 }
@@ -54,9 +59,9 @@ void render_version(std::string& out, const LoopPerformance& loop, size_t number
                      loop.several_paths ? " (several paths, all blocks analyzed)" : "",
                      source_range(loop.file, loop.first_line, loop.last_line));
   const InstructionMix& mix = loop.mix;
-  out += fmt::format(
-      "    mix: {} loads, {} stores, {} FP add/sub, {} FP mul, {} FMA, {} FP div, {} other\n",
-      mix.loads, mix.stores, mix.fp_add_sub, mix.fp_mul, mix.fp_fma, mix.fp_div, mix.other);
+  out += fmt::format("    mix: {}, {}, {} FP add/sub, {} FP mul, {} FMA, {} FP div, {} other\n",
+                     count_of(mix.loads, "load"), count_of(mix.stores, "store"), mix.fp_add_sub,
+                     mix.fp_mul, mix.fp_fma, mix.fp_div, mix.other);
   TextTable table({TextTable::Align::Left, TextTable::Align::Right, TextTable::Align::Right,
                    TextTable::Align::Right, TextTable::Align::Right});
   table.add_row({"vectorization", fmt::format("packed {}", cpu.vector_width_bits),
@@ -101,9 +106,9 @@ void render_version(std::string& out, const LoopPerformance& loop, size_t number
   if (projection.projected)
     out += fmt::format(
         "    fully vectorized: {:.2f} cycles per source iteration ({:.2f} per loop iteration, {} "
-        "elements per vector, {} instructions replaced{}), x{:.2f}\n",
+        "elements per vector, {} replaced{}), x{:.2f}\n",
         projection.cycles_per_source_iteration, projection.cycles_per_iteration,
-        projection.elements_per_vector, projection.replaced_instructions,
+        projection.elements_per_vector, count_of(projection.replaced_instructions, "instruction"),
         projection.kept_scalar_instructions > 0
             ? fmt::format(", {} scalar kept", projection.kept_scalar_instructions)
             : std::string(),
