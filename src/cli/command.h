@@ -41,6 +41,8 @@ std::unique_ptr<Command> make_record_command(std::vector<std::string>& program_a
 // `weft place`: the mapping of a profile's threads onto a machine, printed
 // or applied to `program_arguments` (the program it launches pinned).
 std::unique_ptr<Command> make_place_command(std::vector<std::string>& program_arguments);
+// `weft loops`: the static performance of a binary's loops.
+std::unique_ptr<Command> make_loops_command();
 // The view subcommands (report, comm, crd, diff, imbalance, falseshare,
 // trace) and `topo`.
 std::vector<std::unique_ptr<Command>> make_view_commands();

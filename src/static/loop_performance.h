@@ -1,0 +1,170 @@
+// Static performance of a binary's innermost loops, as MAQAO's performance
+// model describes it: the instruction mix of one iteration, how vectorized
+// its floating-point work is, and LLVM MCA's steady-state simulation with
+// the CPU model's scheduling tables (cycles per iteration with every operand
+// in L1, execution-port pressure, the front-end, port and dependence-chain
+// bounds, the bottleneck), plus the projection of the loop fully vectorized.
+// docs/loops.md defines every number.
+//
+// LLVM's headers stay in loop_performance.cpp.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "static/binary_structure.h"
+
+namespace weft {
+
+// The kinds of floating-point work whose vectorization is measured.
+enum class FpKind { kLoad, kStore, kAddSub, kMul, kFma, kDiv };
+inline constexpr size_t kFpKindCount = 6;
+inline constexpr std::array<FpKind, kFpKindCount> kFpKinds = {
+    FpKind::kLoad, FpKind::kStore, FpKind::kAddSub, FpKind::kMul, FpKind::kFma, FpKind::kDiv};
+// "load", "store", "add_sub", "mul", "fma", "div" (the JSON keys).
+const char* fp_kind_name(FpKind kind);
+
+// Instructions of one kind by the width they work at.
+struct VectorizationCounts {
+  uint32_t full_width = 0;   // packed, at the CPU's widest vector
+  uint32_t below_width = 0;  // packed, narrower than the CPU's widest vector
+  uint32_t scalar = 0;       // one element
+  uint32_t total() const { return full_width + below_width + scalar; }
+  // Share of each; nullopt when the loop has none of this kind.
+  std::optional<double> full_width_ratio() const;
+  std::optional<double> below_width_ratio() const;
+  std::optional<double> scalar_ratio() const;
+};
+
+// One iteration's instructions. An instruction may count in several
+// columns (`addsd xmm0, [rdi]` is a load and an FP add); `other` counts the
+// instructions in none.
+struct InstructionMix {
+  uint32_t instructions = 0;
+  uint32_t loads = 0;   // every instruction that reads memory
+  uint32_t stores = 0;  // every instruction that writes memory
+  uint32_t fp_add_sub = 0;
+  uint32_t fp_mul = 0;
+  uint32_t fp_fma = 0;
+  uint32_t fp_div = 0;
+  uint32_t other = 0;
+};
+
+struct PortPressure {
+  std::string port;  // the scheduling model's resource name (a unit of a multi-unit one: NAME.N)
+  double cycles_per_iteration = 0;
+};
+
+// kWindow: the simulated cycles exceed the three bounds (by over 10%): too
+// few iterations overlap in the out-of-order window (reorder buffer,
+// scheduler, load/store queues), typically behind a long-latency instruction.
+enum class BottleneckKind { kFrontEnd, kPort, kDependenceChain, kWindow };
+// "front_end", "port", "dependence_chain", "out_of_order_window"
+const char* bottleneck_kind_name(BottleneckKind kind);
+
+struct LoopBottleneck {
+  BottleneckKind kind = BottleneckKind::kFrontEnd;
+  std::string port;         // kPort: the resource of the port bound
+  std::string stall;        // kWindow: the simulation's most frequent dispatch stall
+  std::string description;  // one line: what limits the loop
+  std::string hint;         // one line: what to change
+};
+
+// The loop with its scalar FP instructions replaced by packed ones at the
+// CPU's widest vector, re-simulated.
+struct VectorizationProjection {
+  bool projected = false;
+  std::string reason;  // why not, when not projected
+  uint32_t elements_per_vector = 0;
+  uint32_t replaced_instructions = 0;
+  uint32_t kept_scalar_instructions = 0;   // scalar FP instructions with no packed form used
+  double cycles_per_iteration = 0;         // of the projected loop
+  double cycles_per_source_iteration = 0;  // cycles_per_iteration / elements_per_vector
+  double speedup = 0;                      // current cycles per iteration / the above
+};
+
+struct LoopPerformance {
+  // Where the loop is.
+  std::string function;
+  uint64_t function_start = 0;
+  uint32_t loop_index = 0;  // in FunctionStructure::loops
+  uint64_t header = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  uint32_t blocks = 0;
+  // More than one path through the body (a block of the loop branches to
+  // two blocks of the loop): all blocks are analyzed as one sequence.
+  bool several_paths = false;
+  std::string file;
+  uint32_t first_line = 0;
+  uint32_t last_line = 0;
+  std::vector<std::string> instructions;  // Intel syntax, in address order
+
+  InstructionMix mix;
+  std::array<VectorizationCounts, kFpKindCount> vectorization;
+  const VectorizationCounts& counts(FpKind kind) const {
+    return vectorization[static_cast<size_t>(kind)];
+  }
+  uint32_t vector_width_used = 0;  // bits of the widest vector register of FP/vector work; 0: none
+
+  // LLVM MCA. When not modeled (an instruction MCA cannot build), only the
+  // fields above are set.
+  bool modeled = false;
+  std::string not_modeled_reason;
+  uint32_t micro_ops = 0;
+  double cycles_per_iteration = 0;  // steady state, operands in L1
+  double front_end_bound = 0;       // micro-ops / dispatch width
+  double port_bound = 0;            // max over resources of cycles / units
+  std::string port_bound_resource;
+  double latency_bound = 0;  // longest loop-carried register dependence cycle, per iteration
+  std::vector<std::string> latency_chain;   // the instructions of that cycle, in order
+  std::vector<PortPressure> port_pressure;  // every port of the model
+  LoopBottleneck bottleneck;
+  std::vector<std::string> hints;  // the bottleneck's hint first, then vectorization hints
+  VectorizationProjection projection;
+};
+
+struct CpuModel {
+  std::string name;
+  bool host = false;               // the host's CPU, not --cpu
+  uint32_t vector_width_bits = 0;  // 128, 256 or 512
+  uint32_t dispatch_width = 0;
+  std::vector<std::string> ports;  // the names PortPressure uses, in model order
+};
+
+// A CPU LLVM 14 does not know, a model without scheduling tables, or a file
+// that cannot be read. what() is one line.
+class LoopPerformanceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One ELF file and one CPU model. Not thread-safe.
+class LoopPerformanceAnalyzer {
+ public:
+  // cpu: a name LLVM 14 knows; empty: the host's (llvm::sys::getHostCPUName).
+  // Throws LoopPerformanceError.
+  LoopPerformanceAnalyzer(const std::string& elf_path, const std::string& cpu);
+  ~LoopPerformanceAnalyzer();
+  LoopPerformanceAnalyzer(const LoopPerformanceAnalyzer&) = delete;
+  LoopPerformanceAnalyzer& operator=(const LoopPerformanceAnalyzer&) = delete;
+
+  const CpuModel& cpu() const { return cpu_; }
+
+  // The innermost loops of `function` (loops no other loop nests in), in
+  // address order of their headers.
+  std::vector<LoopPerformance> analyze(const FunctionStructure& function);
+  LoopPerformance analyze_loop(const FunctionStructure& function, const Loop& loop);
+
+ private:
+  struct Backend;
+  std::unique_ptr<Backend> backend_;
+  CpuModel cpu_;
+};
+
+}  // namespace weft

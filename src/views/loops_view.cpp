@@ -1,0 +1,252 @@
+#include "views/loops_view.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "views/text_table.h"
+
+namespace weft {
+namespace {
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string source_range(const std::string& file, uint32_t first, uint32_t last) {
+  if (file.empty()) return "(no line information)";
+  if (first == last) return fmt::format("{}:{}", base_name(file), first);
+  return fmt::format("{}:{}-{}", base_name(file), first, last);
+}
+
+// "1 load", "2 loads".
+std::string count_of(uint32_t count, const std::string& noun) {
+  return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
+}
+
+std::string ratio_text(const std::optional<double>& ratio) {
+  return ratio ? fmt::format("{:.2f}", *ratio) : "-";
+}
+
+nlohmann::json ratio_json(const std::optional<double>& ratio) {
+  return ratio ? nlohmann::json(*ratio) : nlohmann::json(nullptr);
+}
+
+const char* kind_label(FpKind kind) {
+  switch (kind) {
+    case FpKind::kLoad:
+      return "load";
+    case FpKind::kStore:
+      return "store";
+    case FpKind::kAddSub:
+      return "add/sub";
+    case FpKind::kMul:
+      return "mul";
+    case FpKind::kFma:
+      return "fma";
+    case FpKind::kDiv:
+      return "div";
+  }
+  return "?";
+}
+
+void render_version(std::string& out, const LoopPerformance& loop, size_t number, size_t count,
+                    const CpuModel& cpu) {
+  out += fmt::format("  version {}/{}  header 0x{:x}  {} instructions, {} block{}{}  {}\n", number,
+                     count, loop.header, loop.mix.instructions, loop.blocks,
+                     loop.blocks == 1 ? "" : "s",
+                     loop.several_paths ? " (several paths, all blocks analyzed)" : "",
+                     source_range(loop.file, loop.first_line, loop.last_line));
+  const InstructionMix& mix = loop.mix;
+  out += fmt::format("    mix: {}, {}, {} FP add/sub, {} FP mul, {} FMA, {} FP div, {} other\n",
+                     count_of(mix.loads, "load"), count_of(mix.stores, "store"), mix.fp_add_sub,
+                     mix.fp_mul, mix.fp_fma, mix.fp_div, mix.other);
+  TextTable table({TextTable::Align::Left, TextTable::Align::Right, TextTable::Align::Right,
+                   TextTable::Align::Right, TextTable::Align::Right});
+  table.add_row({"vectorization", fmt::format("packed {}", cpu.vector_width_bits),
+                 "packed narrower", "scalar", "instructions"});
+  for (FpKind kind : kFpKinds) {
+    const VectorizationCounts& counts = loop.counts(kind);
+    if (counts.total() == 0) continue;
+    table.add_row({kind_label(kind), ratio_text(counts.full_width_ratio()),
+                   ratio_text(counts.below_width_ratio()), ratio_text(counts.scalar_ratio()),
+                   std::to_string(counts.total())});
+  }
+  out += table.render("    ");
+  out += fmt::format(
+      "    vector width used: {}\n",
+      loop.vector_width_used == 0
+          ? std::string("none (scalar)")
+          : fmt::format("{} of {} bits", loop.vector_width_used, cpu.vector_width_bits));
+  if (!loop.modeled) {
+    out += fmt::format("    not modeled: {}\n", loop.not_modeled_reason);
+    return;
+  }
+  out += fmt::format("    cycles per iteration (L1): {:.2f}\n", loop.cycles_per_iteration);
+  out += fmt::format(
+      "    bounds: front end {:.2f} ({} micro-ops), ports {:.2f} ({}), dependence chain {:.2f}\n",
+      loop.front_end_bound, loop.micro_ops, loop.port_bound, loop.port_bound_resource,
+      loop.latency_bound);
+  std::string ports;
+  for (const PortPressure& port : loop.port_pressure)
+    if (port.cycles_per_iteration >= 0.005)
+      ports += fmt::format("{}{} {:.2f}", ports.empty() ? "" : ", ", port.port,
+                           port.cycles_per_iteration);
+  out += fmt::format("    port cycles per iteration: {}\n", ports.empty() ? "none" : ports);
+  if (!loop.latency_chain.empty()) {
+    std::string chain;
+    for (const std::string& instruction : loop.latency_chain)
+      chain += (chain.empty() ? "" : "; ") + instruction;
+    out += fmt::format("    critical chain: {}\n", chain);
+  }
+  out += fmt::format("    bottleneck: {}\n", loop.bottleneck.description);
+  for (const std::string& hint : loop.hints) out += fmt::format("    hint: {}\n", hint);
+  const VectorizationProjection& projection = loop.projection;
+  if (projection.projected)
+    out += fmt::format(
+        "    fully vectorized: {:.2f} cycles per source iteration ({:.2f} per loop iteration, {} "
+        "elements per vector, {} replaced{}), x{:.2f}\n",
+        projection.cycles_per_source_iteration, projection.cycles_per_iteration,
+        projection.elements_per_vector, count_of(projection.replaced_instructions, "instruction"),
+        projection.kept_scalar_instructions > 0
+            ? fmt::format(", {} scalar kept", projection.kept_scalar_instructions)
+            : std::string(),
+        projection.speedup);
+  else
+    out += fmt::format("    fully vectorized: not projected ({})\n", projection.reason);
+}
+
+std::string render_table(const LoopFindings& findings) {
+  const CpuModel& cpu = findings.cpu;
+  std::string out = fmt::format(
+      "weft loops: {}\nCPU model: {}{} (LLVM 14), vectors {} bits, dispatch {} micro-ops per "
+      "cycle\n",
+      findings.binary, cpu.name, cpu.host ? " (this machine)" : "", cpu.vector_width_bits,
+      cpu.dispatch_width);
+  size_t versions = 0;
+  for (const SourceLoop& loop : findings.source_loops) versions += loop.versions.size();
+  out += fmt::format("{} functions, {} source loops, {} innermost binary loops\n",
+                     findings.functions_analyzed, findings.source_loops.size(), versions);
+  for (const SourceLoop& loop : findings.source_loops) {
+    out += fmt::format("\nsource loop {} in {} ({} version{})\n",
+                       source_range(loop.file, loop.first_line, loop.last_line), loop.function,
+                       loop.versions.size(), loop.versions.size() == 1 ? "" : "s");
+    for (size_t i = 0; i < loop.versions.size(); ++i)
+      render_version(out, loop.versions[i], i + 1, loop.versions.size(), cpu);
+  }
+  return out;
+}
+
+nlohmann::json version_json(const LoopPerformance& loop) {
+  nlohmann::json out;
+  out["function"] = loop.function;
+  out["function_start"] = loop.function_start;
+  out["loop_index"] = loop.loop_index;
+  out["header"] = loop.header;
+  nlohmann::json ranges = nlohmann::json::array();
+  for (const auto& [lo, hi] : loop.ranges) ranges.push_back({lo, hi});
+  out["ranges"] = ranges;
+  out["blocks"] = loop.blocks;
+  out["several_paths"] = loop.several_paths;
+  out["file"] = loop.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(loop.file);
+  out["first_line"] = loop.first_line;
+  out["last_line"] = loop.last_line;
+  out["instructions"] = loop.instructions;
+  out["mix"] = {{"instructions", loop.mix.instructions},
+                {"loads", loop.mix.loads},
+                {"stores", loop.mix.stores},
+                {"fp_add_sub", loop.mix.fp_add_sub},
+                {"fp_mul", loop.mix.fp_mul},
+                {"fp_fma", loop.mix.fp_fma},
+                {"fp_div", loop.mix.fp_div},
+                {"other", loop.mix.other}};
+  nlohmann::json vectorization = nlohmann::json::object();
+  for (FpKind kind : kFpKinds) {
+    const VectorizationCounts& counts = loop.counts(kind);
+    vectorization[fp_kind_name(kind)] = {
+        {"full_width", counts.full_width},
+        {"below_width", counts.below_width},
+        {"scalar", counts.scalar},
+        {"full_width_ratio", ratio_json(counts.full_width_ratio())},
+        {"below_width_ratio", ratio_json(counts.below_width_ratio())},
+        {"scalar_ratio", ratio_json(counts.scalar_ratio())}};
+  }
+  out["vectorization"] = vectorization;
+  out["vector_width_used"] = loop.vector_width_used;
+  out["modeled"] = loop.modeled;
+  out["not_modeled_reason"] =
+      loop.modeled ? nlohmann::json(nullptr) : nlohmann::json(loop.not_modeled_reason);
+  if (!loop.modeled) return out;
+  out["micro_ops"] = loop.micro_ops;
+  out["cycles_per_iteration"] = loop.cycles_per_iteration;
+  out["bounds"] = {{"front_end", loop.front_end_bound},
+                   {"port", loop.port_bound},
+                   {"port_resource", loop.port_bound_resource},
+                   {"latency", loop.latency_bound}};
+  out["latency_chain"] = loop.latency_chain;
+  nlohmann::json ports = nlohmann::json::object();
+  for (const PortPressure& port : loop.port_pressure) ports[port.port] = port.cycles_per_iteration;
+  out["port_pressure"] = ports;
+  out["bottleneck"] = {
+      {"kind", bottleneck_kind_name(loop.bottleneck.kind)},
+      {"port", loop.bottleneck.port.empty() ? nlohmann::json(nullptr)
+                                            : nlohmann::json(loop.bottleneck.port)},
+      {"stall", loop.bottleneck.stall.empty() ? nlohmann::json(nullptr)
+                                              : nlohmann::json(loop.bottleneck.stall)},
+      {"description", loop.bottleneck.description},
+      {"hint", loop.bottleneck.hint}};
+  out["hints"] = loop.hints;
+  const VectorizationProjection& projection = loop.projection;
+  out["projection"] = {{"projected", projection.projected},
+                       {"reason", projection.projected ? nlohmann::json(nullptr)
+                                                       : nlohmann::json(projection.reason)},
+                       {"elements_per_vector", projection.elements_per_vector},
+                       {"replaced_instructions", projection.replaced_instructions},
+                       {"kept_scalar_instructions", projection.kept_scalar_instructions},
+                       {"cycles_per_iteration", projection.cycles_per_iteration},
+                       {"cycles_per_source_iteration", projection.cycles_per_source_iteration},
+                       {"speedup", projection.speedup}};
+  return out;
+}
+
+std::string render_json(const LoopFindings& findings) {
+  nlohmann::json out;
+  out["binary"] = findings.binary;
+  out["cpu"] = {{"name", findings.cpu.name},
+                {"host", findings.cpu.host},
+                {"llvm_version", 14},
+                {"vector_width_bits", findings.cpu.vector_width_bits},
+                {"dispatch_width", findings.cpu.dispatch_width},
+                {"ports", findings.cpu.ports}};
+  out["functions_analyzed"] = findings.functions_analyzed;
+  nlohmann::json loops = nlohmann::json::array();
+  for (const SourceLoop& loop : findings.source_loops) {
+    nlohmann::json versions = nlohmann::json::array();
+    for (const LoopPerformance& version : loop.versions) versions.push_back(version_json(version));
+    loops.push_back(
+        {{"function", loop.function},
+         {"file", loop.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(loop.file)},
+         {"first_line", loop.first_line},
+         {"last_line", loop.last_line},
+         {"versions", versions}});
+  }
+  out["source_loops"] = loops;
+  return out.dump() + "\n";
+}
+
+}  // namespace
+
+std::string render_loops(const LoopFindings& findings, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::Table:
+      return render_table(findings);
+    case OutputFormat::Json:
+      return render_json(findings);
+    case OutputFormat::Csv:
+      break;
+  }
+  throw ViewError("weft loops has no CSV output (use --format table or json)");
+}
+
+}  // namespace weft

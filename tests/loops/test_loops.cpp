@@ -1,0 +1,326 @@
+// The static loop performance of hand-written loops whose answers are known
+// (tests/loops/programs/loop_kernels.c), on fixed LLVM 14 CPU models so the
+// results do not depend on the machine: vectorization ratios of scalar and
+// AVX2 builds, a gather, a division-bound loop, a loop-carried FP add, and
+// a versioned loop grouped under its one source line.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "findings/finding_error.h"
+#include "findings/loop_findings.h"
+#include "support/command_runner.h"
+
+namespace weft {
+namespace {
+
+// The line marked `// loop: NAME` in loop_kernels.c.
+uint32_t line_of(const std::string& name) {
+  std::ifstream in(WEFT_LOOP_KERNELS_SOURCE);
+  std::string text;
+  const std::string marker = "// loop: " + name;
+  for (uint32_t number = 1; std::getline(in, text); ++number)
+    if (text.size() >= marker.size() &&
+        text.compare(text.size() - marker.size(), marker.size(), marker) == 0)
+      return number;
+  return 0;
+}
+
+class LoopPerformanceTest : public ::testing::Test {
+ protected:
+  // The binary-structure cache goes to a directory of the test's own.
+  static void SetUpTestSuite() {
+    cache_ = new weft_test::TempDir("weft-test-loops");
+    setenv("WEFT_CACHE_DIR", cache_->path.c_str(), 1);
+  }
+  static void TearDownTestSuite() {
+    unsetenv("WEFT_CACHE_DIR");
+    delete cache_;
+  }
+
+  // The one source loop of `function` (the kernels have one each).
+  static SourceLoop source_loop(const std::string& binary, const std::string& function,
+                                const std::string& cpu) {
+    LoopQuery query;
+    query.binary = binary;
+    query.function = function;
+    query.cpu = cpu;
+    const LoopFindings findings = find_loops(query);
+    EXPECT_EQ(findings.cpu.name, cpu);
+    EXPECT_EQ(findings.source_loops.size(), 1u) << binary << " " << function;
+    if (findings.source_loops.empty()) return {};
+    return findings.source_loops.front();
+  }
+
+  static weft_test::TempDir* cache_;
+};
+weft_test::TempDir* LoopPerformanceTest::cache_ = nullptr;
+
+#define REQUIRE_PROGRAM(path) \
+  if (std::string(path).empty()) GTEST_SKIP() << "compiler missing"
+
+TEST_F(LoopPerformanceTest, ScalarBuildsHaveNoPackedFpAdd) {
+  for (const std::string binary : {WEFT_LOOPS_GCC_SCALAR, WEFT_LOOPS_CLANG_SCALAR}) {
+    REQUIRE_PROGRAM(binary);
+    const SourceLoop loop = source_loop(binary, "add_arrays", "skylake");
+    EXPECT_EQ(loop.first_line, line_of("add_arrays"));
+    ASSERT_FALSE(loop.versions.empty());
+    for (const LoopPerformance& version : loop.versions) {
+      const VectorizationCounts& add = version.counts(FpKind::kAddSub);
+      EXPECT_GT(add.total(), 0u) << binary;
+      EXPECT_EQ(add.full_width_ratio(), 0.0) << binary;
+      EXPECT_EQ(add.below_width_ratio(), 0.0) << binary;
+      EXPECT_EQ(add.scalar_ratio(), 1.0) << binary;
+      EXPECT_EQ(version.counts(FpKind::kLoad).scalar_ratio(), 1.0) << binary;
+      EXPECT_EQ(version.counts(FpKind::kStore).scalar_ratio(), 1.0) << binary;
+      EXPECT_FALSE(version.counts(FpKind::kMul).full_width_ratio().has_value());
+      EXPECT_EQ(version.vector_width_used, 0u);
+      // Fully vectorized at 256 bits: four doubles per vector.
+      EXPECT_TRUE(version.projection.projected) << version.projection.reason;
+      EXPECT_EQ(version.projection.elements_per_vector, 4u);
+      EXPECT_EQ(version.projection.kept_scalar_instructions, 0u);
+    }
+  }
+}
+
+TEST_F(LoopPerformanceTest, Avx2BuildsArePackedAtTheCpusFullWidth) {
+  for (const std::string binary : {WEFT_LOOPS_GCC_AVX2, WEFT_LOOPS_CLANG_AVX2}) {
+    REQUIRE_PROGRAM(binary);
+    const SourceLoop loop = source_loop(binary, "add_arrays", "skylake");
+    ASSERT_FALSE(loop.versions.empty());
+    // Both compilers put the vector body first; clang adds a scalar remainder loop.
+    const LoopPerformance& body = loop.versions.front();
+    EXPECT_EQ(body.counts(FpKind::kAddSub).full_width_ratio(), 1.0) << binary;
+    EXPECT_EQ(body.counts(FpKind::kLoad).full_width_ratio(), 1.0) << binary;
+    EXPECT_EQ(body.counts(FpKind::kStore).full_width_ratio(), 1.0) << binary;
+    EXPECT_EQ(body.vector_width_used, 256u);
+    EXPECT_FALSE(body.projection.projected);
+    EXPECT_TRUE(body.modeled);
+  }
+}
+
+TEST_F(LoopPerformanceTest, TheSameAvx2LoopIsNarrowerThanAnAvx512Cpu) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_GCC_AVX2);
+  const SourceLoop loop = source_loop(WEFT_LOOPS_GCC_AVX2, "add_arrays", "skylake-avx512");
+  ASSERT_EQ(loop.versions.size(), 1u);
+  const VectorizationCounts& add = loop.versions[0].counts(FpKind::kAddSub);
+  EXPECT_EQ(add.full_width_ratio(), 0.0);
+  EXPECT_EQ(add.below_width_ratio(), 1.0);
+  EXPECT_EQ(loop.versions[0].vector_width_used, 256u);
+}
+
+TEST_F(LoopPerformanceTest, GatherSumIsScalarAndLatencyBound) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
+  const SourceLoop loop = source_loop(WEFT_LOOPS_GCC_SCALAR, "gather_sum", "skylake");
+  ASSERT_EQ(loop.versions.size(), 1u);
+  const LoopPerformance& gather = loop.versions[0];
+  // movsxd rax, [index]; add; addsd xmm0, [a + 8*rax]; cmp; jne
+  EXPECT_EQ(gather.mix.instructions, 5u);
+  EXPECT_EQ(gather.mix.loads, 2u);
+  EXPECT_EQ(gather.mix.fp_add_sub, 1u);
+  // The index load is no FP load: one scalar FP load.
+  EXPECT_EQ(gather.counts(FpKind::kLoad).total(), 1u);
+  EXPECT_EQ(gather.counts(FpKind::kLoad).scalar, 1u);
+  EXPECT_EQ(gather.counts(FpKind::kAddSub).scalar_ratio(), 1.0);
+  EXPECT_EQ(gather.latency_bound, 4.0);
+  EXPECT_EQ(gather.bottleneck.kind, BottleneckKind::kDependenceChain);
+  // Projected: the addsd chain becomes a vaddpd ymm chain of 4 cycles for
+  // four elements.
+  ASSERT_TRUE(gather.projection.projected);
+  EXPECT_EQ(gather.projection.replaced_instructions, 1u);
+  EXPECT_DOUBLE_EQ(gather.projection.cycles_per_source_iteration, 1.0);
+
+  // gcc -O3 -mavx2 does not vectorize it either (an ordered FP sum).
+  REQUIRE_PROGRAM(WEFT_LOOPS_GCC_AVX2);
+  const SourceLoop avx2 = source_loop(WEFT_LOOPS_GCC_AVX2, "gather_sum", "skylake");
+  ASSERT_FALSE(avx2.versions.empty());
+  EXPECT_EQ(avx2.versions[0].counts(FpKind::kAddSub).scalar_ratio(), 1.0);
+}
+
+TEST_F(LoopPerformanceTest, DivisionBoundLoopNamesTheDivider) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
+  // LLVM 14's models: divsd occupies the FP divider 4 cycles on Skylake, 14 on Haswell.
+  for (const auto& [cpu, divider, cycles] :
+       std::vector<std::tuple<std::string, std::string, double>>{
+           {"skylake", "SKLFPDivider", 4.0}, {"haswell", "HWFPDivider", 14.0}}) {
+    const SourceLoop loop = source_loop(WEFT_LOOPS_GCC_SCALAR, "divide_arrays", cpu);
+    ASSERT_EQ(loop.versions.size(), 1u);
+    const LoopPerformance& divide = loop.versions[0];
+    EXPECT_EQ(divide.mix.fp_div, 1u);
+    EXPECT_EQ(divide.bottleneck.kind, BottleneckKind::kPort) << cpu;
+    EXPECT_EQ(divide.bottleneck.port, divider);
+    EXPECT_EQ(divide.port_bound, cycles);
+    EXPECT_DOUBLE_EQ(divide.cycles_per_iteration, cycles);
+    EXPECT_EQ(divide.latency_bound, 1.0);  // only the index increments carry
+    EXPECT_NE(divide.bottleneck.hint.find("reciprocal"), std::string::npos);
+    bool divider_listed = false;
+    for (const PortPressure& port : divide.port_pressure)
+      if (port.port == divider) {
+        divider_listed = true;
+        EXPECT_DOUBLE_EQ(port.cycles_per_iteration, cycles);
+      }
+    EXPECT_TRUE(divider_listed);
+  }
+}
+
+TEST_F(LoopPerformanceTest, LoopCarriedFpAddIsBoundByTheAddLatency) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
+  // addsd xmm0, [rdi]: the chain runs through xmm0 only; the folded load's
+  // latency (ReadAdvance) is not on it. LLVM 14: addsd is 4 cycles on
+  // Skylake, 3 on Haswell.
+  for (const auto& [cpu, latency] :
+       std::vector<std::pair<std::string, double>>{{"skylake", 4.0}, {"haswell", 3.0}}) {
+    const SourceLoop loop = source_loop(WEFT_LOOPS_GCC_SCALAR, "sum_array", cpu);
+    ASSERT_EQ(loop.versions.size(), 1u);
+    const LoopPerformance& sum = loop.versions[0];
+    EXPECT_EQ(sum.latency_bound, latency) << cpu;
+    EXPECT_DOUBLE_EQ(sum.cycles_per_iteration, latency) << cpu;
+    EXPECT_EQ(sum.bottleneck.kind, BottleneckKind::kDependenceChain);
+    ASSERT_EQ(sum.latency_chain.size(), 1u);
+    EXPECT_EQ(sum.latency_chain[0].rfind("addsd", 0), 0u) << sum.latency_chain[0];
+    EXPECT_NE(sum.bottleneck.hint.find("accumulators"), std::string::npos);
+    EXPECT_NE(sum.bottleneck.description.find("FP add"), std::string::npos);
+  }
+  // clang unrolls the sum: one chain through every addsd of an iteration.
+  REQUIRE_PROGRAM(WEFT_LOOPS_CLANG_SCALAR);
+  const SourceLoop unrolled = source_loop(WEFT_LOOPS_CLANG_SCALAR, "sum_array", "skylake");
+  ASSERT_FALSE(unrolled.versions.empty());
+  for (const LoopPerformance& version : unrolled.versions) {
+    EXPECT_EQ(version.latency_bound, 4.0 * version.mix.fp_add_sub);
+    EXPECT_EQ(version.latency_chain.size(), version.mix.fp_add_sub);
+  }
+}
+
+TEST_F(LoopPerformanceTest, LongLatencyDivisionLimitsTheOutOfOrderWindow) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
+  // idiv (LLVM 14 Skylake: 102 cycles, many micro-ops) on no loop-carried
+  // chain: no bound explains the simulated cycles; the reorder buffer fills.
+  const SourceLoop loop = source_loop(WEFT_LOOPS_GCC_SCALAR, "remainders", "skylake");
+  ASSERT_EQ(loop.versions.size(), 1u);
+  const LoopPerformance& remainders = loop.versions[0];
+  EXPECT_EQ(remainders.bottleneck.kind, BottleneckKind::kWindow);
+  EXPECT_EQ(remainders.bottleneck.stall, "reorder buffer full");
+  EXPECT_GT(remainders.cycles_per_iteration,
+            1.1 * std::max({remainders.front_end_bound, remainders.port_bound,
+                            remainders.latency_bound}));
+  EXPECT_NE(remainders.bottleneck.description.find("idiv"), std::string::npos);
+  EXPECT_EQ(remainders.latency_bound, 1.0);
+  // On Zen 3 the model's divider is not pipelined: the port bound explains it.
+  const SourceLoop zen = source_loop(WEFT_LOOPS_GCC_SCALAR, "remainders", "znver3");
+  ASSERT_EQ(zen.versions.size(), 1u);
+  EXPECT_EQ(zen.versions[0].bottleneck.kind, BottleneckKind::kPort);
+  EXPECT_NE(zen.versions[0].bottleneck.hint.find("integer divider"), std::string::npos);
+}
+
+TEST_F(LoopPerformanceTest, VersionedLoopIsOneSourceLoop) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_GCC_AVX2);
+  // gcc -O3 checks a, b, c for overlap at run time: a vectorized loop and a
+  // scalar one, both from one source line.
+  const SourceLoop loop = source_loop(WEFT_LOOPS_GCC_AVX2, "add_arrays_aliased", "skylake");
+  const uint32_t line = line_of("add_arrays_aliased");
+  EXPECT_EQ(loop.first_line, line);
+  EXPECT_EQ(loop.last_line, line);
+  ASSERT_EQ(loop.versions.size(), 2u);
+  EXPECT_LT(loop.versions[0].header, loop.versions[1].header);
+  EXPECT_EQ(loop.versions[0].counts(FpKind::kAddSub).full_width_ratio(), 1.0);
+  EXPECT_EQ(loop.versions[1].counts(FpKind::kAddSub).scalar_ratio(), 1.0);
+  EXPECT_TRUE(loop.versions[1].projection.projected);
+  EXPECT_EQ(loop.versions[1].projection.replaced_instructions, 3u);  // load, add, store
+}
+
+TEST_F(LoopPerformanceTest, LineSelectsOneSourceLoop) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
+  LoopQuery query;
+  query.binary = WEFT_LOOPS_GCC_SCALAR;
+  query.cpu = "skylake";
+  query.line_file = "loop_kernels.c";
+  query.line = line_of("sum_array");
+  const LoopFindings findings = find_loops(query);
+  ASSERT_EQ(findings.source_loops.size(), 1u);
+  EXPECT_EQ(findings.source_loops[0].function, "sum_array");
+  query.line_file = "other.c";
+  EXPECT_THROW(find_loops(query), FindingError);
+}
+
+TEST_F(LoopPerformanceTest, SharedLibraryNamedDirectly) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_LIBLOOP_KERNELS_SO);
+  const SourceLoop loop = source_loop(WEFT_LOOPS_LIBLOOP_KERNELS_SO, "sum_array", "haswell");
+  ASSERT_EQ(loop.versions.size(), 1u);
+  EXPECT_EQ(loop.versions[0].latency_bound, 3.0);
+}
+
+TEST_F(LoopPerformanceTest, BadInputsAreOneLineErrors) {
+  LoopQuery query;
+  query.cpu = "skylake";
+  auto message = [&]() -> std::string {
+    try {
+      find_loops(query);
+    } catch (const FindingError& error) {
+      return error.what();
+    }
+    return "no error";
+  };
+  query.binary = "/nonexistent/loops";
+  EXPECT_NE(message().find("no such file"), std::string::npos);
+  query.binary = WEFT_LOOP_KERNELS_SOURCE;
+  EXPECT_NE(message().find("not an ELF file"), std::string::npos);
+  if (!std::string(WEFT_LOOPS_STRIPPED).empty()) {
+    query.binary = WEFT_LOOPS_STRIPPED;
+    EXPECT_NE(message().find("no function symbols"), std::string::npos);
+  }
+  REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
+  query.binary = WEFT_LOOPS_GCC_SCALAR;
+  query.cpu = "pentium9000";
+  EXPECT_EQ(message(),
+            "unknown CPU 'pentium9000' for LLVM 14 (`llvm-mca-14 -mcpu=help` lists the names it "
+            "knows)");
+  query.cpu = "skylake";
+  query.function = "no_such_function";
+  EXPECT_NE(message().find("no function named 'no_such_function'"), std::string::npos);
+}
+
+TEST(SourceLoopGrouping, OverlappingRangesOfOneFunctionAndFileAreOneLoop) {
+  auto loop = [](uint64_t function, const std::string& file, uint32_t first, uint32_t last,
+                 uint64_t header) {
+    LoopPerformance result;
+    result.function = "f" + std::to_string(function);
+    result.function_start = function;
+    result.file = file;
+    result.first_line = first;
+    result.last_line = last;
+    result.header = header;
+    return result;
+  };
+  const std::vector<SourceLoop> groups = group_by_source_loop({
+      loop(0x100, "a.c", 10, 12, 0x180),  // the scalar epilogue, after the body
+      loop(0x100, "a.c", 11, 11, 0x140),  // the vector body
+      loop(0x100, "a.c", 13, 14, 0x1c0),  // the next source loop
+      loop(0x100, "b.c", 11, 11, 0x1e0),  // inlined from another file
+      loop(0x200, "a.c", 11, 11, 0x240),  // another function
+      loop(0x200, "", 0, 0, 0x260),       // no line information
+      loop(0x200, "", 0, 0, 0x280),
+  });
+  ASSERT_EQ(groups.size(), 6u);
+  EXPECT_EQ(groups[0].file, "a.c");
+  EXPECT_EQ(groups[0].first_line, 10u);
+  EXPECT_EQ(groups[0].last_line, 12u);
+  ASSERT_EQ(groups[0].versions.size(), 2u);
+  EXPECT_EQ(groups[0].versions[0].header, 0x140u);  // in address order
+  EXPECT_EQ(groups[1].first_line, 13u);
+  EXPECT_EQ(groups[2].file, "b.c");
+  // Loops without lines are never grouped (they sort first in their function).
+  EXPECT_EQ(groups[3].file, "");
+  EXPECT_EQ(groups[3].versions.size(), 1u);
+  EXPECT_EQ(groups[4].versions.size(), 1u);
+  EXPECT_EQ(groups[5].function, "f512");
+  EXPECT_EQ(groups[5].file, "a.c");
+}
+
+}  // namespace
+}  // namespace weft

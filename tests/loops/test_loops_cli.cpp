@@ -1,0 +1,103 @@
+// `weft loops` as a user meets it: a table and JSON on an unmodified
+// executable and on a shared library named directly, and one-line causes
+// with exit status 1 for a missing file, a non-ELF file, a stripped binary,
+// an unknown CPU, an unknown function, a bad --line and CSV.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "support/command_runner.h"
+
+namespace {
+
+using weft_test::CommandResult;
+
+const std::string kWeft = std::string(WEFT_BIN_DIR) + "/weft";
+
+class LoopsCommand : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = std::make_unique<weft_test::TempDir>("weft-test-loops-cli"); }
+  CommandResult run(const std::string& args) {
+    return weft_test::run_command(
+        "WEFT_CACHE_DIR=" + dir_->path.string() + " " + kWeft + " loops " + args, dir_->path);
+  }
+  // Exit 1, nothing on stdout, one line on stderr holding `cause`.
+  void expect_failure(const std::string& args, const std::string& cause) {
+    const CommandResult r = run(args);
+    EXPECT_EQ(r.code, 1) << args;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_NE(r.err.find(cause), std::string::npos) << r.err;
+  }
+  std::unique_ptr<weft_test::TempDir> dir_;
+};
+
+#define REQUIRE_PROGRAM(path) \
+  if (std::string(path).empty()) GTEST_SKIP() << "compiler missing"
+
+TEST_F(LoopsCommand, TableNamesTheDividerOfADivisionLoop) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
+  const CommandResult r =
+      run(std::string(WEFT_LOOPS_GCC_SCALAR) + " --function divide_arrays --cpu skylake");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("CPU model: skylake (LLVM 14), vectors 256 bits"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("source loop loop_kernels.c:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cycles per iteration (L1): 4.00"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bottleneck: execution port SKLFPDivider (divsd)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("hint: divider bound: multiply by the reciprocal"), std::string::npos);
+  EXPECT_NE(r.out.find("hint: scalar FP: not vectorized"), std::string::npos);
+}
+
+TEST_F(LoopsCommand, JsonOnASharedLibraryNamedDirectly) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_LIBLOOP_KERNELS_SO);
+  const CommandResult r =
+      run(std::string(WEFT_LOOPS_LIBLOOP_KERNELS_SO) + " --cpu haswell --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json out = nlohmann::json::parse(r.out);
+  EXPECT_EQ(out["cpu"]["name"], "haswell");
+  EXPECT_EQ(out["cpu"]["host"], false);
+  EXPECT_EQ(out["cpu"]["vector_width_bits"], 256);
+  bool found = false;
+  for (const nlohmann::json& loop : out["source_loops"]) {
+    if (loop["function"] != "sum_array") continue;
+    found = true;
+    ASSERT_EQ(loop["versions"].size(), 1u);
+    const nlohmann::json& version = loop["versions"][0];
+    EXPECT_EQ(version["bounds"]["latency"], 3.0);
+    EXPECT_EQ(version["bottleneck"]["kind"], "dependence_chain");
+    EXPECT_TRUE(version["bottleneck"]["port"].is_null());
+    EXPECT_EQ(version["vectorization"]["add_sub"]["scalar_ratio"], 1.0);
+    EXPECT_TRUE(version["vectorization"]["mul"]["scalar_ratio"].is_null());
+    EXPECT_EQ(version["projection"]["elements_per_vector"], 4);
+  }
+  EXPECT_TRUE(found) << r.out;
+}
+
+TEST_F(LoopsCommand, TheHostCpuByDefault) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
+  const CommandResult r =
+      run(std::string(WEFT_LOOPS_GCC_SCALAR) + " --function sum_array --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json out = nlohmann::json::parse(r.out);
+  EXPECT_EQ(out["cpu"]["host"], true);
+  EXPECT_FALSE(out["cpu"]["name"].get<std::string>().empty());
+}
+
+TEST_F(LoopsCommand, BadInputsAreOneLineCauses) {
+  expect_failure("/nonexistent/program", "cannot open '/nonexistent/program': no such file");
+  expect_failure(WEFT_LOOP_KERNELS_SOURCE, "is not an ELF file");
+  if (!std::string(WEFT_LOOPS_STRIPPED).empty())
+    expect_failure(WEFT_LOOPS_STRIPPED, "has no function symbols");
+  REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
+  const std::string binary = WEFT_LOOPS_GCC_SCALAR;
+  expect_failure(binary + " --cpu pentium9000", "llvm-mca-14 -mcpu=help");
+  expect_failure(binary + " --function nothing_here", "no function named 'nothing_here'");
+  expect_failure(binary + " --line loop_kernels.c", "--line wants FILE:LINE");
+  expect_failure(binary + " --line loop_kernels.c:0", "--line wants FILE:LINE");
+  expect_failure(binary + " --format csv", "csv");
+}
+
+}  // namespace
