@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "common/executable_search.h"
 #include "findings/placement_findings.h"
 #include "profile/profile.h"
 #include "topology/topology.h"
@@ -116,11 +117,11 @@ struct PlaceCommand : Command {
       const std::string text = render_placement(findings, OutputFormat::Table);
       std::fwrite(text.data(), 1, text.size(), stderr);
     }
-    return launch(findings);
+    return launch(findings, opened);
   }
 
   // Replaces weft by the program, each thread pinned at creation.
-  int launch(const PlacementFindings& findings) {
+  int launch(const PlacementFindings& findings, const Profile& opened) {
     const std::string library = launcher_library();
     const std::string cpus = placement_cpu_list(findings);
     const char* preload = getenv("LD_PRELOAD");
@@ -128,6 +129,11 @@ struct PlaceCommand : Command {
         preload && *preload ? library + ":" + std::string(preload) : library;
     setenv("LD_PRELOAD", preloads.c_str(), 1);
     setenv("WEFT_PLACE_CPUS", cpus.c_str(), 1);
+    // The start routines the profiled threads had, for the shim's check
+    // that this run creates the same threads in the same order.
+    const std::string routines = fmt::format(
+        "{}", fmt::join(planned_start_routines(opened, find_executable(program[0])), ";"));
+    setenv("WEFT_PLACE_ROUTINES", routines.c_str(), 1);
     // The OpenMP runtimes would bind their threads again: libgomp by these
     // variables, libomp by default, through a system call no preload sees,
     // unless its affinity is disabled (src/placement/launcher/README.md).

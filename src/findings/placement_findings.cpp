@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -11,6 +13,7 @@
 #include "analyzers/page_usage/page_usage_tables.h"
 #include "findings/false_sharing_findings.h"
 #include "findings/source_lines.h"
+#include "static/binary_structure.h"
 
 namespace weft {
 
@@ -213,6 +216,42 @@ DataPlacementFindings find_data_placement(const Profile& profile, const PuDistan
               return x.remote - x.remote_if_placed > y.remote - y.remote_if_placed;
             });
   return f;
+}
+
+std::vector<std::string> planned_start_routines(const Profile& profile,
+                                                const std::string& program) {
+  // Base names of the files themselves (what /proc/PID/maps, and so the
+  // profile, names): a link's target.
+  const auto base_name = [](const std::string& path) {
+    std::error_code error;
+    const std::filesystem::path real = std::filesystem::canonical(path, error);
+    return (error ? std::filesystem::path(path) : real).filename().string();
+  };
+  const std::string executable = base_name(profile.meta_value("command"));
+  const std::unique_ptr<BinaryStructure> binary = BinaryStructure::open(program);
+  std::vector<std::string> plan;
+  for (const ThreadInfo& t : profile.threads()) {
+    if (t.creation_order >= plan.size()) plan.resize(t.creation_order + 1);
+    if (t.start_routine_pc == 0) continue;
+    const std::optional<Profile::ModuleAddress> at = profile.module_address(t.start_routine_pc);
+    if (!at) continue;
+    std::string module = base_name(at->path);
+    uint64_t vaddr = at->vaddr;
+    if (module == executable) {
+      // The launched program may be another build: find the routine there.
+      const std::vector<const FunctionStructure*> named =
+          binary ? binary->functions_named(t.start_routine)
+                 : std::vector<const FunctionStructure*>{};
+      // Not there (another program): the profiled address stays, which no
+      // routine of this run has, and the launcher says so.
+      if (named.size() == 1) {
+        module = base_name(program);
+        vaddr = named.front()->start;
+      }
+    }
+    plan[t.creation_order] = fmt::format("{}:0x{:x}", module, vaddr);
+  }
+  return plan;
 }
 
 }  // namespace weft

@@ -112,6 +112,16 @@ ThreadVolumes pair_volumes(const CommunicationMatrix& raw, const CommunicationMa
 ThreadVolumes thread_volumes(const Profile& profile, const std::optional<std::string>& region,
                              bool with_rar);
 
+// Each profiled thread's start routine as the program about to be launched
+// has it, for the launcher's check that the run creates its threads as the
+// profiled one did: "MODULE:0xVADDR" (MODULE the file's base name, VADDR its
+// ELF virtual address), "" for the main thread and for a routine weft
+// cannot place. A routine of the profiled executable is looked up by name
+// in `program` (another build of the program has it elsewhere; not found,
+// it keeps its recorded address, which the launcher will not match); one of
+// a shared library keeps its recorded address (the library is the system's).
+std::vector<std::string> planned_start_routines(const Profile& profile, const std::string& program);
+
 PlacementFindings find_placement(const Profile& profile, const PlacementOptions& options,
                                  const PuDistances& machine, const std::string& machine_summary,
                                  const LevelDistances& level_distances, bool measured_distances);

@@ -591,4 +591,15 @@ std::optional<SourcePosition> Profile::source_position(uint64_t pc) const {
   });
 }
 
+std::optional<Profile::ModuleAddress> Profile::module_address(uint64_t pc) const {
+  return impl_->guarded([&]() -> std::optional<ModuleAddress> {
+    sqlite::Statement query(impl_->db,
+                            "SELECT m.path, l.module_offset FROM code_locations l"
+                            " JOIN modules m ON m.id = l.module_id WHERE l.pc = ?");
+    query.bind(1, pc);
+    if (!query.step()) return std::nullopt;
+    return ModuleAddress{query.column_text(0), query.column_u64(1)};
+  });
+}
+
 }  // namespace weft

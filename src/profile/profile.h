@@ -142,6 +142,14 @@ class Profile {
   // Where a pc of code_locations is; nullopt for a pc the profile does not describe.
   std::optional<SourcePosition> source_position(uint64_t pc) const;
 
+  // The module (its path as recorded) and ELF virtual address of a pc of
+  // code_locations; nullopt when the pc is in no file-backed module.
+  struct ModuleAddress {
+    std::string path;
+    uint64_t vaddr = 0;
+  };
+  std::optional<ModuleAddress> module_address(uint64_t pc) const;
+
   // For each analysis' own readers (src/analyzers/NAME/NAME_tables.h):
   // runs `read(db)` on the profile's database, a failure of SQLite becoming a
   // one-line ProfileError naming the profile.

@@ -105,6 +105,39 @@ TEST(PlaceCommand, LaunchPinsEachThreadToItsPlannedCpu) {
   ASSERT_EQ(plan.size(), 3u);
   EXPECT_NE(plan[0], plan[2]);
   EXPECT_EQ(r.out, std::string("thread 1 cpus ") + plan[2] + "\nthread 0 cpus " + plan[0] + "\n");
+  // Another program than the profiled one: its thread 1 starts elsewhere.
+  EXPECT_NE(r.err.find("weft place: thread 1 starts at print_affinity_pthreads.gcc:0x"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("the profiled thread 1 at ring_pthreads.gcc.O2:0x"), std::string::npos)
+      << r.err;
+}
+
+// The profiled program in another build (plain gcc -O1, not weft-cc): the
+// start routine is found by name in it, so no warning.
+TEST(PlaceCommand, AnotherBuildOfTheProfiledProgramStartsTheSameThreads) {
+  TempDir dir;
+  const std::string profile = record_ring(dir, 4);
+  const CommandResult r =
+      run_command(kWeft + " place --profile " + profile + " --synthetic 'core:2 pu:1' -- " +
+                      WEFT_EXAMPLES_DIR + "/ring_pthreads.plain.gcc.O1 4 1024 20",
+                  dir.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("creates its threads otherwise"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("was not in the mapping"), std::string::npos) << r.err;
+  // OpenMP: libgomp's workers start in libgomp, the same file in both runs.
+  const std::string omp = (dir.path / "ring_omp.db").string();
+  ASSERT_EQ(run_command(kWeft + " record --analyses comm -o " + omp + " -- " + WEFT_EXAMPLES_DIR +
+                            "/ring_omp.gcc.O2",
+                        dir.path)
+                .code,
+            0);
+  const CommandResult o =
+      run_command(kWeft + " place --profile " + omp + " --synthetic 'core:2 pu:1' -- " +
+                      WEFT_EXAMPLES_DIR + "/ring_omp.plain.gcc.O1",
+                  dir.path);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.err.find("creates its threads otherwise"), std::string::npos) << o.err;
 }
 
 // `weft topo` lists the levels two sockets' PUs share.

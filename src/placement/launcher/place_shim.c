@@ -10,6 +10,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -60,6 +62,11 @@ static struct entry* entries;
 static unsigned long entry_count;
 static atomic_ulong created;  // threads created so far, main excluded
 static atomic_bool warned_unplanned;
+// WEFT_PLACE_ROUTINES, copied and split at ';': entry K is "MODULE:0xVADDR",
+// the start routine of the profile's thread K ("" unknown).
+static char** routines;
+static unsigned long routine_count;
+static atomic_bool warned_routine;
 static struct handoff handoffs[kHandoffSlots];
 
 // One line on stderr, "weft place: " and the message, written at once.
@@ -269,6 +276,51 @@ static void place_current(unsigned long index) {
   }
 }
 
+// Splits WEFT_PLACE_ROUTINES into `routines` (one allocation each for the
+// copy and the table; nothing on failure: the check is then skipped).
+static void parse_routines(const char* text) {
+  char* copy = strdup(text);
+  if (!copy) return;
+  unsigned long n = 1;
+  for (const char* p = copy; *p; ++p) n += *p == ';';
+  routines = calloc(n, sizeof *routines);
+  if (!routines) {
+    free(copy);
+    return;
+  }
+  routines[0] = copy;
+  for (char* p = copy; *p; ++p)
+    if (*p == ';') {
+      *p = '\0';
+      routines[++routine_count] = p + 1;
+    }
+  ++routine_count;
+}
+
+// Thread `index` starts at `start`: warns once when the profile's thread
+// of that rank started elsewhere (the run creates its threads otherwise,
+// so creation order may not name the profiled threads).
+static void check_routine(unsigned long index, void* (*start)(void*)) {
+  if (index >= routine_count || routines[index][0] == '\0') return;
+  Dl_info info;
+  struct link_map* map = NULL;
+  if (!dladdr1((void*)start, &info, (void**)&map, RTLD_DL_LINKMAP) || !map || !info.dli_fname)
+    return;
+  // The file's own name, as /proc/PID/maps (and so the profile) has it:
+  // libgomp.so.1.0.0, not the libgomp.so.1 link the loader opened.
+  char path[PATH_MAX];
+  const char* file = realpath(info.dli_fname, path) ? path : info.dli_fname;
+  const char* slash = strrchr(file, '/');
+  char actual[PATH_MAX + 32];
+  snprintf(actual, sizeof actual, "%s:0x%lx", slash ? slash + 1 : file,
+           (unsigned long)((uintptr_t)start - map->l_addr));
+  if (strcmp(actual, routines[index]) == 0) return;
+  if (!atomic_exchange(&warned_routine, true))
+    say("thread %lu starts at %s, the profiled thread %lu at %s: this run creates its threads "
+        "otherwise than the profiled one; threads are still pinned in creation order",
+        index, actual, index, routines[index]);
+}
+
 static void initialize(void) {
   real_create = (create_fn)dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.34");
   if (!real_create) real_create = (create_fn)dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.2.5");
@@ -282,6 +334,8 @@ static void initialize(void) {
   const char* log = getenv("WEFT_PLACE_LOG");
   log_pins = log && *log && strcmp(log, "0") != 0;
   if (!parse_mapping(text)) return;
+  const char* planned = getenv("WEFT_PLACE_ROUTINES");
+  if (planned && *planned) parse_routines(planned);
   active = true;
   // The main thread is entry 0; initialize() runs in it unless another
   // library's constructor creates a thread before ours runs.
@@ -324,6 +378,7 @@ WEFT_PLACE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* at
   h->start = start;
   h->arg = arg;
   h->index = atomic_fetch_add(&created, 1) + 1;
+  check_routine(h->index, start);
   int result = real_create(thread, attr, trampoline, h);
   if (result != 0) atomic_store_explicit(&h->busy, 0, memory_order_release);
   return result;
