@@ -130,6 +130,12 @@ struct ReportCommand : Command {
     c->add_option("--top", options.top, "regions, pairs and suggestions' regions listed")
         ->transform(whole_number(1))
         ->capture_default_str();
+    c->add_option("--cpu", options.cpu,
+                  "CPU model of the hot loops' static analysis (an LLVM 14 -mcpu name; default: "
+                  "this machine's)");
+    c->add_option("--binary", options.binary,
+                  "a build of the profiled program without weft-cc, for the hot loops' static "
+                  "analysis");
     cache.add_to(c);
     return c;
   }

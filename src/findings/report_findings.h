@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "findings/cache_model.h"
+#include "findings/hot_loops.h"
 #include "findings/imbalance_findings.h"
 #include "findings/locality.h"
 #include "findings/memory_findings.h"
@@ -35,7 +36,15 @@ struct ReportOptions {
   size_t top = 10;          // regions, thread pairs and suggestions' regions
   CacheOptions cache = {};  // the cache of the CRD cutoffs
   uint64_t suggestion_min_events = kSuggestionMinEvents;
+  std::string cpu = {};  // the CPU model of the hot loops' static analysis; empty: this machine's
+  // A build of the profiled program without weft-cc, where the hot loops of
+  // an instrumented profile are analyzed (find_hot_loops).
+  std::string binary = {};
 };
+
+// The report's hot loops: the kReportLoops that executed the most
+// instructions.
+inline constexpr size_t kReportLoops = 5;
 
 // The sections of the report: the kReportSections that lost the most time
 // (idle thread-time at their closing points, summed over instances),
@@ -114,6 +123,9 @@ struct ReportFindings {
   double imbalance_total_lost = 0;
   // Schedules executed and findings from the traces and false sharing.
   MemoryHints memory;
+  // The loops that executed the most instructions, with their static
+  // analysis (with the imbalance analysis' block counts).
+  HotLoopFindings hot_loops;
 };
 
 // Throws FindingError for a bad cache option (asked for only when the

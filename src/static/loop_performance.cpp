@@ -845,14 +845,26 @@ LoopPerformance LoopPerformanceAnalyzer::analyze_loop(const FunctionStructure& f
         std::max_element(simulation.latencies.begin(), simulation.latencies.end()) -
         simulation.latencies.begin());
     const std::string slowest_mnemonic = b.mnemonic(decoded->instructions[slowest]);
-    bottleneck.description =
-        "out-of-order window (" +
-        (bottleneck.stall.empty() ? std::string("no stall recorded") : bottleneck.stall) +
-        "): few iterations overlap behind " + slowest_mnemonic + " (latency " +
-        std::to_string(simulation.latencies[slowest]) + ")";
-    bottleneck.hint = "long-latency " + slowest_mnemonic +
-                      " in every iteration: take it out of the loop or replace it (e.g. "
-                      "strength-reduce a division by a loop invariant)";
+    const std::string stall =
+        bottleneck.stall.empty() ? std::string("no stall recorded") : bottleneck.stall;
+    // Only a long latency explains a full window; without one the queues
+    // fill with memory operations (a store loop backing up), and naming a
+    // 1-cycle move as the culprit would send the reader the wrong way.
+    constexpr unsigned kLongLatency = 10;
+    if (simulation.latencies[slowest] >= kLongLatency) {
+      bottleneck.description = "out-of-order window (" + stall +
+                               "): few iterations overlap behind " + slowest_mnemonic +
+                               " (latency " + std::to_string(simulation.latencies[slowest]) + ")";
+      bottleneck.hint = "long-latency " + slowest_mnemonic +
+                        " in every iteration: take it out of the loop or replace it (e.g. "
+                        "strength-reduce a division by a loop invariant)";
+    } else {
+      bottleneck.description = "out-of-order window (" + stall +
+                               "): the queues fill with no long-latency instruction, more "
+                               "cycles than every bound";
+      bottleneck.hint =
+          "memory operations back up in the core's queues: fewer or wider loads and stores";
+    }
   } else if (result.latency_bound >= result.port_bound &&
              result.latency_bound >= result.front_end_bound) {
     bottleneck.kind = BottleneckKind::kDependenceChain;

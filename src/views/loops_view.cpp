@@ -138,7 +138,7 @@ std::string render_table(const LoopFindings& findings) {
   return out;
 }
 
-nlohmann::json version_json(const LoopPerformance& loop) {
+nlohmann::json version_json_of(const LoopPerformance& loop) {
   nlohmann::json out;
   out["function"] = loop.function;
   out["function_start"] = loop.function_start;
@@ -223,7 +223,8 @@ std::string render_json(const LoopFindings& findings) {
   nlohmann::json loops = nlohmann::json::array();
   for (const SourceLoop& loop : findings.source_loops) {
     nlohmann::json versions = nlohmann::json::array();
-    for (const LoopPerformance& version : loop.versions) versions.push_back(version_json(version));
+    for (const LoopPerformance& version : loop.versions)
+      versions.push_back(version_json_of(version));
     loops.push_back(
         {{"function", loop.function},
          {"file", loop.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(loop.file)},
@@ -247,6 +248,27 @@ std::string render_loops(const LoopFindings& findings, OutputFormat format) {
       break;
   }
   throw ViewError("weft loops has no CSV output (use --format table or json)");
+}
+
+nlohmann::json loop_version_json(const LoopPerformance& loop) { return version_json_of(loop); }
+
+std::string loop_summary_line(const LoopPerformance& loop) {
+  std::vector<std::string> fp;
+  for (FpKind kind : kFpKinds) {
+    const VectorizationCounts& c = loop.counts(kind);
+    if (c.total() == 0) continue;
+    const std::string width = c.full_width == c.total()    ? "packed full width"
+                              : c.scalar == c.total()      ? "scalar"
+                              : c.below_width == c.total() ? "packed below full width"
+                                                           : "mixed";
+    fp.push_back(fmt::format("{} {}", kind_label(kind), width));
+  }
+  std::string text = loop.modeled
+                         ? fmt::format("L1 {:.2f} cycles/iteration; {}", loop.cycles_per_iteration,
+                                       loop.bottleneck.description)
+                         : fmt::format("not simulated ({})", loop.not_modeled_reason);
+  text += fp.empty() ? "; no FP work" : fmt::format("; FP {}", fmt::join(fp, ", "));
+  return text;
 }
 
 }  // namespace weft

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "findings/source_lines.h"
+#include "views/loops_view.h"
 #include "views/text_table.h"
 
 namespace weft {
@@ -223,10 +224,30 @@ std::string render_heatmap(const ReportFindings& data) {
   return text;
 }
 
+std::string render_hot_loops(const ReportFindings& data) {
+  const HotLoopFindings& h = data.hot_loops;
+  if (!h.recorded || h.loops.empty()) return "";
+  std::string text = fmt::format(
+      "\nHot loops: the loops that executed the most instructions (imbalance analysis), each "
+      "with its static analysis on CPU model {} (details: weft loops BINARY --line FILE:LINE)\n",
+      h.cpu);
+  for (const HotLoop& loop : h.loops) {
+    text += fmt::format("  {:5.1f}%  {}  raw {} rar {}\n", 100 * loop.share, loop.region.name,
+                        loop.raw, loop.rar);
+    text += "          " +
+            (loop.performance ? loop_summary_line(*loop.performance)
+                              : "no static analysis: " + loop.not_analyzed) +
+            "\n";
+    if (loop.performance && !loop.performance->hints.empty())
+      text += "          hint: " + loop.performance->hints.front() + "\n";
+  }
+  return text;
+}
+
 std::string render_table(const ReportFindings& data) {
   return render_run_facts(data) + render_top_regions(data) + render_locality(data) +
          render_top_pairs(data) + render_suggestions(data) + render_imbalance_summary(data) +
-         render_memory_summary(data) + render_heatmap(data);
+         render_hot_loops(data) + render_memory_summary(data) + render_heatmap(data);
 }
 
 using nlohmann::json;
@@ -425,6 +446,29 @@ json memory_findings_json(const MemoryHints& memory) {
   return findings;
 }
 
+json hot_loops_json(const HotLoopFindings& h) {
+  if (!h.recorded) return json(nullptr);
+  json loops = json::array();
+  for (const HotLoop& loop : h.loops)
+    loops.push_back(
+        {{"region", loop.region.name},
+         {"file", optional_text(loop.region.file)},
+         {"first_line", optional_line(loop.region.first_line)},
+         {"last_line", optional_line(loop.region.last_line)},
+         {"instructions", loop.instructions},
+         {"share", loop.share},
+         {"thread_instructions", loop.thread_instructions},
+         {"raw", loop.raw},
+         {"rar", loop.rar},
+         {"module", loop.module},
+         {"function", loop.function},
+         {"analyzed_in", optional_text(loop.analyzed_in)},
+         {"address", loop.vaddr},
+         {"static", loop.performance ? loop_version_json(*loop.performance) : json(nullptr)},
+         {"not_analyzed", optional_text(loop.not_analyzed)}});
+  return {{"cpu", h.cpu}, {"instructions", h.instructions}, {"loops", loops}};
+}
+
 std::string render_json(const ReportFindings& data) {
   const json report = {{"profile", data.profile.path},
                        {"run", run_json(data)},
@@ -437,6 +481,7 @@ std::string render_json(const ReportFindings& data) {
                        {"sections_locality", locality_json(data, data.section_locality)},
                        {"suggestions", suggestions_json(data)},
                        {"imbalance", imbalance_json(data)},
+                       {"hot_loops", hot_loops_json(data.hot_loops)},
                        {"no_barrier_recognised", data.profile.no_barrier_recognised()},
                        {"schedules", schedules_json(data.memory)},
                        {"memory_findings", memory_findings_json(data.memory)}};

@@ -332,4 +332,20 @@ std::map<uint64_t, uint64_t> block_decisions(const Profile& profile) {
   });
 }
 
+std::vector<DecisionInstructions> executed_instructions(const Profile& profile) {
+  return profile.read([&](const sqlite::Database& db) {
+    std::vector<DecisionInstructions> out;
+    sqlite::Statement query(
+        db,
+        "SELECT b.decision_pc, l.region_id, e.thread, SUM(e.count * b.instructions)"
+        " FROM instance_edges e JOIN control_flow_blocks b ON b.pc = e.to_pc"
+        " JOIN code_locations l ON l.pc = b.decision_pc"
+        " GROUP BY b.decision_pc, e.thread ORDER BY b.decision_pc, e.thread");
+    while (query.step())
+      out.push_back({query.column_u64(0), query.column_int(1),
+                     static_cast<uint32_t>(query.column_int(2)), query.column_u64(3)});
+    return out;
+  });
+}
+
 }  // namespace weft

@@ -67,4 +67,16 @@ std::vector<InstanceInstructionCount> instance_instructions(const Profile& profi
 // The decision (last instruction) of each block the analysis saw.
 std::map<uint64_t, uint64_t> block_decisions(const Profile& profile);
 
+// Instructions a thread executed in the blocks that end at `decision_pc`
+// (every edge into a block times the block's instruction count, over every
+// section instance), and the code region of that decision pc (a block
+// belongs to the region of its branch: its loop, or its function).
+struct DecisionInstructions {
+  uint64_t decision_pc = 0;
+  int64_t region_id = 0;
+  uint32_t thread = 0;
+  uint64_t instructions = 0;
+};
+std::vector<DecisionInstructions> executed_instructions(const Profile& profile);
+
 }  // namespace weft

@@ -1,0 +1,106 @@
+// The report's hot loops (findings/hot_loops.h): loops ranked by the
+// instructions the imbalance analysis counted, each with its static
+// analysis — in place for a plain binary under the Valgrind source, in the
+// plain build given with --binary for a weft-cc build, and a one-line
+// reason without one.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "support/command_runner.h"
+
+namespace {
+
+using nlohmann::json;
+using weft_test::CommandResult;
+using weft_test::run_command;
+using weft_test::TempDir;
+
+const std::string kWeft = std::string(WEFT_BIN_DIR) + "/weft";
+const std::string kExamples = WEFT_EXAMPLES_DIR;
+
+json hot_loops(const TempDir& dir, const std::string& profile, const std::string& extra = "") {
+  const CommandResult r =
+      run_command(kWeft + " report --format json --cpu skylake " + profile + " " + extra, dir.path);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return json::parse(r.out)["hot_loops"];
+}
+
+// The stencil sweep (stencil_omp.c:84, 4 loads, 3 adds and a multiply per
+// point, scalar at -O1) holds most of the run's instructions.
+void expect_stencil_sweep_first(const json& h, const std::string& analyzed_in) {
+  ASSERT_FALSE(h.is_null());
+  EXPECT_EQ(h["cpu"], "skylake");
+  ASSERT_GE(h["loops"].size(), 1u);
+  const json& top = h["loops"][0];
+  EXPECT_EQ(top["region"], "main._omp_fn.0:loop@stencil_omp.c:84");
+  EXPECT_GT(top["share"].get<double>(), 0.5);
+  EXPECT_EQ(top["function"], "main._omp_fn.0");
+  EXPECT_EQ(top["analyzed_in"], analyzed_in);
+  ASSERT_FALSE(top["static"].is_null()) << top.dump(2);
+  const json& s = top["static"];
+  EXPECT_EQ(s["first_line"], 84);
+  // gcc -O1 does not vectorize: every FP add is scalar.
+  EXPECT_EQ(s["vectorization"]["add_sub"]["scalar_ratio"], 1.0) << s["vectorization"].dump();
+  EXPECT_GT(s["cycles_per_iteration"].get<double>(), 0.0);
+  // Shares are of every executed instruction, so they add up to at most 1.
+  double shares = 0;
+  for (const json& loop : h["loops"]) shares += loop["share"].get<double>();
+  EXPECT_LE(shares, 1.0 + 1e-9);
+}
+
+TEST(HotLoops, APlainBinaryIsAnalyzedInPlace) {
+  TempDir dir;
+  const std::string binary = kExamples + "/stencil_omp.plain.gcc.O1";
+  const std::string profile = (dir.path / "vg.db").string();
+  ASSERT_EQ(
+      run_command(kWeft + " record --backend valgrind -o " + profile + " -- " + binary, dir.path)
+          .code,
+      0);
+  expect_stencil_sweep_first(hot_loops(dir, profile), binary);
+}
+
+TEST(HotLoops, AWeftCcBuildIsAnalyzedInThePlainBuildGiven) {
+  TempDir dir;
+  const std::string profile = (dir.path / "cc.db").string();
+  ASSERT_EQ(
+      run_command(kWeft + " record -o " + profile + " -- " + kExamples + "/stencil_omp.gcc.O2",
+                  dir.path)
+          .code,
+      0);
+  // Without a plain build: ranked, not analyzed, and the reason says what to give.
+  const json without = hot_loops(dir, profile);
+  ASSERT_GE(without["loops"].size(), 1u);
+  EXPECT_EQ(without["loops"][0]["region"], "main._omp_fn.0:loop@stencil_omp.c:84");
+  EXPECT_TRUE(without["loops"][0]["static"].is_null());
+  EXPECT_NE(without["loops"][0]["not_analyzed"].get<std::string>().find(
+                "is a weft-cc build, whose loops call the instrumentation: give --binary"),
+            std::string::npos);
+  const std::string plain = kExamples + "/stencil_omp.plain.gcc.O1";
+  expect_stencil_sweep_first(hot_loops(dir, profile, "--binary " + plain), plain);
+  // The table says it in one line per loop.
+  const CommandResult table =
+      run_command(kWeft + " report --cpu skylake " + profile + " --binary " + plain, dir.path);
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("Hot loops:"), std::string::npos);
+  EXPECT_NE(table.out.find("main._omp_fn.0:loop@stencil_omp.c:84"), std::string::npos);
+  // An unknown CPU is the command's one-line error.
+  const CommandResult bad =
+      run_command(kWeft + " report --cpu nosuchcpu " + profile + " --binary " + plain, dir.path);
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("nosuchcpu"), std::string::npos) << bad.err;
+}
+
+TEST(HotLoops, AProfileWithoutBlockCountsHasNone) {
+  TempDir dir;
+  const std::string profile = (dir.path / "comm.db").string();
+  ASSERT_EQ(run_command(kWeft + " record --analyses comm -o " + profile + " -- " + kExamples +
+                            "/stencil_omp.gcc.O2",
+                        dir.path)
+                .code,
+            0);
+  EXPECT_TRUE(hot_loops(dir, profile).is_null());
+}
+
+}  // namespace
