@@ -178,6 +178,15 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
     loop.instructions = instructions;
     loop.share = f.instructions ? static_cast<double>(instructions) / f.instructions : 0;
     loop.thread_instructions = t.threads;
+    uint64_t busiest_thread = 0, running = 0;
+    for (uint64_t n : t.threads)
+      if (n > 0) {
+        busiest_thread = std::max(busiest_thread, n);
+        ++running;
+      }
+    loop.thread_spread =
+        running ? static_cast<double>(busiest_thread) * running / static_cast<double>(instructions)
+                : 0;
     if (auto v = volumes.find(id); v != volumes.end()) {
       loop.raw = v->second.raw;
       loop.rar = v->second.rar;
@@ -198,6 +207,15 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
   }
   f.cpu = analyses.cpu_name();
   return f;
+}
+
+void attach_memory_hints(HotLoopFindings& loops, const MemoryHints& memory) {
+  for (HotLoop& loop : loops.loops)
+    for (const MemoryHint& hint : memory.hints)
+      if (!loop.region.file.empty() && hint.position.file == loop.region.file &&
+          hint.position.line >= loop.region.first_line &&
+          hint.position.line <= loop.region.last_line)
+        loop.memory.push_back(hint);
 }
 
 }  // namespace weft

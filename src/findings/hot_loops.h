@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "findings/memory_findings.h"
 #include "profile/profile.h"
 #include "static/loop_performance.h"
 
@@ -21,7 +22,12 @@ struct HotLoop {
   uint64_t instructions = 0;                  // executed in it, every thread
   double share = 0;                           // of every executed instruction of the run
   std::vector<uint64_t> thread_instructions;  // by thread id
-  uint64_t raw = 0;                           // communication its instructions read
+  // The busiest thread's instructions over the mean of the threads that ran
+  // it (1: balanced; 2: one thread did twice the average).
+  double thread_spread = 0;
+  // The report's memory findings (traces, false sharing) on its source lines.
+  std::vector<MemoryHint> memory;
+  uint64_t raw = 0;  // communication its instructions read
   uint64_t rar = 0;
   // The binary loop holding the block that ran most instructions there:
   // its file and ELF address, and its static analysis (nullopt, with the
@@ -55,5 +61,9 @@ inline constexpr double kMinHotLoopShare = 0.01;
 // for a binary it cannot analyze; throws FindingError for an unknown CPU.
 HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::string& cpu = "",
                                const std::string& plain_binary = "");
+
+// Gives each hot loop the memory findings whose source line lies in its
+// file and lines.
+void attach_memory_hints(HotLoopFindings& loops, const MemoryHints& memory);
 
 }  // namespace weft

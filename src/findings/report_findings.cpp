@@ -193,6 +193,7 @@ ReportFindings find_report(const Profile& profile, const ReportOptions& options)
 
   data.memory = analyze_memory_hints(profile);
   data.hot_loops = find_hot_loops(profile, kReportLoops, options.cpu, options.binary);
+  attach_memory_hints(data.hot_loops, data.memory);
 
   // Code regions and sections partition the same events twice: one ranking
   // each, never one list of both.

@@ -855,9 +855,14 @@ LoopPerformance LoopPerformanceAnalyzer::analyze_loop(const FunctionStructure& f
       bottleneck.description = "out-of-order window (" + stall +
                                "): few iterations overlap behind " + slowest_mnemonic +
                                " (latency " + std::to_string(simulation.latencies[slowest]) + ")";
-      bottleneck.hint = "long-latency " + slowest_mnemonic +
-                        " in every iteration: take it out of the loop or replace it (e.g. "
-                        "strength-reduce a division by a loop invariant)";
+      const bool divides = slowest_mnemonic.find("div") != std::string::npos ||
+                           slowest_mnemonic.find("sqrt") != std::string::npos;
+      bottleneck.hint =
+          "long-latency " + slowest_mnemonic + " in every iteration: " +
+          (divides ? std::string("take it out of the loop or replace it (e.g. multiply by the "
+                                 "reciprocal of a loop invariant)")
+                   : std::string("give the window independent work to overlap (unroll, "
+                                 "several accumulators), or take it out of the loop"));
     } else {
       bottleneck.description = "out-of-order window (" + stall +
                                "): the queues fill with no long-latency instruction, more "

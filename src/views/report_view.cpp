@@ -232,14 +232,19 @@ std::string render_hot_loops(const ReportFindings& data) {
       "with its static analysis on CPU model {} (details: weft loops BINARY --line FILE:LINE)\n",
       h.cpu);
   for (const HotLoop& loop : h.loops) {
-    text += fmt::format("  {:5.1f}%  {}  raw {} rar {}\n", 100 * loop.share, loop.region.name,
-                        loop.raw, loop.rar);
+    text += fmt::format("  {:5.1f}%  {}  raw {} rar {}  busiest thread {:.2f}x the mean\n",
+                        100 * loop.share, loop.region.name, loop.raw, loop.rar, loop.thread_spread);
     text += "          " +
             (loop.performance ? loop_summary_line(*loop.performance)
                               : "no static analysis: " + loop.not_analyzed) +
             "\n";
     if (loop.performance && !loop.performance->hints.empty())
       text += "          hint: " + loop.performance->hints.front() + "\n";
+    std::vector<std::string> memory;
+    for (const MemoryHint& hint : loop.memory)
+      memory.push_back(fmt::format("{} at line {}", hint.kind, hint.position.line));
+    if (!memory.empty())
+      text += fmt::format("          memory findings here: {}\n", fmt::join(memory, ", "));
   }
   return text;
 }
@@ -446,6 +451,15 @@ json memory_findings_json(const MemoryHints& memory) {
   return findings;
 }
 
+// The kinds and lines of a hot loop's memory findings (the findings
+// themselves are in memory_findings).
+json memory_kinds(const HotLoop& loop) {
+  json out = json::array();
+  for (const MemoryHint& hint : loop.memory)
+    out.push_back({{"kind", hint.kind}, {"line", hint.position.line}});
+  return out;
+}
+
 json hot_loops_json(const HotLoopFindings& h) {
   if (!h.recorded) return json(nullptr);
   json loops = json::array();
@@ -458,6 +472,8 @@ json hot_loops_json(const HotLoopFindings& h) {
          {"instructions", loop.instructions},
          {"share", loop.share},
          {"thread_instructions", loop.thread_instructions},
+         {"thread_spread", loop.thread_spread},
+         {"memory_findings", memory_kinds(loop)},
          {"raw", loop.raw},
          {"rar", loop.rar},
          {"module", loop.module},

@@ -5,6 +5,7 @@
 // reason without one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -44,6 +45,18 @@ void expect_stencil_sweep_first(const json& h, const std::string& analyzed_in) {
   // gcc -O1 does not vectorize: every FP add is scalar.
   EXPECT_EQ(s["vectorization"]["add_sub"]["scalar_ratio"], 1.0) << s["vectorization"].dump();
   EXPECT_GT(s["cycles_per_iteration"].get<double>(), 0.0);
+  // The busiest thread over the mean of those that ran the loop.
+  uint64_t busiest = 0, sum = 0, running = 0;
+  for (const json& n : top["thread_instructions"]) {
+    busiest = std::max(busiest, n.get<uint64_t>());
+    sum += n.get<uint64_t>();
+    running += n.get<uint64_t>() > 0;
+  }
+  EXPECT_EQ(sum, top["instructions"].get<uint64_t>());
+  EXPECT_DOUBLE_EQ(
+      top["thread_spread"].get<double>(),
+      static_cast<double>(busiest) * static_cast<double>(running) / static_cast<double>(sum));
+  EXPECT_GE(top["thread_spread"].get<double>(), 1.0);
   // Shares are of every executed instruction, so they add up to at most 1.
   double shares = 0;
   for (const json& loop : h["loops"]) shares += loop["share"].get<double>();
