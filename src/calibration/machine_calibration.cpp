@@ -18,16 +18,21 @@
 namespace weft {
 namespace {
 
-// Each figure is the best of this many repetitions (the machine is shared:
-// the best one is the least disturbed).
-constexpr unsigned kRepetitions = 5;
+// Each figure is the best of kRounds x kRepetitionsPerRound repetitions
+// (the machine is shared: the best one is the least disturbed). The rounds
+// sweep every level in turn, so each figure's repetitions are spread over
+// the whole measurement rather than caught in one busy moment; a
+// repetition is short, to fit in a scheduler time slice of a loaded
+// machine (a few milliseconds).
+constexpr unsigned kRounds = 10;
+constexpr unsigned kRepetitionsPerRound = 3;
 // Bytes each bandwidth repetition moves at least (passes over a cache-sized
 // working set; one pass over RAM's).
-constexpr size_t kBytesPerRepetition = size_t{64} << 20;
-// Dependent loads per latency repetition: enough to dwarf rdtsc's cost, few
-// enough for RAM (about 100 ns each) to stay within a fraction of a second.
-constexpr size_t kChaseStepsCache = size_t{1} << 20;
-constexpr size_t kChaseStepsRam = size_t{1} << 19;
+constexpr size_t kBytesPerRepetition = size_t{16} << 20;
+// Dependent loads per latency repetition: enough to dwarf rdtsc's cost
+// (tens of cycles), few enough for RAM's (hundreds of cycles each) to last
+// a few milliseconds.
+constexpr size_t kChaseSteps = size_t{1} << 15;
 // RAM's working set: several times the last level, at least this.
 constexpr uint64_t kMinimumRamWorkingSet = uint64_t{128} << 20;
 
@@ -90,7 +95,6 @@ MachineCalibration measure_calibration(const CalibrationKey& key) {
   const auto started = std::chrono::steady_clock::now();
   MachineCalibration calibration;
   calibration.key = key;
-  calibration.repetitions = kRepetitions;
   calibration.measured_at = utc_now();
   calibration.tsc_hz = measure_tsc_hz();
 
@@ -123,22 +127,28 @@ MachineCalibration measure_calibration(const CalibrationKey& key) {
     largest_set = std::max(largest_set, level.working_set);
   }
   const BenchmarkBuffer buffer(largest_set);
-  // Cycles are TSC ticks (reference cycles): the figures are per tick.
+  calibration.repetitions = kRounds * kRepetitionsPerRound;
   for (const Level& level : levels) {
-    const bool ram = std::string_view(level.name) == "RAM";
     MemoryLevelCalibration measured;
     measured.level = level.name;
     measured.cache_bytes = level.cache_bytes;
     measured.working_set = level.working_set;
-    measured.load_bytes_per_cycle =
-        load_bytes_per_tick(buffer, level.working_set, kBytesPerRepetition, kRepetitions);
-    measured.store_bytes_per_cycle =
-        store_bytes_per_tick(buffer, level.working_set, kBytesPerRepetition, kRepetitions);
-    measured.latency_cycles =
-        chase_ticks_per_load(buffer, level.working_set, key.line_bytes,
-                             ram ? kChaseStepsRam : kChaseStepsCache, kRepetitions);
     calibration.levels.push_back(measured);
   }
+  // Cycles are TSC ticks (reference cycles): the figures are per tick.
+  for (unsigned round = 0; round < kRounds; ++round)
+    for (MemoryLevelCalibration& measured : calibration.levels) {
+      const size_t set = measured.working_set;
+      measured.load_bytes_per_cycle =
+          std::max(measured.load_bytes_per_cycle,
+                   load_bytes_per_tick(buffer, set, kBytesPerRepetition, kRepetitionsPerRound));
+      measured.store_bytes_per_cycle =
+          std::max(measured.store_bytes_per_cycle,
+                   store_bytes_per_tick(buffer, set, kBytesPerRepetition, kRepetitionsPerRound));
+      const double latency =
+          chase_ticks_per_load(buffer, set, key.line_bytes, kChaseSteps, kRepetitionsPerRound);
+      if (round == 0 || latency < measured.latency_cycles) measured.latency_cycles = latency;
+    }
   calibration.measurement_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return calibration;
