@@ -65,6 +65,13 @@ std::string access_text(const MemoryAccess& access) {
   return size + ", stride unknown";
 }
 
+// "rsi + rax", "rdi - 8", "rsi + rax + 32".
+std::string address_text(const MemoryAccess& access) {
+  if (access.displacement == 0) return access.address;
+  return fmt::format("{} {} {}", access.address, access.displacement < 0 ? '-' : '+',
+                     access.displacement < 0 ? -access.displacement : access.displacement);
+}
+
 std::string level_text(const MemoryLevelCalibration& level) {
   return fmt::format("{} load {:.2f} B/cycle, store {:.2f} B/cycle, latency {:.1f} cycles",
                      level.level, level.load_bytes_per_cycle, level.store_bytes_per_cycle,
@@ -102,8 +109,9 @@ void render_version(std::string& out, const LoopPerformance& loop, size_t number
   if (!loop.memory_accesses.empty()) {
     std::string accesses;
     for (const MemoryAccess& access : loop.memory_accesses)
-      accesses += fmt::format("{}{} [{}] {}", accesses.empty() ? "" : "; ",
-                              access.store ? "store" : "load", access.address, access_text(access));
+      accesses +=
+          fmt::format("{}{} [{}] {}", accesses.empty() ? "" : "; ", access.store ? "store" : "load",
+                      address_text(access), access_text(access));
     out += fmt::format("    memory accesses: {}\n", accesses);
   }
   if (!loop.modeled) {

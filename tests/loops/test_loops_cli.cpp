@@ -96,7 +96,7 @@ TEST_F(LoopsCommand, CalibrationGivesL2AndRamEstimates) {
   EXPECT_NE(table.out.find("calibration: " + std::string(WEFT_LOOPS_FIXED_CALIBRATION)),
             std::string::npos)
       << table.out;
-  EXPECT_NE(table.out.find("memory accesses: load [rax] 8 B, stride 4096; store [rdi] 8 B, "
+  EXPECT_NE(table.out.find("memory accesses: load [rax] 8 B, stride 4096; store [rdi - 8] 8 B, "
                            "stride 8"),
             std::string::npos)
       << table.out;
