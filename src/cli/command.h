@@ -43,6 +43,8 @@ std::unique_ptr<Command> make_record_command(std::vector<std::string>& program_a
 std::unique_ptr<Command> make_place_command(std::vector<std::string>& program_arguments);
 // `weft loops`: the static performance of a binary's loops.
 std::unique_ptr<Command> make_loops_command();
+// `weft calibrate`: the machine's bandwidths and latencies, for `loops`.
+std::unique_ptr<Command> make_calibrate_command();
 // The view subcommands (report, comm, crd, diff, imbalance, falseshare,
 // trace) and `topo`.
 std::vector<std::unique_ptr<Command>> make_view_commands();

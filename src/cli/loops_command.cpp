@@ -13,7 +13,7 @@ namespace weft {
 namespace {
 
 struct LoopsCommand : Command {
-  std::string binary, function, line, cpu;
+  std::string binary, function, line, cpu, calibration;
   OutputFormat format = OutputFormat::Table;
 
   CLI::App* add_to(CLI::App& app) override {
@@ -23,6 +23,9 @@ struct LoopsCommand : Command {
     c->add_option("--function", function, "only this function's loops");
     c->add_option("--line", line, "only the source loops that span FILE:LINE");
     c->add_option("--cpu", cpu, "the CPU model, any name LLVM 14 knows (default: this machine's)");
+    c->add_option("--calibration", calibration,
+                  "the calibration JSON of the L2/RAM estimates (default: this machine's, from "
+                  "`weft calibrate`)");
     add_choice(c, "--format", format,
                {{"table", OutputFormat::Table}, {"json", OutputFormat::Json}}, "output format");
     return c;
@@ -33,6 +36,7 @@ struct LoopsCommand : Command {
     query.binary = binary;
     query.function = function;
     query.cpu = cpu;
+    query.calibration_file = calibration;
     if (!line.empty()) {
       const size_t colon = line.rfind(':');
       const std::string number = colon == std::string::npos ? "" : line.substr(colon + 1);

@@ -1,8 +1,11 @@
 #include "findings/loop_findings.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <tuple>
 
 #include "findings/finding_error.h"
@@ -27,7 +30,118 @@ bool is_elf(const std::string& path) {
          magic[3] == 'F';
 }
 
+// The calibration named by the query, or the machine's own; a missing,
+// unreadable or foreign default file is a note, an explicit file that
+// cannot be used a FindingError.
+LoopCalibration resolve_calibration(const std::string& explicit_file) {
+  LoopCalibration result;
+  MachineCalibration calibration;
+  std::error_code ec;
+  if (!explicit_file.empty()) {
+    try {
+      calibration = read_calibration_file(explicit_file);
+    } catch (const CalibrationError& error) {
+      throw FindingError(error.what());
+    }
+    result.path = explicit_file;
+  } else {
+    result.path = default_calibration_path();
+    if (result.path.empty() || !std::filesystem::exists(result.path, ec)) {
+      result.note =
+          "no calibration of this machine: run `weft calibrate` for the L2 and RAM estimates";
+      return result;
+    }
+    try {
+      calibration = read_calibration_file(result.path);
+    } catch (const CalibrationError& error) {
+      result.note = std::string(error.what()) +
+                    ": run `weft calibrate --force` for the L2 and "
+                    "RAM estimates";
+      return result;
+    }
+    if (!(calibration.key == this_machine_key())) {
+      result.note = "the calibration in " + result.path +
+                    " is of another machine: run `weft calibrate` for the L2 and RAM estimates";
+      return result;
+    }
+  }
+  const MemoryLevelCalibration* l2 = calibration.level("L2");
+  const MemoryLevelCalibration* ram = calibration.level("RAM");
+  if (l2 == nullptr || ram == nullptr) {
+    const std::string missing = "the calibration in " + result.path + " has no " +
+                                (l2 == nullptr ? "L2" : "RAM") + " level";
+    if (!explicit_file.empty()) throw FindingError(missing);
+    result.note = missing + ": run `weft calibrate --force` for the L2 and RAM estimates";
+    return result;
+  }
+  result.used = true;
+  result.l2 = *l2;
+  result.ram = *ram;
+  result.line_bytes = calibration.key.line_bytes;
+  return result;
+}
+
 }  // namespace
+
+MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
+                                          const MemoryLevelCalibration& level,
+                                          uint32_t line_bytes) {
+  MemoryLevelEstimate estimate;
+  estimate.level = level.level;
+  // The strided streams: accesses of one direction through the same
+  // address registers (an unrolled loop's [rax], [rax + 8], ...).
+  struct Stream {
+    int64_t stride = 0;
+    int64_t low = INT64_MAX, high = INT64_MIN;  // bytes the iteration's accesses span
+    uint32_t accesses = 0;
+  };
+  std::map<std::pair<std::string, bool>, Stream> streams;
+  for (const MemoryAccess& access : loop.memory_accesses) {
+    double& bytes = access.store ? estimate.store_bytes : estimate.load_bytes;
+    switch (access.pattern) {
+      case AccessPattern::kIrregular:
+        ++estimate.irregular_accesses;
+        break;
+      case AccessPattern::kUnknownStride:
+        bytes += access.bytes;  // as if stride 1
+        break;
+      case AccessPattern::kStrided: {
+        Stream& stream = streams[{access.address, access.store}];
+        stream.stride = access.stride;
+        stream.low = std::min(stream.low, access.displacement);
+        stream.high = std::max(
+            stream.high, access.displacement + static_cast<int64_t>(std::max(access.bytes, 1u)));
+        ++stream.accesses;
+        break;
+      }
+    }
+  }
+  const double line = line_bytes;
+  for (const auto& [key, stream] : streams) {
+    const double stride = std::fabs(static_cast<double>(stream.stride));
+    double bytes = 0;  // stride 0: the same bytes every iteration, kept in L1
+    if (stride > 0 && stride <= line) {
+      bytes = stride;
+    } else if (stride > line) {
+      const double lines = std::ceil(static_cast<double>(stream.high - stream.low) / line);
+      bytes = line * std::clamp(lines, 1.0, static_cast<double>(stream.accesses));
+    }
+    (key.second ? estimate.store_bytes : estimate.load_bytes) += bytes;
+  }
+  estimate.bandwidth_cycles = estimate.load_bytes / level.load_bytes_per_cycle +
+                              estimate.store_bytes / level.store_bytes_per_cycle;
+  estimate.latency_cycles =
+      estimate.irregular_accesses * level.latency_cycles / kIrregularMemoryParallelism;
+  const double memory_cycles = estimate.bandwidth_cycles + estimate.latency_cycles;
+  estimate.cycles_per_iteration = std::max(loop.cycles_per_iteration, memory_cycles);
+  if (memory_cycles > loop.cycles_per_iteration)
+    estimate.bottleneck =
+        level.level +
+        (estimate.bandwidth_cycles >= estimate.latency_cycles ? " bandwidth" : " latency");
+  else
+    estimate.bottleneck = "core (L1)";
+  return estimate;
+}
 
 std::vector<SourceLoop> group_by_source_loop(std::vector<LoopPerformance> loops) {
   std::sort(loops.begin(), loops.end(), [](const LoopPerformance& a, const LoopPerformance& b) {
@@ -83,6 +197,7 @@ LoopFindings find_loops(const LoopQuery& query) {
 
   LoopFindings findings;
   findings.binary = query.binary;
+  findings.calibration = resolve_calibration(query.calibration_file);
   try {
     LoopPerformanceAnalyzer analyzer(query.binary, query.cpu);
     findings.cpu = analyzer.cpu();
@@ -91,6 +206,13 @@ LoopFindings find_loops(const LoopQuery& query) {
       ++findings.functions_analyzed;
       for (LoopPerformance& loop : analyzer.analyze(*function)) loops.push_back(std::move(loop));
     }
+    if (findings.calibration.used)
+      for (LoopPerformance& loop : loops)
+        if (loop.modeled)
+          loop.memory_levels = {
+              estimate_memory_level(loop, findings.calibration.l2, findings.calibration.line_bytes),
+              estimate_memory_level(loop, findings.calibration.ram,
+                                    findings.calibration.line_bytes)};
     findings.source_loops = group_by_source_loop(std::move(loops));
   } catch (const LoopPerformanceError& error) {
     throw FindingError(error.what());

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "calibration/machine_calibration.h"
 #include "static/loop_performance.h"
 
 namespace weft {
@@ -19,6 +20,26 @@ struct LoopQuery {
   std::string line_file;  // with `line`: only the source loops that span FILE:LINE
   uint32_t line = 0;
   std::string cpu;  // empty: the host's
+  // The calibration of the L2/RAM estimates: this file (--calibration),
+  // used as it is; empty: the machine's own in weft's cache directory
+  // (default_calibration_path()), when its key is this machine's.
+  std::string calibration_file;
+};
+
+// Memory-level parallelism of irregular accesses: how many of one loop's
+// independent misses are assumed in flight at once (a core's line-fill
+// buffers: 10 on Intel cores since Nehalem, 22+ on AMD Zen; weft assumes
+// the smaller). docs/loops.md, "L2 and RAM estimates".
+inline constexpr double kIrregularMemoryParallelism = 10.0;
+
+// The calibration `weft loops` used, or why it has none.
+struct LoopCalibration {
+  bool used = false;
+  std::string path;  // the file read
+  std::string note;  // when not used: one line saying how to get one
+  // When used: the L2 and RAM levels of the file, line size.
+  MemoryLevelCalibration l2, ram;
+  uint32_t line_bytes = 0;
 };
 
 // The binary loops of one source loop: same function, same file, line
@@ -36,12 +57,23 @@ struct LoopFindings {
   CpuModel cpu;
   uint32_t functions_analyzed = 0;
   std::vector<SourceLoop> source_loops;  // by function address, then first line
+  LoopCalibration calibration;
 };
 
 // Throws FindingError (one line) when the file is missing or is no x86-64
 // ELF file, has no function symbols, has no function named `function`, or
 // the CPU is unknown.
 LoopFindings find_loops(const LoopQuery& query);
+
+// The cycles per iteration of a modeled loop with its operands in `level`
+// (docs/loops.md, "L2 and RAM estimates"): the bytes per iteration of its
+// strided streams (accesses with the same address registers and
+// direction), |stride| bytes for a stride up to a line, a line per access
+// (per distinct line the stream's accesses touch in one iteration) beyond;
+// unknown-stride accesses counted as stride 1 (their size); irregular
+// accesses each paying the level's latency / kIrregularMemoryParallelism.
+MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
+                                          const MemoryLevelCalibration& level, uint32_t line_bytes);
 
 // Groups binary loops into source loops (exposed for tests).
 std::vector<SourceLoop> group_by_source_loop(std::vector<LoopPerformance> loops);

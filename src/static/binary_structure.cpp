@@ -27,6 +27,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "common/cache_dir.h"
 #include "static/binary_structure_cache.h"
 #include "static/control_flow_graph.h"
 #include "static/module_map.h"
@@ -350,11 +351,6 @@ void attach_lines(FunctionStructure& function, const std::vector<Instruction>& i
   }
 }
 
-std::string getenv_string(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
 }  // namespace
 
 // ------------------------------------------------------------- interface --
@@ -385,15 +381,7 @@ const BasicBlock* FunctionStructure::block_at(uint64_t vaddr) const {
   return vaddr < block.end ? &block : nullptr;
 }
 
-std::string binary_structure_cache_dir() {
-  std::string dir = getenv_string("WEFT_CACHE_DIR");
-  if (!dir.empty()) return dir;
-  dir = getenv_string("XDG_CACHE_HOME");
-  if (!dir.empty()) return dir + "/weft";
-  dir = getenv_string("HOME");
-  if (!dir.empty()) return dir + "/.cache/weft";
-  return "";
-}
+std::string binary_structure_cache_dir() { return weft_cache_dir(); }
 
 struct BinaryStructure::Backend {
   llvm::object::OwningBinary<llvm::object::Binary> binary;

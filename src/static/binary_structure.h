@@ -76,7 +76,8 @@ struct BinaryStructureOptions {
   std::string cache_dir;
 };
 
-// $WEFT_CACHE_DIR if set, else $XDG_CACHE_HOME/weft, else $HOME/.cache/weft;
+// weft_cache_dir() (common/cache_dir.h): $WEFT_CACHE_DIR if set, else
+// $XDG_CACHE_HOME/weft, else $HOME/.cache/weft;
 // empty when none of them is set.
 std::string binary_structure_cache_dir();
 

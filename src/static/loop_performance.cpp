@@ -33,6 +33,7 @@
 #include <cctype>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <unordered_map>
 
@@ -268,6 +269,18 @@ const char* bottleneck_kind_name(BottleneckKind kind) {
   return "?";
 }
 
+const char* access_pattern_name(AccessPattern pattern) {
+  switch (pattern) {
+    case AccessPattern::kStrided:
+      return "strided";
+    case AccessPattern::kIrregular:
+      return "irregular";
+    case AccessPattern::kUnknownStride:
+      return "unknown_stride";
+  }
+  return "?";
+}
+
 namespace {
 std::optional<double> ratio(uint32_t part, uint32_t total) {
   if (total == 0) return std::nullopt;
@@ -386,6 +399,236 @@ struct LoopPerformanceAnalyzer::Backend {
       }
     }
     return result;
+  }
+
+  // The first operand of the instruction's memory reference (X86's five:
+  // base, scale, index, displacement, segment), or -1.
+  int memory_operand(const llvm::MCInst& inst) const {
+    const llvm::MCInstrDesc& desc = instr_info->get(inst.getOpcode());
+    for (unsigned i = 0; i < desc.getNumOperands() && i + 4 < inst.getNumOperands(); ++i)
+      if (desc.OpInfo[i].OperandType == llvm::MCOI::OPERAND_MEMORY) return static_cast<int>(i);
+    return -1;
+  }
+
+  // How a register moves from one iteration to the next.
+  struct RegisterStep {
+    enum class Kind { kConstant, kLoadDependent, kUnknown } kind = Kind::kConstant;
+    int64_t step = 0;  // kConstant: added per iteration (0: loop-invariant)
+  };
+
+  // The registers (widest aliases) each instruction writes, flags and the
+  // instruction pointer left out.
+  std::vector<unsigned> written_registers(const llvm::MCInst& inst) const {
+    const llvm::MCInstrDesc& desc = instr_info->get(inst.getOpcode());
+    std::vector<unsigned> written;
+    for (unsigned i = 0; i < desc.getNumDefs() && i < inst.getNumOperands(); ++i)
+      if (inst.getOperand(i).isReg() && inst.getOperand(i).getReg() != 0)
+        written.push_back(widest_alias(inst.getOperand(i).getReg()));
+    for (unsigned i = 0; i < desc.getNumImplicitDefs(); ++i) {
+      const llvm::MCPhysReg reg = desc.getImplicitDefs()[i];
+      const llvm::StringRef name = registers->getName(reg);
+      if (name == "EFLAGS" || name == "RIP" || name == "MXCSR" || name == "FPSW") continue;
+      written.push_back(widest_alias(reg));
+    }
+    return written;
+  }
+
+  // The registers an instruction reads (explicit and implicit uses).
+  std::vector<unsigned> read_registers(const llvm::MCInst& inst) const {
+    const llvm::MCInstrDesc& desc = instr_info->get(inst.getOpcode());
+    std::vector<unsigned> read;
+    for (unsigned i = desc.getNumDefs(); i < inst.getNumOperands(); ++i)
+      if (inst.getOperand(i).isReg() && inst.getOperand(i).getReg() != 0)
+        read.push_back(widest_alias(inst.getOperand(i).getReg()));
+    for (unsigned i = 0; i < desc.getNumImplicitUses(); ++i)
+      read.push_back(widest_alias(desc.getImplicitUses()[i]));
+    return read;
+  }
+
+  // Per register written in the loop, what its writes make of it: the sum
+  // of constant increments (`add rax, 8`, `inc`, `lea rax, [rax + 8]`); a
+  // copy or linear combination of other registers (`mov`, `movsxd`,
+  // `lea rdx, [rsi + 4*rax]`) when that is its one write; a loaded value or
+  // anything computed from one; else unknown.
+  class RegisterSteps {
+   public:
+    RegisterSteps(const Backend& backend, const std::vector<llvm::MCInst>& instructions)
+        : backend_(backend), instructions_(instructions) {
+      for (size_t i = 0; i < instructions.size(); ++i)
+        for (unsigned reg : backend.written_registers(instructions[i])) writers_[reg].push_back(i);
+    }
+
+    RegisterStep of(unsigned reg) {
+      if (reg == 0) return {};
+      reg = backend_.widest_alias(reg);
+      const auto writers = writers_.find(reg);
+      if (writers == writers_.end()) return {};  // loop-invariant
+      if (const auto known = known_.find(reg); known != known_.end()) return known->second;
+      if (!visiting_.insert(reg).second) return {RegisterStep::Kind::kUnknown, 0};
+      const RegisterStep step = classify(reg, writers->second);
+      visiting_.erase(reg);
+      known_[reg] = step;
+      return step;
+    }
+
+   private:
+    RegisterStep classify(unsigned reg, const std::vector<size_t>& writers) {
+      int64_t increments = 0;
+      bool only_increments = true;
+      for (size_t index : writers) {
+        const llvm::MCInst& inst = instructions_[index];
+        if (backend_.instr_info->get(inst.getOpcode()).mayLoad())
+          return {RegisterStep::Kind::kLoadDependent, 0};
+        const std::optional<int64_t> delta = increment(reg, inst);
+        if (delta)
+          increments += *delta;
+        else
+          only_increments = false;
+      }
+      if (only_increments) return {RegisterStep::Kind::kConstant, increments};
+      if (writers.size() == 1)
+        if (const std::optional<RegisterStep> derived = combination(instructions_[writers[0]]))
+          return *derived;
+      // Anything else: load-dependent if a read register is.
+      for (size_t index : writers)
+        for (unsigned read : backend_.read_registers(instructions_[index]))
+          if (read != reg && of(read).kind == RegisterStep::Kind::kLoadDependent)
+            return {RegisterStep::Kind::kLoadDependent, 0};
+      return {RegisterStep::Kind::kUnknown, 0};
+    }
+
+    // `reg += constant`, or nullopt.
+    std::optional<int64_t> increment(unsigned reg, const llvm::MCInst& inst) const {
+      const std::string name = backend_.instr_info->getName(inst.getOpcode()).str();
+      auto is_reg = [&](unsigned i) {
+        return i < inst.getNumOperands() && inst.getOperand(i).isReg() &&
+               backend_.widest_alias(inst.getOperand(i).getReg()) == reg;
+      };
+      auto last_immediate = [&]() -> std::optional<int64_t> {
+        for (unsigned i = inst.getNumOperands(); i-- > 0;)
+          if (inst.getOperand(i).isImm()) return inst.getOperand(i).getImm();
+        return std::nullopt;
+      };
+      const bool add = starts_with(name, "ADD"), sub = starts_with(name, "SUB");
+      if ((add || sub) && name.find("ri") != std::string::npos && is_reg(0) && is_reg(1)) {
+        const std::optional<int64_t> value = last_immediate();
+        if (value) return add ? *value : -*value;
+      }
+      // The accumulator forms (`add rax, 0x1000` encoded as ADD64i32): the
+      // register is implicit.
+      static const std::regex accumulator_form("(ADD|SUB)(8|16|32|64)i(8|16|32)");
+      if ((add || sub) && std::regex_match(name, accumulator_form)) {
+        const llvm::MCInstrDesc& desc = backend_.instr_info->get(inst.getOpcode());
+        const std::optional<int64_t> value = last_immediate();
+        if (value && desc.getNumImplicitDefs() > 0 &&
+            backend_.widest_alias(desc.getImplicitDefs()[0]) == reg)
+          return add ? *value : -*value;
+      }
+      if ((starts_with(name, "INC") || starts_with(name, "DEC")) && ends_with(name, "r") &&
+          is_reg(0))
+        return starts_with(name, "INC") ? 1 : -1;
+      if (starts_with(name, "LEA") && is_reg(0) && inst.getNumOperands() >= 6 &&
+          inst.getOperand(4).isImm()) {
+        const unsigned base = inst.getOperand(1).getReg(), index = inst.getOperand(3).getReg();
+        const bool base_is_reg = base != 0 && backend_.widest_alias(base) == reg;
+        const bool index_is_reg = index != 0 && backend_.widest_alias(index) == reg;
+        if ((base_is_reg && index == 0) ||
+            (index_is_reg && base == 0 && inst.getOperand(2).getImm() == 1))
+          return inst.getOperand(4).getImm();
+      }
+      return std::nullopt;
+    }
+
+    // A copy (`mov`, `movsxd`) or linear combination (`lea`) of registers:
+    // its step from theirs; nullopt for anything else.
+    std::optional<RegisterStep> combination(const llvm::MCInst& inst) {
+      const std::string name = backend_.instr_info->getName(inst.getOpcode()).str();
+      auto combine = [&](unsigned a, int64_t scale_a, unsigned b, int64_t scale_b) {
+        const RegisterStep first = of(a), second = of(b);
+        if (first.kind == RegisterStep::Kind::kLoadDependent ||
+            second.kind == RegisterStep::Kind::kLoadDependent)
+          return RegisterStep{RegisterStep::Kind::kLoadDependent, 0};
+        if (first.kind == RegisterStep::Kind::kUnknown ||
+            second.kind == RegisterStep::Kind::kUnknown)
+          return RegisterStep{RegisterStep::Kind::kUnknown, 0};
+        return RegisterStep{RegisterStep::Kind::kConstant,
+                            scale_a * first.step + scale_b * second.step};
+      };
+      const bool copy = name == "MOV64rr" || name == "MOV32rr" || name == "MOVSX64rr32" ||
+                        name == "MOVSX64rr16" || name == "MOVSX32rr16" || name == "MOVZX32rr16";
+      if (copy && inst.getNumOperands() == 2 && inst.getOperand(1).isReg())
+        return combine(inst.getOperand(1).getReg(), 1, 0, 0);
+      if (starts_with(name, "LEA") && inst.getNumOperands() >= 6 && inst.getOperand(2).isImm())
+        return combine(inst.getOperand(1).getReg(), 1, inst.getOperand(3).getReg(),
+                       inst.getOperand(2).getImm());
+      return std::nullopt;
+    }
+
+    const Backend& backend_;
+    const std::vector<llvm::MCInst>& instructions_;
+    std::unordered_map<unsigned, std::vector<size_t>> writers_;
+    std::unordered_map<unsigned, RegisterStep> known_;
+    std::set<unsigned> visiting_;
+  };
+
+  // The bytes of a memory operand, from the printed size ("qword ptr"); 0
+  // when the text names none.
+  static uint32_t operand_bytes(const std::string& text) {
+    static const std::pair<const char*, uint32_t> sizes[] = {
+        {"zmmword ptr", 64}, {"ymmword ptr", 32}, {"xmmword ptr", 16}, {"tbyte ptr", 10},
+        {"qword ptr", 8},    {"dword ptr", 4},    {"word ptr", 2},     {"byte ptr", 1}};
+    for (const auto& [word, bytes] : sizes)
+      if (text.find(word) != std::string::npos) return bytes;
+    return 0;
+  }
+
+  std::vector<MemoryAccess> memory_accesses(const DecodedLoop& decoded) const {
+    RegisterSteps steps(*this, decoded.instructions);
+    std::vector<MemoryAccess> accesses;
+    for (size_t i = 0; i < decoded.instructions.size(); ++i) {
+      const llvm::MCInst& inst = decoded.instructions[i];
+      const llvm::MCInstrDesc& desc = instr_info->get(inst.getOpcode());
+      if (!desc.mayLoad() && !desc.mayStore()) continue;
+      MemoryAccess access;
+      access.instruction = static_cast<uint32_t>(i);
+      access.bytes = operand_bytes(decoded.text[i]);
+      const int memory = memory_operand(inst);
+      if (memory >= 0) {
+        const unsigned m = static_cast<unsigned>(memory);
+        const unsigned base = inst.getOperand(m).getReg();
+        const int64_t scale = inst.getOperand(m + 1).getImm();
+        const unsigned index = inst.getOperand(m + 2).getReg();
+        if (inst.getOperand(m + 3).isImm()) access.displacement = inst.getOperand(m + 3).getImm();
+        if (base != 0) access.address = lower(registers->getName(base));
+        if (index != 0)
+          access.address += (access.address.empty() ? "" : " + ") +
+                            (scale == 1 ? "" : std::to_string(scale) + "*") +
+                            lower(registers->getName(index));
+        if (access.address.empty()) access.address = "absolute";
+        // A gather's vector of indices (VSIB addressing).
+        const llvm::StringRef index_name = index != 0 ? registers->getName(index) : "";
+        const bool vector_index = index_name.startswith("XMM") || index_name.startswith("YMM") ||
+                                  index_name.startswith("ZMM");
+        const RegisterStep base_step = steps.of(base), index_step = steps.of(index);
+        if (vector_index || base_step.kind == RegisterStep::Kind::kLoadDependent ||
+            index_step.kind == RegisterStep::Kind::kLoadDependent) {
+          access.pattern = AccessPattern::kIrregular;
+        } else if (base_step.kind == RegisterStep::Kind::kUnknown ||
+                   index_step.kind == RegisterStep::Kind::kUnknown) {
+          access.pattern = AccessPattern::kUnknownStride;
+        } else {
+          access.pattern = AccessPattern::kStrided;
+          access.stride = base_step.step + scale * index_step.step;
+        }
+      }
+      // A read-modify-write instruction is a load and a store.
+      if (desc.mayLoad()) accesses.push_back(access);
+      if (desc.mayStore()) {
+        access.store = true;
+        accesses.push_back(access);
+      }
+    }
+    return accesses;
   }
 
   // The register every alias of `reg` is tracked as (RAX for EAX, ZMM0 for XMM0).
@@ -754,6 +997,7 @@ LoopPerformance LoopPerformanceAnalyzer::analyze_loop(const FunctionStructure& f
     return result;
   }
   result.instructions = decoded->text;
+  result.memory_accesses = b.memory_accesses(*decoded);
 
   // Mix and vectorization.
   for (const llvm::MCInst& inst : decoded->instructions) {

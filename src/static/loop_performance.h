@@ -89,6 +89,47 @@ struct VectorizationProjection {
   double speedup = 0;                      // current cycles per iteration / the above
 };
 
+// How an access's address moves from one iteration to the next, read from
+// its addressing: kStrided, its base and index registers are loop-invariant
+// or incremented by constants in the loop (stride = step(base) + scale *
+// step(index), bytes per iteration); kIrregular, the address depends on a
+// value loaded in the loop (a gather, an indirection, a pointer chase, or a
+// vector index); kUnknownStride, a register of the address changes in
+// another way (incremented by a register, multiplied, ...). docs/loops.md.
+enum class AccessPattern { kStrided, kIrregular, kUnknownStride };
+// "strided", "irregular", "unknown_stride"
+const char* access_pattern_name(AccessPattern pattern);
+
+// One memory access of an iteration: an instruction that reads and writes
+// memory (`add [rdi], eax`) gives a load and a store.
+struct MemoryAccess {
+  uint32_t instruction = 0;  // index in LoopPerformance::instructions
+  bool store = false;
+  uint32_t bytes = 0;   // the operand's size; 0: unknown (no memory operand size)
+  std::string address;  // "rsi + 8*rax", "rdx + rax": the address registers (its stream)
+  int64_t displacement = 0;
+  AccessPattern pattern = AccessPattern::kUnknownStride;
+  int64_t stride = 0;  // kStrided: bytes per iteration (negative: downwards)
+};
+
+// The cycles per iteration with every operand in one level of the memory
+// hierarchy (L2, RAM), from the loop's memory accesses and the machine's
+// calibration (findings/loop_findings.h computes them; docs/loops.md,
+// "L2 and RAM estimates").
+struct MemoryLevelEstimate {
+  std::string level;  // "L2", "RAM"
+  double load_bytes =
+      0;  // per iteration, brought from the level by strided and unknown-stride loads
+  double store_bytes = 0;  // per iteration, written to the level
+  uint32_t irregular_accesses = 0;
+  double bandwidth_cycles = 0;      // load_bytes / load bandwidth + store_bytes / store bandwidth
+  double latency_cycles = 0;        // irregular accesses x latency / memory-level parallelism
+  double cycles_per_iteration = 0;  // max(L1 cycles, bandwidth + latency cycles)
+  // "L2 bandwidth", "RAM latency" when the level's cycles exceed the L1
+  // cycles; else "core (L1)".
+  std::string bottleneck;
+};
+
 struct LoopPerformance {
   // Where the loop is.
   std::string function;
@@ -127,6 +168,12 @@ struct LoopPerformance {
   LoopBottleneck bottleneck;
   std::vector<std::string> hints;  // the bottleneck's hint first, then vectorization hints
   VectorizationProjection projection;
+
+  // Every memory access of an iteration, in instruction order (set when
+  // the loop decodes, modeled or not).
+  std::vector<MemoryAccess> memory_accesses;
+  // Set by the findings with a calibration, for a modeled loop: L2, RAM.
+  std::vector<MemoryLevelEstimate> memory_levels;
 };
 
 struct CpuModel {

@@ -51,6 +51,33 @@ const char* kind_label(FpKind kind) {
   return "?";
 }
 
+// "8 B, stride 8", "8 B, irregular", "8 B, stride unknown".
+std::string access_text(const MemoryAccess& access) {
+  const std::string size = access.bytes == 0 ? "size unknown" : fmt::format("{} B", access.bytes);
+  switch (access.pattern) {
+    case AccessPattern::kStrided:
+      return fmt::format("{}, stride {}", size, access.stride);
+    case AccessPattern::kIrregular:
+      return size + ", irregular";
+    case AccessPattern::kUnknownStride:
+      break;
+  }
+  return size + ", stride unknown";
+}
+
+// "rsi + rax", "rdi - 8", "rsi + rax + 32".
+std::string address_text(const MemoryAccess& access) {
+  if (access.displacement == 0) return access.address;
+  return fmt::format("{} {} {}", access.address, access.displacement < 0 ? '-' : '+',
+                     access.displacement < 0 ? -access.displacement : access.displacement);
+}
+
+std::string level_text(const MemoryLevelCalibration& level) {
+  return fmt::format("{} load {:.2f} B/cycle, store {:.2f} B/cycle, latency {:.1f} cycles",
+                     level.level, level.load_bytes_per_cycle, level.store_bytes_per_cycle,
+                     level.latency_cycles);
+}
+
 void render_version(std::string& out, const LoopPerformance& loop, size_t number, size_t count,
                     const CpuModel& cpu) {
   out += fmt::format("  version {}/{}  header 0x{:x}  {} instructions, {} block{}{}  {}\n", number,
@@ -79,11 +106,25 @@ void render_version(std::string& out, const LoopPerformance& loop, size_t number
       loop.vector_width_used == 0
           ? std::string("none (scalar)")
           : fmt::format("{} of {} bits", loop.vector_width_used, cpu.vector_width_bits));
+  if (!loop.memory_accesses.empty()) {
+    std::string accesses;
+    for (const MemoryAccess& access : loop.memory_accesses)
+      accesses +=
+          fmt::format("{}{} [{}] {}", accesses.empty() ? "" : "; ", access.store ? "store" : "load",
+                      address_text(access), access_text(access));
+    out += fmt::format("    memory accesses: {}\n", accesses);
+  }
   if (!loop.modeled) {
     out += fmt::format("    not modeled: {}\n", loop.not_modeled_reason);
     return;
   }
   out += fmt::format("    cycles per iteration (L1): {:.2f}\n", loop.cycles_per_iteration);
+  for (const MemoryLevelEstimate& level : loop.memory_levels)
+    out += fmt::format(
+        "    cycles per iteration ({}): {:.2f} ({:g} B loaded, {:g} B stored, {} irregular per "
+        "iteration: bandwidth {:.2f} + latency {:.2f} cycles), bound: {}\n",
+        level.level, level.cycles_per_iteration, level.load_bytes, level.store_bytes,
+        level.irregular_accesses, level.bandwidth_cycles, level.latency_cycles, level.bottleneck);
   out += fmt::format(
       "    bounds: front end {:.2f} ({} micro-ops), ports {:.2f} ({}), dependence chain {:.2f}\n",
       loop.front_end_bound, loop.micro_ops, loop.port_bound, loop.port_bound_resource,
@@ -124,6 +165,11 @@ std::string render_table(const LoopFindings& findings) {
       "cycle\n",
       findings.binary, cpu.name, cpu.host ? " (this machine)" : "", cpu.vector_width_bits,
       cpu.dispatch_width);
+  if (findings.calibration.used)
+    out += fmt::format("calibration: {} ({}; {})\n", findings.calibration.path,
+                       level_text(findings.calibration.l2), level_text(findings.calibration.ram));
+  else
+    out += fmt::format("note: {}\n", findings.calibration.note);
   size_t versions = 0;
   for (const SourceLoop& loop : findings.source_loops) versions += loop.versions.size();
   out += fmt::format("{} functions, {} source loops, {} innermost binary loops\n",
@@ -174,12 +220,38 @@ nlohmann::json version_json_of(const LoopPerformance& loop) {
   }
   out["vectorization"] = vectorization;
   out["vector_width_used"] = loop.vector_width_used;
+  nlohmann::json accesses = nlohmann::json::array();
+  for (const MemoryAccess& access : loop.memory_accesses)
+    accesses.push_back(
+        {{"instruction", access.instruction},
+         {"kind", access.store ? "store" : "load"},
+         {"bytes", access.bytes},
+         {"address", access.address},
+         {"displacement", access.displacement},
+         {"pattern", access_pattern_name(access.pattern)},
+         {"stride", access.pattern == AccessPattern::kStrided ? nlohmann::json(access.stride)
+                                                              : nlohmann::json(nullptr)}});
+  out["memory_accesses"] = accesses;
   out["modeled"] = loop.modeled;
   out["not_modeled_reason"] =
       loop.modeled ? nlohmann::json(nullptr) : nlohmann::json(loop.not_modeled_reason);
   if (!loop.modeled) return out;
   out["micro_ops"] = loop.micro_ops;
   out["cycles_per_iteration"] = loop.cycles_per_iteration;
+  if (loop.memory_levels.empty()) {
+    out["memory_levels"] = nullptr;
+  } else {
+    nlohmann::json levels = nlohmann::json::object();
+    for (const MemoryLevelEstimate& level : loop.memory_levels)
+      levels[level.level] = {{"cycles_per_iteration", level.cycles_per_iteration},
+                             {"load_bytes", level.load_bytes},
+                             {"store_bytes", level.store_bytes},
+                             {"irregular_accesses", level.irregular_accesses},
+                             {"bandwidth_cycles", level.bandwidth_cycles},
+                             {"latency_cycles", level.latency_cycles},
+                             {"bottleneck", level.bottleneck}};
+    out["memory_levels"] = levels;
+  }
   out["bounds"] = {{"front_end", loop.front_end_bound},
                    {"port", loop.port_bound},
                    {"port_resource", loop.port_bound_resource},
@@ -219,6 +291,22 @@ std::string render_json(const LoopFindings& findings) {
                 {"vector_width_bits", findings.cpu.vector_width_bits},
                 {"dispatch_width", findings.cpu.dispatch_width},
                 {"ports", findings.cpu.ports}};
+  const LoopCalibration& calibration = findings.calibration;
+  auto level_json = [](const MemoryLevelCalibration& level) {
+    return nlohmann::json{{"load_bytes_per_cycle", level.load_bytes_per_cycle},
+                          {"store_bytes_per_cycle", level.store_bytes_per_cycle},
+                          {"latency_cycles", level.latency_cycles}};
+  };
+  out["calibration"] = {
+      {"used", calibration.used},
+      {"path",
+       calibration.path.empty() ? nlohmann::json(nullptr) : nlohmann::json(calibration.path)},
+      {"note", calibration.used ? nlohmann::json(nullptr) : nlohmann::json(calibration.note)},
+      {"line_bytes", calibration.line_bytes},
+      {"irregular_memory_parallelism", kIrregularMemoryParallelism},
+      {"levels", calibration.used ? nlohmann::json{{"L2", level_json(calibration.l2)},
+                                                   {"RAM", level_json(calibration.ram)}}
+                                  : nlohmann::json(nullptr)}};
   out["functions_analyzed"] = findings.functions_analyzed;
   nlohmann::json loops = nlohmann::json::array();
   for (const SourceLoop& loop : findings.source_loops) {

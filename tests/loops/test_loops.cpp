@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <tuple>
@@ -283,6 +284,189 @@ TEST_F(LoopPerformanceTest, BadInputsAreOneLineErrors) {
   query.cpu = "skylake";
   query.function = "no_such_function";
   EXPECT_NE(message().find("no function named 'no_such_function'"), std::string::npos);
+}
+
+// The L2/RAM estimates of tests/loops/programs/memory_streams.c with the
+// fixed calibration of tests/loops/fixed_calibration.json (L2: load 8,
+// store 4 B/cycle, latency 20; RAM: load 2, store 1 B/cycle, latency 200;
+// lines of 64 B), on LLVM 14's Skylake model. Expected values follow
+// docs/loops.md, "L2 and RAM estimates".
+class CalibratedLoopEstimates : public LoopPerformanceTest {
+ protected:
+  static LoopPerformance loop_of(const std::string& function) {
+    LoopQuery query;
+    query.binary = WEFT_LOOPS_MEMORY_STREAMS;
+    query.function = function;
+    query.cpu = "skylake";
+    query.calibration_file = WEFT_LOOPS_FIXED_CALIBRATION;
+    const LoopFindings findings = find_loops(query);
+    EXPECT_TRUE(findings.calibration.used);
+    EXPECT_EQ(findings.calibration.l2.load_bytes_per_cycle, 8.0);
+    EXPECT_EQ(findings.calibration.line_bytes, 64u);
+    if (findings.source_loops.size() != 1 || findings.source_loops[0].versions.size() != 1) {
+      ADD_FAILURE() << function << ": not one loop";
+      return {};
+    }
+    return findings.source_loops[0].versions[0];
+  }
+  // (kind, stride) of each access, in instruction order; stride -1:
+  // irregular, -2: unknown.
+  static std::vector<std::pair<std::string, int64_t>> strides(const LoopPerformance& loop) {
+    std::vector<std::pair<std::string, int64_t>> result;
+    for (const MemoryAccess& access : loop.memory_accesses)
+      result.emplace_back(access.store ? "store" : "load",
+                          access.pattern == AccessPattern::kIrregular       ? -1
+                          : access.pattern == AccessPattern::kUnknownStride ? -2
+                                                                            : access.stride);
+    return result;
+  }
+  static const MemoryLevelEstimate& level(const LoopPerformance& loop, size_t index) {
+    static const MemoryLevelEstimate none;
+    if (loop.memory_levels.size() != 2) {
+      ADD_FAILURE() << loop.function << ": no L2 and RAM estimates";
+      return none;
+    }
+    return loop.memory_levels[index];
+  }
+};
+
+using Strides = std::vector<std::pair<std::string, int64_t>>;
+
+TEST_F(CalibratedLoopEstimates, StrideOneTriadIsBandwidthBound) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_MEMORY_STREAMS);
+  const LoopPerformance triad = loop_of("triad");
+  // movsd xmm1, [rdx + rax]; mulsd; addsd xmm1, [rsi + rax]; movsd [rdi + rax], xmm1; add rax, 8
+  EXPECT_EQ(strides(triad), (Strides{{"load", 8}, {"load", 8}, {"store", 8}}));
+  for (const MemoryAccess& access : triad.memory_accesses) {
+    EXPECT_EQ(access.pattern, AccessPattern::kStrided);
+    EXPECT_EQ(access.bytes, 8u);
+  }
+  ASSERT_LT(triad.cycles_per_iteration, 4.0);
+  const MemoryLevelEstimate& l2 = level(triad, 0);
+  EXPECT_EQ(l2.level, "L2");
+  EXPECT_EQ(l2.load_bytes, 16.0);
+  EXPECT_EQ(l2.store_bytes, 8.0);
+  EXPECT_DOUBLE_EQ(l2.bandwidth_cycles, 16.0 / 8 + 8.0 / 4);  // 4
+  EXPECT_DOUBLE_EQ(l2.cycles_per_iteration, 4.0);
+  EXPECT_EQ(l2.bottleneck, "L2 bandwidth");
+  const MemoryLevelEstimate& ram = level(triad, 1);
+  EXPECT_EQ(ram.level, "RAM");
+  EXPECT_DOUBLE_EQ(ram.cycles_per_iteration, 16.0 / 2 + 8.0 / 1);  // 16
+  EXPECT_EQ(ram.latency_cycles, 0.0);
+  EXPECT_EQ(ram.bottleneck, "RAM bandwidth");
+}
+
+TEST_F(CalibratedLoopEstimates, StrideTwoBringsTheSkippedElements) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_MEMORY_STREAMS);
+  const LoopPerformance loop = loop_of("every_other");
+  // movsd xmm0, [rsi]; add rsi, 16; add rdi, 8; ...; movsd [rdi - 8], xmm0
+  EXPECT_EQ(strides(loop), (Strides{{"load", 16}, {"store", 8}}));
+  // 16 bytes loaded per iteration (the line holds the skipped double too).
+  EXPECT_EQ(level(loop, 0).load_bytes, 16.0);
+  EXPECT_EQ(level(loop, 0).store_bytes, 8.0);
+  EXPECT_DOUBLE_EQ(level(loop, 0).cycles_per_iteration, 16.0 / 8 + 8.0 / 4);
+  EXPECT_DOUBLE_EQ(level(loop, 1).cycles_per_iteration, 16.0 / 2 + 8.0 / 1);
+  EXPECT_EQ(level(loop, 1).bottleneck, "RAM bandwidth");
+}
+
+TEST_F(CalibratedLoopEstimates, ColumnAccessCostsALinePerIteration) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_MEMORY_STREAMS);
+  const LoopPerformance loop = loop_of("copy_column");
+  // movsd xmm0, [rax]; add rdi, 8; add rax, 4096 (the ADD64i32 encoding,
+  // RAX implicit); movsd [rdi - 8], xmm0
+  EXPECT_EQ(strides(loop), (Strides{{"load", 512 * 8}, {"store", 8}}));
+  // A whole 64-byte line for each 8-byte load.
+  EXPECT_EQ(level(loop, 0).load_bytes, 64.0);
+  EXPECT_DOUBLE_EQ(level(loop, 0).cycles_per_iteration, 64.0 / 8 + 8.0 / 4);  // 10
+  EXPECT_EQ(level(loop, 0).bottleneck, "L2 bandwidth");
+  EXPECT_DOUBLE_EQ(level(loop, 1).cycles_per_iteration, 64.0 / 2 + 8.0 / 1);  // 40
+}
+
+TEST_F(CalibratedLoopEstimates, GatherPaysTheLatencyOverTheMemoryParallelism) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_MEMORY_STREAMS);
+  const LoopPerformance loop = loop_of("gather");
+  // movsxd rax, [rsi]; add rsi, 4; addsd xmm0, [rdi + 8*rax]: rax is loaded.
+  EXPECT_EQ(strides(loop), (Strides{{"load", 4}, {"load", -1}}));
+  EXPECT_EQ(loop.memory_accesses[1].address, "rdi + 8*rax");
+  const MemoryLevelEstimate& l2 = level(loop, 0);
+  EXPECT_EQ(l2.irregular_accesses, 1u);
+  EXPECT_DOUBLE_EQ(l2.bandwidth_cycles, 4.0 / 8);
+  EXPECT_DOUBLE_EQ(l2.latency_cycles, 20.0 / kIrregularMemoryParallelism);
+  // 2.5 cycles of memory: the addsd chain (4 cycles on Skylake) still bounds it.
+  EXPECT_EQ(loop.cycles_per_iteration, 4.0);
+  EXPECT_DOUBLE_EQ(l2.cycles_per_iteration, 4.0);
+  EXPECT_EQ(l2.bottleneck, "core (L1)");
+  const MemoryLevelEstimate& ram = level(loop, 1);
+  EXPECT_DOUBLE_EQ(ram.cycles_per_iteration, 4.0 / 2 + 200.0 / kIrregularMemoryParallelism);  // 22
+  EXPECT_EQ(ram.bottleneck, "RAM latency");
+}
+
+TEST(CalibratedLoopEstimate, StreamsOfUnrolledAndUnknownStrides) {
+  LoopPerformance loop;
+  loop.cycles_per_iteration = 1.0;
+  auto access = [](bool store, const std::string& address, int64_t displacement,
+                   AccessPattern pattern, int64_t stride) {
+    MemoryAccess result;
+    result.store = store;
+    result.bytes = 8;
+    result.address = address;
+    result.displacement = displacement;
+    result.pattern = pattern;
+    result.stride = stride;
+    return result;
+  };
+  loop.memory_accesses = {
+      // Unrolled by 4, stride 32: one stream of 32 bytes per iteration.
+      access(false, "rsi", 0, AccessPattern::kStrided, 32),
+      access(false, "rsi", 8, AccessPattern::kStrided, 32),
+      access(false, "rsi", 16, AccessPattern::kStrided, 32),
+      access(false, "rsi", 24, AccessPattern::kStrided, 32),
+      // Two rows of a column loop unrolled by 2: two lines per iteration.
+      access(false, "rdx", 0, AccessPattern::kStrided, 8192),
+      access(false, "rdx", 4096, AccessPattern::kStrided, 8192),
+      // Loop-invariant address: stays in L1.
+      access(false, "rip", 0, AccessPattern::kStrided, 0),
+      // Incremented by a register: counted as stride 1 (its 8 bytes).
+      access(true, "rcx", 0, AccessPattern::kUnknownStride, 0),
+      // Downwards, stride -8.
+      access(true, "rdi", 0, AccessPattern::kStrided, -8),
+  };
+  MemoryLevelCalibration ram;
+  ram.level = "RAM";
+  ram.load_bytes_per_cycle = 4;
+  ram.store_bytes_per_cycle = 2;
+  ram.latency_cycles = 100;
+  const MemoryLevelEstimate estimate = estimate_memory_level(loop, ram, 64);
+  EXPECT_EQ(estimate.load_bytes, 32.0 + 128.0);
+  EXPECT_EQ(estimate.store_bytes, 16.0);
+  EXPECT_DOUBLE_EQ(estimate.cycles_per_iteration, 160.0 / 4 + 16.0 / 2);
+  EXPECT_EQ(estimate.bottleneck, "RAM bandwidth");
+}
+
+TEST_F(CalibratedLoopEstimates, WithoutACalibrationOneNoteAndNoFigures) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_MEMORY_STREAMS);
+  LoopQuery query;
+  query.binary = WEFT_LOOPS_MEMORY_STREAMS;
+  query.cpu = "skylake";
+  // The suite's cache directory holds no calibration.
+  const LoopFindings findings = find_loops(query);
+  EXPECT_FALSE(findings.calibration.used);
+  EXPECT_NE(findings.calibration.note.find("weft calibrate"), std::string::npos);
+  for (const SourceLoop& loop : findings.source_loops)
+    for (const LoopPerformance& version : loop.versions) {
+      EXPECT_TRUE(version.memory_levels.empty());
+      EXPECT_FALSE(version.memory_accesses.empty());  // the streams need no calibration
+    }
+  // Another machine's calibration in the cache directory is not used.
+  const std::string stored = std::string(getenv("WEFT_CACHE_DIR")) + "/calibration.json";
+  std::filesystem::copy_file(WEFT_LOOPS_FIXED_CALIBRATION, stored);
+  const LoopFindings foreign = find_loops(query);
+  std::filesystem::remove(stored);
+  EXPECT_FALSE(foreign.calibration.used);
+  EXPECT_NE(foreign.calibration.note.find("another machine"), std::string::npos);
+  // A named file that is no calibration fails the command.
+  query.calibration_file = WEFT_LOOP_KERNELS_SOURCE;
+  EXPECT_THROW(find_loops(query), FindingError);
 }
 
 TEST(SourceLoopGrouping, OverlappingRangesOfOneFunctionAndFileAreOneLoop) {

@@ -86,6 +86,61 @@ TEST_F(LoopsCommand, TheHostCpuByDefault) {
   EXPECT_FALSE(out["cpu"]["name"].get<std::string>().empty());
 }
 
+TEST_F(LoopsCommand, CalibrationGivesL2AndRamEstimates) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_MEMORY_STREAMS);
+  const std::string args = std::string(WEFT_LOOPS_MEMORY_STREAMS) +
+                           " --function copy_column --cpu skylake --calibration " +
+                           WEFT_LOOPS_FIXED_CALIBRATION;
+  const CommandResult table = run(args);
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("calibration: " + std::string(WEFT_LOOPS_FIXED_CALIBRATION)),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("memory accesses: load [rax] 8 B, stride 4096; store [rdi - 8] 8 B, "
+                           "stride 8"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("cycles per iteration (L2): 10.00 (64 B loaded, 8 B stored"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("bound: L2 bandwidth"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("cycles per iteration (RAM): 40.00"), std::string::npos) << table.out;
+
+  const CommandResult json = run(args + " --format json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const nlohmann::json out = nlohmann::json::parse(json.out);
+  EXPECT_EQ(out["calibration"]["used"], true);
+  EXPECT_EQ(out["calibration"]["levels"]["RAM"]["load_bytes_per_cycle"], 2.0);
+  const nlohmann::json& version = out["source_loops"][0]["versions"][0];
+  EXPECT_EQ(version["memory_accesses"][0]["pattern"], "strided");
+  EXPECT_EQ(version["memory_accesses"][0]["stride"], 4096);
+  EXPECT_EQ(version["memory_levels"]["L2"]["cycles_per_iteration"], 10.0);
+  EXPECT_EQ(version["memory_levels"]["RAM"]["cycles_per_iteration"], 40.0);
+  EXPECT_EQ(version["memory_levels"]["RAM"]["bottleneck"], "RAM bandwidth");
+}
+
+TEST_F(LoopsCommand, WithoutCalibrationSaysOnceHowToGetOne) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_MEMORY_STREAMS);
+  const CommandResult r = run(std::string(WEFT_LOOPS_MEMORY_STREAMS) + " --cpu skylake");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string note =
+      "note: no calibration of this machine: run `weft calibrate` for the L2 and RAM estimates";
+  const size_t at = r.out.find(note);
+  EXPECT_NE(at, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(note, at + 1), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("(L2)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("(RAM)"), std::string::npos) << r.out;
+  const CommandResult json =
+      run(std::string(WEFT_LOOPS_MEMORY_STREAMS) + " --cpu skylake --format json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const nlohmann::json out = nlohmann::json::parse(json.out);
+  EXPECT_EQ(out["calibration"]["used"], false);
+  EXPECT_TRUE(out["calibration"]["levels"].is_null());
+  EXPECT_TRUE(out["source_loops"][0]["versions"][0]["memory_levels"].is_null());
+  expect_failure(std::string(WEFT_LOOPS_MEMORY_STREAMS) + " --calibration /nonexistent.json",
+                 "cannot open calibration '/nonexistent.json'");
+}
+
 TEST_F(LoopsCommand, BadInputsAreOneLineCauses) {
   expect_failure("/nonexistent/program", "cannot open '/nonexistent/program': no such file");
   expect_failure(WEFT_LOOP_KERNELS_SOURCE, "is not an ELF file");

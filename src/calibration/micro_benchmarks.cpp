@@ -1,0 +1,205 @@
+#include "calibration/micro_benchmarks.h"
+
+#include <immintrin.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace weft {
+namespace {
+
+// rdtsc after every earlier instruction has completed (lfence before), and
+// before any later one starts (lfence after).
+inline uint64_t ordered_tsc() {
+  _mm_lfence();
+  const uint64_t ticks = __rdtsc();
+  _mm_lfence();
+  return ticks;
+}
+
+uint64_t monotonic_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// The results the compiler must not drop.
+volatile uint64_t benchmark_sink = 0;
+
+__attribute__((target("avx2"))) uint64_t load_pass_avx2(const std::byte* data, size_t bytes) {
+  __m256i a = _mm256_setzero_si256(), b = a, c = a, d = a;
+  for (const std::byte* p = data; p < data + bytes; p += 128) {
+    a = _mm256_or_si256(a, _mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
+    b = _mm256_or_si256(b, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32)));
+    c = _mm256_or_si256(c, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 64)));
+    d = _mm256_or_si256(d, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 96)));
+  }
+  const __m256i all = _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, d));
+  return static_cast<uint64_t>(_mm256_extract_epi64(all, 0));
+}
+
+uint64_t load_pass_sse2(const std::byte* data, size_t bytes) {
+  __m128i a = _mm_setzero_si128(), b = a, c = a, d = a;
+  for (const std::byte* p = data; p < data + bytes; p += 64) {
+    a = _mm_or_si128(a, _mm_load_si128(reinterpret_cast<const __m128i*>(p)));
+    b = _mm_or_si128(b, _mm_load_si128(reinterpret_cast<const __m128i*>(p + 16)));
+    c = _mm_or_si128(c, _mm_load_si128(reinterpret_cast<const __m128i*>(p + 32)));
+    d = _mm_or_si128(d, _mm_load_si128(reinterpret_cast<const __m128i*>(p + 48)));
+  }
+  const __m128i all = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
+  return static_cast<uint64_t>(_mm_cvtsi128_si64(all));
+}
+
+__attribute__((target("avx2"))) void store_pass_avx2(std::byte* data, size_t bytes,
+                                                     uint64_t value) {
+  const __m256i v = _mm256_set1_epi64x(static_cast<long long>(value));
+  for (std::byte* p = data; p < data + bytes; p += 128) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(p), v);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(p + 32), v);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(p + 64), v);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(p + 96), v);
+  }
+  asm volatile("" ::: "memory");
+}
+
+void store_pass_sse2(std::byte* data, size_t bytes, uint64_t value) {
+  const __m128i v = _mm_set1_epi64x(static_cast<long long>(value));
+  for (std::byte* p = data; p < data + bytes; p += 64) {
+    _mm_store_si128(reinterpret_cast<__m128i*>(p), v);
+    _mm_store_si128(reinterpret_cast<__m128i*>(p + 16), v);
+    _mm_store_si128(reinterpret_cast<__m128i*>(p + 32), v);
+    _mm_store_si128(reinterpret_cast<__m128i*>(p + 48), v);
+  }
+  asm volatile("" ::: "memory");
+}
+
+bool has_avx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
+}
+
+// Passes over `working_set` so that a repetition moves at least `minimum` bytes.
+size_t passes_for(size_t working_set, size_t minimum) {
+  return std::max<size_t>(1, (minimum + working_set - 1) / working_set);
+}
+
+}  // namespace
+
+double measure_tsc_hz() {
+  double best = 0;
+  // The window whose ticks per nanosecond are the least disturbed: the one
+  // measured with the shortest clock reads around it is kept (a preemption
+  // between a clock read and rdtsc shows as a longer read).
+  uint64_t best_read_span = UINT64_MAX;
+  for (int window = 0; window < 5; ++window) {
+    const uint64_t tsc_before = ordered_tsc();
+    const uint64_t ns_start = monotonic_ns();
+    const uint64_t tsc_start = ordered_tsc();
+    while (monotonic_ns() - ns_start < 20000000u) {
+    }
+    const uint64_t tsc_end_before = ordered_tsc();
+    const uint64_t ns_end = monotonic_ns();
+    const uint64_t tsc_end = ordered_tsc();
+    const uint64_t read_span = (tsc_start - tsc_before) + (tsc_end - tsc_end_before);
+    const double hz =
+        static_cast<double>((tsc_end + tsc_end_before) / 2 - (tsc_start + tsc_before) / 2) /
+        (static_cast<double>(ns_end - ns_start) * 1e-9);
+    if (read_span < best_read_span) {
+      best_read_span = read_span;
+      best = hz;
+    }
+  }
+  return best;
+}
+
+BenchmarkBuffer::BenchmarkBuffer(size_t bytes) : bytes_(bytes) {
+  void* mapping = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapping == MAP_FAILED)
+    throw std::runtime_error("cannot map " + std::to_string(bytes) + " bytes for the benchmarks");
+  // Huge pages, when the kernel gives them, keep TLB misses out of the
+  // latency of the larger working sets.
+  madvise(mapping, bytes, MADV_HUGEPAGE);
+  data_ = static_cast<std::byte*>(mapping);
+  std::memset(data_, 1, bytes);
+}
+
+BenchmarkBuffer::~BenchmarkBuffer() { munmap(data_, bytes_); }
+
+double load_bytes_per_tick(const BenchmarkBuffer& buffer, size_t working_set,
+                           size_t bytes_per_repetition, unsigned repetitions) {
+  const size_t passes = passes_for(working_set, bytes_per_repetition);
+  auto pass = has_avx2() ? load_pass_avx2 : load_pass_sse2;
+  uint64_t sink = pass(buffer.data(), working_set);  // warm-up: the working set in its level
+  double best = 0;
+  for (unsigned repetition = 0; repetition < repetitions; ++repetition) {
+    const uint64_t start = ordered_tsc();
+    for (size_t i = 0; i < passes; ++i) sink += pass(buffer.data(), working_set);
+    const uint64_t ticks = ordered_tsc() - start;
+    best = std::max(best, static_cast<double>(passes * working_set) / static_cast<double>(ticks));
+  }
+  benchmark_sink = sink;
+  return best;
+}
+
+double store_bytes_per_tick(const BenchmarkBuffer& buffer, size_t working_set,
+                            size_t bytes_per_repetition, unsigned repetitions) {
+  const size_t passes = passes_for(working_set, bytes_per_repetition);
+  auto pass = has_avx2() ? store_pass_avx2 : store_pass_sse2;
+  pass(buffer.data(), working_set, 2);
+  double best = 0;
+  for (unsigned repetition = 0; repetition < repetitions; ++repetition) {
+    const uint64_t start = ordered_tsc();
+    for (size_t i = 0; i < passes; ++i) pass(buffer.data(), working_set, i);
+    const uint64_t ticks = ordered_tsc() - start;
+    best = std::max(best, static_cast<double>(passes * working_set) / static_cast<double>(ticks));
+  }
+  return best;
+}
+
+double chase_ticks_per_load(const BenchmarkBuffer& buffer, size_t working_set, size_t line_bytes,
+                            size_t steps, unsigned repetitions) {
+  const size_t lines = working_set / line_bytes;
+  if (lines < 2) throw std::invalid_argument("the pointer chase needs at least two lines");
+  // Sattolo's shuffle: a uniformly random permutation with a single cycle,
+  // so the chase visits every line before it repeats.
+  std::vector<uint32_t> order(lines);
+  std::iota(order.begin(), order.end(), 0u);
+  std::mt19937_64 random(0x5eed);
+  for (size_t i = lines - 1; i > 0; --i) {
+    std::uniform_int_distribution<size_t> pick(0, i - 1);
+    std::swap(order[i], order[pick(random)]);
+  }
+  std::byte* base = buffer.data();
+  for (size_t i = 0; i < lines; ++i) {
+    std::byte* line = base + static_cast<size_t>(order[i]) * line_bytes;
+    std::byte* next = base + static_cast<size_t>(order[(i + 1) % lines]) * line_bytes;
+    std::memcpy(line, &next, sizeof next);
+  }
+  auto chase = [](std::byte* from, size_t count) {
+    void* p = from;
+    for (size_t i = 0; i < count; ++i) p = *static_cast<void**>(p);
+    return p;
+  };
+  void* position = chase(base, std::min(lines, steps));  // warm-up
+  double best = 0;
+  for (unsigned repetition = 0; repetition < repetitions; ++repetition) {
+    const uint64_t start = ordered_tsc();
+    position = chase(static_cast<std::byte*>(position), steps);
+    const uint64_t ticks = ordered_tsc() - start;
+    const double per_load = static_cast<double>(ticks) / static_cast<double>(steps);
+    if (repetition == 0 || per_load < best) best = per_load;
+  }
+  benchmark_sink = reinterpret_cast<uintptr_t>(position);
+  return best;
+}
+
+}  // namespace weft

@@ -1,0 +1,51 @@
+// weft's micro-benchmarks of this machine's memory hierarchy, single thread:
+// the sustained load and store bandwidth of a stride-1 stream over a working
+// set, and the load-to-use latency of a pointer chase over a random cyclic
+// permutation of the working set's cache lines. Time is read with rdtsc:
+// cycles are TSC ticks (reference cycles, not core cycles: this VM has no
+// hardware counters). docs/loops.md, "Calibration".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace weft {
+
+// TSC ticks per second, measured against CLOCK_MONOTONIC (the best of a few
+// windows of ~20 ms each).
+double measure_tsc_hz();
+
+// An anonymous mapping of `bytes` (transparent huge pages asked for), every
+// page touched once so no page fault falls in a measurement.
+class BenchmarkBuffer {
+ public:
+  explicit BenchmarkBuffer(size_t bytes);
+  ~BenchmarkBuffer();
+  BenchmarkBuffer(const BenchmarkBuffer&) = delete;
+  BenchmarkBuffer& operator=(const BenchmarkBuffer&) = delete;
+  std::byte* data() const { return data_; }
+  size_t size() const { return bytes_; }
+
+ private:
+  std::byte* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Bytes per TSC tick of a stride-1 read (resp. write) stream over the first
+// `working_set` bytes of `buffer` (a multiple of 128), passes repeated until
+// at least `bytes_per_repetition` bytes moved; the best of `repetitions`.
+// AVX2 loads and stores when the CPU has AVX2, else SSE2.
+double load_bytes_per_tick(const BenchmarkBuffer& buffer, size_t working_set,
+                           size_t bytes_per_repetition, unsigned repetitions);
+double store_bytes_per_tick(const BenchmarkBuffer& buffer, size_t working_set,
+                            size_t bytes_per_repetition, unsigned repetitions);
+
+// TSC ticks per dependent load: a chase through one pointer per `line_bytes`
+// line of the first `working_set` bytes of `buffer`, the lines linked in a
+// random single cycle (Sattolo's shuffle, fixed seed, so no prefetcher can
+// predict the next line); `steps` loads per repetition, the best of
+// `repetitions`.
+double chase_ticks_per_load(const BenchmarkBuffer& buffer, size_t working_set, size_t line_bytes,
+                            size_t steps, unsigned repetitions);
+
+}  // namespace weft

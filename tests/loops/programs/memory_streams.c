@@ -1,0 +1,54 @@
+// Loops whose memory streams are known, for the L2/RAM estimates of
+// test_loops: a stride-1 triad, a stride-2 read, a column read (stride = a
+// row of ROW_LENGTH doubles) and a gather. Each kernel is its own function
+// (noinline) so the tests find its loop by name.
+#include <stdio.h>
+#include <stdlib.h>
+
+#define KERNEL __attribute__((noinline))
+#define ROW_LENGTH 512
+
+// Two 8-byte loads and one 8-byte store per iteration, all stride 8.
+KERNEL void triad(double* restrict a, const double* restrict b, const double* restrict c,
+                  double scalar, int n) {
+  for (int i = 0; i < n; i++) a[i] = b[i] + scalar * c[i];
+}
+
+// Every other element of b (stride 16 bytes), stored contiguously (stride 8).
+KERNEL void every_other(double* restrict a, const double* restrict b, int n) {
+  for (int i = 0; i < n; i++) a[i] = 2.0 * b[2 * i];
+}
+
+// One column of a row-major matrix: loads ROW_LENGTH * 8 bytes apart.
+KERNEL void copy_column(double* restrict column, const double (*restrict matrix)[ROW_LENGTH],
+                        int j, int n) {
+  for (int i = 0; i < n; i++) column[i] = matrix[i][j];
+}
+
+// a[index[i]]: the address of the a load depends on the index load.
+KERNEL double gather(const double* restrict a, const int* restrict index, int n) {
+  double sum = 0;
+  for (int i = 0; i < n; i++) sum += a[index[i]];
+  return sum;
+}
+
+int main(int argc, char** argv) {
+  const int n = argc > 1 ? atoi(argv[1]) : 1000;
+  double* a = calloc((size_t)n, sizeof(double));
+  double* b = calloc(2 * (size_t)n, sizeof(double));
+  double* c = calloc((size_t)n, sizeof(double));
+  double(*matrix)[ROW_LENGTH] = calloc((size_t)n, sizeof *matrix);
+  int* index = calloc((size_t)n, sizeof(int));
+  if (!a || !b || !c || !matrix || !index) return 1;
+  for (int i = 0; i < n; i++) index[i] = (i * 7) % n;
+  triad(a, b, c, 3.0, n);
+  every_other(a, b, n);
+  copy_column(a, (const double(*)[ROW_LENGTH])matrix, 3, n);
+  printf("%g\n", gather(a, index, n));
+  free(a);
+  free(b);
+  free(c);
+  free(matrix);
+  free(index);
+  return 0;
+}

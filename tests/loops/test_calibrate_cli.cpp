@@ -1,0 +1,108 @@
+// `weft calibrate` on this machine (integration: it measures the live
+// machine, so only sanity is asserted, never values): it writes the
+// calibration where docs/commands.md says, a second run reuses it (fast),
+// --force measures again, L1 is faster than RAM both ways, and `weft loops`
+// then uses it without being told.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "support/command_runner.h"
+
+namespace {
+
+using weft_test::CommandResult;
+
+const std::string kWeft = std::string(WEFT_BIN_DIR) + "/weft";
+
+class CalibrateCommand : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = std::make_unique<weft_test::TempDir>("weft-test-calibrate"); }
+  // The command's result and its wall time in seconds.
+  std::pair<CommandResult, double> run(const std::string& command) {
+    const auto start = std::chrono::steady_clock::now();
+    CommandResult result = weft_test::run_command(
+        "WEFT_CACHE_DIR=" + (dir_->path / "cache").string() + " " + kWeft + " " + command,
+        dir_->path);
+    return {result,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+  }
+  std::unique_ptr<weft_test::TempDir> dir_;
+};
+
+TEST_F(CalibrateCommand, MeasuresOnceStoresReusesAndForces) {
+  const auto [first, first_seconds] = run("calibrate --format json");
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_LE(first_seconds, 20.0);
+  const std::filesystem::path stored = dir_->path / "cache" / "calibration.json";
+  ASSERT_TRUE(std::filesystem::exists(stored));
+  const nlohmann::json measured = nlohmann::json::parse(first.out);
+  EXPECT_EQ(measured["reused"], false);
+  EXPECT_EQ(measured["reason"], "no calibration file");
+  EXPECT_EQ(measured["path"], stored.string());
+  EXPECT_GT(measured["tsc_hz"].get<double>(), 1e8);
+
+  // Sane numbers: every figure positive, L1 faster than RAM both ways.
+  std::map<std::string, nlohmann::json> levels;
+  for (const nlohmann::json& level : measured["levels"]) {
+    EXPECT_GT(level["load_bytes_per_cycle"].get<double>(), 0) << level;
+    EXPECT_GT(level["store_bytes_per_cycle"].get<double>(), 0) << level;
+    EXPECT_GT(level["latency_cycles"].get<double>(), 0) << level;
+    levels[level["level"].get<std::string>()] = level;
+  }
+  ASSERT_TRUE(levels.count("L1") && levels.count("L2") && levels.count("RAM")) << first.out;
+  EXPECT_GT(levels["L1"]["load_bytes_per_cycle"].get<double>(),
+            levels["RAM"]["load_bytes_per_cycle"].get<double>());
+  EXPECT_GT(levels["L1"]["store_bytes_per_cycle"].get<double>(),
+            levels["RAM"]["store_bytes_per_cycle"].get<double>());
+  EXPECT_GT(levels["RAM"]["latency_cycles"].get<double>(),
+            levels["L1"]["latency_cycles"].get<double>());
+  EXPECT_GT(levels["RAM"]["latency_cycles"].get<double>(),
+            levels["L2"]["latency_cycles"].get<double>());
+
+  // Reused: the same figures, no measurement.
+  const auto [second, second_seconds] = run("calibrate --format json");
+  ASSERT_EQ(second.code, 0) << second.err;
+  const nlohmann::json reused = nlohmann::json::parse(second.out);
+  EXPECT_EQ(reused["reused"], true);
+  EXPECT_EQ(reused["levels"], measured["levels"]);
+  EXPECT_LT(second_seconds, 2.0);
+  EXPECT_LT(second_seconds, first_seconds);
+
+  // The table says where the file is and that it was reused.
+  const auto [table, table_seconds] = run("calibrate");
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("calibration: " + stored.string() + " (measured "), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("--force measures again"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("latency cycles"), std::string::npos) << table.out;
+
+  // --force measures again.
+  const auto [forced, forced_seconds] = run("calibrate --force --format json");
+  ASSERT_EQ(forced.code, 0) << forced.err;
+  const nlohmann::json remeasured = nlohmann::json::parse(forced.out);
+  EXPECT_EQ(remeasured["reused"], false);
+  EXPECT_EQ(remeasured["reason"], "--force");
+  EXPECT_LE(forced_seconds, 20.0);
+
+  // `weft loops` finds it in the cache directory.
+  if (std::string(WEFT_LOOPS_MEMORY_STREAMS).empty()) return;
+  const auto [loops, loops_seconds] =
+      run("loops " + std::string(WEFT_LOOPS_MEMORY_STREAMS) + " --function triad --format json");
+  ASSERT_EQ(loops.code, 0) << loops.err;
+  const nlohmann::json out = nlohmann::json::parse(loops.out);
+  EXPECT_EQ(out["calibration"]["used"], true);
+  EXPECT_EQ(out["calibration"]["path"], stored.string());
+  EXPECT_FALSE(out["source_loops"][0]["versions"][0]["memory_levels"].is_null());
+}
+
+TEST_F(CalibrateCommand, CsvIsRefused) {
+  const auto [r, seconds] = run("calibrate --format csv");
+  EXPECT_NE(r.code, 0);
+}
+
+}  // namespace
