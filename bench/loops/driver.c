@@ -123,7 +123,7 @@ RUN(sum) { sink += k_sum(A, N); }
 SETUP(stencil1d) { return setup_copy(bytes) - 4; }
 RUN(stencil1d) { k_stencil1d(A, B, N); }
 SETUP(stencil2d) {
-  COLS = 64, ROWS = bytes / (2 * 8 * COLS);
+  COLS = 130, ROWS = bytes / (2 * 8 * COLS); /* 128 inner elements: no remainder */
   A = doubles(ROWS * COLS, 0, 1), B = doubles(ROWS * COLS, 0, 1);
   return (ROWS - 2) * (COLS - 2);
 }
@@ -135,7 +135,7 @@ SETUP(matvec) {
 }
 RUN(matvec) { k_matvec(B, A, X, ROWS, COLS); }
 SETUP(colsweep) {
-  COLS = 16, ROWS = round64(bytes / (8 * (COLS + 1)));
+  COLS = 16, ROWS = bytes / (8 * (COLS + 1)) / 8 * 8;
   A = doubles(ROWS * COLS, 0, 1), B = doubles(ROWS, 0.99, 1.01);
   return ROWS * COLS;
 }
