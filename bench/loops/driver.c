@@ -3,13 +3,21 @@
  *
  *   driver list                         the kernels' names, one a line
  *   driver calibrate                    TSC ticks per core cycle (below)
- *   driver time BYTES REPS KERNEL...    per kernel: NAME BYTES UNITS TICKS
+ *   driver time BIG SMALL REPS ROUNDS KERNEL...
+ *                                       per kernel: NAME BIG UNITS CYCLES
+ *                                       SMALL UNITS CYCLES RATIO_MIN RATIO_MAX
  *   driver count BYTES KERNEL...        each kernel once, nothing timed
  *
- * `time` sets up each kernel's arrays so that together they take about
- * BYTES, initialises them (the first touch), calls the kernel a few times
- * to warm the caches, then REPS times, each call timed with rdtsc between
- * lfences; TICKS is the minimum over the REPS calls. UNITS is the number of
+ * `time` first spins ~50 ms (the core leaves its idle clock), then per
+ * kernel and size (BIG, then SMALL, ROUNDS times in turn) sets up the
+ * arrays so that together they take about that many bytes, initialises
+ * them (the first touch), calls the kernel 3 times to warm the caches, then
+ * REPS times, each call timed with rdtsc between lfences and converted to
+ * core cycles by the TSC ticks per core cycle `calibrate` measures, measured
+ * again just before (the core's clock moves with the host's load: 3.2 GHz
+ * against the TSC's 2.445 when idle, less when busy); CYCLES is the minimum
+ * over every timed call of that size; the line ends with the smallest and
+ * largest ticks per cycle seen. UNITS is the number of
  * iterations of the source inner loop in one call, which the binary loop's
  * iteration count is an affine function of (bench/loops.sh derives the
  * latter from it). `count` calls each kernel exactly once, for bench/loops.sh's gdb
@@ -29,17 +37,17 @@
 
 static volatile double sink;
 
-/* The arrays of the current kernel: one pool, each array 64-byte aligned
- * and offset by a few cache lines from the previous one so that equal
- * indices of two arrays never share their low 12 address bits (4K
- * aliasing would make the loads wait for unrelated stores). */
+/* The arrays of the current kernel: one pool, the k-th array starting
+ * 1088 * k bytes (17 cache lines) past a 4 KiB boundary, the same at every
+ * size, so that the arrays' equal indices are at least 256 bytes apart in
+ * their low 12 address bits (4K aliasing would make loads wait for
+ * unrelated stores) and both sizes of a difference have the same layout. */
 static char *pool;
 static size_t pool_used, pool_size;
 static int pool_arrays;
 
 static void *take(size_t bytes) {
-  size_t skew = 64 * (size_t)(1 + 3 * pool_arrays++);
-  size_t start = (pool_used + skew + 63) & ~(size_t)63;
+  size_t start = ((pool_used + 4095) & ~(size_t)4095) + 1088 * (size_t)pool_arrays++;
   if (start + bytes > pool_size) {
     fprintf(stderr, "driver: pool too small\n");
     exit(1);
@@ -237,7 +245,7 @@ static const struct kernel *find(const char *name) {
 }
 
 static long setup(const struct kernel *k, long bytes) {
-  size_t want = (size_t)bytes + (size_t)bytes / 4 + (1 << 16);
+  size_t want = (size_t)bytes + (size_t)bytes / 4 + (1 << 17);
   if (want > pool_size) {
     free(pool);
     pool = aligned_alloc(4096, (want + 4095) / 4096 * 4096);
@@ -266,9 +274,10 @@ static inline uint64_t ticks(void) {
  * us each, so that a run the hypervisor or another process interrupted
  * never counts) of a chain of 100 * `blocks` instructions; chains of two
  * lengths, so that the cost of reading the TSC cancels out. */
+static int chain_runs = 2000;
 static double chain_min_ticks(int which, long blocks) {
   uint64_t best = UINT64_MAX;
-  for (int run = 0; run < 2000; run++) {
+  for (int run = 0; run < chain_runs; run++) {
     uint64_t x = 1, t0 = ticks();
     for (long i = 0; i < blocks; i++) {
       if (which == 0)
@@ -308,25 +317,40 @@ int main(int argc, char **argv) {
     }
     return 0;
   }
-  if (argc >= 5 && strcmp(argv[1], "time") == 0) {
-    long bytes = atol(argv[2]), reps = atol(argv[3]);
-    for (int i = 4; i < argc; i++) {
+  if (argc >= 7 && strcmp(argv[1], "time") == 0) {
+    long big = atol(argv[2]), small = atol(argv[3]), reps = atol(argv[4]), rounds = atol(argv[5]);
+    /* ~50 ms of work first: the core leaves its idle clock */
+    for (int w = 0; w < 10; w++) chain_min_ticks(0, 10);
+    for (int i = 6; i < argc; i++) {
       const struct kernel *k = find(argv[i]);
-      long units = setup(k, bytes);
-      for (int w = 0; w < 3; w++) k->run();
-      uint64_t best = UINT64_MAX;
-      for (long r = 0; r < reps; r++) {
-        uint64_t t0 = ticks();
-        k->run();
-        uint64_t t = ticks() - t0;
-        if (t < best) best = t;
+      long units[2] = {0, 0};
+      double best[2] = {1e300, 1e300}, ratio_min = 1e300, ratio_max = 0;
+      /* the two sizes alternate, so that a change of the core's clock
+       * during the run does not land on one size only */
+      for (long round = 0; round < 2 * rounds; round++) {
+        int which = (int)(round % 2);
+        units[which] = setup(k, which == 0 ? big : small);
+        for (int w = 0; w < 3; w++) k->run();
+        /* the core's clock right now: it moves with the host's load */
+        chain_runs = 300;
+        double ratio = chain(0);
+        if (ratio < ratio_min) ratio_min = ratio;
+        if (ratio > ratio_max) ratio_max = ratio;
+        for (long r = 0; r < reps; r++) {
+          uint64_t t0 = ticks();
+          k->run();
+          double cycles = (double)(ticks() - t0) / ratio;
+          if (cycles < best[which]) best[which] = cycles;
+        }
       }
-      printf("%s %ld %ld %llu\n", k->name, bytes, units, (unsigned long long)best);
+      printf("%s %ld %ld %.1f %ld %ld %.1f %.4f %.4f\n", k->name, big, units[0], best[0], small,
+             units[1], best[1], ratio_min, ratio_max);
       fflush(stdout);
     }
     return 0;
   }
   fprintf(stderr,
-          "usage: driver list | calibrate | time BYTES REPS KERNEL... | count BYTES KERNEL...\n");
+          "usage: driver list | calibrate | time BIG SMALL REPS ROUNDS KERNEL... | count BYTES "
+          "KERNEL...\n");
   return 2;
 }
