@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The accuracy of `weft loops`' static cycles per iteration (issue 22):
+# builds the kernels of bench/loops/kernels.c with gcc -O2, gcc -O3
+# -march=native, clang -O2 and clang -O3 -march=native (-g -fno-math-errno
+# -no-pie), then for every kernel and build compares `weft loops --line
+# kernels.c:LINE --format json`'s cycles per iteration in L1 with the cycles
+# per iteration measured with rdtsc (bench/loops/driver.c) at L1-, L2- and
+# RAM-resident sizes, and prints one table and the mean and worst L1 error
+# per compiler build and overall (bench/loops/accuracy.py says how the
+# iterations are counted and the TSC converted; docs/loops.md, "Accuracy",
+# the results on the development machine). Uses the existing build/ (build
+# the `weft` target first). Needs gcc, clang, valgrind (callgrind counts the
+# binary loops' iterations).
+#
+#   bench/loops.sh [--cpu NAME] [--kernels REGEX] [--quick]
+#
+# --cpu: the model `weft loops` uses (default: the host's, as weft names it);
+# --kernels: only the kernels whose name matches; --quick: fewer repetitions.
+set -euo pipefail
+USAGE="usage: bench/loops.sh [--cpu NAME] [--kernels REGEX] [--quick]"
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$ROOT/build/bench/loops
+WEFT=$ROOT/build/bin/weft
+CPU=""
+ONLY=""
+QUICK=()
+while (($#)); do
+  case $1 in
+    --cpu | --kernels) (($# >= 2)) || { echo "$USAGE" >&2; exit 2; } ;;&
+    --cpu) CPU=$2; shift 2 ;;
+    --kernels) ONLY=$2; shift 2 ;;
+    --quick) QUICK=(--quick); shift ;;
+    -h | --help) echo "$USAGE"; exit 0 ;;
+    *) echo "$USAGE" >&2; exit 2 ;;
+  esac
+done
+[[ -x $WEFT ]] || { echo "bench/loops.sh: build weft first ($WEFT is missing)" >&2; exit 2; }
+for tool in gcc clang valgrind python3; do
+  command -v "$tool" >/dev/null || { echo "bench/loops.sh: $tool is missing" >&2; exit 2; }
+done
+mkdir -p "$OUT"
+
+# name | compiler and optimisation flags
+BUILDS=(
+  "gcc-O2|gcc -O2"
+  "gcc-O3-native|gcc -O3 -march=native"
+  "clang-O2|clang -O2"
+  "clang-O3-native|clang -O3 -march=native"
+)
+SRC=$ROOT/bench/loops
+binaries=()
+for entry in "${BUILDS[@]}"; do
+  IFS='|' read -r name flags <<<"$entry"
+  read -r -a cc <<<"$flags"
+  # The kernels and the driver are compiled from bench/loops so that the
+  # debug info names kernels.c as `weft loops --line kernels.c:LINE` wants.
+  (cd "$SRC" && "${cc[@]}" -g -fno-math-errno -no-pie -Wall -Wextra -o "$OUT/$name" \
+    kernels.c driver.c) 2>"$OUT/build.log" ||
+    { echo "bench/loops.sh: build failed: $flags ($(tail -1 "$OUT/build.log"))" >&2; exit 1; }
+  binaries+=("$name=$OUT/$name")
+done
+
+args=(--weft "$WEFT" --kernels "$SRC/kernels.c" --out "$OUT" "${QUICK[@]}")
+[[ -n $CPU ]] && args+=(--cpu "$CPU")
+[[ -n $ONLY ]] && args+=(--only "$ONLY")
+python3 "$SRC/accuracy.py" "${args[@]}" "${binaries[@]}"

@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""The accuracy table of `weft loops` (bench/loops.sh runs this after building
+the kernels; bench/README.md, "Accuracy of `weft loops`").
+
+    accuracy.py --weft WEFT --kernels kernels.c --out DIR [--cpu NAME] [--quick]
+                BUILD=BINARY...
+
+For every kernel (a `weft:kernel NAME` marker in kernels.c) and build:
+
+- predicted: `weft loops BINARY --function k_NAME --line kernels.c:LINE --cpu
+  CPU --format json`, the cycles per iteration in L1 of every version of
+  the source loop, weighted by the iterations each runs (counted below) and
+  expressed per iteration of the main version, the one that runs the most
+  iterations (the vector body rather than its scalar epilogue, clang's
+  unrolled body rather than its remainder). With one version running this
+  is the main version's own prediction; it differs where the compiler made
+  several copies that all run (clang -O3 unrolls matvec's row loop by 4:
+  four copies of the inner loop, each a quarter of the iterations);
+- iterations: how often each version's header instruction executes, counted
+  by callgrind (--dump-instr=yes: executions per instruction address) while
+  the driver calls the kernel once, at three small sizes; the main
+  version's count is an affine function of the driver's UNITS (elements or
+  rows, multiples of 64 elements: the vector body's trip count has no
+  remainder that varies), fitted on two sizes and checked on the third;
+- measured: the driver's minimum TSC ticks per call at two sizes of the same
+  level (16 and 8 KiB for L1, 256 and 128 KiB for L2, 64 and 32 MiB for
+  RAM), the difference divided by the difference of the main version's
+  iterations (header executions: the iterations MCA's "iteration" is, the
+  back edges plus the entries) (so the call, the set-up before the loop, the epilogue and
+  the reading of the TSC cancel out), converted to core cycles by the TSC
+  ticks per core cycle that the driver measures (as `driver calibrate`
+  does: chains of dependent adds) just before each timing.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+
+L1 = (16384, 8192)
+L2 = (262144, 131072)
+RAM = (64 << 20, 32 << 20)
+COUNT_SIZES = (8192, 12288, 16384)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
+
+
+def log(started, what):
+    print(f"[{time.time() - started:5.0f} s] {what}", file=sys.stderr, flush=True)
+
+
+def markers(kernels_c):
+    found = {}
+    with open(kernels_c) as f:
+        for number, line in enumerate(f, 1):
+            m = re.search(r"/\* weft:kernel (\w+) \*/", line)
+            if m:
+                found[m.group(1)] = number
+    return found
+
+
+def callgrind_counts(binary, size, names, out_dir, tag):
+    """{address: executions} of every instruction of the driver's run that
+    calls each kernel once at `size` bytes; also {kernel: units}."""
+    out = os.path.join(out_dir, f"callgrind.{tag}.{size}")
+    # valgrind 3.19 gives up on clang 14's DWARF 5: count on a copy without
+    # the debug info (same code at the same addresses).
+    stripped = os.path.join(out_dir, f"{tag}.nodebug")
+    if not os.path.exists(stripped) or os.path.getmtime(stripped) < os.path.getmtime(binary):
+        run(["objcopy", "--strip-debug", binary, stripped])
+    stdout = run(["valgrind", "--tool=callgrind", "--dump-instr=yes",
+                  f"--callgrind-out-file={out}", stripped, "count", str(size), *names])
+    units = {}
+    for line in stdout.splitlines():
+        name, _, u = line.split()
+        units[name] = int(u)
+    counts = {}
+    addr = 0
+    skip_next = False
+    with open(out) as f:
+        for line in f:
+            c = line[:1]
+            if not line.strip():
+                continue
+            if c.isalpha():
+                # calls=: the next cost line is the call's inclusive cost
+                skip_next = line.startswith("calls=")
+                continue
+            if not (c.isdigit() or c in "+-*"):
+                continue
+            fields = line.split()
+            p = fields[0]
+            if p == "*":
+                pass
+            elif p[0] in "+-":
+                addr += int(p)
+            elif p.startswith("0x"):
+                addr = int(p, 16)
+            else:
+                addr = int(p)
+            if skip_next:
+                skip_next = False
+                continue
+            if len(fields) >= 3:
+                counts[addr] = counts.get(addr, 0) + int(fields[2])
+    return counts, units
+
+
+def times(binary, sizes, reps, rounds, names):
+    """{kernel: ((units, min ticks) at sizes[0], (units, min ticks) at sizes[1])}"""
+    result = {}
+    out = run([binary, "time", str(sizes[0]), str(sizes[1]), str(reps), str(rounds), *names])
+    for line in out.splitlines():
+        f = line.split()
+        result[f[0]] = ((int(f[2]), float(f[3])), (int(f[5]), float(f[6])),
+                        (float(f[7]), float(f[8])))
+    return result
+
+
+def numeric_fields(version, pattern):
+    """Fields of a version whose name matches pattern (the L2/RAM
+    predictions, once `weft loops` has them)."""
+    return {k: v for k, v in version.items()
+            if re.search(pattern, k, re.I) and isinstance(v, (int, float))}
+
+
+def fmt(x, digits=2):
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--weft", required=True)
+    ap.add_argument("--kernels", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--cpu", default="")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="", help="regex over kernel names")
+    ap.add_argument("builds", nargs="+")
+    args = ap.parse_args()
+    started = time.time()
+
+    marks = markers(args.kernels)
+    names = [n for n in marks if re.search(args.only, n)]
+    builds = [b.split("=", 1) for b in args.builds]
+    kernels_file = os.path.basename(args.kernels)
+
+    # TSC ticks per core cycle, from the first build's driver.
+    cal = dict(line.split() for line in run([builds[0][1], "calibrate"]).splitlines())
+    ticks_per_cycle = float(cal["add"])
+    cpu = args.cpu
+    if not cpu:
+        host = json.loads(run([args.weft, "loops", builds[0][1], "--line",
+                               f"{kernels_file}:{marks[names[0]]}", "--format", "json"]))
+        cpu = host["cpu"]["name"]
+    print(f"CPU model: {cpu}; TSC ticks per core cycle: add chain {cal['add']}, "
+          f"imul chain {cal['imul']} (core clock = TSC rate / {ticks_per_cycle})")
+
+    # (repetitions, rounds) per level
+    plan = {"L1": (300, 2), "L2": (30, 2), "RAM": (2, 1)} if args.quick else \
+        {"L1": (500, 2), "L2": (50, 2), "RAM": (4, 1)}
+    rows = []
+    notes = []
+    ratios = []
+    for tag, binary in builds:
+        # Predictions.
+        log(started, f"{tag}: weft loops")
+        versions = {}
+        for name in names:
+            # --function as well: `weft loops --line` alone analyzes every
+            # loop of the binary before it filters (the driver's main has
+            # clang-unrolled loops of 4,000 instructions: 10 s per call).
+            cmd = [args.weft, "loops", binary, "--function", f"k_{name}", "--line",
+                   f"{kernels_file}:{marks[name]}", "--cpu", cpu, "--format", "json"]
+            try:
+                j = json.loads(run(cmd, timeout=120))
+            except subprocess.TimeoutExpired:
+                notes.append(f"{name} {tag}: `{' '.join(cmd)}` took over 120 s")
+                j = {"source_loops": []}
+            versions[name] = [v for sl in j["source_loops"] for v in sl["versions"]]
+        # Iterations of every version.
+        log(started, f"{tag}: counting iterations")
+        counted = [callgrind_counts(binary, s, names, args.out, tag) for s in COUNT_SIZES]
+        measured = {}
+        for level, sizes in (("L1", L1), ("L2", L2), ("RAM", RAM)):
+            log(started, f"{tag}: timing {level}")
+            # L1 and L2: the best of several driver runs a moment apart. The
+            # VM's core may share its physical core with another guest's
+            # thread (host SMT) for seconds at a time: throughput-bound
+            # loops then run up to 1.6x slower while latency-bound ones
+            # (and the add chain of the clock measurement) do not move.
+            passes = [times(binary, sizes, *plan[level], names)
+                      for _ in range(1 if level == "RAM" or args.quick else 4)]
+            measured[level] = {
+                n: (min((p[n][0] for p in passes), key=lambda x: x[1]),
+                    min((p[n][1] for p in passes), key=lambda x: x[1]),
+                    (min(p[n][2][0] for p in passes), max(p[n][2][1] for p in passes)))
+                for n in names}
+        for name in names:
+            vs = versions[name]
+            row = {"kernel": name, "build": tag, "versions": len(vs)}
+            rows.append(row)
+            if not vs:
+                notes.append(f"{name} {tag}: weft loops found no loop at line {marks[name]}")
+                continue
+            hits = [[c.get(v["header"], 0) for v in vs] for c, _ in counted]
+            main = max(range(len(vs)), key=lambda i: hits[-1][i])
+            v = vs[main]
+            units = [u[name] for _, u in counted]
+            it = [h[main] for h in hits]
+            if units[2] == units[0] or it[2] == it[0]:
+                notes.append(f"{name} {tag}: the counting sizes give the same iterations")
+                continue
+            slope = (it[2] - it[0]) / (units[2] - units[0])
+            offset = it[0] - slope * units[0]
+            if abs(offset + slope * units[1] - it[1]) > 0.5:
+                notes.append(f"{name} {tag}: iterations not affine in the size "
+                             f"({list(zip(units, it))}); L2/RAM columns approximate")
+            row["elements"] = 1 / slope if slope else None  # source iterations per binary iteration
+            others = sum(hits[-1]) - it[2]
+            row["other_share"] = others / sum(hits[-1]) if sum(hits[-1]) else 0
+            row["header"] = v["header"]
+            row["modeled"] = all(vs[i].get("modeled") for i in range(len(vs))
+                                 if hits[2][i] > hits[0][i])
+            # Every version that runs, weighted by the iterations it adds
+            # between the two L1 sizes (8 and 16 KiB are counting sizes 0
+            # and 2), per iteration of the main version: the main version's
+            # own prediction when the others run only a few iterations (an
+            # epilogue); the sum of the copies when the compiler unrolled
+            # the outer loop (clang -O3's matvec: four copies of the row loop).
+            delta = [hits[2][i] - hits[0][i] for i in range(len(vs))]
+            # signed: a remainder loop that runs fewer iterations at 16 KiB
+            # (clang -O3's 16-element loop after its 128-element body) takes
+            # its time off the difference
+            running = [i for i in range(len(vs)) if delta[i] != 0]
+            row["main_share"] = delta[main] / sum(d for d in delta if d > 0) if delta[main] > 0 \
+                else None
+            if any(d < 0 for d in delta):
+                notes.append(f"{name} {tag}: versions run fewer iterations at 16 than at 8 KiB "
+                             f"({[(hex(vs[i]['header']), hits[0][i], hits[2][i]) for i in range(len(vs))]})")
+            if all(vs[i].get("modeled") for i in running) and delta[main] > 0:
+                row["pred"] = sum(delta[i] * vs[i]["cycles_per_iteration"]
+                                  for i in running) / delta[main]
+                row["pred_main"] = v["cycles_per_iteration"]
+            else:
+                row["pred"] = None
+            row["bottleneck"] = v.get("bottleneck", {}).get("kind") if row["modeled"] else None
+            if not row["modeled"]:
+                notes.append(f"{name} {tag}: a version that runs is not modeled "
+                             f"({[x.get('not_modeled_reason') for x in vs if not x.get('modeled')]})")
+            pred_mem = numeric_fields(v, r"l2|ram")
+            row["pred_l2"] = next((x for k, x in pred_mem.items() if re.search("l2", k, re.I)), None)
+            row["pred_ram"] = next((x for k, x in pred_mem.items() if re.search("ram", k, re.I)), None)
+            for level in ("L1", "L2", "RAM"):
+                (ub, kb), (us, ks), (rmin, rmax) = measured[level][name]
+                ratios.extend((rmin, rmax))
+                diters = slope * (ub - us)
+                row[level] = (kb - ks) / diters if diters > 0 else None
+            if row["pred"] is not None and row["L1"]:
+                row["err"] = 100.0 * (row["pred"] - row["L1"]) / row["L1"]
+
+    header = ["kernel", "build", "vers", "main %", "elem/it", "bottleneck", "main L1", "pred L1",
+              "meas L1", "err %",
+              "pred L2", "meas L2", "pred RAM", "meas RAM"]
+    table = []
+    for r in rows:
+        share = r.get("main_share")
+        table.append([r["kernel"], r["build"], str(r["versions"]),
+                      "-" if share is None else f"{100 * share:.0f}", fmt(r.get("elements")),
+                      r.get("bottleneck") or "-", fmt(r.get("pred_main")), fmt(r.get("pred")),
+                      fmt(r.get("L1")),
+                      fmt(r.get("err"), 1), fmt(r.get("pred_l2")), fmt(r.get("L2")),
+                      fmt(r.get("pred_ram")), fmt(r.get("RAM"))])
+    widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(header)]
+    print("core cycles per iteration of the main binary loop (the version that runs the most "
+          "iterations; main % = its share of the iterations, elem/it = source iterations per "
+          "iteration); main L1 = weft loops' cycles for it, pred L1 = every version's prediction "
+          "weighted by its iterations per main iteration, err = (pred L1 - meas L1) / meas L1")
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for t in table:
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(t, widths)) + " |")
+
+    def summary(label, subset):
+        errs = [abs(r["err"]) for r in subset if r.get("err") is not None]
+        if not errs:
+            return
+        worst = max((r for r in subset if r.get("err") is not None), key=lambda r: abs(r["err"]))
+        within = sum(e <= 10 for e in errs)
+        print(f"{label:<24} mean |err| {sum(errs) / len(errs):6.1f}%   "
+              f"median {sorted(errs)[len(errs) // 2]:6.1f}%   worst {abs(worst['err']):6.1f}% "
+              f"({worst['kernel']} {worst['build']})   within 10%: {within}/{len(errs)}")
+
+    print()
+    for tag, _ in builds:
+        summary(tag, [r for r in rows if r["build"] == tag])
+    summary("all", rows)
+    print(f"TSC ticks per core cycle measured during the timings: {min(ratios):.4f} to "
+          f"{max(ratios):.4f} (the core's clock moved by {100 * (max(ratios) / min(ratios) - 1):.0f}%;"
+          " each timing is converted with the ratio measured just before it)")
+    for n in notes:
+        print("note:", n)
+    print(f"({time.time() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
