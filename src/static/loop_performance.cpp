@@ -969,6 +969,19 @@ std::vector<LoopPerformance> LoopPerformanceAnalyzer::analyze(const FunctionStru
   return result;
 }
 
+// An integer dependence chain that only ties the port or front-end bound
+// is the loop counter (`inc rax`, 1 cycle per iteration): it limits
+// nothing the other bound does not, and "break the chain" would be the
+// wrong advice. The tie rule prefers the chain only when it carries FP work.
+template <class FpOf>
+bool only_ties_with_integer_chain(const LoopPerformance& result, const std::vector<uint32_t>& chain,
+                                  FpOf&& fp_of) {
+  for (uint32_t index : chain)
+    if (fp_of(index).arithmetic) return false;
+  const double other = std::max(result.port_bound, result.front_end_bound);
+  return result.latency_bound <= other + 1e-9;
+}
+
 LoopPerformance LoopPerformanceAnalyzer::analyze_loop(const FunctionStructure& function,
                                                       const Loop& loop) {
   const Backend& b = *backend_;
@@ -1115,7 +1128,8 @@ LoopPerformance LoopPerformanceAnalyzer::analyze_loop(const FunctionStructure& f
           "memory operations back up in the core's queues: fewer or wider loads and stores";
     }
   } else if (result.latency_bound >= result.port_bound &&
-             result.latency_bound >= result.front_end_bound) {
+             result.latency_bound >= result.front_end_bound &&
+             !only_ties_with_integer_chain(result, simulation.latency_chain, fp_of)) {
     bottleneck.kind = BottleneckKind::kDependenceChain;
     std::optional<FpKind> chain_kind;
     for (uint32_t index : simulation.latency_chain)

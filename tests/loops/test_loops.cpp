@@ -144,6 +144,25 @@ TEST_F(LoopPerformanceTest, GatherSumIsScalarAndLatencyBound) {
   EXPECT_EQ(avx2.versions[0].counts(FpKind::kAddSub).scalar_ratio(), 1.0);
 }
 
+// A fill loop: one store per iteration ties the store port (1 cycle) with
+// the counter's 1-cycle chain. The limit named is the store port: "break
+// the chain" would be wrong advice for `inc rax`.
+TEST_F(LoopPerformanceTest, ACounterChainThatOnlyTiesIsNotTheBottleneck) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
+  const SourceLoop loop = source_loop(WEFT_LOOPS_GCC_SCALAR, "fill_array", "skylake");
+  // gcc peels an unrolled copy (8 stores); the other version stores once.
+  const LoopPerformance* tie = nullptr;
+  for (const LoopPerformance& version : loop.versions)
+    if (version.mix.stores == 1) tie = &version;
+  ASSERT_NE(tie, nullptr);
+  const LoopPerformance& fill = *tie;
+  EXPECT_DOUBLE_EQ(fill.latency_bound, 1.0);
+  EXPECT_DOUBLE_EQ(fill.port_bound, 1.0);
+  EXPECT_EQ(fill.bottleneck.kind, BottleneckKind::kPort);
+  EXPECT_EQ(fill.bottleneck.port, "SKLPort4");
+  EXPECT_NE(fill.bottleneck.hint.find("store port"), std::string::npos) << fill.bottleneck.hint;
+}
+
 TEST_F(LoopPerformanceTest, DivisionBoundLoopNamesTheDivider) {
   REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
   // LLVM 14's models: divsd occupies the FP divider 4 cycles on Skylake, 14 on Haswell.

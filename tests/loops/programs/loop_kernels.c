@@ -25,8 +25,8 @@ KERNEL double gather_sum(const double* a, const int* index, int n) {
   return sum;
 }
 
-KERNEL void divide_arrays(double* restrict a, const double* restrict b,
-                          const double* restrict c, int n) {
+KERNEL void divide_arrays(double* restrict a, const double* restrict b, const double* restrict c,
+                          int n) {
   for (int i = 0; i < n; i++) a[i] = b[i] / c[i];  // loop: divide_arrays
 }
 
@@ -41,6 +41,12 @@ KERNEL double sum_array(const double* a, int n) {
 // chain: few iterations fit in the out-of-order window.
 KERNEL void remainders(int* restrict out, int n, int divisor) {
   for (int i = 0; i < n; i++) out[i] = (i * 7) % divisor;  // loop: remainders
+}
+
+// One store per iteration: the store port and the loop counter's 1-cycle
+// chain tie; the store port is the limit, the counter is not.
+KERNEL void fill_array(double* restrict a, double v, int n) {
+  for (int i = 0; i < n; i++) a[i] = v;  // loop: fill_array
 }
 
 #ifndef LOOP_KERNELS_LIBRARY
@@ -60,6 +66,7 @@ int main(int argc, char** argv) {
   add_arrays_aliased(a, b, c, n);
   divide_arrays(a, b, c, n);
   remainders(index, n, n);
+  fill_array(c, 2.0, n);
   printf("%g %g\n", gather_sum(a, index, n), sum_array(a, n));
   free(a);
   free(b);
