@@ -33,22 +33,9 @@ nlohmann::json ratio_json(const std::optional<double>& ratio) {
   return ratio ? nlohmann::json(*ratio) : nlohmann::json(nullptr);
 }
 
+// The table's label: the JSON key, but "add/sub" for add_sub.
 const char* kind_label(FpKind kind) {
-  switch (kind) {
-    case FpKind::kLoad:
-      return "load";
-    case FpKind::kStore:
-      return "store";
-    case FpKind::kAddSub:
-      return "add/sub";
-    case FpKind::kMul:
-      return "mul";
-    case FpKind::kFma:
-      return "fma";
-    case FpKind::kDiv:
-      return "div";
-  }
-  return "?";
+  return kind == FpKind::kAddSub ? "add/sub" : fp_kind_name(kind);
 }
 
 // "8 B, stride 8", "8 B, irregular", "8 B, stride unknown".
