@@ -206,6 +206,15 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
     f.loops.push_back(std::move(loop));
   }
   f.cpu = analyses.cpu_name();
+  // The L2 and RAM estimates of weft loops, with this machine's calibration.
+  const LoopCalibration calibration = resolve_calibration("");
+  f.calibration_note = calibration.note;
+  if (calibration.used)
+    for (HotLoop& loop : f.loops)
+      if (loop.performance && loop.performance->modeled)
+        loop.performance->memory_levels = {
+            estimate_memory_level(*loop.performance, calibration.l2, calibration.line_bytes),
+            estimate_memory_level(*loop.performance, calibration.ram, calibration.line_bytes)};
   return f;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "findings/loop_findings.h"
 #include "findings/memory_findings.h"
 #include "profile/profile.h"
 #include "static/loop_performance.h"
@@ -41,10 +42,13 @@ struct HotLoop {
 };
 
 struct HotLoopFindings {
-  bool recorded = false;       // the profile has the imbalance analysis' block counts
-  uint64_t instructions = 0;   // every executed instruction the counts saw
-  std::string cpu;             // the CPU model of the static analysis
-  std::string plain_binary;    // the uninstrumented build given, if any
+  bool recorded = false;      // the profile has the imbalance analysis' block counts
+  uint64_t instructions = 0;  // every executed instruction the counts saw
+  std::string cpu;            // the CPU model of the static analysis
+  std::string plain_binary;   // the uninstrumented build given, if any
+  // Without this machine's calibration, how to get one (the loops then have
+  // no L2/RAM estimates).
+  std::string calibration_note;
   std::vector<HotLoop> loops;  // by instructions, descending, at most `top`
 };
 

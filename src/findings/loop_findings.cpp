@@ -30,6 +30,8 @@ bool is_elf(const std::string& path) {
          magic[3] == 'F';
 }
 
+}  // namespace
+
 // The calibration named by the query, or the machine's own; a missing,
 // unreadable or foreign default file is a note, an explicit file that
 // cannot be used a FindingError.
@@ -80,8 +82,6 @@ LoopCalibration resolve_calibration(const std::string& explicit_file) {
   result.line_bytes = calibration.key.line_bytes;
   return result;
 }
-
-}  // namespace
 
 MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
                                           const MemoryLevelCalibration& level,

@@ -60,6 +60,12 @@ struct LoopFindings {
   LoopCalibration calibration;
 };
 
+// The calibration in `explicit_file`, or (empty) this machine's in weft's
+// cache directory: a missing, unreadable or other machine's default file
+// gives a note and no calibration; an explicit file that cannot be used
+// throws FindingError.
+LoopCalibration resolve_calibration(const std::string& explicit_file);
+
 // Throws FindingError (one line) when the file is missing or is no x86-64
 // ELF file, has no function symbols, has no function named `function`, or
 // the CPU is unknown.

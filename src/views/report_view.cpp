@@ -231,6 +231,7 @@ std::string render_hot_loops(const ReportFindings& data) {
       "\nHot loops: the loops that executed the most instructions (imbalance analysis), each "
       "with its static analysis on CPU model {} (details: weft loops BINARY --line FILE:LINE)\n",
       h.cpu);
+  if (!h.calibration_note.empty()) text += "  (" + h.calibration_note + ")\n";
   for (const HotLoop& loop : h.loops) {
     text += fmt::format("  {:5.1f}%  {}  raw {} rar {}  busiest thread {:.2f}x the mean\n",
                         100 * loop.share, loop.region.name, loop.raw, loop.rar, loop.thread_spread);
@@ -238,6 +239,13 @@ std::string render_hot_loops(const ReportFindings& data) {
             (loop.performance ? loop_summary_line(*loop.performance)
                               : "no static analysis: " + loop.not_analyzed) +
             "\n";
+    if (loop.performance && !loop.performance->memory_levels.empty()) {
+      std::vector<std::string> levels;
+      for (const MemoryLevelEstimate& level : loop.performance->memory_levels)
+        levels.push_back(fmt::format("{} {:.2f} ({})", level.level, level.cycles_per_iteration,
+                                     level.bottleneck));
+      text += fmt::format("          operands in {}\n", fmt::join(levels, ", "));
+    }
     if (loop.performance && !loop.performance->hints.empty())
       text += "          hint: " + loop.performance->hints.front() + "\n";
     std::vector<std::string> memory;
@@ -482,7 +490,10 @@ json hot_loops_json(const HotLoopFindings& h) {
          {"address", loop.vaddr},
          {"static", loop.performance ? loop_version_json(*loop.performance) : json(nullptr)},
          {"not_analyzed", optional_text(loop.not_analyzed)}});
-  return {{"cpu", h.cpu}, {"instructions", h.instructions}, {"loops", loops}};
+  return {{"cpu", h.cpu},
+          {"instructions", h.instructions},
+          {"calibration_note", optional_text(h.calibration_note)},
+          {"loops", loops}};
 }
 
 std::string render_json(const ReportFindings& data) {

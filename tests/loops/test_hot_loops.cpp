@@ -105,6 +105,45 @@ TEST(HotLoops, AWeftCcBuildIsAnalyzedInThePlainBuildGiven) {
   EXPECT_NE(bad.err.find("nosuchcpu"), std::string::npos) << bad.err;
 }
 
+// With this machine's calibration (weft calibrate, into a cache dir of the
+// test's own) the hot loops get weft loops' L2 and RAM estimates; without,
+// one note says how to get them.
+TEST(HotLoops, TheMachinesCalibrationGivesL2AndRamEstimates) {
+  TempDir dir;
+  const std::string binary = kExamples + "/stencil_omp.plain.gcc.O1";
+  const std::string profile = (dir.path / "vg.db").string();
+  ASSERT_EQ(
+      run_command(kWeft + " record --backend valgrind -o " + profile + " -- " + binary, dir.path)
+          .code,
+      0);
+  const std::string cache = "WEFT_CACHE_DIR=" + (dir.path / "cache").string() + " ";
+  auto report = [&] {
+    const CommandResult r =
+        run_command(cache + kWeft + " report --format json " + profile, dir.path);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return json::parse(r.out)["hot_loops"];
+  };
+  const json before = report();
+  EXPECT_NE(before["calibration_note"].get<std::string>().find("run `weft calibrate`"),
+            std::string::npos);
+  ASSERT_FALSE(before["loops"][0]["static"].is_null());
+  EXPECT_TRUE(before["loops"][0]["static"]["memory_levels"].empty());
+
+  ASSERT_EQ(run_command(cache + kWeft + " calibrate", dir.path).code, 0);
+  const json after = report();
+  EXPECT_TRUE(after["calibration_note"].is_null());
+  const json& top = after["loops"][0]["static"];
+  ASSERT_EQ(top["memory_levels"].size(), 2u) << top.dump(2);
+  ASSERT_TRUE(top["memory_levels"].contains("L2"));
+  ASSERT_TRUE(top["memory_levels"].contains("RAM"));
+  // Never faster than with every operand in L1; RAM never faster than L2.
+  const double l1 = top["cycles_per_iteration"].get<double>();
+  const double l2 = top["memory_levels"]["L2"]["cycles_per_iteration"].get<double>();
+  const double ram = top["memory_levels"]["RAM"]["cycles_per_iteration"].get<double>();
+  EXPECT_GE(l2, l1);
+  EXPECT_GE(ram, l2);
+}
+
 TEST(HotLoops, AProfileWithoutBlockCountsHasNone) {
   TempDir dir;
   const std::string profile = (dir.path / "comm.db").string();
