@@ -32,11 +32,10 @@
 #include "static/control_flow_graph.h"
 #include "static/module_map.h"
 #include "static/symbolizer.h"
+#include "static/x86_machine_code.h"
 
 namespace weft {
 namespace {
-
-constexpr const char* kTriple = "x86_64-unknown-linux-gnu";
 
 // ---------------------------------------------------------------- symbols --
 
@@ -133,41 +132,13 @@ std::vector<FunctionSymbol> read_function_symbols(const llvm::object::ELFObjectF
 
 // ----------------------------------------------------------- disassembly --
 
-struct Disassembler {
-  std::unique_ptr<llvm::MCRegisterInfo> registers;
-  std::unique_ptr<llvm::MCAsmInfo> asm_info;
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget;
-  std::unique_ptr<llvm::MCInstrInfo> instr_info;
-  std::unique_ptr<llvm::MCContext> context;
-  std::unique_ptr<llvm::MCDisassembler> disassembler;
-  std::unique_ptr<llvm::MCInstrAnalysis> analysis;
-
-  // nullptr when LLVM has no x86-64 disassembler.
+// The MC layer, created on first use; null when LLVM has no x86-64
+// disassembler.
+struct Disassembler : X86MachineCode {
   static std::unique_ptr<Disassembler> create() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-      LLVMInitializeX86TargetInfo();
-      LLVMInitializeX86TargetMC();
-      LLVMInitializeX86Disassembler();
-    });
-    std::string error;
-    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
-    if (target == nullptr) return nullptr;
     auto result = std::make_unique<Disassembler>();
-    result->registers.reset(target->createMCRegInfo(kTriple));
-    if (!result->registers) return nullptr;
-    llvm::MCTargetOptions options;
-    result->asm_info.reset(target->createMCAsmInfo(*result->registers, kTriple, options));
-    result->subtarget.reset(target->createMCSubtargetInfo(kTriple, "", ""));
-    result->instr_info.reset(target->createMCInstrInfo());
-    if (!result->asm_info || !result->subtarget || !result->instr_info) return nullptr;
-    result->context =
-        std::make_unique<llvm::MCContext>(llvm::Triple(kTriple), result->asm_info.get(),
-                                          result->registers.get(), result->subtarget.get());
-    result->disassembler.reset(target->createMCDisassembler(*result->subtarget, *result->context));
-    result->analysis.reset(target->createMCInstrAnalysis(result->instr_info.get()));
-    if (!result->disassembler || !result->analysis) return nullptr;
-    return result;
+    std::string error;
+    return result->initialize(error) ? std::move(result) : nullptr;
   }
 };
 

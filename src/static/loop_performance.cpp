@@ -37,10 +37,11 @@
 #include <set>
 #include <unordered_map>
 
+#include "static/x86_machine_code.h"
+
 namespace weft {
 namespace {
 
-constexpr const char* kTriple = "x86_64-unknown-linux-gnu";
 // Simulated iterations: the steady state is measured over the second half,
 // after the pipeline has filled.
 constexpr unsigned kSimulatedIterations = 200;
@@ -296,7 +297,9 @@ std::optional<double> VectorizationCounts::below_width_ratio() const {
 }
 std::optional<double> VectorizationCounts::scalar_ratio() const { return ratio(scalar, total()); }
 
-struct LoopPerformanceAnalyzer::Backend {
+// The MC layer (X86MachineCode: its `subtarget` has no CPU, so every
+// instruction decodes), plus the CPU's own subtarget for its model.
+struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
   std::string path;
   llvm::object::OwningBinary<llvm::object::Binary> binary;
   struct CodeSection {
@@ -305,17 +308,7 @@ struct LoopPerformanceAnalyzer::Backend {
   };
   std::vector<CodeSection> code_sections;
 
-  const llvm::Target* target = nullptr;
-  std::unique_ptr<llvm::MCRegisterInfo> registers;
-  std::unique_ptr<llvm::MCAsmInfo> asm_info;
-  std::unique_ptr<llvm::MCInstrInfo> instr_info;
-  // Decoding uses a CPU-less subtarget (every instruction decodes); the
-  // model is the CPU's.
-  std::unique_ptr<llvm::MCSubtargetInfo> decoding_subtarget;
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget;
-  std::unique_ptr<llvm::MCContext> context;
-  std::unique_ptr<llvm::MCDisassembler> disassembler;
-  std::unique_ptr<llvm::MCInstrAnalysis> analysis;
+  std::unique_ptr<llvm::MCSubtargetInfo> cpu_subtarget;
   std::unique_ptr<llvm::MCInstPrinter> printer;
 
   std::unordered_map<std::string, unsigned> opcode_by_name;
@@ -325,7 +318,7 @@ struct LoopPerformanceAnalyzer::Backend {
   std::vector<std::string> unit_names;
   uint32_t vector_width = 128;
 
-  const llvm::MCSchedModel& model() const { return subtarget->getSchedModel(); }
+  const llvm::MCSchedModel& model() const { return cpu_subtarget->getSchedModel(); }
 
   // The widest vector register among the operands (128, 256, 512), 0 if none.
   uint32_t vector_register_bits(const llvm::MCInst& inst) const {
@@ -388,7 +381,7 @@ struct LoopPerformanceAnalyzer::Backend {
         llvm::raw_string_ostream out(text);
         // X86's printer adds a branch's displacement to the address it is
         // given, which must be the next instruction's for the right target.
-        printer->printInst(&inst, address + size, "", *decoding_subtarget, out);
+        printer->printInst(&inst, address + size, "", *subtarget, out);
         out.flush();
         const size_t first = text.find_first_not_of(" \t");
         text = first == std::string::npos ? std::string() : text.substr(first);
@@ -670,7 +663,7 @@ struct LoopPerformanceAnalyzer::Backend {
         if (it == registers_state.end()) continue;
         const llvm::MCSchedClassDesc* sched_class =
             model().getSchedClassDesc(read.getDescriptor().SchedClassID);
-        const int advance = subtarget->getReadAdvanceCycles(
+        const int advance = cpu_subtarget->getReadAdvanceCycles(
             sched_class, read.getDescriptor().UseIndex, it->second.write_resource);
         const double ready = std::max(0.0, it->second.ready - advance);
         if (ready > start || (ready == start && from < 0 && it->second.producer >= 0)) {
@@ -712,7 +705,7 @@ struct LoopPerformanceAnalyzer::Backend {
 
   Simulation simulate(const std::vector<llvm::MCInst>& instructions) const {
     Simulation result;
-    llvm::mca::InstrBuilder builder(*subtarget, *instr_info, *registers, analysis.get());
+    llvm::mca::InstrBuilder builder(*cpu_subtarget, *instr_info, *registers, analysis.get());
     std::vector<std::unique_ptr<llvm::mca::Instruction>> sequence;
     for (const llvm::MCInst& inst : instructions) {
       auto built = builder.createInstruction(inst);
@@ -766,11 +759,11 @@ struct LoopPerformanceAnalyzer::Backend {
     latency_bound(sequence, result);
 
     llvm::mca::SourceMgr source(sequence, kSimulatedIterations);
-    llvm::mca::Context mca_context(*registers, *subtarget);
+    llvm::mca::Context mca_context(*registers, *cpu_subtarget);
     // llvm-mca's defaults: the model's queue sizes and widths, no aliasing
     // between loads and stores.
     llvm::mca::PipelineOptions options(0, 0, 0, 0, 0, 0, true, false);
-    llvm::mca::CustomBehaviour behaviour(*subtarget, source, *instr_info);
+    llvm::mca::CustomBehaviour behaviour(*cpu_subtarget, source, *instr_info);
     auto pipeline = mca_context.createDefaultPipeline(options, source, behaviour);
     PipelineRecorder recorder(static_cast<unsigned>(sequence.size()), kSimulatedIterations,
                               unit_slot_of_resource, static_cast<uint32_t>(unit_names.size()));
@@ -869,44 +862,25 @@ struct LoopPerformanceAnalyzer::Backend {
 LoopPerformanceAnalyzer::LoopPerformanceAnalyzer(const std::string& elf_path,
                                                  const std::string& cpu)
     : backend_(std::make_unique<Backend>()) {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    LLVMInitializeX86TargetInfo();
-    LLVMInitializeX86TargetMC();
-    LLVMInitializeX86Disassembler();
-  });
   Backend& b = *backend_;
   b.path = elf_path;
-  std::string error;
-  b.target = llvm::TargetRegistry::lookupTarget(kTriple, error);
-  if (b.target == nullptr) throw LoopPerformanceError("LLVM has no x86-64 target: " + error);
-  b.registers.reset(b.target->createMCRegInfo(kTriple));
-  llvm::MCTargetOptions target_options;
-  b.asm_info.reset(b.target->createMCAsmInfo(*b.registers, kTriple, target_options));
-  b.instr_info.reset(b.target->createMCInstrInfo());
-  b.decoding_subtarget.reset(b.target->createMCSubtargetInfo(kTriple, "", ""));
-  if (!b.registers || !b.asm_info || !b.instr_info || !b.decoding_subtarget)
-    throw LoopPerformanceError("LLVM's x86-64 target is incomplete");
+  if (std::string error; !b.initialize(error))
+    throw LoopPerformanceError("LLVM's x86-64 target is incomplete: " + error);
 
   cpu_.host = cpu.empty();
   cpu_.name = cpu.empty() ? llvm::sys::getHostCPUName().str() : cpu;
   // Checked first: LLVM only warns on stderr about a CPU it does not know.
-  if (!b.decoding_subtarget->isCPUStringValid(cpu_.name))
+  if (!b.subtarget->isCPUStringValid(cpu_.name))
     throw LoopPerformanceError("unknown CPU '" + cpu_.name +
                                "' for LLVM 14 (`llvm-mca-14 -mcpu=help` lists the names it knows)");
-  b.subtarget.reset(b.target->createMCSubtargetInfo(kTriple, cpu_.name, ""));
-  if (!b.subtarget || !b.subtarget->getSchedModel().hasInstrSchedModel())
+  b.cpu_subtarget.reset(b.target->createMCSubtargetInfo(kX86Triple, cpu_.name, ""));
+  if (!b.cpu_subtarget || !b.cpu_subtarget->getSchedModel().hasInstrSchedModel())
     throw LoopPerformanceError("LLVM 14 has no scheduling model for CPU '" + cpu_.name + "'");
 
-  b.context = std::make_unique<llvm::MCContext>(llvm::Triple(kTriple), b.asm_info.get(),
-                                                b.registers.get(), b.decoding_subtarget.get());
-  b.disassembler.reset(b.target->createMCDisassembler(*b.decoding_subtarget, *b.context));
-  b.analysis.reset(b.target->createMCInstrAnalysis(b.instr_info.get()));
   // Syntax variant 1: Intel.
-  b.printer.reset(b.target->createMCInstPrinter(llvm::Triple(kTriple), 1, *b.asm_info,
+  b.printer.reset(b.target->createMCInstPrinter(llvm::Triple(kX86Triple), 1, *b.asm_info,
                                                 *b.instr_info, *b.registers));
-  if (!b.disassembler || !b.analysis || !b.printer)
-    throw LoopPerformanceError("LLVM's x86-64 disassembler is missing");
+  if (!b.printer) throw LoopPerformanceError("LLVM's x86-64 instruction printer is missing");
   b.printer->setPrintBranchImmAsAddress(true);
   b.printer->setPrintImmHex(true);
 
@@ -915,10 +889,10 @@ LoopPerformanceAnalyzer::LoopPerformanceAnalyzer(const std::string& elf_path,
   for (unsigned reg = 1; reg < b.registers->getNumRegs(); ++reg)
     b.register_by_name.emplace(b.registers->getName(reg), reg);
 
-  b.vector_width = b.subtarget->checkFeatures("+avx512f") ? 512
-                   : b.subtarget->checkFeatures("+avx")   ? 256
-                                                          : 128;
-  const llvm::MCSchedModel& sm = b.subtarget->getSchedModel();
+  b.vector_width = b.cpu_subtarget->checkFeatures("+avx512f") ? 512
+                   : b.cpu_subtarget->checkFeatures("+avx")   ? 256
+                                                              : 128;
+  const llvm::MCSchedModel& sm = b.cpu_subtarget->getSchedModel();
   b.resource_masks.assign(sm.getNumProcResourceKinds(), 0);
   llvm::mca::computeProcResourceMasks(sm, b.resource_masks);
   // One slot per unit of every resource that is not a group (as the

@@ -301,7 +301,10 @@ static void parse_routines(const char* text) {
 // of that rank started elsewhere (the run creates its threads otherwise,
 // so creation order may not name the profiled threads).
 static void check_routine(unsigned long index, void* (*start)(void*)) {
-  if (index >= routine_count || routines[index][0] == '\0') return;
+  // One warning says it all: later threads skip the loader's lock.
+  if (index >= routine_count || routines[index][0] == '\0' ||
+      atomic_load_explicit(&warned_routine, memory_order_relaxed))
+    return;
   Dl_info info;
   struct link_map* map = NULL;
   if (!dladdr1((void*)start, &info, (void**)&map, RTLD_DL_LINKMAP) || !map || !info.dli_fname)
