@@ -1,0 +1,175 @@
+/* lu_cyclic_pthreads.c - blocked LU factorisation (no pivoting) of an N x N
+ * matrix stored block-major, its B x B blocks dealt round-robin to the
+ * threads (C + pthreads; the shape of the LU test of Berkeley's UPC suite).
+ *
+ * Usage: lu_cyclic_pthreads [N [T [B]]]   defaults: N=64 T=4 B=16
+ *   N  matrix order, a multiple of B (B..2048);
+ *   T  threads (1..256). The main thread works as rank 0 and creates ranks
+ *      1..T-1 in order, so weft's thread id is the rank;
+ *   B  block order: 8, 16 or 32.
+ *
+ * Storage: nb = N / B blocks per row; block (I, J) is the contiguous B x B
+ * row-major array at a + (I * nb + J) * B * B, so the matrix is a sequence of
+ * nb * nb blocks in block-row-major order, and block number I * nb + J
+ * belongs to thread (I * nb + J) % T: a 1-D block-cyclic distribution of the
+ * array with blocks of B * B elements. The main thread allocates and
+ * initialises the whole matrix (diagonally dominant, so no pivoting is
+ * needed) and declares the distribution with WEFT_DISTRIBUTE, so weft's owner
+ * of each granule is the block's thread.
+ *
+ * Step K = 0..nb-1, each phase followed by a barrier:
+ *   1. the owner of the diagonal block (K, K) factors it in place (L\U);
+ *   2. the owners of row blocks (K, J), J > K, solve L(K,K) X = A(K,J), and
+ *      the owners of column blocks (I, K), I > K, solve X U(K,K) = A(I,K):
+ *      each reads the diagonal block, remote unless it owns it too;
+ *   3. the owners of trailing blocks (I, J), I, J > K, update
+ *      A(I,J) -= A(I,K) * A(K,J), reading the column block A(I,K) and the
+ *      row block A(K,J), each remote unless the thread owns it.
+ * Which reads are remote depends on nb mod T: the owner of (I, J) is
+ * (I * nb + J) % T, so the owner of A(I,K) is at distance (J - K) and that of
+ * A(K,J) at distance (I - K) * nb in the cyclic order. The owners of
+ * diagonal blocks ((K * nb + K) % T for some K) do the extra phase-1 work,
+ * and in each step the diagonal block is read remotely by every solver of
+ * phase 2 but its owner: the "diagonal" threads communicate differently from
+ * the others (the paper's grouping). With T dividing nb every block column
+ * has one owner (J % T), so all reads of A(I,K) in phase 3 come from thread
+ * K % T; otherwise the owners rotate along the column.
+ * The per-block work shrinks with K (trailing matrix), so the threads' loads
+ * are imbalanced near the end, as in any right-looking LU.
+ *
+ * The result does not depend on T: each block is computed by the same code in
+ * the same order whoever owns it. The program prints the sum of all elements
+ * of the factored matrix (blocks in storage order, summed by the main thread
+ * from per-block sums the owners write).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <weft/distribution.h>
+
+#define MAXT 256
+
+static int N, T, B, NB;
+static double *a;        /* the matrix, block-major */
+static double *blocksum; /* per-block sums of the factored matrix */
+static pthread_barrier_t barrier;
+
+static double *block(int I, int J) { return a + ((size_t)I * NB + J) * B * B; }
+static int owner(int I, int J) { return (int)(((long)I * NB + J) % T); }
+
+/* In place: the diagonal block becomes L (unit lower, below) and U. */
+static void factor_diagonal(double *d) {
+  for (int k = 0; k < B; k++) {
+    double pivot = d[k * B + k];
+    for (int i = k + 1; i < B; i++) {
+      double l = d[i * B + k] / pivot;
+      d[i * B + k] = l;
+      for (int j = k + 1; j < B; j++) d[i * B + j] -= l * d[k * B + j];
+    }
+  }
+}
+
+/* x := L^-1 x for a row block x, L the unit lower part of the diagonal d. */
+static void solve_row_block(const double *restrict d, double *restrict x) {
+  for (int k = 0; k < B; k++)
+    for (int i = k + 1; i < B; i++) {
+      double l = d[i * B + k];
+      for (int j = 0; j < B; j++) x[i * B + j] -= l * x[k * B + j];
+    }
+}
+
+/* x := x U^-1 for a column block x, U the upper part of the diagonal d. */
+static void solve_column_block(const double *restrict d, double *restrict x) {
+  for (int i = 0; i < B; i++)
+    for (int k = 0; k < B; k++) {
+      double v = x[i * B + k] / d[k * B + k];
+      x[i * B + k] = v;
+      for (int j = k + 1; j < B; j++) x[i * B + j] -= v * d[k * B + j];
+    }
+}
+
+/* c -= l * u, i-k-j order. */
+static void update_trailing_block(const double *restrict l, const double *restrict u,
+                                  double *restrict c) {
+  for (int i = 0; i < B; i++)
+    for (int k = 0; k < B; k++) {
+      double lik = l[i * B + k];
+      for (int j = 0; j < B; j++) c[i * B + j] -= lik * u[k * B + j];
+    }
+}
+
+static void *worker(void *arg) {
+  int t = (int)(intptr_t)arg;
+  for (int K = 0; K < NB; K++) {
+    if (owner(K, K) == t) factor_diagonal(block(K, K));
+    pthread_barrier_wait(&barrier);
+    for (int J = K + 1; J < NB; J++)
+      if (owner(K, J) == t) solve_row_block(block(K, K), block(K, J));
+    for (int I = K + 1; I < NB; I++)
+      if (owner(I, K) == t) solve_column_block(block(K, K), block(I, K));
+    pthread_barrier_wait(&barrier);
+    for (int I = K + 1; I < NB; I++)
+      for (int J = K + 1; J < NB; J++)
+        if (owner(I, J) == t) update_trailing_block(block(I, K), block(K, J), block(I, J));
+    pthread_barrier_wait(&barrier);
+  }
+  for (int b = t; b < NB * NB; b += T) {
+    const double *x = a + (size_t)b * B * B;
+    double sum = 0.0;
+    for (int e = 0; e < B * B; e++) sum += x[e];
+    blocksum[b] = sum;
+  }
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  N = argc > 1 ? atoi(argv[1]) : 64;
+  T = argc > 2 ? atoi(argv[2]) : 4;
+  B = argc > 3 ? atoi(argv[3]) : 16;
+  if (argc > 4 || (B != 8 && B != 16 && B != 32) || N < B || N > 2048 || N % B != 0) {
+    fprintf(stderr, "usage: %s [N multiple of B, B..2048 [T 1..%d [B 8|16|32]]]\n", argv[0], MAXT);
+    return 2;
+  }
+  if (T < 1 || T > MAXT) {
+    fprintf(stderr, "lu_cyclic_pthreads: T=%d must be in 1..%d\n", T, MAXT);
+    return 2;
+  }
+  NB = N / B;
+  size_t count = (size_t)N * N;
+  void *p = NULL;
+  if (posix_memalign(&p, 64, count * sizeof(double)) != 0 ||
+      (blocksum = calloc((size_t)NB * NB, sizeof(double))) == NULL) {
+    fprintf(stderr, "lu_cyclic_pthreads: out of memory\n");
+    return 1;
+  }
+  a = p;
+  WEFT_DISTRIBUTE(a, sizeof(double), count, WEFT_BLOCK_CYCLIC, (size_t)B * B, T);
+  /* A(i,j) = 1 / (1 + |i - j|) off the diagonal, N on it: diagonally dominant. */
+  for (int I = 0; I < NB; I++)
+    for (int J = 0; J < NB; J++) {
+      double *x = block(I, J);
+      for (int r = 0; r < B; r++)
+        for (int c = 0; c < B; c++) {
+          int i = I * B + r, j = J * B + c;
+          x[r * B + c] = i == j ? (double)N : 1.0 / (1.0 + (i > j ? i - j : j - i));
+        }
+    }
+  pthread_barrier_init(&barrier, NULL, (unsigned)T);
+  pthread_t tid[MAXT];
+  for (int t = 1; t < T; t++) {
+    if (pthread_create(&tid[t], NULL, worker, (void *)(intptr_t)t) != 0) {
+      fprintf(stderr, "lu_cyclic_pthreads: pthread_create failed\n");
+      return 1;
+    }
+  }
+  worker((void *)(intptr_t)0);
+  for (int t = 1; t < T; t++) pthread_join(tid[t], NULL);
+  double sum = 0.0;
+  for (int b = 0; b < NB * NB; b++) sum += blocksum[b];
+  pthread_barrier_destroy(&barrier);
+  free(a);
+  free(blocksum);
+  printf("lu_cyclic_pthreads N=%d T=%d B=%d checksum=%.9f\n", N, T, B, sum);
+  return 0;
+}
