@@ -10,8 +10,10 @@
  *
  * The global array has T N planes (z) of N x N points (y, x). Thread t owns
  * the planes z = tN .. tN+N-1: its slab u, N^3 complex doubles (16 bytes),
- * which it allocates and initialises itself (first touch), like every buffer
- * below. Each of S = 3 iterations:
+ * which it allocates and initialises itself (first touch), like its work
+ * slab, its pencils and its twiddles; the exchange buffer is one array of T
+ * parts of N^3 that the main thread allocates without touching, part t
+ * initialised (first-touched) by thread t. Each of S = 3 iterations:
  *   1. copies u into its work slab w and does radix-2 FFTs of length N along
  *      x (contiguous) and along y (stride N) in w: all local;
  *   2. packs w into its part of the shared exchange buffer, ordered by
@@ -34,6 +36,12 @@
  * Twiddle factors are computed by each thread (own sine/cosine series, no
  * libm): local.
  *
+ * Besides: each thread copies the parameters the main thread set (a few
+ * loads of thread 0's granules) into locals, so its loops touch only its
+ * stack, its own data and the data it reads from others; no other shared
+ * variable is read in a loop. The barrier is pthread_barrier_wait (libc,
+ * not instrumented).
+ *
  * Deterministic: the program prints the sum over threads (rank order) of
  * their checksums.
  */
@@ -53,8 +61,14 @@ typedef struct {
   _Alignas(64) double v;
 } slot_t;
 
-static int N, T, P;
-static cplx *send[MAXT]; /* send[s]: thread s's exchange buffer, [pencil][z] */
+/* What the main thread sets before it creates the threads; each thread
+ * copies it once. */
+typedef struct {
+  int n, t, p; /* slab order, threads, pencils per thread */
+  cplx *send;  /* the exchange buffer: T parts of N^3, thread s's part at s * N^3, [pencil][z] */
+} params_t;
+
+static params_t P;
 static slot_t result[MAXT];
 static pthread_barrier_t barrier;
 
@@ -126,44 +140,45 @@ static void fft(cplx *a, int n, size_t stride, const cplx *w) {
 static double absd(double x) { return x < 0 ? -x : x; }
 
 static void *worker(void *arg) {
-  int t = (int)(intptr_t)arg;
-  size_t slab = (size_t)N * N * N, len = (size_t)T * N;
+  const int t = (int)(intptr_t)arg;
+  const params_t prm = P;
+  const int n = prm.n, T = prm.t, npen = prm.p;
+  const size_t slab = (size_t)n * n * n, len = (size_t)T * n;
   cplx *u = alloc_cplx(slab), *w = alloc_cplx(slab), *pencils = alloc_cplx(slab);
-  cplx *mine = alloc_cplx(slab);
-  cplx *wn = twiddles(N), *wz = twiddles((int)len);
-  for (int z = 0; z < N; z++)
-    for (int y = 0; y < N; y++)
-      for (int x = 0; x < N; x++) {
-        long gz = (long)t * N + z;
-        size_t e = ((size_t)z * N + y) * N + x;
+  cplx *mine = prm.send + t * slab;
+  cplx *wn = twiddles(n), *wz = twiddles((int)len);
+  for (int z = 0; z < n; z++)
+    for (int y = 0; y < n; y++)
+      for (int x = 0; x < n; x++) {
+        long gz = (long)t * n + z;
+        size_t e = ((size_t)z * n + y) * n + x;
         u[e] = (cplx){(double)((gz * 5 + y * 3 + x) % 7) / 6.0 - 0.5,
                       (double)((gz + y * 7 + x * 3) % 5) / 4.0 - 0.5};
         w[e] = pencils[e] = mine[e] = (cplx){0.0, 0.0};
       }
-  send[t] = mine;
   pthread_barrier_wait(&barrier);
   double check = 0.0;
   for (int it = 0; it < ITERS; it++) {
     /* 1. Local FFTs along x and y. */
     for (size_t e = 0; e < slab; e++) w[e] = u[e];
-    for (int z = 0; z < N; z++)
-      for (int y = 0; y < N; y++) fft(w + ((size_t)z * N + y) * N, N, 1, wn);
-    for (int z = 0; z < N; z++)
-      for (int x = 0; x < N; x++) fft(w + (size_t)z * N * N + x, N, (size_t)N, wn);
+    for (int z = 0; z < n; z++)
+      for (int y = 0; y < n; y++) fft(w + ((size_t)z * n + y) * n, n, 1, wn);
+    for (int z = 0; z < n; z++)
+      for (int x = 0; x < n; x++) fft(w + (size_t)z * n * n + x, n, (size_t)n, wn);
     /* 2. Pack by destination: mine[p][z] = w[z][y][x], p = y N + x. */
-    for (int p = 0; p < N * N; p++)
-      for (int z = 0; z < N; z++) mine[(size_t)p * N + z] = w[(size_t)z * N * N + p];
+    for (int p = 0; p < n * n; p++)
+      for (int z = 0; z < n; z++) mine[(size_t)p * n + z] = w[(size_t)z * n * n + p];
     pthread_barrier_wait(&barrier);
     /* 3. Transpose: my P pencils' values from every thread's buffer. */
     for (int r = 0; r < T; r++) {
       int s = (t + r) % T;
-      const cplx *src = send[s] + (size_t)t * P * N;
-      for (int pp = 0; pp < P; pp++)
-        for (int z = 0; z < N; z++)
-          pencils[(size_t)pp * len + (size_t)s * N + z] = src[(size_t)pp * N + z];
+      const cplx *src = prm.send + s * slab + (size_t)t * npen * n;
+      for (int pp = 0; pp < npen; pp++)
+        for (int z = 0; z < n; z++)
+          pencils[(size_t)pp * len + (size_t)s * n + z] = src[(size_t)pp * n + z];
     }
     /* 4. FFTs along z. */
-    for (int pp = 0; pp < P; pp++) {
+    for (int pp = 0; pp < npen; pp++) {
       fft(pencils + (size_t)pp * len, (int)len, 1, wz);
       for (size_t z = 0; z < len; z++)
         check += absd(pencils[(size_t)pp * len + z].re) + absd(pencils[(size_t)pp * len + z].im);
@@ -184,20 +199,20 @@ static void *worker(void *arg) {
 static int power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 int main(int argc, char **argv) {
-  N = argc > 1 ? atoi(argv[1]) : 8;
-  T = argc > 2 ? atoi(argv[2]) : 4;
-  if (argc > 3 || N < 2 || N > 128 || !power_of_two(N)) {
+  int n = argc > 1 ? atoi(argv[1]) : 8;
+  int T = argc > 2 ? atoi(argv[2]) : 4;
+  if (argc > 3 || n < 2 || n > 128 || !power_of_two(n)) {
     fprintf(stderr, "usage: %s [N power of two 2..128 [T power of two 1..%d, <= N*N]]\n", argv[0],
             MAXT);
     return 2;
   }
-  if (T > MAXT || !power_of_two(T) || T > N * N) {
+  if (T > MAXT || !power_of_two(T) || T > n * n) {
     fprintf(stderr,
             "fft3d_transpose_pthreads: T=%d must be a power of two in 1..%d and <= N*N=%d\n", T,
-            MAXT, N * N);
+            MAXT, n * n);
     return 2;
   }
-  P = N * N / T;
+  P = (params_t){n, T, n * n / T, alloc_cplx((size_t)T * n * n * n)};
   pthread_barrier_init(&barrier, NULL, (unsigned)T);
   pthread_t tid[MAXT];
   for (int t = 1; t < T; t++) {
@@ -210,8 +225,8 @@ int main(int argc, char **argv) {
   for (int t = 1; t < T; t++) pthread_join(tid[t], NULL);
   double sum = 0.0;
   for (int t = 0; t < T; t++) sum += result[t].v;
-  for (int t = 0; t < T; t++) free(send[t]);
+  free(P.send);
   pthread_barrier_destroy(&barrier);
-  printf("fft3d_transpose_pthreads N=%d T=%d checksum=%.6f\n", N, T, sum);
+  printf("fft3d_transpose_pthreads N=%d T=%d checksum=%.6f\n", n, T, sum);
   return 0;
 }

@@ -31,6 +31,12 @@
  * (larger N) the remote rows' reuse distance (one sweep later, after the
  * thread's whole share, about 2 N^2 / (8 T) granules) grows.
  *
+ * Besides: each thread copies the parameters the main thread set (a few
+ * loads of thread 0's granules) into locals, so its loops touch only its
+ * stack, its own data and the data it reads from others; no other shared
+ * variable is read in a loop. The barrier is pthread_barrier_wait (libc,
+ * not instrumented).
+ *
  * The result does not depend on T (same arithmetic per point): each owner
  * sums its rows of the final grid into a per-row slot, the main thread adds
  * the N row sums in row order and prints the total, equal for every T at a
@@ -46,75 +52,85 @@
 #define ROWS_PER_BLOCK 4
 #define SWEEPS 8
 
-static int N, T;
-static double *grid[2];
-static double *rowsum; /* N row sums, in row order */
+/* What the main thread sets before it creates the threads; each thread
+ * copies it once. */
+typedef struct {
+  int n, t;
+  double *grid[2]; /* the two N x N grids */
+  double *rowsum;  /* N row sums of the final grid, in row order */
+} params_t;
+
+static params_t P;
 static pthread_barrier_t barrier;
 
-static void sweep_block(const double *restrict old, double *restrict new, int r0) {
+/* One block of rows r0..r0+3 of an n x n grid: its interior points. */
+static void sweep_block(int n, const double *restrict old, double *restrict new, int r0) {
   int r1 = r0 + ROWS_PER_BLOCK;
   if (r0 < 1) r0 = 1;
-  if (r1 > N - 1) r1 = N - 1;
+  if (r1 > n - 1) r1 = n - 1;
   for (int r = r0; r < r1; r++) {
-    const double *up = old + (size_t)(r - 1) * N;
-    const double *mid = old + (size_t)r * N;
-    const double *down = old + (size_t)(r + 1) * N;
-    double *out = new + (size_t)r *N;
-    for (int c = 1; c < N - 1; c++) out[c] = 0.25 * (up[c] + down[c] + mid[c - 1] + mid[c + 1]);
+    const double *up = old + (size_t)(r - 1) * n;
+    const double *mid = old + (size_t)r * n;
+    const double *down = old + (size_t)(r + 1) * n;
+    double *out = new + (size_t)r *n;
+    for (int c = 1; c < n - 1; c++) out[c] = 0.25 * (up[c] + down[c] + mid[c - 1] + mid[c + 1]);
   }
 }
 
 static void *worker(void *arg) {
-  int t = (int)(intptr_t)arg;
-  int blocks = N / ROWS_PER_BLOCK;
+  const int t = (int)(intptr_t)arg;
+  const params_t p = P;
+  const int n = p.n, T = p.t, blocks = n / ROWS_PER_BLOCK;
   for (int s = 0; s < SWEEPS; s++) {
-    const double *old = grid[s % 2];
-    double *new = grid[(s + 1) % 2];
-    for (int b = t; b < blocks; b += T) sweep_block(old, new, b * ROWS_PER_BLOCK);
+    const double *old = p.grid[s % 2];
+    double *new = p.grid[(s + 1) % 2];
+    for (int b = t; b < blocks; b += T) sweep_block(n, old, new, b * ROWS_PER_BLOCK);
     pthread_barrier_wait(&barrier);
   }
   /* Each thread sums its own rows of the final grid, one sum per row. */
-  const double *g = grid[SWEEPS % 2];
+  const double *g = p.grid[SWEEPS % 2];
   for (int b = t; b < blocks; b += T) {
     for (int r = b * ROWS_PER_BLOCK; r < (b + 1) * ROWS_PER_BLOCK; r++) {
       double sum = 0.0;
-      for (int c = 0; c < N; c++) sum += g[(size_t)r * N + c];
-      rowsum[r] = sum;
+      for (int c = 0; c < n; c++) sum += g[(size_t)r * n + c];
+      p.rowsum[r] = sum;
     }
   }
   return NULL;
 }
 
 int main(int argc, char **argv) {
-  N = argc > 1 ? atoi(argv[1]) : 64;
-  T = argc > 2 ? atoi(argv[2]) : 4;
-  if (argc > 3 || N < 8 || N > 4096 || N % 8 != 0) {
+  int n = argc > 1 ? atoi(argv[1]) : 64;
+  int T = argc > 2 ? atoi(argv[2]) : 4;
+  if (argc > 3 || n < 8 || n > 4096 || n % 8 != 0) {
     fprintf(stderr, "usage: %s [N multiple of 8, 8..4096 [T 1..%d, at most N/4]]\n", argv[0], MAXT);
     return 2;
   }
-  if (T < 1 || T > MAXT || T > N / ROWS_PER_BLOCK) {
+  if (T < 1 || T > MAXT || T > n / ROWS_PER_BLOCK) {
     fprintf(stderr, "jacobi_cyclic_pthreads: T=%d must be in 1..%d and at most N/4=%d\n", T, MAXT,
-            N / ROWS_PER_BLOCK);
+            n / ROWS_PER_BLOCK);
     return 2;
   }
-  size_t count = (size_t)N * N;
+  size_t count = (size_t)n * n;
+  double *grid[2], *rowsum = malloc((size_t)n * sizeof(double));
   for (int g = 0; g < 2; g++) {
-    void *p = NULL;
-    if (posix_memalign(&p, 64, count * sizeof(double)) != 0) {
+    void *m = NULL;
+    if (posix_memalign(&m, 64, count * sizeof(double)) != 0 || rowsum == NULL) {
       fprintf(stderr, "jacobi_cyclic_pthreads: out of memory\n");
       return 1;
     }
-    grid[g] = p;
-    WEFT_DISTRIBUTE(grid[g], sizeof(double), count, WEFT_BLOCK_CYCLIC, (size_t)ROWS_PER_BLOCK * N,
+    grid[g] = m;
+    /* UPC's shared [4*N] double grid[N][N]: rows in blocks of 4, dealt
+     * round-robin. */
+    WEFT_DISTRIBUTE(grid[g], sizeof(double), count, WEFT_BLOCK_CYCLIC, (size_t)ROWS_PER_BLOCK * n,
                     T);
-    for (int r = 0; r < N; r++)
-      for (int c = 0; c < N; c++) grid[g][(size_t)r * N + c] = r == 0 ? 1.0 : 0.0;
+    for (int r = 0; r < n; r++)
+      for (int c = 0; c < n; c++) grid[g][(size_t)r * n + c] = r == 0 ? 1.0 : 0.0;
   }
-  rowsum = calloc((size_t)N, sizeof(double));
-  if (rowsum == NULL) {
-    fprintf(stderr, "jacobi_cyclic_pthreads: out of memory\n");
-    return 1;
-  }
+  /* The row sums are distributed like the rows (two blocks share a 64-byte
+   * granule: it belongs to the first one's owner). */
+  WEFT_DISTRIBUTE(rowsum, sizeof(double), (size_t)n, WEFT_BLOCK_CYCLIC, ROWS_PER_BLOCK, T);
+  P = (params_t){n, T, {grid[0], grid[1]}, rowsum};
   pthread_barrier_init(&barrier, NULL, (unsigned)T);
   pthread_t tid[MAXT];
   for (int t = 1; t < T; t++) {
@@ -126,11 +142,11 @@ int main(int argc, char **argv) {
   worker((void *)(intptr_t)0);
   for (int t = 1; t < T; t++) pthread_join(tid[t], NULL);
   double sum = 0.0;
-  for (int r = 0; r < N; r++) sum += rowsum[r];
+  for (int r = 0; r < n; r++) sum += rowsum[r];
   pthread_barrier_destroy(&barrier);
   free(grid[0]);
   free(grid[1]);
   free(rowsum);
-  printf("jacobi_cyclic_pthreads N=%d T=%d checksum=%.9f\n", N, T, sum);
+  printf("jacobi_cyclic_pthreads N=%d T=%d checksum=%.9f\n", n, T, sum);
   return 0;
 }

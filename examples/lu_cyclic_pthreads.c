@@ -37,6 +37,12 @@
  * The per-block work shrinks with K (trailing matrix), so the threads' loads
  * are imbalanced near the end, as in any right-looking LU.
  *
+ * Besides: each thread copies the parameters the main thread set (a few
+ * loads of thread 0's granules) into locals, so its loops touch only its
+ * stack, its own data and the data it reads from others; no other shared
+ * variable is read in a loop. The barrier is pthread_barrier_wait (libc,
+ * not instrumented).
+ *
  * The result does not depend on T: each block is computed by the same code in
  * the same order whoever owns it. The program prints the sum of all elements
  * of the factored matrix (blocks in storage order, summed by the main thread
@@ -50,16 +56,24 @@
 
 #define MAXT 256
 
-static int N, T, B, NB;
-static double *a;        /* the matrix, block-major */
-static double *blocksum; /* per-block sums of the factored matrix */
+/* What the main thread sets before it creates the threads; each thread
+ * copies it once onto its stack. */
+typedef struct {
+  int n, t, b, nb;
+  double *a;        /* the matrix, block-major */
+  double *blocksum; /* per-block sums of the factored matrix */
+} params_t;
+
+static params_t P;
 static pthread_barrier_t barrier;
 
-static double *block(int I, int J) { return a + ((size_t)I * NB + J) * B * B; }
-static int owner(int I, int J) { return (int)(((long)I * NB + J) % T); }
+static double *block(const params_t *m, int I, int J) {
+  return m->a + ((size_t)I * m->nb + J) * m->b * m->b;
+}
+static int owner(const params_t *m, int I, int J) { return (int)(((long)I * m->nb + J) % m->t); }
 
 /* In place: the diagonal block becomes L (unit lower, below) and U. */
-static void factor_diagonal(double *d) {
+static void factor_diagonal(int B, double *d) {
   for (int k = 0; k < B; k++) {
     double pivot = d[k * B + k];
     for (int i = k + 1; i < B; i++) {
@@ -71,7 +85,7 @@ static void factor_diagonal(double *d) {
 }
 
 /* x := L^-1 x for a row block x, L the unit lower part of the diagonal d. */
-static void solve_row_block(const double *restrict d, double *restrict x) {
+static void solve_row_block(int B, const double *restrict d, double *restrict x) {
   for (int k = 0; k < B; k++)
     for (int i = k + 1; i < B; i++) {
       double l = d[i * B + k];
@@ -80,7 +94,7 @@ static void solve_row_block(const double *restrict d, double *restrict x) {
 }
 
 /* x := x U^-1 for a column block x, U the upper part of the diagonal d. */
-static void solve_column_block(const double *restrict d, double *restrict x) {
+static void solve_column_block(int B, const double *restrict d, double *restrict x) {
   for (int i = 0; i < B; i++)
     for (int k = 0; k < B; k++) {
       double v = x[i * B + k] / d[k * B + k];
@@ -90,7 +104,7 @@ static void solve_column_block(const double *restrict d, double *restrict x) {
 }
 
 /* c -= l * u, i-k-j order. */
-static void update_trailing_block(const double *restrict l, const double *restrict u,
+static void update_trailing_block(int B, const double *restrict l, const double *restrict u,
                                   double *restrict c) {
   for (int i = 0; i < B; i++)
     for (int k = 0; k < B; k++) {
@@ -100,34 +114,37 @@ static void update_trailing_block(const double *restrict l, const double *restri
 }
 
 static void *worker(void *arg) {
-  int t = (int)(intptr_t)arg;
+  const int t = (int)(intptr_t)arg;
+  const params_t p = P, *m = &p;
+  const int B = p.b, NB = p.nb;
   for (int K = 0; K < NB; K++) {
-    if (owner(K, K) == t) factor_diagonal(block(K, K));
+    if (owner(m, K, K) == t) factor_diagonal(B, block(m, K, K));
     pthread_barrier_wait(&barrier);
     for (int J = K + 1; J < NB; J++)
-      if (owner(K, J) == t) solve_row_block(block(K, K), block(K, J));
+      if (owner(m, K, J) == t) solve_row_block(B, block(m, K, K), block(m, K, J));
     for (int I = K + 1; I < NB; I++)
-      if (owner(I, K) == t) solve_column_block(block(K, K), block(I, K));
+      if (owner(m, I, K) == t) solve_column_block(B, block(m, K, K), block(m, I, K));
     pthread_barrier_wait(&barrier);
     for (int I = K + 1; I < NB; I++)
       for (int J = K + 1; J < NB; J++)
-        if (owner(I, J) == t) update_trailing_block(block(I, K), block(K, J), block(I, J));
+        if (owner(m, I, J) == t)
+          update_trailing_block(B, block(m, I, K), block(m, K, J), block(m, I, J));
     pthread_barrier_wait(&barrier);
   }
-  for (int b = t; b < NB * NB; b += T) {
-    const double *x = a + (size_t)b * B * B;
+  for (int b = t; b < NB * NB; b += p.t) {
+    const double *x = p.a + (size_t)b * B * B;
     double sum = 0.0;
     for (int e = 0; e < B * B; e++) sum += x[e];
-    blocksum[b] = sum;
+    p.blocksum[b] = sum;
   }
   return NULL;
 }
 
 int main(int argc, char **argv) {
-  N = argc > 1 ? atoi(argv[1]) : 64;
-  T = argc > 2 ? atoi(argv[2]) : 4;
-  B = argc > 3 ? atoi(argv[3]) : 16;
-  if (argc > 4 || (B != 8 && B != 16 && B != 32) || N < B || N > 2048 || N % B != 0) {
+  int n = argc > 1 ? atoi(argv[1]) : 64;
+  int T = argc > 2 ? atoi(argv[2]) : 4;
+  int B = argc > 3 ? atoi(argv[3]) : 16;
+  if (argc > 4 || (B != 8 && B != 16 && B != 32) || n < B || n > 2048 || n % B != 0) {
     fprintf(stderr, "usage: %s [N multiple of B, B..2048 [T 1..%d [B 8|16|32]]]\n", argv[0], MAXT);
     return 2;
   }
@@ -135,24 +152,27 @@ int main(int argc, char **argv) {
     fprintf(stderr, "lu_cyclic_pthreads: T=%d must be in 1..%d\n", T, MAXT);
     return 2;
   }
-  NB = N / B;
-  size_t count = (size_t)N * N;
-  void *p = NULL;
-  if (posix_memalign(&p, 64, count * sizeof(double)) != 0 ||
-      (blocksum = calloc((size_t)NB * NB, sizeof(double))) == NULL) {
+  int NB = n / B;
+  size_t count = (size_t)n * n;
+  void *mem = NULL;
+  double *blocksum = malloc((size_t)NB * NB * sizeof(double));
+  if (posix_memalign(&mem, 64, count * sizeof(double)) != 0 || blocksum == NULL) {
     fprintf(stderr, "lu_cyclic_pthreads: out of memory\n");
     return 1;
   }
-  a = p;
-  WEFT_DISTRIBUTE(a, sizeof(double), count, WEFT_BLOCK_CYCLIC, (size_t)B * B, T);
+  P = (params_t){n, T, B, NB, mem, blocksum};
+  /* UPC's shared [B*B] double a[...]: blocks of B*B elements round-robin; the
+   * per-block sums cyclic (a granule of 8 belongs to its first one's owner). */
+  WEFT_DISTRIBUTE(P.a, sizeof(double), count, WEFT_BLOCK_CYCLIC, (size_t)B * B, T);
+  WEFT_DISTRIBUTE(blocksum, sizeof(double), (size_t)NB * NB, WEFT_CYCLIC, 1, T);
   /* A(i,j) = 1 / (1 + |i - j|) off the diagonal, N on it: diagonally dominant. */
   for (int I = 0; I < NB; I++)
     for (int J = 0; J < NB; J++) {
-      double *x = block(I, J);
+      double *x = block(&P, I, J);
       for (int r = 0; r < B; r++)
         for (int c = 0; c < B; c++) {
           int i = I * B + r, j = J * B + c;
-          x[r * B + c] = i == j ? (double)N : 1.0 / (1.0 + (i > j ? i - j : j - i));
+          x[r * B + c] = i == j ? (double)n : 1.0 / (1.0 + (i > j ? i - j : j - i));
         }
     }
   pthread_barrier_init(&barrier, NULL, (unsigned)T);
@@ -168,8 +188,8 @@ int main(int argc, char **argv) {
   double sum = 0.0;
   for (int b = 0; b < NB * NB; b++) sum += blocksum[b];
   pthread_barrier_destroy(&barrier);
-  free(a);
+  free(P.a);
   free(blocksum);
-  printf("lu_cyclic_pthreads N=%d T=%d B=%d checksum=%.9f\n", N, T, B, sum);
+  printf("lu_cyclic_pthreads N=%d T=%d B=%d checksum=%.9f\n", n, T, B, sum);
   return 0;
 }

@@ -8,9 +8,10 @@
  *      rank.
  *
  * The global matrices are (qN) x (qN). Threads form a q x q grid: rank
- * t = i * q + j owns the blocks A(i,j), B(i,j), C(i,j), each a separate
- * 64-byte aligned row-major N x N array that the owner allocates and
- * initialises (first touch: its granules belong to it). After a barrier,
+ * t = i * q + j owns the blocks A(i,j), B(i,j), C(i,j): block t of each of
+ * three arrays of T row-major N x N blocks (each block 64-byte aligned) that
+ * the main thread allocates without touching and each owner initialises
+ * (first touch: its granules belong to it). After a barrier,
  * thread (i,j) computes C(i,j) = sum_k A(i,k) * B(k,j) in q steps,
  * k = (i + j + s) mod q for step s = 0..q-1 (Cannon's skew, so that not every
  * thread reads the same block at once), with a barrier after each step.
@@ -28,6 +29,12 @@
  * threads in the communication pattern (all threads of the grid are alike,
  * except that ranks with i == j read their local blocks at step 0).
  *
+ * Besides: each thread copies the parameters the main thread set (a few
+ * loads of thread 0's granules) into locals, so its loops touch only its
+ * stack, its own data and the data it reads from others; no other shared
+ * variable is read in a loop. The barrier is pthread_barrier_wait (libc,
+ * not instrumented).
+ *
  * Deterministic: each thread's summation order is fixed by (i, j, q). The
  * program prints the sum of all elements of C (rank order); it equals the
  * same product computed with another (q, N) of equal qN up to rounding.
@@ -43,76 +50,85 @@ typedef struct {
   _Alignas(64) double v;
 } slot_t;
 
-static int N, T, Q;
-static double *Ablk[MAXT], *Bblk[MAXT], *Cblk[MAXT];
+/* What the main thread sets before it creates the threads; each thread
+ * copies it once (its loops then touch only its stack, its own blocks and
+ * the blocks it reads). */
+typedef struct {
+  int n, t, q;
+  size_t stride;     /* doubles from one thread's block to the next */
+  double *a, *b, *c; /* T blocks each, block r at r * stride */
+} params_t;
+
+static params_t P;
 static slot_t result[MAXT];
 static pthread_barrier_t barrier;
 
-static double *alloc_block(void) {
-  void *p = NULL;
-  size_t bytes = ((size_t)N * N * sizeof(double) + 63) & ~(size_t)63;
-  if (posix_memalign(&p, 64, bytes) != 0) {
-    fprintf(stderr, "matmul_blocks_pthreads: out of memory\n");
-    exit(1);
-  }
-  return p;
-}
-
-/* C += A * B for N x N row-major blocks, i-k-j order. */
-static void block_multiply_add(double *restrict c, const double *restrict a,
+/* C += A * B for n x n row-major blocks, i-k-j order. */
+static void block_multiply_add(int n, double *restrict c, const double *restrict a,
                                const double *restrict b) {
-  for (int r = 0; r < N; r++) {
-    double *crow = c + (size_t)r * N;
-    for (int k = 0; k < N; k++) {
-      double aik = a[(size_t)r * N + k];
-      const double *brow = b + (size_t)k * N;
-      for (int col = 0; col < N; col++) crow[col] += aik * brow[col];
+  for (int r = 0; r < n; r++) {
+    double *crow = c + (size_t)r * n;
+    for (int k = 0; k < n; k++) {
+      double aik = a[(size_t)r * n + k];
+      const double *brow = b + (size_t)k * n;
+      for (int col = 0; col < n; col++) crow[col] += aik * brow[col];
     }
   }
 }
 
 static void *worker(void *arg) {
-  int t = (int)(intptr_t)arg;
-  int i = t / Q, j = t % Q;
-  double *a = alloc_block(), *b = alloc_block(), *c = alloc_block();
+  const int t = (int)(intptr_t)arg;
+  const params_t p = P;
+  const int n = p.n, q = p.q, i = t / q, j = t % q;
+  double *a = p.a + t * p.stride, *b = p.b + t * p.stride, *c = p.c + t * p.stride;
   /* First touch: the owner writes its blocks, values from global indices. */
-  for (int r = 0; r < N; r++) {
-    long gr = (long)i * N + r;
-    for (int col = 0; col < N; col++) {
-      long gc = (long)j * N + col;
-      a[(size_t)r * N + col] = (double)((gr * 7 + gc * 3) % 17) / 16.0 - 0.5;
-      b[(size_t)r * N + col] = (double)((gr * 5 + gc * 11) % 13) / 12.0 - 0.5;
-      c[(size_t)r * N + col] = 0.0;
+  for (int r = 0; r < n; r++) {
+    long gr = (long)i * n + r;
+    for (int col = 0; col < n; col++) {
+      long gc = (long)j * n + col;
+      a[(size_t)r * n + col] = (double)((gr * 7 + gc * 3) % 17) / 16.0 - 0.5;
+      b[(size_t)r * n + col] = (double)((gr * 5 + gc * 11) % 13) / 12.0 - 0.5;
+      c[(size_t)r * n + col] = 0.0;
     }
   }
-  Ablk[t] = a;
-  Bblk[t] = b;
-  Cblk[t] = c;
   pthread_barrier_wait(&barrier);
-  for (int s = 0; s < Q; s++) {
-    int k = (i + j + s) % Q;
-    block_multiply_add(c, Ablk[i * Q + k], Bblk[k * Q + j]);
+  for (int s = 0; s < q; s++) {
+    int k = (i + j + s) % q;
+    block_multiply_add(n, c, p.a + (size_t)(i * q + k) * p.stride,
+                       p.b + (size_t)(k * q + j) * p.stride);
     pthread_barrier_wait(&barrier);
   }
   double sum = 0.0;
-  for (size_t e = 0; e < (size_t)N * N; e++) sum += c[e];
+  for (size_t e = 0; e < (size_t)n * n; e++) sum += c[e];
   result[t].v = sum;
   return NULL;
 }
 
 int main(int argc, char **argv) {
-  N = argc > 1 ? atoi(argv[1]) : 16;
-  T = argc > 2 ? atoi(argv[2]) : 4;
-  if (argc > 3 || N < 1 || N > 1024) {
+  int n = argc > 1 ? atoi(argv[1]) : 16;
+  int T = argc > 2 ? atoi(argv[2]) : 4;
+  if (argc > 3 || n < 1 || n > 1024) {
     fprintf(stderr, "usage: %s [N 1..1024 [T perfect square 1..%d]]\n", argv[0], MAXT);
     return 2;
   }
-  Q = 0;
-  while ((Q + 1) * (Q + 1) <= T) Q++;
-  if (T < 1 || T > MAXT || Q * Q != T) {
+  int q = 0;
+  while ((q + 1) * (q + 1) <= T) q++;
+  if (T < 1 || T > MAXT || q * q != T) {
     fprintf(stderr, "matmul_blocks_pthreads: T=%d must be a perfect square in 1..%d\n", T, MAXT);
     return 2;
   }
+  /* Blocks start on 64-byte boundaries: no granule holds two threads' data. */
+  size_t stride = ((size_t)n * n + 7) / 8 * 8;
+  double *m[3];
+  for (int x = 0; x < 3; x++) {
+    void *mem = NULL;
+    if (posix_memalign(&mem, 64, (size_t)T * stride * sizeof(double)) != 0) {
+      fprintf(stderr, "matmul_blocks_pthreads: out of memory\n");
+      return 1;
+    }
+    m[x] = mem;
+  }
+  P = (params_t){n, T, q, stride, m[0], m[1], m[2]};
   pthread_barrier_init(&barrier, NULL, (unsigned)T);
   pthread_t tid[MAXT];
   for (int t = 1; t < T; t++) {
@@ -125,12 +141,8 @@ int main(int argc, char **argv) {
   for (int t = 1; t < T; t++) pthread_join(tid[t], NULL);
   double sum = 0.0;
   for (int t = 0; t < T; t++) sum += result[t].v;
-  for (int t = 0; t < T; t++) {
-    free(Ablk[t]);
-    free(Bblk[t]);
-    free(Cblk[t]);
-  }
+  for (int x = 0; x < 3; x++) free(m[x]);
   pthread_barrier_destroy(&barrier);
-  printf("matmul_blocks_pthreads N=%d T=%d checksum=%.6f\n", N, T, sum);
+  printf("matmul_blocks_pthreads N=%d T=%d checksum=%.6f\n", n, T, sum);
   return 0;
 }

@@ -13,8 +13,9 @@
  * the sub-array of global rows i*N..i*N+N-1 and columns j*N..j*N+N-1. It
  * keeps it in two arrays of its own, (N+2) x LD doubles with LD = N+2
  * rounded up to a multiple of 8 (64-byte aligned rows), whose border (row 0,
- * row N+1, column 0, column N+1) is the ghost layer; it allocates and
- * initialises them itself (first touch: they are its granules). The ghosts
+ * row N+1, column 0, column N+1) is the ghost layer: part t of two arrays
+ * of T such parts that the main thread allocates without touching; thread
+ * t initialises its parts itself (first touch: they are its granules). The ghosts
  * on the global boundary hold the fixed boundary value (1.0 on the top edge
  * of the global grid, 0.0 on the others) and are never rewritten.
  *
@@ -39,6 +40,12 @@
  * (cur alternates), after about 2 (N^2 + 2N) / 8 local granules and the
  * other halos.
  *
+ * Besides: each thread copies the parameters the main thread set (a few
+ * loads of thread 0's granules) into locals, so its loops touch only its
+ * stack, its own data and the data it reads from others; no other shared
+ * variable is read in a loop. The barrier is pthread_barrier_wait (libc,
+ * not instrumented).
+ *
  * Deterministic: the program prints the sum over threads (in rank order) of
  * the sums of their final sub-arrays.
  */
@@ -54,100 +61,115 @@ typedef struct {
   _Alignas(64) double v;
 } slot_t;
 
-static int N, T, Q, LD, POINTS;
-static double *arr[2][MAXT]; /* arr[p][t]: thread t's array of parity p */
+/* What the main thread sets before it creates the threads; each thread
+ * copies it once. */
+typedef struct {
+  int n, t, q, ld, points;
+  size_t part;     /* doubles per thread's array: (N+2) * LD */
+  double *base[2]; /* parity p: T arrays, thread r's at base[p] + r * part */
+} params_t;
+
+static params_t P;
 static slot_t result[MAXT];
 static pthread_barrier_t barrier;
 
-#define AT(a, r, c) (a)[(size_t)(r)*LD + (c)]
+#define AT(a, r, c) (a)[(size_t)(r)*ld + (c)]
 
 static void *worker(void *arg) {
-  int t = (int)(intptr_t)arg;
-  int i = t / Q, j = t % Q;
-  size_t bytes = (size_t)(N + 2) * LD * sizeof(double);
-  for (int p = 0; p < 2; p++) {
-    void *m = NULL;
-    if (posix_memalign(&m, 64, bytes) != 0) {
-      fprintf(stderr, "stencil2d_halo_pthreads: out of memory\n");
-      exit(1);
-    }
-    double *a = m;
-    for (int r = 0; r < N + 2; r++)
-      for (int c = 0; c < LD; c++) {
-        long gr = (long)i * N + r - 1, gc = (long)j * N + c - 1;
+  const int t = (int)(intptr_t)arg;
+  const params_t p = P;
+  const int n = p.n, q = p.q, ld = p.ld, i = t / q, j = t % q;
+  const size_t part = p.part;
+  /* First touch of both arrays: the global boundary in the ghosts. */
+  for (int par = 0; par < 2; par++) {
+    double *a = p.base[par] + t * part;
+    for (int r = 0; r < n + 2; r++)
+      for (int c = 0; c < ld; c++) {
+        long gr = (long)i * n + r - 1, gc = (long)j * n + c - 1;
         double v = 0.0;
         if (r == 0 && i == 0)
           v = 1.0; /* the global top edge */
-        else if (r >= 1 && r <= N && c >= 1 && c <= N)
+        else if (r >= 1 && r <= n && c >= 1 && c <= n)
           v = (double)((gr * 3 + gc * 5) % 11) / 10.0;
         AT(a, r, c) = v;
       }
-    arr[p][t] = a;
   }
   pthread_barrier_wait(&barrier);
-  int north = i > 0, south = i<Q - 1, west = j> 0, east = j < Q - 1;
+  const int north = i > 0, south = i<q - 1, west = j> 0, east = j < q - 1;
   for (int s = 0; s < ITERS; s++) {
-    double *cur = arr[s % 2][t], *nxt = arr[(s + 1) % 2][t];
+    const double *all = p.base[s % 2]; /* every thread's cur array */
+    double *cur = p.base[s % 2] + t * part, *nxt = p.base[(s + 1) % 2] + t * part;
     const double *nb;
     /* Halo fetch: remote loads from the neighbours' cur arrays. */
     if (north) {
-      nb = arr[s % 2][t - Q];
-      for (int c = 1; c <= N; c++) AT(cur, 0, c) = AT(nb, N, c);
+      nb = all + (t - q) * part;
+      for (int c = 1; c <= n; c++) AT(cur, 0, c) = AT(nb, n, c);
     }
     if (south) {
-      nb = arr[s % 2][t + Q];
-      for (int c = 1; c <= N; c++) AT(cur, N + 1, c) = AT(nb, 1, c);
+      nb = all + (t + q) * part;
+      for (int c = 1; c <= n; c++) AT(cur, n + 1, c) = AT(nb, 1, c);
     }
     if (west) {
-      nb = arr[s % 2][t - 1];
-      for (int r = 1; r <= N; r++) AT(cur, r, 0) = AT(nb, r, N);
+      nb = all + (t - 1) * part;
+      for (int r = 1; r <= n; r++) AT(cur, r, 0) = AT(nb, r, n);
     }
     if (east) {
-      nb = arr[s % 2][t + 1];
-      for (int r = 1; r <= N; r++) AT(cur, r, N + 1) = AT(nb, r, 1);
+      nb = all + (t + 1) * part;
+      for (int r = 1; r <= n; r++) AT(cur, r, n + 1) = AT(nb, r, 1);
     }
-    if (POINTS == 8) {
-      if (north && west) AT(cur, 0, 0) = AT(arr[s % 2][t - Q - 1], N, N);
-      if (north && east) AT(cur, 0, N + 1) = AT(arr[s % 2][t - Q + 1], N, 1);
-      if (south && west) AT(cur, N + 1, 0) = AT(arr[s % 2][t + Q - 1], 1, N);
-      if (south && east) AT(cur, N + 1, N + 1) = AT(arr[s % 2][t + Q + 1], 1, 1);
-      for (int r = 1; r <= N; r++)
-        for (int c = 1; c <= N; c++)
+    if (p.points == 8) {
+      if (north && west) AT(cur, 0, 0) = AT(all + (t - q - 1) * part, n, n);
+      if (north && east) AT(cur, 0, n + 1) = AT(all + (t - q + 1) * part, n, 1);
+      if (south && west) AT(cur, n + 1, 0) = AT(all + (t + q - 1) * part, 1, n);
+      if (south && east) AT(cur, n + 1, n + 1) = AT(all + (t + q + 1) * part, 1, 1);
+      for (int r = 1; r <= n; r++)
+        for (int c = 1; c <= n; c++)
           AT(nxt, r, c) =
               0.125 * (AT(cur, r - 1, c - 1) + AT(cur, r - 1, c) + AT(cur, r - 1, c + 1) +
                        AT(cur, r, c - 1) + AT(cur, r, c + 1) + AT(cur, r + 1, c - 1) +
                        AT(cur, r + 1, c) + AT(cur, r + 1, c + 1));
     } else {
-      for (int r = 1; r <= N; r++)
-        for (int c = 1; c <= N; c++)
+      for (int r = 1; r <= n; r++)
+        for (int c = 1; c <= n; c++)
           AT(nxt, r, c) = 0.25 * (AT(cur, r - 1, c) + AT(cur, r + 1, c) + AT(cur, r, c - 1) +
                                   AT(cur, r, c + 1));
     }
     pthread_barrier_wait(&barrier);
   }
-  const double *fin = arr[ITERS % 2][t];
+  const double *fin = p.base[ITERS % 2] + t * part;
   double sum = 0.0;
-  for (int r = 1; r <= N; r++)
-    for (int c = 1; c <= N; c++) sum += AT(fin, r, c);
+  for (int r = 1; r <= n; r++)
+    for (int c = 1; c <= n; c++) sum += AT(fin, r, c);
   result[t].v = sum;
   return NULL;
 }
 
 int main(int argc, char **argv) {
-  N = argc > 1 ? atoi(argv[1]) : 32;
-  T = argc > 2 ? atoi(argv[2]) : 4;
-  POINTS = argc > 3 ? atoi(argv[3]) : 4;
-  if (argc > 4 || N < 1 || N > 1024 || (POINTS != 4 && POINTS != 8)) {
+  int n = argc > 1 ? atoi(argv[1]) : 32;
+  int T = argc > 2 ? atoi(argv[2]) : 4;
+  int points = argc > 3 ? atoi(argv[3]) : 4;
+  if (argc > 4 || n < 1 || n > 1024 || (points != 4 && points != 8)) {
     fprintf(stderr, "usage: %s [N 1..1024 [T perfect square 1..%d [4|8]]]\n", argv[0], MAXT);
     return 2;
   }
-  Q = 0;
-  while ((Q + 1) * (Q + 1) <= T) Q++;
-  if (T < 1 || T > MAXT || Q * Q != T) {
+  int q = 0;
+  while ((q + 1) * (q + 1) <= T) q++;
+  if (T < 1 || T > MAXT || q * q != T) {
     fprintf(stderr, "stencil2d_halo_pthreads: T=%d must be a perfect square in 1..%d\n", T, MAXT);
     return 2;
   }
-  LD = (N + 2 + 7) / 8 * 8;
+  int ld = (n + 2 + 7) / 8 * 8; /* 64-byte rows: no granule holds two threads' data */
+  size_t part = (size_t)(n + 2) * ld;
+  double *base[2];
+  for (int par = 0; par < 2; par++) {
+    void *m = NULL;
+    if (posix_memalign(&m, 64, (size_t)T * part * sizeof(double)) != 0) {
+      fprintf(stderr, "stencil2d_halo_pthreads: out of memory\n");
+      return 1;
+    }
+    base[par] = m;
+  }
+  P = (params_t){n, T, q, ld, points, part, {base[0], base[1]}};
   pthread_barrier_init(&barrier, NULL, (unsigned)T);
   pthread_t tid[MAXT];
   for (int t = 1; t < T; t++) {
@@ -160,11 +182,9 @@ int main(int argc, char **argv) {
   for (int t = 1; t < T; t++) pthread_join(tid[t], NULL);
   double sum = 0.0;
   for (int t = 0; t < T; t++) sum += result[t].v;
-  for (int t = 0; t < T; t++) {
-    free(arr[0][t]);
-    free(arr[1][t]);
-  }
+  free(base[0]);
+  free(base[1]);
   pthread_barrier_destroy(&barrier);
-  printf("stencil2d_halo_pthreads N=%d T=%d points=%d checksum=%.9f\n", N, T, POINTS, sum);
+  printf("stencil2d_halo_pthreads N=%d T=%d points=%d checksum=%.9f\n", n, T, points, sum);
   return 0;
 }

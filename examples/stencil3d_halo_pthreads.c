@@ -13,7 +13,9 @@
  * grid and owns the global points (i*N.., j*N.., k*N..) of an (qN)^3 grid.
  * It keeps them in two arrays of its own, (N+2) x (N+2) x LD doubles (LD =
  * N+2 rounded up to a multiple of 8: 64-byte aligned rows) whose outer layer
- * holds the ghosts; it allocates and initialises them itself (first touch).
+ * holds the ghosts: part t of two arrays of T such parts that the main
+ * thread allocates without touching; thread t initialises its parts itself
+ * (first touch: they are its granules).
  * Ghosts on the global boundary hold the fixed boundary value (1.0 on the
  * z = -1 face of the global grid, 0.0 on the others) and are never
  * rewritten.
@@ -38,6 +40,12 @@
  * corners; q = 1: no remote reads. A halo granule is reused two iterations
  * later (cur alternates).
  *
+ * Besides: each thread copies the parameters the main thread set (a few
+ * loads of thread 0's granules) into locals, so its loops touch only its
+ * stack, its own data and the data it reads from others; no other shared
+ * variable is read in a loop. The barrier is pthread_barrier_wait (libc,
+ * not instrumented).
+ *
  * Deterministic: the program prints the sum over threads (in rank order) of
  * the sums of their final sub-arrays; for a given global size qN the result
  * is the same for every (q, N) up to rounding.
@@ -54,59 +62,63 @@ typedef struct {
   _Alignas(64) double v;
 } slot_t;
 
-static int N, T, Q, LD, POINTS;
-static double *arr[2][MAXT]; /* arr[p][t]: thread t's array of parity p */
+/* What the main thread sets before it creates the threads; each thread
+ * copies it once. */
+typedef struct {
+  int n, t, q, ld, points;
+  size_t part;     /* doubles per thread's array: (N+2)^2 * LD */
+  double *base[2]; /* parity p: T arrays, thread r's at base[p] + r * part */
+} params_t;
+
+static params_t P;
 static slot_t result[MAXT];
 static pthread_barrier_t barrier;
 
-#define AT3(a, z, y, x) (a)[((size_t)(z) * (N + 2) + (size_t)(y)) * LD + (size_t)(x)]
+#define AT3(a, z, y, x) (a)[((size_t)(z) * (n + 2) + (size_t)(y)) * ld + (size_t)(x)]
 /* Per dimension and direction D in {-1, 0, 1}: where the neighbour's cells
  * start, where the ghosts start, and how many. */
-#define SRC0(D) ((D) < 0 ? N : 1)
-#define DST0(D) ((D) < 0 ? 0 : (D) > 0 ? N + 1 : 1)
-#define LEN(D) ((D) == 0 ? N : 1)
-#define INSIDE(c) ((c) >= 0 && (c) < Q)
+#define SRC0(D) ((D) < 0 ? n : 1)
+#define DST0(D) ((D) < 0 ? 0 : (D) > 0 ? n + 1 : 1)
+#define LEN(D) ((D) == 0 ? n : 1)
+#define INSIDE(c) ((c) >= 0 && (c) < q)
 /* Copies the neighbour (i+DZ, j+DY, k+DX)'s cells next to this sub-array
  * into this thread's ghosts, if that neighbour exists. */
-#define HALO(DZ, DY, DX)                                             \
-  do {                                                               \
-    if (INSIDE(i + (DZ)) && INSIDE(j + (DY)) && INSIDE(k + (DX))) {  \
-      const double *nb = arr[s % 2][t + ((DZ)*Q + (DY)) * Q + (DX)]; \
-      for (int z = 0; z < LEN(DZ); z++)                              \
-        for (int y = 0; y < LEN(DY); y++)                            \
-          for (int x = 0; x < LEN(DX); x++)                          \
-            AT3(cur, DST0(DZ) + z, DST0(DY) + y, DST0(DX) + x) =     \
-                AT3(nb, SRC0(DZ) + z, SRC0(DY) + y, SRC0(DX) + x);   \
-    }                                                                \
+#define HALO(DZ, DY, DX)                                                \
+  do {                                                                  \
+    if (INSIDE(i + (DZ)) && INSIDE(j + (DY)) && INSIDE(k + (DX))) {     \
+      const double *nb = all + (t + ((DZ)*q + (DY)) * q + (DX)) * part; \
+      for (int z = 0; z < LEN(DZ); z++)                                 \
+        for (int y = 0; y < LEN(DY); y++)                               \
+          for (int x = 0; x < LEN(DX); x++)                             \
+            AT3(cur, DST0(DZ) + z, DST0(DY) + y, DST0(DX) + x) =        \
+                AT3(nb, SRC0(DZ) + z, SRC0(DY) + y, SRC0(DX) + x);      \
+    }                                                                   \
   } while (0)
 
 static void *worker(void *arg) {
-  int t = (int)(intptr_t)arg;
-  int i = t / (Q * Q), j = t / Q % Q, k = t % Q;
-  size_t bytes = (size_t)(N + 2) * (N + 2) * LD * sizeof(double);
-  for (int p = 0; p < 2; p++) {
-    void *m = NULL;
-    if (posix_memalign(&m, 64, bytes) != 0) {
-      fprintf(stderr, "stencil3d_halo_pthreads: out of memory\n");
-      exit(1);
-    }
-    double *a = m;
-    for (int z = 0; z < N + 2; z++)
-      for (int y = 0; y < N + 2; y++)
-        for (int x = 0; x < LD; x++) {
-          long gz = (long)i * N + z - 1, gy = (long)j * N + y - 1, gx = (long)k * N + x - 1;
+  const int t = (int)(intptr_t)arg;
+  const params_t p = P;
+  const int n = p.n, q = p.q, ld = p.ld, i = t / (q * q), j = t / q % q, k = t % q;
+  const size_t part = p.part;
+  /* First touch of both arrays: the global boundary in the ghosts. */
+  for (int par = 0; par < 2; par++) {
+    double *a = p.base[par] + t * part;
+    for (int z = 0; z < n + 2; z++)
+      for (int y = 0; y < n + 2; y++)
+        for (int x = 0; x < ld; x++) {
+          long gz = (long)i * n + z - 1, gy = (long)j * n + y - 1, gx = (long)k * n + x - 1;
           double v = 0.0;
           if (gz == -1)
             v = 1.0; /* the global z = -1 face */
-          else if (z >= 1 && z <= N && y >= 1 && y <= N && x >= 1 && x <= N)
+          else if (z >= 1 && z <= n && y >= 1 && y <= n && x >= 1 && x <= n)
             v = (double)((gz * 3 + gy * 5 + gx * 7) % 13) / 12.0;
           AT3(a, z, y, x) = v;
         }
-    arr[p][t] = a;
   }
   pthread_barrier_wait(&barrier);
   for (int s = 0; s < ITERS; s++) {
-    double *cur = arr[s % 2][t], *nxt = arr[(s + 1) % 2][t];
+    const double *all = p.base[s % 2]; /* every thread's cur array */
+    double *cur = p.base[s % 2] + t * part, *nxt = p.base[(s + 1) % 2] + t * part;
     /* Halo fetch: the faces, */
     HALO(-1, 0, 0);
     HALO(1, 0, 0);
@@ -114,7 +126,7 @@ static void *worker(void *arg) {
     HALO(0, 1, 0);
     HALO(0, 0, -1);
     HALO(0, 0, 1);
-    if (POINTS == 26) {
+    if (p.points == 26) {
       /* the edges, */
       HALO(-1, -1, 0);
       HALO(-1, 1, 0);
@@ -137,9 +149,9 @@ static void *worker(void *arg) {
       HALO(1, -1, 1);
       HALO(1, 1, -1);
       HALO(1, 1, 1);
-      for (int z = 1; z <= N; z++)
-        for (int y = 1; y <= N; y++)
-          for (int x = 1; x <= N; x++) {
+      for (int z = 1; z <= n; z++)
+        for (int y = 1; y <= n; y++)
+          for (int x = 1; x <= n; x++) {
             double sum = 0.0;
             for (int dz = -1; dz <= 1; dz++)
               for (int dy = -1; dy <= 1; dy++)
@@ -148,9 +160,9 @@ static void *worker(void *arg) {
             AT3(nxt, z, y, x) = sum / 26.0;
           }
     } else {
-      for (int z = 1; z <= N; z++)
-        for (int y = 1; y <= N; y++)
-          for (int x = 1; x <= N; x++)
+      for (int z = 1; z <= n; z++)
+        for (int y = 1; y <= n; y++)
+          for (int x = 1; x <= n; x++)
             AT3(nxt, z, y, x) =
                 (AT3(cur, z - 1, y, x) + AT3(cur, z + 1, y, x) + AT3(cur, z, y - 1, x) +
                  AT3(cur, z, y + 1, x) + AT3(cur, z, y, x - 1) + AT3(cur, z, y, x + 1)) /
@@ -158,30 +170,41 @@ static void *worker(void *arg) {
     }
     pthread_barrier_wait(&barrier);
   }
-  const double *fin = arr[ITERS % 2][t];
+  const double *fin = p.base[ITERS % 2] + t * part;
   double sum = 0.0;
-  for (int z = 1; z <= N; z++)
-    for (int y = 1; y <= N; y++)
-      for (int x = 1; x <= N; x++) sum += AT3(fin, z, y, x);
+  for (int z = 1; z <= n; z++)
+    for (int y = 1; y <= n; y++)
+      for (int x = 1; x <= n; x++) sum += AT3(fin, z, y, x);
   result[t].v = sum;
   return NULL;
 }
 
 int main(int argc, char **argv) {
-  N = argc > 1 ? atoi(argv[1]) : 8;
-  T = argc > 2 ? atoi(argv[2]) : 8;
-  POINTS = argc > 3 ? atoi(argv[3]) : 6;
-  if (argc > 4 || N < 1 || N > 256 || (POINTS != 6 && POINTS != 26)) {
+  int n = argc > 1 ? atoi(argv[1]) : 8;
+  int T = argc > 2 ? atoi(argv[2]) : 8;
+  int points = argc > 3 ? atoi(argv[3]) : 6;
+  if (argc > 4 || n < 1 || n > 256 || (points != 6 && points != 26)) {
     fprintf(stderr, "usage: %s [N 1..256 [T perfect cube 1..%d [6|26]]]\n", argv[0], MAXT);
     return 2;
   }
-  Q = 0;
-  while ((Q + 1) * (Q + 1) * (Q + 1) <= T) Q++;
-  if (T < 1 || T > MAXT || Q * Q * Q != T) {
+  int q = 0;
+  while ((q + 1) * (q + 1) * (q + 1) <= T) q++;
+  if (T < 1 || T > MAXT || q * q * q != T) {
     fprintf(stderr, "stencil3d_halo_pthreads: T=%d must be a perfect cube in 1..%d\n", T, MAXT);
     return 2;
   }
-  LD = (N + 2 + 7) / 8 * 8;
+  int ld = (n + 2 + 7) / 8 * 8; /* 64-byte rows: no granule holds two threads' data */
+  size_t part = (size_t)(n + 2) * (n + 2) * ld;
+  double *base[2];
+  for (int par = 0; par < 2; par++) {
+    void *m = NULL;
+    if (posix_memalign(&m, 64, (size_t)T * part * sizeof(double)) != 0) {
+      fprintf(stderr, "stencil3d_halo_pthreads: out of memory\n");
+      return 1;
+    }
+    base[par] = m;
+  }
+  P = (params_t){n, T, q, ld, points, part, {base[0], base[1]}};
   pthread_barrier_init(&barrier, NULL, (unsigned)T);
   pthread_t tid[MAXT];
   for (int t = 1; t < T; t++) {
@@ -194,11 +217,9 @@ int main(int argc, char **argv) {
   for (int t = 1; t < T; t++) pthread_join(tid[t], NULL);
   double sum = 0.0;
   for (int t = 0; t < T; t++) sum += result[t].v;
-  for (int t = 0; t < T; t++) {
-    free(arr[0][t]);
-    free(arr[1][t]);
-  }
+  free(base[0]);
+  free(base[1]);
   pthread_barrier_destroy(&barrier);
-  printf("stencil3d_halo_pthreads N=%d T=%d points=%d checksum=%.9f\n", N, T, POINTS, sum);
+  printf("stencil3d_halo_pthreads N=%d T=%d points=%d checksum=%.9f\n", n, T, points, sum);
   return 0;
 }
