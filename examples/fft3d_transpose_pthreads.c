@@ -18,10 +18,11 @@
  *      x (contiguous) and along y (stride N) in w: all local;
  *   2. packs w into its part of the shared exchange buffer, ordered by
  *      destination: the pencils (y, x) are dealt in P = N^2 / T consecutive
- *      pencil numbers p = y N + x per thread, and send[t] holds, for each p
+ *      pencil numbers p = y N + x per thread, and part t holds, for each p
  *      in order, the pencil's N values of t's planes (local writes); barrier;
- *   3. the transpose: thread d reads, from every thread's send buffer in the
- *      order s = d, d+1, .., d-1 (mod T), the P N values destined to it
+ *   3. the transpose: thread d reads, from every thread's part in the order
+ *      s = d (its own, local), d+1, .., d-1 (mod T), the P N values destined
+ *      to it
  *      (contiguous, P N * 16 bytes = N^3 / T complex), into its pencils of
  *      length T N: all-to-all, every read remote except those from its own
  *      buffer (T - 1 remote chunks of N^3 / (4 T) 64-byte granules each);
@@ -29,10 +30,12 @@
  *      of |re| + |im| to its checksum; barrier (the send buffers are
  *      rewritten in the next iteration); then u evolves locally.
  * Every thread communicates with every other one, in the same way: no
- * corner/edge distinction, but the order of the sources (d+1 first) makes a
- * thread's reuse distance to source s depend on (s - d) mod T. A remote
- * granule is reused within its chunk (4 complex per granule) and in the next
- * iteration, after the thread's whole iteration (about 4 N^3 / 4 granules).
+ * corner/edge distinction (but the order of the sources, d+1 first, makes
+ * the time at which d reads s depend on (s - d) mod T). A remote granule
+ * (4 complex) is reused within its chunk (the next load of the same granule
+ * comes one pencil granule later) and in the next iteration, after the
+ * thread's whole iteration: u, w, its pencils, its part of the exchange
+ * buffer and the chunks it received, about 5 N^3 / 4 granules.
  * Twiddle factors are computed by each thread (own sine/cosine series, no
  * libm): local.
  *

@@ -25,9 +25,11 @@
  * loads every element of A(i,k) once (N^2 loads) and every row of B(k,j) N
  * times (N^3 loads): a B granule is reused after the rest of B(k,j) and a row
  * of C, about N^2/8 + N/8 granules (64-byte granules), an A granule within a
- * few loads. Every thread does the same work: there are no corner or edge
- * threads in the communication pattern (all threads of the grid are alike,
- * except that ranks with i == j read their local blocks at step 0).
+ * few loads. A block is read in one step only, so a remote granule's reuses
+ * are all within that step. Every thread does the same work: there are no
+ * corner or edge threads in the communication pattern; threads differ only
+ * in the step at which they read their local blocks (A at s = (q - i) mod q,
+ * B at s = (q - j) mod q), and thread 0 also reads the T - 1 result slots.
  *
  * Besides: each thread copies the parameters the main thread set (a few
  * loads of thread 0's granules) into locals, so its loops touch only its
