@@ -28,8 +28,10 @@
  * (N/4 - 1) % T). The other loads of a block are local. With T = 1
  * everything is local. So thread 0 and the last block's owner are the
  * "edge" threads, the others alike ("interior"); with more blocks per thread
- * (larger N) the remote rows' reuse distance (one sweep later, after the
- * thread's whole share, about 2 N^2 / (8 T) granules) grows.
+ * (larger N) the remote rows' reuse distance grows: a halo row is read
+ * again two sweeps later (the grids alternate), after the thread's rows of
+ * both grids, about N^2 / (4 T) 64-byte granules. Within a sweep a halo
+ * granule (8 doubles) is loaded 8 times in a row (distance 0 or 1).
  *
  * Besides: each thread copies the parameters the main thread set (a few
  * loads of thread 0's granules) into locals, so its loops touch only its
