@@ -28,9 +28,9 @@
 #                   aggregation)
 # --no-build        use build/ as it is (default: build weft and weft_rt)
 #
-# Everything goes to build/bench/prediction/: runs/ (profiles and record
-# logs), predictions/ (one JSON per prediction), predictions.tsv (the list
-# summary.py reads).
+# Everything goes to build/bench/prediction/: runs/ANALYSES/ (profiles and
+# record logs), predictions/ (one JSON per prediction), predictions.tsv (the
+# list summary.py reads).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$ROOT/build/bench/prediction
@@ -102,7 +102,8 @@ KERNELS=(
   "fft3d|fft3d_transpose_pthreads||4|4 8 16 32|2:8 4:8 8:8 16:8 32:8 64:8|3"
 )
 
-mkdir -p "$OUT/bin" "$OUT/runs" "$OUT/predictions"
+mkdir -p "$OUT/bin" "$OUT/runs/$ANALYSES" "$OUT/predictions"
+rm -f "$OUT"/predictions/*.json "$OUT"/predictions/*.err
 LIST=$OUT/predictions.tsv # kernel kind test train reference status json
 : >"$LIST"
 
@@ -122,7 +123,7 @@ build_kernel() {
 # nothing if the run failed.
 record() {
   local label=$1 bin=$2 variant=$3 threads=$4 size=$5
-  local profile=$OUT/runs/$label.t$threads.n$size.weft
+  local profile=$OUT/runs/$ANALYSES/$label.t$threads.n$size.weft
   if ((REUSE)) && [[ -s $profile ]]; then echo "$profile"; return; fi
   local flags=("${RECORD_FLAGS[@]}")
   ((HAVE_PROBLEM_SIZE)) && flags+=(--problem-size "$size")
@@ -217,3 +218,4 @@ recorded="weft record ${RECORD_FLAGS[*]}"
 ((HAVE_PROBLEM_SIZE)) && recorded+=" --problem-size N"
 echo "# $(nproc) cores; recording ${RECORD_SECONDS} s, predictions ${PREDICT_SECONDS} s," \
   "total $((END - START)) s ($recorded)"
+((END - START <= 900)) || echo "# over the 15-minute budget: shrink the sizes in KERNELS" >&2
