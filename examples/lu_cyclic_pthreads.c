@@ -33,7 +33,12 @@
  * phase 2 but its owner: the "diagonal" threads communicate differently from
  * the others (the paper's grouping). With T dividing nb every block column
  * has one owner (J % T), so all reads of A(I,K) in phase 3 come from thread
- * K % T; otherwise the owners rotate along the column.
+ * K % T; otherwise the owners rotate along the column. With nb^2 = T
+ * (N = B sqrt(T)) every thread owns one block and the owners form a
+ * sqrt(T) x sqrt(T) grid: thread I nb + J factors its block if I = J
+ * (the diagonal), solves it if I = K or J = K, and otherwise updates it in
+ * min(I, J) steps from its grid row's left neighbours A(I,K) and its grid
+ * column's upper neighbours A(K,J).
  * The per-block work shrinks with K (trailing matrix), so the threads' loads
  * are imbalanced near the end, as in any right-looking LU.
  *
