@@ -40,9 +40,9 @@
  * not instrumented).
  *
  * The result does not depend on T (same arithmetic per point): each owner
- * sums its rows of the final grid into a per-row slot, the main thread adds
- * the N row sums in row order and prints the total, equal for every T at a
- * given N.
+ * sums its rows of the final grid (into a 64-byte slot per block, declared
+ * distributed like the rows), the main thread adds the N row sums in row
+ * order and prints the total, equal for every T at a given N.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -59,7 +59,7 @@
 typedef struct {
   int n, t;
   double *grid[2]; /* the two N x N grids */
-  double *rowsum;  /* N row sums of the final grid, in row order */
+  double *rowsum;  /* row sums of the final grid: block b's 4 at 8 b (one granule each) */
 } params_t;
 
 static params_t P;
@@ -95,7 +95,7 @@ static void *worker(void *arg) {
     for (int r = b * ROWS_PER_BLOCK; r < (b + 1) * ROWS_PER_BLOCK; r++) {
       double sum = 0.0;
       for (int c = 0; c < n; c++) sum += g[(size_t)r * n + c];
-      p.rowsum[r] = sum;
+      p.rowsum[r / ROWS_PER_BLOCK * 8 + r % ROWS_PER_BLOCK] = sum;
     }
   }
   return NULL;
@@ -114,7 +114,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   size_t count = (size_t)n * n;
-  double *grid[2], *rowsum = malloc((size_t)n * sizeof(double));
+  double *grid[2], *rowsum = NULL;
+  if (posix_memalign((void **)&rowsum, 64, (size_t)n / ROWS_PER_BLOCK * 8 * sizeof(double)) != 0)
+    rowsum = NULL;
   for (int g = 0; g < 2; g++) {
     void *m = NULL;
     if (posix_memalign(&m, 64, count * sizeof(double)) != 0 || rowsum == NULL) {
@@ -129,9 +131,8 @@ int main(int argc, char **argv) {
     for (int r = 0; r < n; r++)
       for (int c = 0; c < n; c++) grid[g][(size_t)r * n + c] = r == 0 ? 1.0 : 0.0;
   }
-  /* The row sums are distributed like the rows (two blocks share a 64-byte
-   * granule: it belongs to the first one's owner). */
-  WEFT_DISTRIBUTE(rowsum, sizeof(double), (size_t)n, WEFT_BLOCK_CYCLIC, ROWS_PER_BLOCK, T);
+  /* The row sums are distributed like the rows: a 64-byte slot per block. */
+  WEFT_DISTRIBUTE(rowsum, sizeof(double), (size_t)n / ROWS_PER_BLOCK * 8, WEFT_BLOCK_CYCLIC, 8, T);
   P = (params_t){n, T, {grid[0], grid[1]}, rowsum};
   pthread_barrier_init(&barrier, NULL, (unsigned)T);
   pthread_t tid[MAXT];
@@ -144,7 +145,7 @@ int main(int argc, char **argv) {
   worker((void *)(intptr_t)0);
   for (int t = 1; t < T; t++) pthread_join(tid[t], NULL);
   double sum = 0.0;
-  for (int r = 0; r < n; r++) sum += rowsum[r];
+  for (int r = 0; r < n; r++) sum += rowsum[r / ROWS_PER_BLOCK * 8 + r % ROWS_PER_BLOCK];
   pthread_barrier_destroy(&barrier);
   free(grid[0]);
   free(grid[1]);

@@ -51,7 +51,7 @@
  * The result does not depend on T: each block is computed by the same code in
  * the same order whoever owns it. The program prints the sum of all elements
  * of the factored matrix (blocks in storage order, summed by the main thread
- * from per-block sums the owners write).
+ * from per-block sums the owners write, one 64-byte slot per block).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -66,7 +66,7 @@
 typedef struct {
   int n, t, b, nb;
   double *a;        /* the matrix, block-major */
-  double *blocksum; /* per-block sums of the factored matrix */
+  double *blocksum; /* per-block sums of the factored matrix, block b's at 8 b */
 } params_t;
 
 static params_t P;
@@ -140,7 +140,7 @@ static void *worker(void *arg) {
     const double *x = p.a + (size_t)b * B * B;
     double sum = 0.0;
     for (int e = 0; e < B * B; e++) sum += x[e];
-    p.blocksum[b] = sum;
+    p.blocksum[(size_t)b * 8] = sum;
   }
   return NULL;
 }
@@ -160,16 +160,18 @@ int main(int argc, char **argv) {
   int NB = n / B;
   size_t count = (size_t)n * n;
   void *mem = NULL;
-  double *blocksum = malloc((size_t)NB * NB * sizeof(double));
-  if (posix_memalign(&mem, 64, count * sizeof(double)) != 0 || blocksum == NULL) {
+  void *sums = NULL;
+  if (posix_memalign(&mem, 64, count * sizeof(double)) != 0 ||
+      posix_memalign(&sums, 64, (size_t)NB * NB * 8 * sizeof(double)) != 0) {
     fprintf(stderr, "lu_cyclic_pthreads: out of memory\n");
     return 1;
   }
+  double *blocksum = sums;
   P = (params_t){n, T, B, NB, mem, blocksum};
   /* UPC's shared [B*B] double a[...]: blocks of B*B elements round-robin; the
-   * per-block sums cyclic (a granule of 8 belongs to its first one's owner). */
+   * per-block sums likewise, a 64-byte slot per block. */
   WEFT_DISTRIBUTE(P.a, sizeof(double), count, WEFT_BLOCK_CYCLIC, (size_t)B * B, T);
-  WEFT_DISTRIBUTE(blocksum, sizeof(double), (size_t)NB * NB, WEFT_CYCLIC, 1, T);
+  WEFT_DISTRIBUTE(blocksum, sizeof(double), (size_t)NB * NB * 8, WEFT_BLOCK_CYCLIC, 8, T);
   /* A(i,j) = 1 / (1 + |i - j|) off the diagonal, N on it: diagonally dominant. */
   for (int I = 0; I < NB; I++)
     for (int J = 0; J < NB; J++) {
@@ -191,7 +193,7 @@ int main(int argc, char **argv) {
   worker((void *)(intptr_t)0);
   for (int t = 1; t < T; t++) pthread_join(tid[t], NULL);
   double sum = 0.0;
-  for (int b = 0; b < NB * NB; b++) sum += blocksum[b];
+  for (int b = 0; b < NB * NB; b++) sum += blocksum[(size_t)b * 8];
   pthread_barrier_destroy(&barrier);
   free(P.a);
   free(blocksum);
