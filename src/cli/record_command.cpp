@@ -333,6 +333,7 @@ RunInfo run_info(const RecordOptions& options, const AnalysisPlan& plan) {
   info.cwd = std::filesystem::current_path().string();
   info.start_time = std::chrono::system_clock::now();
   info.hostname = this_hostname();
+  info.problem_size = options.problem_size;
   info.topology = topology_summary();
   // The CRD cutoffs' cache is the simulator's last level: --cache's when
   // given, else the machine's credible one.
@@ -604,6 +605,10 @@ struct RecordCommand : Command {
     c->add_flag("--exact", options.exact,
                 "measure every event: no sampling in any analysis (slower; the settings "
                 "marked --exact take their exact value)");
+    c->add_option("--problem-size", options.problem_size,
+                  "the program's problem size, kept in the profile for weft predict (a whole "
+                  "number: what the program's size argument means is the user's)")
+        ->transform(whole_number(1, UINT64_MAX - 1));
     c->add_option("command", options.command, "PROGRAM ARGS (after --)");
     return c;
   }

@@ -62,6 +62,7 @@ MetaEntries run_meta(const RunInfo& info, const std::string& source, uint32_t gr
       {"llc_source", info.llc_source},
       {"llc_note", info.llc_note},
       {"hostname", info.hostname},
+      {"problem_size", info.problem_size ? std::to_string(*info.problem_size) : std::string()},
   };
 }
 

@@ -35,6 +35,9 @@ struct RunInfo {
   // time of the imbalance analysis (`weft record --miss-penalties`).
   std::array<double, 3> miss_penalties = kDefaultMissPenalties;
   std::string hostname;
+  // The program's problem size as the user gave it (`weft record
+  // --problem-size`), for `weft predict`; absent: not given.
+  std::optional<uint64_t> problem_size;
   std::string weft_version;  // empty: this build's version
 };
 
