@@ -7,6 +7,8 @@
 #include <array>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <stdexcept>
 
@@ -19,7 +21,9 @@
 #include "views/crd_view.h"
 #include "views/diff_view.h"
 #include "views/falseshare_view.h"
+#include "views/html_report_view.h"
 #include "views/imbalance_view.h"
+#include "views/perfetto_view.h"
 #include "views/report_view.h"
 #include "views/trace_view.h"
 
@@ -49,6 +53,39 @@ int show(const std::vector<std::string>& paths, OutputFormat format,
       if (const std::string note = crd_sampling_note(profile_facts(profile)); !note.empty())
         fmt::print(stderr, "weft: note: {}: {}\n", profile.path(), note);
   print(text);
+  return 0;
+}
+
+// Writes `text` to `path` (through a temporary file beside it, renamed:
+// a failed write leaves the previous file as it was).
+void write_file(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + path);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
+    if (!out) throw std::runtime_error("cannot write " + path);
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::filesystem::remove(temporary, error);
+    throw std::runtime_error("cannot write " + path);
+  }
+}
+
+// Opens one profile, warns when it is incomplete (stderr), and writes what
+// `make` renders from it to `out`; prints the path written.
+int write_from_profile(const std::string& path, const std::string& out,
+                       const std::function<std::string(const Profile&)>& make) {
+  const Profile profile = Profile::open(path);
+  const std::string text = make(profile);
+  if (!profile.complete())
+    fmt::print(stderr, "weft: warning: {} is an INCOMPLETE profile ({})\n", profile.path(),
+               profile.meta_value("incomplete_reason"));
+  write_file(out, text);
+  fmt::print("wrote {} ({} bytes)\n", out, text.size());
   return 0;
 }
 
@@ -119,10 +156,11 @@ struct CommCommand : Command {
 };
 
 struct ReportCommand : Command {
-  std::string profile;
+  std::string profile, html, synthetic;
   ReportOptions options;
   CacheArguments cache;
   OutputFormat format = OutputFormat::Table;
+  CLI::Option* format_option = nullptr;
 
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* c = add_view(app, "report", "summary of a profile with ranked findings", profile,
@@ -137,12 +175,35 @@ struct ReportCommand : Command {
                   "a build of the profiled program without weft-cc, for the hot loops' static "
                   "analysis");
     cache.add_to(c);
+    c->add_option("--html", html,
+                  "write the report as one self-contained HTML page to this file instead");
+    c->add_option("--synthetic", synthetic,
+                  "with --html: an hwloc synthetic machine for the placement payoff (--topology "
+                  "XML serves too)");
+    format_option = c->get_option("--format");
     return c;
   }
   int run() override {
     options.cache = cache.options();
-    return show({profile}, format, [&](const std::vector<Profile>& p) {
-      return render_report(find_report(p[0], options), format);
+    if (html.empty()) {
+      if (!synthetic.empty()) throw std::runtime_error("--synthetic goes with --html");
+      return show({profile}, format, [&](const std::vector<Profile>& p) {
+        return render_report(find_report(p[0], options), format);
+      });
+    }
+    if (format_option->count() > 0)
+      throw std::runtime_error("--html and --format exclude each other");
+    if (!synthetic.empty() && cache.topology_option->count() > 0)
+      throw std::runtime_error("--topology and --synthetic exclude each other");
+    return write_from_profile(profile, html, [&](const Profile& p) {
+      HtmlReportFindings findings = find_html_report(p, options);
+      if (!synthetic.empty() || cache.topology_option->count() > 0) {
+        const Topology topology = !synthetic.empty() ? Topology::synthetic(synthetic)
+                                                     : Topology::from_xml(cache.topology);
+        findings.placement = find_placement(p, PlacementOptions{}, topology.pu_distances(),
+                                            topology.summary(), LevelDistances{}, false);
+      }
+      return render_html_report(findings);
     });
   }
 };
@@ -298,6 +359,22 @@ struct TraceCommand : Command {
   }
 };
 
+struct ExportCommand : Command {
+  std::string profile, perfetto;
+
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* c = app.add_subcommand(
+        "export", "the run's per-thread timeline for other tools (Perfetto, chrome://tracing)");
+    c->add_option("profile", profile, "profile file")->required();
+    c->add_option("--perfetto", perfetto, "write Chrome trace-event JSON to this file")->required();
+    return c;
+  }
+  int run() override {
+    return write_from_profile(profile, perfetto,
+                              [](const Profile& p) { return render_perfetto(find_timeline(p)); });
+  }
+};
+
 // What `weft place` measures placements with: how many PU pairs share
 // each level, and the matrix of levels on small machines.
 std::string pu_distance_text(const PuDistances& m) {
@@ -363,6 +440,7 @@ std::vector<std::unique_ptr<Command>> make_view_commands() {
   commands.push_back(std::make_unique<FalseShareCommand>());
   commands.push_back(std::make_unique<TraceCommand>());
   commands.push_back(std::make_unique<TopoCommand>());
+  commands.push_back(std::make_unique<ExportCommand>());
   return commands;
 }
 
