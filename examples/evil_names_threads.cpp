@@ -1,21 +1,21 @@
 // evil_names_threads.cpp - functions whose names hold markup characters.
 //
 // Usage: evil_names_threads [T [N]]        defaults: T=2 N=512
-//   T threads (2..16) exchange a block of N doubles (multiple of 8, at most
-//   4096) through functions whose symbols hold HTML's special characters,
-//   so that reports must escape what the program names (weft report
-//   --html renders them as text, tests/views/html_report_test.py).
+//   T threads (2..16) exchange a block of N doubles (multiple of 16, at most
+//   4096) in functions whose symbols hold HTML's special characters, so
+//   that reports must escape what the program names (weft report --html
+//   renders them as text, tests/views/html_report_test.py).
 //
-//   - with clang, the exchange function is named by an asm label:
-//     evil<script>&"' (GNU as rejects such a label, so with gcc it is the
-//     template evil<script>(int&), which holds < > and &);
-//   - the read runs in a user-defined literal operator, `operator"" _evil`
-//     (quotes) in both builds.
-//
-// One round: thread t writes its block; barrier; thread t reads the block of
-// its right neighbour u = (t+1) % T. Expected raw[u][t] = N / e (e doubles
-// per granule), rar[u][t] = N - N / e, plus the main thread's read of each
-// thread's result slot after join: raw[t][0] += 1 for t = 1..T-1.
+// Thread t writes its block; barrier; thread t reads the block of its right
+// neighbour u = (t+1) % T, the first half in a function named
+//   - with clang, by an asm label: evil<script>&"' (GNU as rejects such a
+//     label, so with gcc it is the template evil<script>(int&), which holds
+//     < > and &),
+// the second half in a user-defined literal operator, `operator"" _evil`
+// (quotes), in both builds. Expected raw[u][t] = N / e (e doubles per
+// granule), rar[u][t] = N - N / e, half of each in either function, plus
+// the main thread's read of each thread's result slot after join:
+// raw[t][0] += 1 for t = 1..T-1.
 #include <pthread.h>
 
 #include <cstdio>
@@ -40,40 +40,43 @@ int n = 512;
 
 struct script {};
 
+// The first half of the right neighbour's block, summed.
 #ifdef __clang__
-extern "C" void evil_exchange(int t) __asm__("evil<script>&\"'");
-extern "C" void evil_exchange(int t) {
-  for (int i = 0; i < n; ++i) blocks[t][i] = t + i * 0.5;
+extern "C" double evil_first_half(int t) __asm__("evil<script>&\"'");
+extern "C" __attribute__((noinline)) double evil_first_half(int t) {
+  const int u = (t + 1) % threads;
+  double sum = 0;
+  for (int i = 0; i < n / 2; ++i) sum += blocks[u][i];
+  return sum;
 }
-#define WRITE_BLOCK(t) evil_exchange(t)
+#define FIRST_HALF(t) evil_first_half(t)
 #else
 template <class T>
-__attribute__((noinline)) void evil(int& t) {
-  for (int i = 0; i < n; ++i) blocks[t][i] = t + i * 0.5;
+__attribute__((noinline)) double evil(int& t) {
+  const int u = (t + 1) % threads;
+  double sum = 0;
+  for (int i = 0; i < n / 2; ++i) sum += blocks[u][i];
+  return sum;
 }
-#define WRITE_BLOCK(t) evil<script>(t)
+#define FIRST_HALF(t) evil<script>(t)
 #endif
 
-// Reads the right neighbour's block (the literal is the reading thread).
+// The second half (the literal is the reading thread).
 __attribute__((noinline)) double operator""_evil(unsigned long long t) {
   const int u = static_cast<int>((t + 1) % static_cast<unsigned long long>(threads));
   double sum = 0;
-  for (int i = 0; i < n; ++i) sum += blocks[u][i];
+  for (int i = n / 2; i < n; ++i) sum += blocks[u][i];
   return sum;
 }
 
 namespace {
 
-double read_neighbour(int t) {
-  // A literal operator takes a literal; call it by name for a variable.
-  return operator""_evil(static_cast<unsigned long long>(t));
-}
-
 void* work(void* arg) {
   int t = static_cast<int>(reinterpret_cast<long>(arg));
-  WRITE_BLOCK(t);
+  for (int i = 0; i < n; ++i) blocks[t][i] = t + i * 0.5;
   pthread_barrier_wait(&barrier);
-  results[t].value = read_neighbour(t);
+  // A literal operator takes a literal; call it by name for a variable.
+  results[t].value = FIRST_HALF(t) + operator""_evil(static_cast<unsigned long long>(t));
   return nullptr;
 }
 
@@ -82,8 +85,8 @@ void* work(void* arg) {
 int main(int argc, char** argv) {
   if (argc > 1) threads = std::atoi(argv[1]);
   if (argc > 2) n = std::atoi(argv[2]);
-  if (threads < 2 || threads > kMaxThreads || n < 8 || n > kMaxN || n % 8 != 0) {
-    std::fprintf(stderr, "usage: evil_names_threads [T (2..16) [N (8..4096, multiple of 8)]]\n");
+  if (threads < 2 || threads > kMaxThreads || n < 16 || n > kMaxN || n % 16 != 0) {
+    std::fprintf(stderr, "usage: evil_names_threads [T (2..16) [N (16..4096, multiple of 16)]]\n");
     return 2;
   }
   pthread_barrier_init(&barrier, nullptr, static_cast<unsigned>(threads));

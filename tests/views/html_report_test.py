@@ -9,12 +9,13 @@ the page as the browser built it (--dump-dom):
   - nothing is fetched: no src= attribute, no link to another origin;
   - the whole program's raw, rar and crr heatmap cells equal `weft comm
     --format json`'s matrices, cell by cell;
-  - with --evil NAME: the function named NAME (markup characters) is text in
-    the page (its characters escaped in the file, unescaped in the DOM's
+  - with --evil asm|template (examples/evil_names_threads.cpp built with
+    clang or gcc): the functions named with markup characters are text in
+    the page (their characters escaped in the file, as they are in the DOM's
     text), and the page holds only its own two scripts;
 and writes a screenshot of the page under the build directory.
 
-usage: html_report_test.py --weft BIN --program EXE --out DIR [--evil NAME] [-- ARGS]
+usage: html_report_test.py --weft BIN --program EXE --out DIR [--evil asm|template] [-- ARGS]
 """
 import argparse
 import html.parser
@@ -93,7 +94,7 @@ def main():
     parser.add_argument("--weft", required=True)
     parser.add_argument("--program", required=True)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--evil")
+    parser.add_argument("--evil", choices=["asm", "template"])
     parser.add_argument("args", nargs="*")
     options = parser.parse_args()
 
@@ -152,15 +153,17 @@ def main():
     if not any(sum(c.values()) > 0 for (panel, kind), c in dom.cells.items() if kind == "raw"):
         failures.append("every raw heatmap is empty: the example should communicate")
 
-    if options.evil:
-        escaped = (options.evil.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    evil_names = {"asm": ["evil<script>&\"'", 'operator"" _evil'],
+                  "template": ["evil<script>(int&)", 'operator"" _evil']}
+    for evil in evil_names.get(options.evil, []):
+        escaped = (evil.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
                    .replace('"', "&quot;").replace("'", "&#39;"))
         if escaped not in source:
             failures.append(f"the file does not hold {escaped!r}")
-        if options.evil not in "".join(dom.text):
-            failures.append(f"the page's text does not show {options.evil!r}")
-        if dom.scripts != 2:
-            failures.append(f"{dom.scripts} script elements in the page, its own are 2")
+        if evil not in "".join(dom.text):
+            failures.append(f"the page's text does not show {evil!r}")
+    if dom.scripts != 2:
+        failures.append(f"{dom.scripts} script elements in the page, its own are 2")
 
     print(f"{page}: {os.path.getsize(page)} bytes; screenshot {screenshot}")
     if failures:
