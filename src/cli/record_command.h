@@ -18,6 +18,7 @@ struct RecordOptions {
   std::map<std::string, std::string> settings;
   std::vector<std::string> command;  // program and its arguments
   bool exact = false;                // --exact: the settings' exact values (no sampling)
+  bool quiet = false;                // --quiet: no progress line on the terminal
 };
 
 // Exit codes of `weft record` that are not the program's (docs/commands.md,

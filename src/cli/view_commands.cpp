@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "cli/command.h"
+#include "cli/progress.h"
 #include "findings/profile_facts.h"
 #include "profile/profile.h"
 #include "topology/machine_caches.h"
@@ -102,6 +103,11 @@ CLI::App* add_view(CLI::App& app, const std::string& name, const std::string& he
   return view;
 }
 
+// --quiet of the views that show progress on a terminal (cli/progress.h).
+void add_quiet(CLI::App* command, bool& quiet) {
+  command->add_flag("-q,--quiet", quiet, "no progress line (it is shown only on a terminal)");
+}
+
 // A name given on the command line, or none (an empty one is refused by
 // the findings, not taken as none).
 std::optional<std::string> given(const CLI::Option* option, const std::string& value) {
@@ -157,6 +163,7 @@ struct CommCommand : Command {
 
 struct ReportCommand : Command {
   std::string profile, html, synthetic;
+  bool quiet = false;
   ReportOptions options;
   CacheArguments cache;
   OutputFormat format = OutputFormat::Table;
@@ -181,14 +188,19 @@ struct ReportCommand : Command {
                   "with --html: an hwloc synthetic machine for the placement payoff (--topology "
                   "XML serves too)");
     format_option = c->get_option("--format");
+    add_quiet(c, quiet);
     return c;
   }
   int run() override {
     options.cache = cache.options();
+    Progress progress(quiet);
     if (html.empty()) {
       if (!synthetic.empty()) throw std::runtime_error("--synthetic goes with --html");
       return show({profile}, format, [&](const std::vector<Profile>& p) {
-        return render_report(find_report(p[0], options), format);
+        progress.stage("finding");
+        const ReportFindings findings = find_report(p[0], options);
+        progress.clear();
+        return render_report(findings, format);
       });
     }
     if (format_option->count() > 0)
@@ -196,6 +208,7 @@ struct ReportCommand : Command {
     if (!synthetic.empty() && cache.topology_option->count() > 0)
       throw std::runtime_error("--topology and --synthetic exclude each other");
     return write_from_profile(profile, html, [&](const Profile& p) {
+      progress.stage("finding");
       HtmlReportFindings findings = find_html_report(p, options);
       if (!synthetic.empty() || cache.topology_option->count() > 0) {
         const Topology topology = !synthetic.empty() ? Topology::synthetic(synthetic)
@@ -203,7 +216,10 @@ struct ReportCommand : Command {
         findings.placement = find_placement(p, PlacementOptions{}, topology.pu_distances(),
                                             topology.summary(), LevelDistances{}, false);
       }
-      return render_html_report(findings);
+      progress.stage("rendering");
+      std::string page = render_html_report(findings);
+      progress.clear();
+      return page;
     });
   }
 };
@@ -257,6 +273,7 @@ struct DiffCommand : Command {
 
 struct ImbalanceCommand : Command {
   std::string profile, section;
+  bool quiet = false;
   ImbalanceOptions options;
   ImbalanceRenderOptions rendering;
   CLI::Option* section_option = nullptr;
@@ -280,12 +297,17 @@ struct ImbalanceCommand : Command {
     c->add_option("--top", rendering.top, "causes listed per section")
         ->transform(whole_number(1))
         ->capture_default_str();
+    add_quiet(c, quiet);
     return c;
   }
   int run() override {
     options.section = given(section_option, section);
+    Progress progress(quiet);
     return show({profile}, rendering.format, [&](const std::vector<Profile>& p) {
-      return render_imbalance(find_imbalance(p[0], options), rendering);
+      progress.stage("diagnosing the sections");
+      const ImbalanceFindings findings = find_imbalance(p[0], options);
+      progress.clear();
+      return render_imbalance(findings, rendering);
     });
   }
 };
@@ -361,17 +383,26 @@ struct TraceCommand : Command {
 
 struct ExportCommand : Command {
   std::string profile, perfetto;
+  bool quiet = false;
 
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* c = app.add_subcommand(
         "export", "the run's per-thread timeline for other tools (Perfetto, chrome://tracing)");
     c->add_option("profile", profile, "profile file")->required();
     c->add_option("--perfetto", perfetto, "write Chrome trace-event JSON to this file")->required();
+    add_quiet(c, quiet);
     return c;
   }
   int run() override {
-    return write_from_profile(profile, perfetto,
-                              [](const Profile& p) { return render_perfetto(find_timeline(p)); });
+    Progress progress(quiet);
+    return write_from_profile(profile, perfetto, [&](const Profile& p) {
+      progress.stage("reading the timeline");
+      const TimelineFindings timeline = find_timeline(p);
+      progress.stage("rendering");
+      std::string json = render_perfetto(timeline);
+      progress.clear();
+      return json;
+    });
   }
 };
 
