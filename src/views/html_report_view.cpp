@@ -240,10 +240,10 @@ std::string crd_svg(const LocalityMetrics& m) {
     svg += fmt::format(
         "<line class=\"cutoff\" data-cutoff=\"{0}\" x1=\"{1:.1f}\" y1=\"{2:.0f}\" x2=\"{1:.1f}\" "
         "y2=\"{3:.0f}\" stroke=\"{4}\" stroke-dasharray=\"4 3\" stroke-width=\"2\"/>"
-        "<text x=\"{1:.1f}\" y=\"{5:.0f}\" text-anchor=\"middle\" style=\"fill:{4}\">{0} cutoff "
-        "{6}</text>",
+        "<text x=\"{1:.1f}\" y=\"{5:.0f}\" text-anchor=\"{7}\" style=\"fill:{4}\">{0} "
+        "cutoff {6}</text>",
         names[i], x, top, height - bottom, i == 0 ? "#ca8a04" : "#b91c1c",
-        height - 4 - (i == 0 ? 0 : 0), cutoffs[i]);
+        i == 0 ? height - 4 : top + 8, cutoffs[i], x > width - 120 ? "end" : "middle");
   }
   return svg + "</svg>";
 }
