@@ -71,16 +71,20 @@ std::string render_perfetto(const TimelineFindings& t) {
                              " #" + std::to_string(instance.instance);
     for (const TimelineInstanceThread& member : instance.threads) {
       const int tid = track(member.thread, 1);
+      // A thread whose recorded arrival precedes its start (it entered a
+      // spin wait before its previous segment closed) is busy for no time;
+      // arrival_ns keeps the recorded arrival.
+      const uint64_t arrival = std::max(member.start_ns, member.end_ns);
       json args = {{"instance_id", instance.id},    {"section", instance.region},
                    {"instance", instance.instance}, {"imbalance", instance.imbalance},
                    {"thread", member.thread},       {"arrival_ns", member.end_ns}};
       events.push_back(span(name, "section", tid, member.start_ns,
-                            std::max(member.end_ns, instance.team_end_ns), origin, args));
-      events.push_back(span("busy", "busy", tid, member.start_ns, member.end_ns, origin,
+                            std::max(arrival, instance.team_end_ns), origin, args));
+      events.push_back(span("busy", "busy", tid, member.start_ns, arrival, origin,
                             {{"instance_id", instance.id}}));
-      if (instance.team_end_ns > member.end_ns)
-        events.push_back(span("waiting", "waiting", tid, member.end_ns, instance.team_end_ns,
-                              origin, {{"instance_id", instance.id}}));
+      if (instance.team_end_ns > arrival)
+        events.push_back(span("waiting", "waiting", tid, arrival, instance.team_end_ns, origin,
+                              {{"instance_id", instance.id}}));
     }
   }
   json out = {{"traceEvents", std::move(events)},

@@ -14,9 +14,10 @@ the file against the Chrome trace-event format as weft writes it
   - the section spans are exactly the profile's section instances: one
     "section" span per row of section_instance_threads (its instance and
     thread, start_ns, the arrival end_ns), each with a "busy" span from the
-    start to the arrival, and no other.
+    start to the arrival (empty when the arrival was recorded before the
+    start), and no other.
 
-usage: perfetto_export_test.py --weft BIN --program EXE --out DIR [-- ARGS]
+usage: perfetto_export_test.py --weft BIN --program EXE --out DIR [ARGS...]
 """
 import argparse
 import json
@@ -151,8 +152,11 @@ def main():
                 start_ns, end_ns, ordinal):
             failures.append(f"instance {instance_id} thread {thread}: span {s['args']} differs "
                             f"from the profile's ({start_ns}, {end_ns}, #{ordinal})")
+        # An arrival recorded before the start (a spin wait entered before the
+        # previous segment closed) makes an empty busy span.
         b = busy.get((instance_id, s["tid"]), [])
-        if len(b) != 1 or (b[0]["args"]["start_ns"], b[0]["args"]["end_ns"]) != (start_ns, end_ns):
+        if len(b) != 1 or (b[0]["args"]["start_ns"], b[0]["args"]["end_ns"]) != (
+                start_ns, max(start_ns, end_ns)):
             failures.append(f"instance {instance_id} thread {thread}: busy spans {b}")
     extra = set(sections) - expected_keys
     if extra:
