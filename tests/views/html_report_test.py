@@ -117,7 +117,7 @@ def main():
         console = [l for l in dumped.stderr.splitlines() if ":CONSOLE" in l]
         if console:
             failures.append("console messages:\n  " + "\n  ".join(console))
-        shot = chromium(["--screenshot=" + os.path.abspath(screenshot), "--window-size=1280,2600",
+        shot = chromium(["--screenshot=" + os.path.abspath(screenshot), "--window-size=1280,5000",
                          "--hide-scrollbars", "file://" + os.path.abspath(page)], browser_profile)
         if shot.returncode != 0 or not os.path.getsize(screenshot) > 0:
             failures.append(f"no screenshot written ({shot.returncode}): {shot.stderr[-400:]}")
