@@ -34,6 +34,7 @@ void thread_spans(const Profile& profile, const std::vector<const SyncRecord*>& 
   const SyncRecord* barrier = nullptr;
   const SyncRecord* omp_barrier = nullptr;
   const SyncRecord* join = nullptr;
+  const SyncRecord* task = nullptr;
   auto add = [&](const SyncRecord& from, TimelineSpanKind kind, std::string name, uint64_t start_ns,
                  uint64_t end_ns, uint64_t site) {
     TimelineSpan span;
@@ -87,6 +88,15 @@ void thread_spans(const Profile& profile, const std::vector<const SyncRecord*>& 
               begin.pc);
         }
         break;
+      case SyncKind::OmpImplicitTaskBegin:
+        task = &r;
+        break;
+      case SyncKind::OmpImplicitBarrier:
+        if (task)
+          add(*task, TimelineSpanKind::OmpImplicitTask,
+              "omp task " + function_of(profile, task->object), task->time_ns, r.time_ns, task->pc);
+        task = nullptr;
+        break;
       case SyncKind::CondBarrier:
         add(r, TimelineSpanKind::CondBarrier, fmt::format("barrier (condvar 0x{:x})", r.object),
             static_cast<uint64_t>(r.arg0), r.time_ns, r.pc);
@@ -129,6 +139,8 @@ const char* timeline_span_kind_name(TimelineSpanKind kind) {
       return "join";
     case TimelineSpanKind::OmpParallel:
       return "omp_parallel";
+    case TimelineSpanKind::OmpImplicitTask:
+      return "omp_task";
     case TimelineSpanKind::OmpBarrier:
       return "omp_barrier";
     case TimelineSpanKind::OmpChunk:

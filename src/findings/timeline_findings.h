@@ -42,13 +42,14 @@ struct TimelineInstance {
 };
 
 enum class TimelineSpanKind {
-  Barrier,      // pthread barrier: enter -> leave
-  CondBarrier,  // a recognised condition-variable barrier: arrival -> resumption
-  SpinWait,     // a wait on a learned spin flag: arrival -> resumption
-  Join,         // pthread_join: enter -> return
-  OmpParallel,  // the encountering thread: parallel begin -> end
-  OmpBarrier,   // an OpenMP barrier: enter -> leave
-  OmpChunk,     // a worksharing loop's chunk: handed out -> the thread's next record
+  Barrier,          // pthread barrier: enter -> leave
+  CondBarrier,      // a recognised condition-variable barrier: arrival -> resumption
+  SpinWait,         // a wait on a learned spin flag: arrival -> resumption
+  Join,             // pthread_join: enter -> return
+  OmpParallel,      // the encountering thread: parallel begin -> end
+  OmpImplicitTask,  // a team member's implicit task: its begin -> the region's closing barrier
+  OmpBarrier,       // an OpenMP barrier: enter -> leave
+  OmpChunk,         // a worksharing loop's chunk: handed out -> the thread's next record
 };
 const char* timeline_span_kind_name(TimelineSpanKind kind);  // "barrier", "omp_chunk", ...
 
