@@ -92,12 +92,51 @@ std::vector<SectionInstanceBars> instance_bars(const Profile& profile,
   return out;
 }
 
+HeatmapPanel make_panel(const RegionLocality& region, size_t max_cells) {
+  HeatmapPanel panel;
+  const LocalityMetrics& m = region.metrics;
+  panel.volume = region.volume;
+  panel.homogeneity = m.homogeneity;
+  panel.balance = m.balance;
+  panel.borrowed_known = m.borrowed_known;
+  const Heatmap raw = make_heatmap(m.raw, max_cells);
+  panel.bucket = raw.bucket;
+  if (panel.bucket == 1) {
+    panel.raw = m.raw;
+    panel.rar = m.rar;
+    panel.crr = m.crr;
+    return panel;
+  }
+  panel.raw = raw.cells;
+  panel.rar = make_heatmap(m.rar, max_cells).cells;
+  const CommunicationMatrix denominator =
+      make_heatmap(m.borrowed.size() == m.raw.size() ? crr_denominator(m.raw, m.borrowed) : m.raw,
+                   max_cells)
+          .cells;
+  panel.crr.assign(panel.raw.size(), std::vector<double>(panel.raw.size(), 0));
+  for (size_t w = 0; w < panel.raw.size(); ++w)
+    for (size_t r = 0; r < panel.raw.size(); ++r)
+      panel.crr[w][r] = crr_ratio(panel.rar[w][r], denominator[w][r]);
+  return panel;
+}
+
 }  // namespace
+
+void make_heatmap_panels(HtmlReportFindings& findings, size_t max_cells) {
+  const ReportFindings& r = findings.report;
+  findings.panels.clear();
+  findings.panels.push_back(make_panel(r.program, max_cells));
+  for (const RegionLocality& region : r.locality)
+    findings.panels.push_back(make_panel(region, max_cells));
+  for (const RegionLocality& region : r.section_locality)
+    findings.panels.push_back(make_panel(region, max_cells));
+}
 
 HtmlReportFindings find_html_report(const Profile& profile, const ReportOptions& options) {
   HtmlReportFindings data;
   data.report = find_report(profile, options);
   const ReportFindings& report = data.report;
+  make_heatmap_panels(data);
   data.pair_volume = pair_volumes(report.program.metrics.raw, report.program.metrics.rar);
   data.has_false_sharing = profile.has_analysis(AnalysisId::FalseSharing);
   if (data.has_false_sharing) data.sharing = find_false_sharing(profile);

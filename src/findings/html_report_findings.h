@@ -20,6 +20,24 @@
 
 namespace weft {
 
+// Heatmap cells per axis at most: with more threads, each cell sums a
+// square block of `bucket` threads (make_heatmap), so the page stays small.
+inline constexpr size_t kHtmlHeatmapCells = 64;
+
+// One region's matrices as the page's heatmaps draw them.
+struct HeatmapPanel {
+  RegionVolume volume;  // the region (its name, kind) and its totals
+  double homogeneity = 0;
+  double balance = 0;
+  bool borrowed_known = false;  // LocalityMetrics::borrowed_known
+  size_t bucket = 1;            // threads per cell along each axis
+  CommunicationMatrix raw;      // [writer bucket][reader bucket]
+  CommunicationMatrix rar;
+  // Per cell, Σrar / Σ(raw + borrowed) over its threads (crr_ratio); the
+  // region's crr when bucket is 1.
+  CrrMatrix crr;
+};
+
 // Instances drawn per section of the report: the most imbalanced ones.
 inline constexpr size_t kHtmlInstances = 5;
 // Source lines shown around each line a finding names.
@@ -65,6 +83,9 @@ struct SourceSnippet {
 
 struct HtmlReportFindings {
   ReportFindings report;
+  // The region picker's entries: the whole program, the top regions, the
+  // sections that communicate most (make_heatmap_panels).
+  std::vector<HeatmapPanel> panels;
   // Pair volumes of the whole program (raw + rar, both directions): the
   // communication graph's edges (pair_volumes).
   ThreadVolumes pair_volume;
@@ -76,6 +97,9 @@ struct HtmlReportFindings {
   std::optional<PlacementFindings> placement;
   std::vector<SourceSnippet> snippets;  // by file, then line
 };
+
+// The panels of `report` (sets findings.panels); find_html_report calls it.
+void make_heatmap_panels(HtmlReportFindings& findings, size_t max_cells = kHtmlHeatmapCells);
 
 // Throws as find_report does.
 HtmlReportFindings find_html_report(const Profile& profile, const ReportOptions& options);

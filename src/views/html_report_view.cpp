@@ -111,42 +111,48 @@ std::string heat_colour(double share) {
   return fmt::format("hsl(8,78%,{:.0f}%)", light);
 }
 
-// One T x T heatmap; every cell (zeros too) carries its value.
+// One heatmap; every cell (zeros too) carries its value, and the threads
+// it stands for (data-w, data-r: the first of its block of `bucket`).
 template <class Matrix>
-std::string heatmap_svg(const Matrix& matrix, const std::string& kind, const std::string& panel,
-                        bool ratio) {
-  const size_t threads = matrix.size();
+std::string heatmap_svg(const Matrix& matrix, size_t bucket, const std::string& kind,
+                        const std::string& panel, bool ratio) {
+  const size_t cells = matrix.size();
   double max = 0;
   for (const auto& row : matrix)
     for (const auto value : row) max = std::max(max, static_cast<double>(value));
-  const double cell =
-      threads == 0 ? 20 : std::clamp(320.0 / static_cast<double>(threads), 3.0, 28.0);
+  const double cell = cells == 0 ? 20 : std::clamp(320.0 / static_cast<double>(cells), 4.0, 28.0);
   const double margin = 34;
-  const double size = margin + cell * static_cast<double>(threads) + 4;
+  const double size = margin + cell * static_cast<double>(cells) + 4;
   std::string svg = fmt::format(
-      "<svg class=\"heatmap\" data-kind=\"{}\" data-panel=\"{}\" data-threads=\"{}\" "
-      "width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\" role=\"img\">",
-      kind, panel, threads, size, size, size, size);
+      "<svg class=\"heatmap\" data-kind=\"{}\" data-panel=\"{}\" data-cells=\"{}\" "
+      "data-bucket=\"{}\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\" "
+      "role=\"img\">",
+      kind, panel, cells, bucket, size, size, size, size);
   const bool labels = cell >= 12;
-  for (size_t t = 0; t < threads; ++t) {
-    if (!labels && t % 8 != 0) continue;
+  for (size_t c = 0; c < cells; ++c) {
+    if (!labels && c % 8 != 0) continue;
     svg += fmt::format(
         "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>"
         "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>",
-        margin + cell * (static_cast<double>(t) + 0.5), margin - 6, t, margin - 4,
-        margin + cell * (static_cast<double>(t) + 0.5) + 4, t);
+        margin + cell * (static_cast<double>(c) + 0.5), margin - 6, c * bucket, margin - 4,
+        margin + cell * (static_cast<double>(c) + 0.5) + 4, c * bucket);
   }
-  for (size_t w = 0; w < threads; ++w) {
-    for (size_t r = 0; r < threads; ++r) {
+  auto threads = [&](size_t c) {
+    return bucket == 1 ? fmt::format("T{}", c)
+                       : fmt::format("T{}-{}", c * bucket, (c + 1) * bucket - 1);
+  };
+  for (size_t w = 0; w < cells; ++w) {
+    for (size_t r = 0; r < cells; ++r) {
       const double value = static_cast<double>(matrix[w][r]);
       const std::string shown =
           ratio ? fmt::format("{:.6g}", value) : fmt::format("{}", matrix[w][r]);
       svg += fmt::format(
           "<rect class=\"cell\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
-          "fill=\"{}\" data-w=\"{}\" data-r=\"{}\" data-v=\"{}\"><title>T{} \u2192 T{}: {} "
+          "fill=\"{}\" data-w=\"{}\" data-r=\"{}\" data-v=\"{}\"><title>{} \u2192 {}: {} "
           "{}</title></rect>",
           margin + cell * static_cast<double>(r), margin + cell * static_cast<double>(w), cell,
-          cell, heat_colour(max > 0 ? value / max : 0), w, r, shown, w, r, kind, shown);
+          cell, heat_colour(max > 0 ? value / max : 0), w * bucket, r * bucket, shown, threads(w),
+          threads(r), kind, shown);
     }
   }
   return svg + "</svg>";
@@ -416,32 +422,31 @@ struct Page {
   }
 
   void communication() {
-    const ReportFindings& r = data.report;
     html += "<section id=\"communication\"><h2>Communication</h2>";
-    std::vector<const RegionLocality*> panels = {&r.program};
-    for (const RegionLocality& l : r.locality) panels.push_back(&l);
-    for (const RegionLocality& l : r.section_locality) panels.push_back(&l);
+    const std::vector<HeatmapPanel>& panels = data.panels;
     html += "<p><label>region <select id=\"region-picker\">";
     for (size_t i = 0; i < panels.size(); ++i)
       html +=
-          fmt::format("<option value=\"{}\">{}{}</option>", i, esc(panels[i]->volume.region.name),
-                      panels[i]->volume.region.kind == "section" ? " (section)" : "");
+          fmt::format("<option value=\"{}\">{}{}</option>", i, esc(panels[i].volume.region.name),
+                      panels[i].volume.region.kind == "section" ? " (section)" : "");
     html +=
         "</select></label> <span class=\"note\">writer rows, reader columns; raw: true "
         "communications, rar: communication reuses, crr = rar / raw</span></p>";
     for (size_t i = 0; i < panels.size(); ++i) {
-      const RegionLocality& l = *panels[i];
+      const HeatmapPanel& p = panels[i];
       const std::string panel = std::to_string(i);
       html += fmt::format(
           "<div class=\"panel{}\" data-panel=\"{}\" data-region=\"{}\"><h3>{}</h3><p>raw {} rar "
           "{} inval {}; homogeneity {} balance {:.1f}%</p><div class=\"charts\">",
-          i == 0 ? " shown" : "", i, esc(l.volume.region.name), esc(l.volume.region.name),
-          l.volume.raw, l.volume.rar, l.volume.inval, number(l.metrics.homogeneity),
-          l.metrics.balance);
-      html += figure(heatmap_svg(l.metrics.raw, "raw", panel, false), "raw");
-      html += figure(heatmap_svg(l.metrics.rar, "rar", panel, false), "rar");
-      html += figure(heatmap_svg(l.metrics.crr, "crr", panel, true),
-                     l.metrics.borrowed_known ? "crr" : "crr (rar / raw: borrowed not recorded)");
+          i == 0 ? " shown" : "", i, esc(p.volume.region.name), esc(p.volume.region.name),
+          p.volume.raw, p.volume.rar, p.volume.inval, number(p.homogeneity), p.balance);
+      if (p.bucket > 1)
+        html +=
+            fmt::format("<p class=\"note\">each cell sums {} x {} threads</p>", p.bucket, p.bucket);
+      html += figure(heatmap_svg(p.raw, p.bucket, "raw", panel, false), "raw");
+      html += figure(heatmap_svg(p.rar, p.bucket, "rar", panel, false), "rar");
+      html += figure(heatmap_svg(p.crr, p.bucket, "crr", panel, true),
+                     p.borrowed_known ? "crr" : "crr (rar / raw: borrowed not recorded)");
       html += "</div></div>";
     }
     html += "<h3>Communication graph (whole program)</h3>";

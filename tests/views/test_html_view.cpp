@@ -36,6 +36,7 @@ HtmlReportFindings evil_findings() {
   f.report.locality.push_back(region);
   f.pair_volume = {{0, 24}, {24, 0}};
   f.snippets.push_back({std::string("/src/") + kEvil + ".c", {{3, kEvil, true}}});
+  make_heatmap_panels(f);
   return f;
 }
 
@@ -68,6 +69,31 @@ TEST(HtmlReportView, SectionsInOrderAndCellsCarryTheMatrix) {
   EXPECT_NE(page.find("data-w=\"0\" data-r=\"1\" data-v=\"2\""), std::string::npos);  // crr
   EXPECT_EQ(page.find("http://"), std::string::npos);
   EXPECT_EQ(page.find("https://"), std::string::npos);
+}
+
+TEST(HtmlReportView, ManyThreadsShareACell) {
+  HtmlReportFindings f;
+  const size_t threads = 130;  // 3 threads per cell, 44 cells per axis
+  CommunicationMatrix zero(threads, std::vector<uint64_t>(threads, 0));
+  LocalityMetrics& m = f.report.program.metrics;
+  m.raw = m.rar = zero;
+  m.raw[0][3] = 5;
+  m.raw[2][5] = 7;
+  m.rar[1][4] = 6;
+  m.raw[129][0] = 1;
+  make_heatmap_panels(f);
+  ASSERT_EQ(f.panels.size(), 1u);
+  const HeatmapPanel& p = f.panels[0];
+  EXPECT_EQ(p.bucket, 3u);
+  ASSERT_EQ(p.raw.size(), 44u);
+  EXPECT_EQ(p.raw[0][1], 12u);
+  EXPECT_EQ(p.rar[0][1], 6u);
+  EXPECT_DOUBLE_EQ(p.crr[0][1], 0.5);
+  EXPECT_EQ(p.raw[43][0], 1u);
+  const std::string page = render_html_report(f);
+  EXPECT_NE(page.find("data-w=\"0\" data-r=\"3\" data-v=\"12\""), std::string::npos);
+  EXPECT_NE(page.find("data-bucket=\"3\""), std::string::npos);
+  EXPECT_EQ(count(page, "class=\"cell\""), 3 * 44u * 44u);
 }
 
 TEST(PerfettoView, SectionSpansNestBusyAndWaiting) {
