@@ -71,6 +71,9 @@ pre.src b{display:inline-block;width:4em;color:#8a93a3;font-weight:normal;user-s
 figure{margin:0}
 figcaption{font-size:12px;color:#5b6474}
 svg text{font:11px system-ui,sans-serif;fill:#1d2330}
+.crd-grid{display:flex;flex-wrap:wrap;gap:0 28px}
+.crd-region{width:540px}
+.crd-region h3{font-size:14px;overflow-wrap:anywhere}
 .panel{display:none}
 .panel.shown{display:block}
 )";
@@ -511,7 +514,7 @@ struct Page {
           m.crd.events, m.median() ? std::to_string(*m.median()) : "-",
           100 * m.crd.fraction_beyond_min(), number(m.homogeneity), m.balance);
     }
-    html += "</table>";
+    html += "</table><div class=\"crd-grid\">";
     for (size_t i = 0; i < rows.size(); ++i) {
       const LocalityMetrics& m = rows[i]->metrics;
       html += fmt::format(
@@ -523,7 +526,7 @@ struct Page {
           100 * m.crd.fraction_above_max);
       html += crd_svg(m) + "</div>";
     }
-    html += "</section>";
+    html += "</div></section>";
   }
 
   void imbalance() {
