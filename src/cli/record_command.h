@@ -20,6 +20,7 @@ struct RecordOptions {
   std::vector<std::string> command;      // program and its arguments
   bool exact = false;                    // --exact: the settings' exact values (no sampling)
   std::optional<uint64_t> problem_size;  // --problem-size, kept in the profile's meta
+  bool quiet = false;                    // --quiet: no progress line on the terminal
 };
 
 // Exit codes of `weft record` that are not the program's (docs/commands.md,
