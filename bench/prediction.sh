@@ -11,7 +11,8 @@
 # prediction").
 #
 #   bench/prediction.sh [--kernels REGEX] [--quick] [--markdown] [--reuse-profiles]
-#                       [--analyses LIST] [--predict-command CMD] [--no-build]
+#                       [--analyses LIST] [--predict-command CMD] [--sample-granules N]
+#                       [--no-build]
 #
 # --kernels REGEX   only the kernels whose label matches (labels: matmul,
 #                   jacobi, lu8, lu16, lu32, stencil2d-4p, stencil2d-8p,
@@ -26,6 +27,13 @@
 #                   run CMD TEST TRAIN --against REF --format json
 #                   [--no-grouping] instead of `weft predict` (tests of the
 #                   aggregation)
+# --sample-granules N
+#                   after the table, each kernel's largest problem-size run
+#                   is recorded again sampled, with --reuse-sample-granules N
+#                   (default 1024: at these sizes no thread reaches the
+#                   default budget of 65,536 granules, so sampling would not
+#                   start), and bench/prediction/sampling_error.py compares
+#                   it with the exact run; 0 skips this
 # --no-build        use build/ as it is (default: build weft and weft_rt)
 #
 # Everything goes to build/bench/prediction/: runs/ANALYSES/ (profiles and
@@ -35,7 +43,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$ROOT/build/bench/prediction
 WEFT=$ROOT/build/bin/weft
-USAGE="usage: bench/prediction.sh [--kernels REGEX] [--quick] [--markdown] [--reuse-profiles] [--analyses LIST] [--predict-command CMD] [--no-build]"
+USAGE="usage: bench/prediction.sh [--kernels REGEX] [--quick] [--markdown] [--reuse-profiles] [--analyses LIST] [--predict-command CMD] [--sample-granules N] [--no-build]"
 REGEX=.
 QUICK=0
 MARKDOWN=0
@@ -43,13 +51,15 @@ REUSE=0
 ANALYSES=reuse
 PREDICT=""
 BUILD=1
+SAMPLE_GRANULES=1024
 while (($#)); do
   case $1 in
-    --kernels | --analyses | --predict-command)
+    --kernels | --analyses | --predict-command | --sample-granules)
       (($# >= 2)) || { echo "$USAGE" >&2; exit 2; } ;;&
     --kernels) REGEX=$2; shift 2 ;;
     --analyses) ANALYSES=$2; shift 2 ;;
     --predict-command) PREDICT=$2; shift 2 ;;
+    --sample-granules) SAMPLE_GRANULES=$2; shift 2 ;;
     --quick) QUICK=1; shift ;;
     --markdown) MARKDOWN=1; shift ;;
     --reuse-profiles) REUSE=1; shift ;;
@@ -58,6 +68,7 @@ while (($#)); do
     *) echo "$USAGE" >&2; exit 2 ;;
   esac
 done
+[[ $SAMPLE_GRANULES =~ ^[0-9]+$ ]] || { echo "bench/prediction.sh: --sample-granules wants a number" >&2; exit 2; }
 START=$(date +%s)
 cd "$ROOT"
 if ((BUILD)); then
@@ -81,6 +92,11 @@ RECORD_HELP=$("$WEFT" record --help 2>&1 || true)
 RECORD_FLAGS=(--analyses "$ANALYSES")
 if grep -q -e '--exact' <<<"$RECORD_HELP"; then RECORD_FLAGS+=(--exact); else
   echo "bench/prediction.sh: note: weft record has no --exact; recording without it" >&2
+fi
+# The sampled-vs-exact comparison needs the reuse analysis' budget option.
+if ((SAMPLE_GRANULES)) && { [[ ,$ANALYSES, != *,reuse,* ]] ||
+  ! grep -q -e '--reuse-sample-granules' <<<"$RECORD_HELP"; }; then
+  SAMPLE_GRANULES=0
 fi
 HAVE_PROBLEM_SIZE=0
 grep -q -e '--problem-size' <<<"$RECORD_HELP" && HAVE_PROBLEM_SIZE=1
@@ -118,6 +134,8 @@ mkdir -p "$OUT/bin" "$OUT/runs/$ANALYSES" "$OUT/predictions"
 rm -f "$OUT"/predictions/*.json "$OUT"/predictions/*.err
 LIST=$OUT/predictions.tsv # kernel kind test train reference status json
 : >"$LIST"
+SAMPLING=$OUT/sampling.tsv # sampling_error.py's lines
+: >"$SAMPLING"
 
 # The instrumented build of a kernel: as examples/CMakeLists.txt builds
 # NAME.gcc.O1 (weft-cc over gcc, -O1), into $OUT/bin.
@@ -148,6 +166,24 @@ record() {
   else
     echo "bench/prediction.sh: record failed: $label T=$threads N=$size ($(tail -1 "$profile.log"))" >&2
   fi
+}
+
+# sampled LABEL BIN VARIANT THREADS SIZE EXACT_PROFILE: the same run recorded
+# sampled, compared with the exact one (a line of $SAMPLING).
+sampled() {
+  local label=$1 bin=$2 variant=$3 threads=$4 size=$5 exact=$6
+  local profile=$OUT/runs/$ANALYSES/$label.t$threads.n$size.sampled$SAMPLE_GRANULES.weft
+  local args=("$size" "$threads")
+  [[ -n $variant ]] && args+=("$variant")
+  if ! ((REUSE)) || [[ ! -s $profile ]]; then
+    rm -f "$profile"
+    "$WEFT" record --analyses "$ANALYSES" --reuse-sample-granules "$SAMPLE_GRANULES" \
+      --problem-size "$size" -o "$profile" -- "$bin" "${args[@]}" >"$profile.log" 2>&1 ||
+      { echo "bench/prediction.sh: sampled record failed: $label T=$threads N=$size" >&2; return; }
+  fi
+  python3 "$ROOT/bench/prediction/sampling_error.py" "$exact" "$profile" \
+    --label "$label/T=$threads/N=$size" >>"$SAMPLING" ||
+    echo "bench/prediction.sh: sampling_error.py failed on $label" >&2
 }
 
 # predict KERNEL KIND TEST TRAIN REF [--no-grouping]: one line of $LIST.
@@ -211,6 +247,10 @@ for entry in "${KERNELS[@]}"; do
   for tn in "${thread_list[@]}"; do
     thread_profiles+=("$(record "$label" "$bin" "$variant" "${tn%%:*}" "${tn##*:}")")
   done
+  last=$((${#size_list[@]} - 1))
+  if ((SAMPLE_GRANULES)) && [[ -n ${size_profiles[last]} ]]; then
+    sampled "$label" "$bin" "$variant" "$size_threads" "${size_list[last]}" "${size_profiles[last]}"
+  fi
   t1=$(date +%s)
   triples size "$label" "$ntrain" "${size_profiles[@]}"
   triples threads "$label" "$ntrain" "${thread_profiles[@]}"
@@ -225,6 +265,13 @@ done
 summary=(python3 "$ROOT/bench/prediction/summary.py" "$LIST")
 ((MARKDOWN)) && summary+=(--markdown)
 "${summary[@]}"
+if [[ -s $SAMPLING ]]; then
+  echo
+  echo "# sampled (--reuse-sample-granules $SAMPLE_GRANULES) against exact, each kernel's largest problem-size run:"
+  echo "# shift: the sampling rate's shift (0: nothing sampled); errors in % (bins: percentage points)"
+  { printf 'run\tshift\taccesses\tmean\tbins_pp\tinstr_mean\tremote_mean\n'; cat "$SAMPLING"; } |
+    column -t -s $'\t'
+fi
 END=$(date +%s)
 recorded="weft record ${RECORD_FLAGS[*]}"
 ((HAVE_PROBLEM_SIZE)) && recorded+=" --problem-size N"
