@@ -141,7 +141,12 @@ SAMPLING=$OUT/sampling.tsv # sampling_error.py's lines
 # NAME.gcc.O1 (weft-cc over gcc, -O1), into $OUT/bin.
 build_kernel() {
   local name=$1 bin=$OUT/bin/$1.gcc.O1
-  if [[ ! -x $bin || $ROOT/examples/$name.c -nt $bin || $ROOT/build/bin/weft-cc -nt $bin ]]; then
+  # Rebuilt when the runtime changes too: the program links weft's hooks
+  # statically (libweft-hooks.a), and a program built against an older
+  # runtime's thread state fails at exit under a newer one.
+  local lib=$ROOT/build/lib
+  if [[ ! -x $bin || $ROOT/examples/$name.c -nt $bin || $ROOT/build/bin/weft-cc -nt $bin ||
+    $lib/libweft-hooks.a -nt $bin || $lib/libweft-rt.so -nt $bin ]]; then
     WEFT_CC=gcc "$ROOT/build/bin/weft-cc" -O1 -Wall -Wextra -pthread -std=gnu11 \
       -I"$ROOT/include" -o "$bin" "$ROOT/examples/$name.c" 2>"$OUT/bin/$name.log" ||
       { echo "bench/prediction.sh: build failed: examples/$name.c (see $OUT/bin/$name.log)" >&2; return 1; }
