@@ -1,0 +1,152 @@
+#include "findings/reuse_patterns.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace weft {
+namespace {
+
+struct Segment {
+  uint32_t first = 0;
+  uint32_t last = 0;
+};
+
+uint64_t peak_of(const std::vector<uint64_t>& counts, const Segment& s) {
+  return *std::max_element(counts.begin() + s.first, counts.begin() + s.last + 1);
+}
+
+// The segments of one run of non-empty bins [first, last]: cut after every
+// valley (a bin where the counts stop falling and start rising; the valley
+// bin ends the segment on its left), then merge the two sides of every
+// valley that is too shallow, the shallowest first.
+std::vector<Segment> split_run(const std::vector<uint64_t>& counts, uint32_t first, uint32_t last) {
+  std::vector<Segment> segments;
+  uint32_t start = first;
+  bool falling = false;
+  for (uint32_t b = first + 1; b <= last; ++b) {
+    if (counts[b] < counts[b - 1]) {
+      falling = true;
+    } else if (counts[b] > counts[b - 1] && falling) {
+      segments.push_back({start, b - 1});
+      start = b;
+      falling = false;
+    }
+  }
+  segments.push_back({start, last});
+  for (;;) {
+    size_t shallowest = 0;
+    double worst = kReuseValleyDepth;
+    for (size_t i = 0; i + 1 < segments.size(); ++i) {
+      const double valley = static_cast<double>(counts[segments[i].last]);
+      const double lower_peak = static_cast<double>(
+          std::min(peak_of(counts, segments[i]), peak_of(counts, segments[i + 1])));
+      const double ratio = valley / lower_peak;
+      if (ratio > worst) {
+        worst = ratio;
+        shallowest = i + 1;
+      }
+    }
+    if (shallowest == 0) break;
+    segments[shallowest - 1].last = segments[shallowest].last;
+    segments.erase(segments.begin() + static_cast<std::ptrdiff_t>(shallowest));
+  }
+  return segments;
+}
+
+double bin_mean(const ReuseDistanceHistogram& h, uint32_t b) {
+  if (b < h.distance_sums.size() && h.counts[b] > 0)
+    return h.distance_sums[b] / static_cast<double>(h.counts[b]);
+  return (static_cast<double>(reuse_bin_low(b)) + static_cast<double>(reuse_bin_high(b))) / 2;
+}
+
+}  // namespace
+
+ReusePatterns reuse_patterns(const ReuseDistanceHistogram& histogram) {
+  ReusePatterns result;
+  const std::vector<uint64_t>& counts = histogram.counts;
+  result.accesses = static_cast<double>(histogram.accesses());
+  if (result.accesses == 0) return result;
+  result.cold_share = static_cast<double>(histogram.cold) / result.accesses;
+  const uint32_t bins = static_cast<uint32_t>(counts.size());
+  for (uint32_t b = 0; b < bins;) {
+    if (counts[b] == 0) {
+      ++b;
+      continue;
+    }
+    uint32_t last = b;
+    while (last + 1 < bins && counts[last + 1] > 0) ++last;
+    for (const Segment& s : split_run(counts, b, last)) {
+      ReusePattern p;
+      p.min = static_cast<double>(reuse_bin_low(s.first));
+      p.max = static_cast<double>(reuse_bin_high(s.last));
+      double sum = 0;
+      for (uint32_t i = s.first; i <= s.last; ++i) {
+        p.count += static_cast<double>(counts[i]);
+        sum += bin_mean(histogram, i) * static_cast<double>(counts[i]);
+      }
+      p.mean = sum / p.count;
+      p.frequency = p.count / result.accesses;
+      result.patterns.push_back(p);
+    }
+    b = last + 1;
+  }
+  return result;
+}
+
+double pattern_overlap(const ReusePattern& a, const ReusePattern& b) {
+  const double a_high = std::max(a.min, a.max) + 1, b_high = std::max(b.min, b.max) + 1;
+  const double common = std::min(a_high, b_high) - std::max(a.min, b.min);
+  if (common <= 0) return 0;
+  const double longer = std::max(a_high - a.min, b_high - b.min);
+  return std::clamp(common / longer, 0.0, 1.0);
+}
+
+bool patterns_match(const ReusePattern& a, const ReusePattern& b, double share) {
+  if (pattern_overlap(a, b) < share) return false;
+  const double high = std::max(a.frequency, b.frequency);
+  return high == 0 || std::min(a.frequency, b.frequency) >= share * high;
+}
+
+bool pattern_lists_match(const std::vector<ReusePattern>& a, const std::vector<ReusePattern>& b,
+                         double share) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!patterns_match(a[i], b[i], share)) return false;
+  return true;
+}
+
+ReuseDistanceHistogram histogram_of_patterns(const std::vector<ReusePattern>& patterns,
+                                             double cold) {
+  std::vector<double> counts, sums;
+  for (const ReusePattern& p : patterns) {
+    if (p.count <= 0) continue;
+    const double low = std::max(0.0, p.min), high = std::max(low, p.max) + 1;
+    const uint32_t first = reuse_bin(static_cast<uint64_t>(low));
+    const uint32_t last = reuse_bin(static_cast<uint64_t>(std::floor(high - 1)));
+    if (counts.size() <= last) {
+      counts.resize(last + 1, 0);
+      sums.resize(last + 1, 0);
+    }
+    for (uint32_t b = first; b <= last; ++b) {
+      const double from = std::max(low, static_cast<double>(reuse_bin_low(b)));
+      const double to = std::min(high, static_cast<double>(reuse_bin_high(b)) + 1);
+      if (to <= from) continue;
+      const double share = p.count * (to - from) / (high - low);
+      counts[b] += share;
+      sums[b] += share * (from + to - 1) / 2;
+    }
+  }
+  ReuseDistanceHistogram h;
+  for (size_t b = 0; b < counts.size(); ++b) {
+    h.counts.push_back(static_cast<uint64_t>(std::llround(counts[b])));
+    h.distance_sums.push_back(sums[b]);
+  }
+  while (!h.counts.empty() && h.counts.back() == 0) {
+    h.counts.pop_back();
+    h.distance_sums.pop_back();
+  }
+  h.cold = static_cast<uint64_t>(std::llround(std::max(0.0, cold)));
+  return h;
+}
+
+}  // namespace weft

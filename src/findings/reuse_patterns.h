@@ -1,0 +1,61 @@
+// Reuse patterns (docs/metrics.md, "Reuse patterns"): the runs of bins
+// around a peak of one reuse-distance histogram, as Fang et al. (PACT 2005)
+// form them and the remote reuse prediction (docs/prediction.md) uses them;
+// the overlap of two patterns and when two patterns match.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/reuse_histogram.h"
+
+namespace weft {
+
+// A valley splits two peaks only when it holds at most this share of the
+// lower of the two peaks (a shallower dip is noise inside one pattern).
+inline constexpr double kReuseValleyDepth = 0.5;
+
+// One pattern: the distances of a run of bins. `min` is the smallest
+// distance of its first bin, `max` the largest of its last bin, `mean` the
+// mean distance of its accesses (from the bins' distance sums), `count` its
+// accesses and `frequency` their share of all the histogram's accesses
+// (cold ones included). Predicted patterns carry fractional values.
+struct ReusePattern {
+  double min = 0;
+  double max = 0;
+  double mean = 0;
+  double frequency = 0;
+  double count = 0;
+};
+
+// A histogram's patterns, by distance, with its cold (first-touch,
+// infinite-distance) accesses, which form no pattern.
+struct ReusePatterns {
+  std::vector<ReusePattern> patterns;
+  double accesses = 0;    // every access: the patterns' counts and the cold ones
+  double cold_share = 0;  // cold / accesses (0 without accesses)
+};
+
+ReusePatterns reuse_patterns(const ReuseDistanceHistogram& histogram);
+
+// How much the distance ranges of two patterns overlap, from 0 to 1:
+// each distance d stands for the unit interval [d, d+1), so a pattern
+// covers [min, max+1); the overlap is the length of the intersection over
+// the longer of the two lengths (the paper's formula, made symmetric).
+double pattern_overlap(const ReusePattern& a, const ReusePattern& b);
+
+// Two patterns match by `share` when they overlap by at least `share` and
+// the smaller frequency is at least `share` of the larger.
+bool patterns_match(const ReusePattern& a, const ReusePattern& b, double share);
+
+// Two pattern lists match by `share`: as many patterns, and each matches
+// the one of the same rank by `share`.
+bool pattern_lists_match(const std::vector<ReusePattern>& a, const std::vector<ReusePattern>& b,
+                         double share);
+
+// The histogram whose patterns are `patterns` (counts spread evenly over the
+// distances from each pattern's min to its max) with `cold` cold accesses.
+ReuseDistanceHistogram histogram_of_patterns(const std::vector<ReusePattern>& patterns,
+                                             double cold);
+
+}  // namespace weft
