@@ -190,9 +190,10 @@ void predict_patterns(ThreadPrediction& out, const ReusePatterns& a, const Reuse
   }
   out.cold = cold_share * out.accesses;
   for (ReusePattern& p : out.patterns) p.count = p.frequency * out.accesses;
-  const ReuseDistanceHistogram h = histogram_of_patterns(out.patterns, out.cold);
+  out.histogram = histogram_of_patterns(out.patterns, out.cold);
   for (uint64_t bytes : options.cache_bytes)
-    out.miss_ratios.push_back(h.miss_ratio(std::max<uint64_t>(1, bytes / options.granule_bytes)));
+    out.miss_ratios.push_back(
+        out.histogram.miss_ratio(std::max<uint64_t>(1, bytes / options.granule_bytes)));
 }
 
 }  // namespace
@@ -603,7 +604,8 @@ ReuseEvaluation evaluate_reuse_prediction(const ReuseRun& test, const ReuseRun& 
   }
   for (const auto& [thread, score] : by_thread)
     out.threads.push_back(
-        {thread, geometric ? pattern_region(function, reference.threads, thread) : -1, score});
+        {thread, geometric && thread > 0 ? pattern_region(function, reference.threads, thread) : -1,
+         score});
   return out;
 }
 

@@ -124,7 +124,10 @@ struct ThreadPrediction {
   std::vector<SizeModel> models;       // of each pattern's mean distance
   double accesses = 0;                 // predicted
   double cold = 0;                     // predicted
-  std::vector<double> miss_ratios;     // per PredictionOptions::cache_bytes
+  // The predicted histogram: each pattern's accesses spread evenly over
+  // its distances (histogram_of_patterns), and the cold ones.
+  ReuseDistanceHistogram histogram;
+  std::vector<double> miss_ratios;  // per PredictionOptions::cache_bytes
 };
 
 struct InstructionPrediction {
@@ -180,7 +183,7 @@ struct InstructionScore {
 
 struct ThreadScore {
   uint32_t thread = 0;
-  int region = -1;  // under the prediction's pattern_function
+  int region = -1;  // under the prediction's pattern_function; -1 for thread 0 (always from 0)
   PredictionScore score;
 };
 
@@ -201,5 +204,34 @@ bool prediction_correct(const std::vector<ReusePattern>& predicted,
 // and reference_threads are taken from `reference`) and scores it.
 ReuseEvaluation evaluate_reuse_prediction(const ReuseRun& test, const ReuseRun& train,
                                           const ReuseRun& reference, PredictionOptions options);
+
+// ---- From profiles (`weft predict`) ----
+
+// What the command line gives: sizes override the profiles' meta
+// `problem_size`, threads the reference's thread count.
+struct PredictQuery {
+  std::optional<double> test_size;
+  std::optional<double> train_size;
+  std::optional<double> reference_size;       // --size
+  std::optional<uint32_t> reference_threads;  // --threads
+  bool grouping = true;
+  LocalityChoice locality = LocalityChoice::Remote;
+  std::vector<uint64_t> cache_bytes;
+};
+
+// A profile's reuse histograms with its thread count and problem size
+// (`size`, else meta `problem_size`); a FindingError naming `size_option`
+// when it has none, or when the profile was recorded without the reuse
+// analysis.
+ReuseRun reuse_run(const Profile& profile, std::optional<double> size,
+                   const std::string& size_option);
+
+// `weft predict TEST TRAIN --size N [--threads T]`: the granule is the
+// training profile's meta `reuse_granule` (else 64 bytes).
+ReusePrediction find_reuse_prediction(const Profile& test, const Profile& train,
+                                      const PredictQuery& query);
+// `weft predict TEST TRAIN --against REF`.
+ReuseEvaluation find_reuse_evaluation(const Profile& test, const Profile& train,
+                                      const Profile& reference, const PredictQuery& query);
 
 }  // namespace weft
