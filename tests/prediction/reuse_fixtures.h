@@ -10,35 +10,29 @@
 
 namespace weft {
 
+// `count` accesses at `distance`.
+inline void add(ReuseDistanceHistogram& h, uint64_t distance, uint64_t count) {
+  const uint32_t b = reuse_bin(distance);
+  if (h.counts.size() <= b) {
+    h.counts.resize(b + 1, 0);
+    h.distance_sums.resize(b + 1, 0);
+  }
+  h.counts[b] += count;
+  h.distance_sums[b] += static_cast<double>(distance * count);
+}
+
 // A histogram of (distance, count) pairs, with `cold` first touches.
 inline ReuseDistanceHistogram histogram(
     std::initializer_list<std::pair<uint64_t, uint64_t>> distances, uint64_t cold = 0) {
   ReuseDistanceHistogram h;
-  for (const auto& [distance, count] : distances) {
-    const uint32_t b = reuse_bin(distance);
-    if (h.counts.size() <= b) {
-      h.counts.resize(b + 1, 0);
-      h.distance_sums.resize(b + 1, 0);
-    }
-    h.counts[b] += count;
-    h.distance_sums[b] += static_cast<double>(distance * count);
-  }
+  for (const auto& [distance, count] : distances) add(h, distance, count);
   h.cold = cold;
   return h;
 }
 
 // `count` accesses spread evenly over the distances [low, high].
 inline void spread(ReuseDistanceHistogram& h, uint64_t low, uint64_t high, uint64_t count) {
-  const uint64_t each = count / (high - low + 1);
-  for (uint64_t d = low; d <= high; ++d) {
-    const uint32_t b = reuse_bin(d);
-    if (h.counts.size() <= b) {
-      h.counts.resize(b + 1, 0);
-      h.distance_sums.resize(b + 1, 0);
-    }
-    h.counts[b] += each;
-    h.distance_sums[b] += static_cast<double>(d * each);
-  }
+  for (uint64_t d = low; d <= high; ++d) add(h, d, count / (high - low + 1));
 }
 
 inline InstructionReuse row(uint64_t offset, uint32_t thread, ReuseDistanceHistogram h) {
