@@ -220,6 +220,10 @@ const char* size_model_name(SizeModel model) {
       return "sqrt";
     case SizeModel::Linear:
       return "linear";
+    case SizeModel::Square:
+      return "square";
+    case SizeModel::Cube:
+      return "cube";
   }
   return "?";
 }
@@ -235,6 +239,10 @@ double exponent_of(SizeModel model) {
       return 0.5;
     case SizeModel::Linear:
       return 1;
+    case SizeModel::Square:
+      return 2;
+    case SizeModel::Cube:
+      return 3;
   }
   return 0;
 }
@@ -256,8 +264,8 @@ SizeFit fit_size(double s1, double v1, double s2, double v2) {
   } else {
     const double growth = std::log(high / low), sizes = std::abs(std::log(s2 / s1));
     double best = INFINITY;
-    for (SizeModel m :
-         {SizeModel::Constant, SizeModel::CubeRoot, SizeModel::SquareRoot, SizeModel::Linear}) {
+    for (SizeModel m : {SizeModel::Constant, SizeModel::CubeRoot, SizeModel::SquareRoot,
+                        SizeModel::Linear, SizeModel::Square, SizeModel::Cube}) {
       const double error = std::abs(growth - exponent_of(m) * sizes);
       if (error < best) {
         best = error;

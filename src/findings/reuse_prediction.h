@@ -48,9 +48,12 @@ struct ReuseInstructionKey {
 
 // ---- Problem-size scaling ----
 
-// v(size) = a + b * size^exponent, exponent 0 (constant), 1/3, 1/2 or 1.
-enum class SizeModel { Constant, CubeRoot, SquareRoot, Linear };
-const char* size_model_name(SizeModel model);  // "constant", "cbrt", "sqrt", "linear"
+// v(size) = a + b * size^exponent, exponent 0 (constant), 1/3, 1/2, 1, 2
+// or 3. The last two serve sizes that are a per-thread order N of 2-D and
+// 3-D data (the footprint, and so the distances, grow as N^2 or N^3).
+enum class SizeModel { Constant, CubeRoot, SquareRoot, Linear, Square, Cube };
+// "constant", "cbrt", "sqrt", "linear", "square", "cube"
+const char* size_model_name(SizeModel model);
 
 struct SizeFit {
   SizeModel model = SizeModel::Constant;

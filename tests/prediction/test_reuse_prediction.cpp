@@ -96,6 +96,18 @@ TEST(ReusePrediction, SizeFitsPickTheGrowthOfBothPoints) {
   EXPECT_EQ(offset.model, SizeModel::SquareRoot);
   EXPECT_NEAR(offset.at(1600), 287, 1e-9);
   EXPECT_EQ(fit_size(1, 0, 4, 3).model, SizeModel::Linear);  // from 0: linear
+  // Sizes that are the per-thread order N of 2-D and 3-D data.
+  const SizeFit square = fit_size(8, 64, 16, 256);
+  EXPECT_EQ(square.model, SizeModel::Square);
+  EXPECT_NEAR(square.at(32), 1024, 1e-9);
+  const SizeFit cube3 = fit_size(4, 64, 8, 512);
+  EXPECT_EQ(cube3.model, SizeModel::Cube);
+  EXPECT_NEAR(cube3.at(16), 4096, 1e-9);
+  // Shrinking values: the exponent of the ratio, b < 0 (the prediction
+  // clamps what falls below 0).
+  const SizeFit shrinking = fit_size(1, 40, 4, 20);
+  EXPECT_EQ(shrinking.model, SizeModel::SquareRoot);
+  EXPECT_NEAR(shrinking.at(16), -20, 1e-9);
 }
 
 TEST(ReusePrediction, ProblemSizeScalingPredictsASqrtPatternExactly) {
