@@ -151,6 +151,10 @@ bool regular(const ReusePattern& small, const ReusePattern& large) {
   return large.min >= small.min && large.max >= small.max;
 }
 
+uint32_t bin_of(double distance) {
+  return reuse_bin(static_cast<uint64_t>(std::clamp(distance, 0.0, 1.8e19)));
+}
+
 double fitted(double s1, double v1, double s2, double v2, double at) {
   return std::max(0.0, fit_size(s1, v1, s2, v2).at(at));
 }
@@ -175,9 +179,16 @@ void predict_patterns(ThreadPrediction& out, const ReusePatterns& a, const Reuse
       out.reason = "pattern " + std::to_string(i + 1) + "'s distance decreases as the size grows";
     }
     ReusePattern p;
-    p.min = fitted(sa, pa[i].min, sb, pb[i].min, sref);
-    p.max = std::max(p.min, fitted(sa, pa[i].max, sb, pb[i].max, sref));
-    p.mean = std::clamp(fitted(sa, pa[i].mean, sb, pb[i].mean, sref), p.min, p.max);
+    p.mean = fitted(sa, pa[i].mean, sb, pb[i].mean, sref);
+    // The range: the bins of the larger run's pattern around its mean's
+    // bin, placed around the predicted mean's bin (docs/prediction.md).
+    const ReusePattern& shape = sa <= sb ? pb[i] : pa[i];
+    const uint32_t middle = bin_of(shape.mean);
+    const uint32_t below = middle - std::min(middle, bin_of(shape.min));
+    const uint32_t above = bin_of(shape.max) - std::min(bin_of(shape.max), middle);
+    const uint32_t centre = bin_of(p.mean);
+    p.min = static_cast<double>(reuse_bin_low(centre - std::min(centre, below)));
+    p.max = static_cast<double>(reuse_bin_high(std::min(centre + above, kReuseBinCount - 1)));
     p.frequency = std::min(1.0, fitted(sa, pa[i].frequency, sb, pb[i].frequency, sref));
     shares += p.frequency;
     out.patterns.push_back(p);

@@ -141,6 +141,40 @@ TEST(ReusePrediction, ProblemSizeScalingPredictsASqrtPatternExactly) {
   EXPECT_DOUBLE_EQ(e.overall.operations, 1200);
 }
 
+TEST(ReusePrediction, RangesArePlacedOnTheBinsOfThePredictedMean) {
+  // Distance 10 N at N = 8, 12, 20: bins [80,87], [120,127], [192,207].
+  // Extrapolating the bins' bounds would give [200,207], half of the
+  // observed bin; the mean (exact) predicts 200, whose bin is the observed.
+  auto run = [](double n) {
+    ReuseRun r;
+    r.threads = 1;
+    r.size = n;
+    r.histograms.push_back(row(0x10, 0, histogram({{static_cast<uint64_t>(10 * n), 100}})));
+    return r;
+  };
+  PredictionOptions options;
+  const ReuseEvaluation e = evaluate_reuse_prediction(run(8), run(12), run(20), options);
+  ASSERT_EQ(e.prediction.instructions.size(), 1u);
+  const ThreadPrediction& t = e.prediction.instructions[0].threads[0];
+  ASSERT_EQ(t.patterns.size(), 1u);
+  EXPECT_NEAR(t.patterns[0].mean, 200, 1e-9);
+  EXPECT_EQ(t.patterns[0].min, 192);
+  EXPECT_EQ(t.patterns[0].max, 207);
+  EXPECT_DOUBLE_EQ(e.overall.accuracy(), 1);
+  // A pattern over several bins keeps its width in bins around the mean.
+  ReuseRun wide = run(8);
+  wide.histograms[0].histogram = histogram({{64, 10}, {72, 30}, {80, 10}});  // bins of 64..87
+  ReuseRun wider = run(16);
+  wider.histograms[0].histogram = histogram({{128, 10}, {144, 30}, {160, 10}});  // 128..175
+  options.reference_size = 32;
+  options.reference_threads = 1;
+  const ReusePrediction p = predict_reuse(wide, wider, options);
+  const ThreadPrediction& w = p.instructions[0].threads[0];
+  ASSERT_EQ(w.patterns.size(), 1u);
+  EXPECT_EQ(w.patterns[0].min, 256);
+  EXPECT_EQ(w.patterns[0].max, 351);
+}
+
 TEST(ReusePrediction, WrongGrowthIsInaccurateAndDecreasingDistancesAreNotCovered) {
   PredictionOptions options;
   // The reference grows linearly (distances x16) where the training said sqrt.
