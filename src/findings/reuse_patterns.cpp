@@ -102,7 +102,8 @@ double pattern_overlap(const ReusePattern& a, const ReusePattern& b) {
 }
 
 bool patterns_match(const ReusePattern& a, const ReusePattern& b, double share) {
-  if (pattern_overlap(a, b) < share) return false;
+  const bool close_means = std::abs(a.mean - b.mean) <= (1 - share) * std::max(a.mean, b.mean);
+  if (pattern_overlap(a, b) < share && !close_means) return false;
   const double high = std::max(a.frequency, b.frequency);
   return high == 0 || std::min(a.frequency, b.frequency) >= share * high;
 }

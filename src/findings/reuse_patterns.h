@@ -44,8 +44,10 @@ ReusePatterns reuse_patterns(const ReuseDistanceHistogram& histogram);
 // the longer of the two lengths (the paper's formula, made symmetric).
 double pattern_overlap(const ReusePattern& a, const ReusePattern& b);
 
-// Two patterns match by `share` when they overlap by at least `share` and
-// the smaller frequency is at least `share` of the larger.
+// Two patterns match by `share` when they overlap by at least `share` (or
+// their means differ by at most 1 - `share` of the larger: the same
+// distances on either side of a bin boundary) and the smaller frequency is
+// at least `share` of the larger.
 bool patterns_match(const ReusePattern& a, const ReusePattern& b, double share);
 
 // Two pattern lists match by `share`: as many patterns, and each matches

@@ -72,6 +72,16 @@ TEST(ReusePatterns, OverlapOfDistanceRanges) {
   EXPECT_DOUBLE_EQ(pattern_overlap(range(3, 3), range(4, 4)), 0);
   EXPECT_DOUBLE_EQ(pattern_overlap(range(3, 3), range(0, 9)), 0.1);
   EXPECT_DOUBLE_EQ(pattern_overlap(range(9, 8), range(9, 9)), 1);  // max < min: one distance
+  // Matching by 95%: overlap, or means within 5% across a bin boundary.
+  ReusePattern low = range(64, 71), high = range(72, 79);
+  low.mean = 71;
+  high.mean = 72;
+  EXPECT_TRUE(patterns_match(low, high, 0.95));
+  high.mean = 76;
+  EXPECT_FALSE(patterns_match(low, high, 0.95));
+  high.mean = 72;
+  high.frequency = 0.9;
+  EXPECT_FALSE(patterns_match(low, high, 0.95));
   // 90%: [0,99] against [10,109] is 90 of 100.
   EXPECT_TRUE(prediction_correct({range(0, 99)}, {range(10, 109)}));
   EXPECT_FALSE(prediction_correct({range(0, 99)}, {range(11, 110)}));
