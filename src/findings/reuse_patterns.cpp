@@ -1,6 +1,7 @@
 #include "findings/reuse_patterns.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace weft {
@@ -11,7 +12,7 @@ struct Segment {
   uint32_t last = 0;
 };
 
-uint64_t peak_of(const std::vector<uint64_t>& counts, const Segment& s) {
+double peak_of(const std::vector<double>& counts, const Segment& s) {
   return *std::max_element(counts.begin() + s.first, counts.begin() + s.last + 1);
 }
 
@@ -19,7 +20,7 @@ uint64_t peak_of(const std::vector<uint64_t>& counts, const Segment& s) {
 // valley (a bin where the counts stop falling and start rising; the valley
 // bin ends the segment on its left), then merge the two sides of every
 // valley that is too shallow, the shallowest first.
-std::vector<Segment> split_run(const std::vector<uint64_t>& counts, uint32_t first, uint32_t last) {
+std::vector<Segment> split_run(const std::vector<double>& counts, uint32_t first, uint32_t last) {
   std::vector<Segment> segments;
   uint32_t start = first;
   bool falling = false;
@@ -37,9 +38,9 @@ std::vector<Segment> split_run(const std::vector<uint64_t>& counts, uint32_t fir
     size_t shallowest = 0;
     double worst = kReuseValleyDepth;
     for (size_t i = 0; i + 1 < segments.size(); ++i) {
-      const double valley = static_cast<double>(counts[segments[i].last]);
-      const double lower_peak = static_cast<double>(
-          std::min(peak_of(counts, segments[i]), peak_of(counts, segments[i + 1])));
+      const double valley = counts[segments[i].last];
+      const double lower_peak =
+          std::min(peak_of(counts, segments[i]), peak_of(counts, segments[i + 1]));
       const double ratio = valley / lower_peak;
       if (ratio > worst) {
         worst = ratio;
@@ -59,14 +60,61 @@ double bin_mean(const ReuseDistanceHistogram& h, uint32_t b) {
   return (static_cast<double>(reuse_bin_low(b)) + static_cast<double>(reuse_bin_high(b))) / 2;
 }
 
+// The width of a bin of octave k [2^k, 2^(k+1)) on a grid of `sub_bins` per
+// octave (max(1, 2^k / sub_bins)), and how many bins the octave has there.
+uint64_t octave_width(unsigned k, uint32_t sub_bins) {
+  return std::max<uint64_t>(1, (uint64_t{1} << k) / sub_bins);
+}
+uint32_t octave_bins(unsigned k, uint32_t sub_bins) {
+  return static_cast<uint32_t>((uint64_t{1} << k) / octave_width(k, sub_bins));
+}
+
 }  // namespace
 
-ReusePatterns reuse_patterns(const ReuseDistanceHistogram& histogram) {
+uint32_t pattern_bin(uint64_t distance, uint32_t sub_bins) {
+  if (distance == 0) return 0;
+  const unsigned top = 63 - static_cast<unsigned>(std::countl_zero(distance));
+  uint32_t bin = 1;
+  for (unsigned k = 0; k < top; ++k) bin += octave_bins(k, sub_bins);
+  return bin +
+         static_cast<uint32_t>((distance - (uint64_t{1} << top)) / octave_width(top, sub_bins));
+}
+
+uint64_t pattern_bin_low(uint32_t bin, uint32_t sub_bins) {
+  if (bin == 0) return 0;
+  uint32_t first = 1;
+  for (unsigned k = 0; k < 64; ++k) {
+    const uint32_t n = octave_bins(k, sub_bins);
+    if (bin < first + n) return (uint64_t{1} << k) + (bin - first) * octave_width(k, sub_bins);
+    first += n;
+  }
+  return ~uint64_t{0};
+}
+
+uint64_t pattern_bin_high(uint32_t bin, uint32_t sub_bins) {
+  if (bin == 0) return 0;
+  const uint64_t low = pattern_bin_low(bin, sub_bins);
+  const unsigned k = 63 - static_cast<unsigned>(std::countl_zero(low));
+  return low + octave_width(k, sub_bins) - 1;
+}
+
+ReusePatterns reuse_patterns(const ReuseDistanceHistogram& histogram, uint32_t sub_bins) {
   ReusePatterns result;
-  const std::vector<uint64_t>& counts = histogram.counts;
   result.accesses = static_cast<double>(histogram.accesses());
   if (result.accesses == 0) return result;
   result.cold_share = static_cast<double>(histogram.cold) / result.accesses;
+  // The histogram's counts and distance sums on the pattern grid.
+  std::vector<double> counts, sums;
+  for (uint32_t b = 0; b < histogram.counts.size(); ++b) {
+    if (histogram.counts[b] == 0) continue;
+    const uint32_t c = pattern_bin(reuse_bin_low(b), sub_bins);
+    if (counts.size() <= c) {
+      counts.resize(c + 1, 0);
+      sums.resize(c + 1, 0);
+    }
+    counts[c] += static_cast<double>(histogram.counts[b]);
+    sums[c] += bin_mean(histogram, b) * static_cast<double>(histogram.counts[b]);
+  }
   const uint32_t bins = static_cast<uint32_t>(counts.size());
   for (uint32_t b = 0; b < bins;) {
     if (counts[b] == 0) {
@@ -77,12 +125,12 @@ ReusePatterns reuse_patterns(const ReuseDistanceHistogram& histogram) {
     while (last + 1 < bins && counts[last + 1] > 0) ++last;
     for (const Segment& s : split_run(counts, b, last)) {
       ReusePattern p;
-      p.min = static_cast<double>(reuse_bin_low(s.first));
-      p.max = static_cast<double>(reuse_bin_high(s.last));
+      p.min = static_cast<double>(pattern_bin_low(s.first, sub_bins));
+      p.max = static_cast<double>(pattern_bin_high(s.last, sub_bins));
       double sum = 0;
       for (uint32_t i = s.first; i <= s.last; ++i) {
-        p.count += static_cast<double>(counts[i]);
-        sum += bin_mean(histogram, i) * static_cast<double>(counts[i]);
+        p.count += counts[i];
+        sum += sums[i];
       }
       p.mean = sum / p.count;
       p.frequency = p.count / result.accesses;

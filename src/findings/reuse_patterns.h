@@ -36,7 +36,18 @@ struct ReusePatterns {
   double cold_share = 0;  // cold / accesses (0 without accesses)
 };
 
-ReusePatterns reuse_patterns(const ReuseDistanceHistogram& histogram);
+// The resolution patterns are formed at: `sub_bins` (1, 2, 4 or 8) equal
+// bins per power of two [2^k, 2^(k+1)), each at least one distance wide;
+// distance 0 has a bin of its own. 8 is the histogram's own bins (every
+// bin of the histogram lies inside one bin of a coarser grid).
+inline constexpr uint32_t kHistogramSubBins = 8;
+uint32_t pattern_bin(uint64_t distance, uint32_t sub_bins);
+uint64_t pattern_bin_low(uint32_t bin, uint32_t sub_bins);
+uint64_t pattern_bin_high(uint32_t bin, uint32_t sub_bins);
+
+// The patterns of `histogram` on the grid of `sub_bins` per power of two.
+ReusePatterns reuse_patterns(const ReuseDistanceHistogram& histogram,
+                             uint32_t sub_bins = kHistogramSubBins);
 
 // How much the distance ranges of two patterns overlap, from 0 to 1:
 // each distance d stands for the unit interval [d, d+1), so a pattern

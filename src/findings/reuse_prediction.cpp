@@ -55,7 +55,7 @@ void add_histogram(ReuseDistanceHistogram& into, const ReuseDistanceHistogram& h
 
 // Every selected histogram with accesses, by key and thread; rows of one
 // key and thread (one module file name loaded twice) are added.
-RunIndex index_run(const ReuseRun& run, LocalityChoice choice) {
+RunIndex index_run(const ReuseRun& run, LocalityChoice choice, uint32_t sub_bins) {
   RunIndex index;
   for (const InstructionReuse& row : run.histograms) {
     if (!selected(choice, row.locality) || row.histogram.accesses() == 0) continue;
@@ -68,7 +68,7 @@ RunIndex index_run(const ReuseRun& run, LocalityChoice choice) {
     add_histogram(entry.threads[row.thread].histogram, row.histogram);
   }
   for (auto& [key, entry] : index)
-    for (auto& [thread, t] : entry.threads) t.patterns = reuse_patterns(t.histogram);
+    for (auto& [thread, t] : entry.threads) t.patterns = reuse_patterns(t.histogram, sub_bins);
   return index;
 }
 
@@ -151,8 +151,8 @@ bool regular(const ReusePattern& small, const ReusePattern& large) {
   return large.min >= small.min && large.max >= small.max;
 }
 
-uint32_t bin_of(double distance) {
-  return reuse_bin(static_cast<uint64_t>(std::clamp(distance, 0.0, 1.8e19)));
+uint32_t bin_of(double distance, uint32_t sub_bins) {
+  return pattern_bin(static_cast<uint64_t>(std::clamp(distance, 0.0, 1.8e19)), sub_bins);
 }
 
 double fitted(double s1, double v1, double s2, double v2, double at) {
@@ -183,12 +183,13 @@ void predict_patterns(ThreadPrediction& out, const ReusePatterns& a, const Reuse
     // The range: the bins of the larger run's pattern around its mean's
     // bin, placed around the predicted mean's bin (docs/prediction.md).
     const ReusePattern& shape = sa <= sb ? pb[i] : pa[i];
-    const uint32_t middle = bin_of(shape.mean);
-    const uint32_t below = middle - std::min(middle, bin_of(shape.min));
-    const uint32_t above = bin_of(shape.max) - std::min(bin_of(shape.max), middle);
-    const uint32_t centre = bin_of(p.mean);
-    p.min = static_cast<double>(reuse_bin_low(centre - std::min(centre, below)));
-    p.max = static_cast<double>(reuse_bin_high(std::min(centre + above, kReuseBinCount - 1)));
+    const uint32_t grid = options.pattern_sub_bins;
+    const uint32_t middle = bin_of(shape.mean, grid);
+    const uint32_t below = middle - std::min(middle, bin_of(shape.min, grid));
+    const uint32_t above = bin_of(shape.max, grid) - std::min(bin_of(shape.max, grid), middle);
+    const uint32_t centre = bin_of(p.mean, grid);
+    p.min = static_cast<double>(pattern_bin_low(centre - std::min(centre, below), grid));
+    p.max = static_cast<double>(pattern_bin_high(centre + above, grid));
     p.frequency = std::min(1.0, fitted(sa, pa[i].frequency, sb, pb[i].frequency, sref));
     shares += p.frequency;
     out.patterns.push_back(p);
@@ -464,9 +465,11 @@ ReusePrediction predict_reuse(const ReuseRun& test, const ReuseRun& train,
   out.grouping = options.grouping;
   out.locality = options.locality;
   out.granule_bytes = options.granule_bytes;
+  out.pattern_sub_bins = options.pattern_sub_bins;
   out.cache_bytes = options.cache_bytes;
 
-  const RunIndex a = index_run(test, options.locality), b = index_run(train, options.locality);
+  const RunIndex a = index_run(test, options.locality, options.pattern_sub_bins);
+  const RunIndex b = index_run(train, options.locality, options.pattern_sub_bins);
   std::vector<ReuseInstructionKey> keys;
   for (const auto& [key, entry] : a) keys.push_back(key);
   for (const auto& [key, entry] : b)
@@ -598,7 +601,8 @@ ReuseEvaluation evaluate_reuse_prediction(const ReuseRun& test, const ReuseRun& 
                          function != PatternFunction::Modulo && function != PatternFunction::None;
 
   std::map<uint32_t, PredictionScore> by_thread;
-  for (const auto& [key, entry] : index_run(reference, options.locality)) {
+  for (const auto& [key, entry] :
+       index_run(reference, options.locality, options.pattern_sub_bins)) {
     InstructionScore is;
     is.key = key;
     is.function = entry.function;

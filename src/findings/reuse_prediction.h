@@ -23,6 +23,9 @@ inline constexpr double kGroupMatchShare = 0.95;
 // A predicted pattern is correct when it overlaps the observed one by at
 // least this share (the paper's 90%).
 inline constexpr double kPredictionOverlap = 0.90;
+// Patterns are formed on a grid of this many bins per power of two
+// (docs/prediction.md, "Resolution").
+inline constexpr uint32_t kDefaultPatternSubBins = 1;
 
 // One run's histograms, with its thread count and problem size.
 struct ReuseRun {
@@ -111,6 +114,8 @@ struct PredictionOptions {
   LocalityChoice locality = LocalityChoice::Remote;
   std::vector<uint64_t> cache_bytes;  // --cache: miss ratios predicted for these
   uint64_t granule_bytes = 64;
+  // --pattern-bins: the grid patterns are formed on (reuse_patterns.h).
+  uint32_t pattern_sub_bins = kDefaultPatternSubBins;
 };
 
 // One reference thread's prediction for one instruction.
@@ -151,6 +156,7 @@ struct ReusePrediction {
   bool grouping = true;
   LocalityChoice locality = LocalityChoice::Remote;
   uint64_t granule_bytes = 64;
+  uint32_t pattern_sub_bins = kDefaultPatternSubBins;
   std::vector<uint64_t> cache_bytes;
   // The function most instructions were mapped with (Identity, Modulo, or
   // the geometric one chosen most often; None when none fits any).
@@ -220,6 +226,7 @@ struct PredictQuery {
   bool grouping = true;
   LocalityChoice locality = LocalityChoice::Remote;
   std::vector<uint64_t> cache_bytes;
+  uint32_t pattern_sub_bins = kDefaultPatternSubBins;
 };
 
 // A profile's reuse histograms with its thread count and problem size

@@ -92,6 +92,7 @@ std::string render_prediction_table(const ReusePrediction& p) {
   text += "  " + run_text("test", p.test_name, p.test_size, p.test_threads) + "\n";
   text += "  " + run_text("train", p.train_name, p.train_size, p.train_threads) + "\n";
   text += "  threads mapped " + mapping_text(p) + "\n";
+  text += fmt::format("  patterns on {} bin(s) per power of two\n", p.pattern_sub_bins);
   if (!p.cache_bytes.empty()) {
     std::string ratios;
     for (size_t c = 0; c < p.cache_bytes.size(); ++c)
@@ -169,6 +170,7 @@ json common_json(const ReusePrediction& p) {
           {"train", run_json(p.train_name, p.train_size, p.train_threads)},
           {"grouping", p.grouping},
           {"locality", locality_choice_name(p.locality)},
+          {"pattern_bins", p.pattern_sub_bins},
           {"pattern_function", pattern_function_name(p.pattern_function)}};
 }
 
@@ -230,6 +232,7 @@ std::string render_evaluation_table(const ReuseEvaluation& e) {
   text +=
       "  " + run_text("reference", e.reference_name, p.reference_size, p.reference_threads) + "\n";
   text += "  threads mapped " + mapping_text(p) + "\n";
+  text += fmt::format("  patterns on {} bin(s) per power of two\n", p.pattern_sub_bins);
   text += "overall: " + score_cells(e.overall) + "\n";
   using A = TextTable::Align;
   text += "\ninstructions\n";

@@ -44,6 +44,7 @@ TEST(PredictView, PredictionJsonCarriesHistogramsAndMissRatios) {
   options.reference_size = 16000;
   options.reference_threads = 1;
   options.cache_bytes = {16 * 1024, 32 * 1024};
+  options.pattern_sub_bins = kHistogramSubBins;
   const ReusePrediction p = predict_reuse(sqrt_run(1000, 1), sqrt_run(4000, 2), options);
   const nlohmann::json j = nlohmann::json::parse(render_prediction(p, OutputFormat::Json));
   EXPECT_EQ(j["pattern_function"], "identity");
