@@ -30,6 +30,8 @@
 #   weft-traces     weft-cc build under `weft record --analyses comm,traces`
 #   weft-crd        weft-cc build under `weft record --analyses comm,crd` (sampled)
 #   weft-pages      weft-cc build under `weft record --analyses comm,pages`
+#   weft-reuse      weft-cc build under `weft record --analyses comm,reuse` (sampled)
+#   weft-reuse-exact  the same with --reuse-sample-granules 0 (every granule traced)
 #   weft-default    weft-cc build under `weft record` (the defaults: every
 #                   analyzer but pages, sampled CRD)
 #   weft-exact      weft-cc build under `weft record --exact` (exact CRD;
@@ -131,7 +133,7 @@ if ((QUICK)); then
   PROGRAMS=("examples/ring_pthreads.c|{T} 1024 20|{T} 1024 2"
     "bench/kernels/reduction_omp.c|{T} 65536 4|{T} 16384 1")
 fi
-ALL_MODES=(native empty-hooks dormant weft-comm weft-imbalance weft-falseshare weft-traces weft-crd weft-pages weft-default weft-exact
+ALL_MODES=(native empty-hooks dormant weft-comm weft-imbalance weft-falseshare weft-traces weft-crd weft-pages weft-reuse weft-reuse-exact weft-default weft-exact
   tsan vg-none weft-vg-comm weft-valgrind vg-lackey helgrind drd)
 MODES=(native empty-hooks dormant weft-comm weft-default weft-exact tsan vg-none weft-vg-comm weft-valgrind
   vg-lackey helgrind drd)
@@ -237,6 +239,10 @@ run_mode() {  # mode args...
     weft-traces) measure "$WEFT" record --analyses comm,traces -o "$OUT/p.db" -- "$bin" "$@" ;;
     weft-crd) measure "$WEFT" record --analyses comm,crd -o "$OUT/p.db" -- "$bin" "$@" ;;
     weft-pages) measure "$WEFT" record --analyses comm,pages -o "$OUT/p.db" -- "$bin" "$@" ;;
+    weft-reuse) measure "$WEFT" record --analyses comm,reuse -o "$OUT/p.db" -- "$bin" "$@" ;;
+    weft-reuse-exact)
+      measure "$WEFT" record --analyses comm,reuse --reuse-sample-granules 0 -o "$OUT/p.db" \
+        -- "$bin" "$@" ;;
     weft-default) measure "$WEFT" record -o "$OUT/p-default.db" -- "$bin" "$@" ;;
     weft-exact) measure "$WEFT" record "${EXACT_FLAG[@]}" -o "$OUT/p-exact.db" -- "$bin" "$@" ;;
     tsan) TSAN_OPTIONS=$TSAN_ENV measure "$bin" "$@" ;;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up what is missing, builds weft, builds the ring example with weft's
-# compiler wrapper, records it and prints the report.
+# compiler wrapper, records it and prints the report; then writes the same
+# report as one HTML page and prints its path last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,3 +13,5 @@ mkdir -p build/quickstart
 build/bin/weft-cc -O2 -pthread examples/ring_pthreads.c -o build/quickstart/ring
 build/bin/weft record -o build/quickstart/ring.db -- build/quickstart/ring
 build/bin/weft report build/quickstart/ring.db
+build/bin/weft report build/quickstart/ring.db --html build/quickstart/ring.html > /dev/null
+echo "HTML report: $(pwd)/build/quickstart/ring.html"

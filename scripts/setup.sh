@@ -14,6 +14,7 @@ PACKAGES=(
   valgrind                                                      # binary source
   procps make time                                              # pkill, make (tests); /usr/bin/time (bench)
   python3                                                       # scripts/check-includes.py, view snapshots
+  chromium                                                      # the HTML report's test renders it headless
 )
 
 missing=()

@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "cli/command.h"
+#include "cli/progress.h"
 #include "common/analyses.h"
 #include "common/child_process.h"
 #include "common/executable_search.h"
@@ -333,6 +334,7 @@ RunInfo run_info(const RecordOptions& options, const AnalysisPlan& plan) {
   info.cwd = std::filesystem::current_path().string();
   info.start_time = std::chrono::system_clock::now();
   info.hostname = this_hostname();
+  info.problem_size = options.problem_size;
   info.topology = topology_summary();
   // The CRD cutoffs' cache is the simulator's last level: --cache's when
   // given, else the machine's credible one.
@@ -546,8 +548,11 @@ int run_record(const RecordOptions& options) {
     fail_without_capture(options, info, exit_code, output, runtime_loaded);
   }
 
+  Progress progress(options.quiet);
+  progress.stage("reading the capture");
   const RunCapture capture = read_capture(options, plan, capture_path, status, info);
-  build_profile(capture, info, output);
+  build_profile(capture, info, output, [&](std::string_view stage) { progress.stage(stage); });
+  progress.clear();
   std::filesystem::remove(capture_path);
 
   const std::string ending = info.exit_signal ? fmt::format("killed by {}", *info.exit_signal)
@@ -604,6 +609,12 @@ struct RecordCommand : Command {
     c->add_flag("--exact", options.exact,
                 "measure every event: no sampling in any analysis (slower; the settings "
                 "marked --exact take their exact value)");
+    c->add_option("--problem-size", options.problem_size,
+                  "the program's problem size, kept in the profile for weft predict (a whole "
+                  "number: what the program's size argument means is the user's)")
+        ->transform(whole_number(1, UINT64_MAX - 1));
+    c->add_flag("-q,--quiet", options.quiet,
+                "no progress line while the profile is built (it is shown only on a terminal)");
     c->add_option("command", options.command, "PROGRAM ARGS (after --)");
     return c;
   }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,10 @@ struct RecordOptions {
   // The analyses' settings given on the command line, by meta key
   // (common/analyses.h); sizes already in bytes. Absent: the default.
   std::map<std::string, std::string> settings;
-  std::vector<std::string> command;  // program and its arguments
-  bool exact = false;                // --exact: the settings' exact values (no sampling)
+  std::vector<std::string> command;      // program and its arguments
+  bool exact = false;                    // --exact: the settings' exact values (no sampling)
+  std::optional<uint64_t> problem_size;  // --problem-size, kept in the profile's meta
+  bool quiet = false;                    // --quiet: no progress line on the terminal
 };
 
 // Exit codes of `weft record` that are not the program's (docs/commands.md,

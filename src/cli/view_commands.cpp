@@ -7,10 +7,13 @@
 #include <array>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <stdexcept>
 
 #include "cli/command.h"
+#include "cli/progress.h"
 #include "findings/profile_facts.h"
 #include "profile/profile.h"
 #include "topology/machine_caches.h"
@@ -19,7 +22,9 @@
 #include "views/crd_view.h"
 #include "views/diff_view.h"
 #include "views/falseshare_view.h"
+#include "views/html_report_view.h"
 #include "views/imbalance_view.h"
+#include "views/perfetto_view.h"
 #include "views/report_view.h"
 #include "views/trace_view.h"
 
@@ -52,6 +57,39 @@ int show(const std::vector<std::string>& paths, OutputFormat format,
   return 0;
 }
 
+// Writes `text` to `path` (through a temporary file beside it, renamed:
+// a failed write leaves the previous file as it was).
+void write_file(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + path);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
+    if (!out) throw std::runtime_error("cannot write " + path);
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::filesystem::remove(temporary, error);
+    throw std::runtime_error("cannot write " + path);
+  }
+}
+
+// Opens one profile, warns when it is incomplete (stderr), and writes what
+// `make` renders from it to `out`; prints the path written.
+int write_from_profile(const std::string& path, const std::string& out,
+                       const std::function<std::string(const Profile&)>& make) {
+  const Profile profile = Profile::open(path);
+  const std::string text = make(profile);
+  if (!profile.complete())
+    fmt::print(stderr, "weft: warning: {} is an INCOMPLETE profile ({})\n", profile.path(),
+               profile.meta_value("incomplete_reason"));
+  write_file(out, text);
+  fmt::print("wrote {} ({} bytes)\n", out, text.size());
+  return 0;
+}
+
 using Formats = std::vector<std::pair<std::string, OutputFormat>>;
 const Formats kTableJson = {{"table", OutputFormat::Table}, {"json", OutputFormat::Json}};
 const Formats kTableCsvJson = {
@@ -63,6 +101,11 @@ CLI::App* add_view(CLI::App& app, const std::string& name, const std::string& he
   view->add_option("profile", profile, "profile file")->required();
   add_choice(view, "--format", format, formats, "output format");
   return view;
+}
+
+// --quiet of the views that show progress on a terminal (cli/progress.h).
+void add_quiet(CLI::App* command, bool& quiet) {
+  command->add_flag("-q,--quiet", quiet, "no progress line (it is shown only on a terminal)");
 }
 
 // A name given on the command line, or none (an empty one is refused by
@@ -119,10 +162,12 @@ struct CommCommand : Command {
 };
 
 struct ReportCommand : Command {
-  std::string profile;
+  std::string profile, html, synthetic;
+  bool quiet = false;
   ReportOptions options;
   CacheArguments cache;
   OutputFormat format = OutputFormat::Table;
+  CLI::Option* format_option = nullptr;
 
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* c = add_view(app, "report", "summary of a profile with ranked findings", profile,
@@ -137,12 +182,44 @@ struct ReportCommand : Command {
                   "a build of the profiled program without weft-cc, for the hot loops' static "
                   "analysis");
     cache.add_to(c);
+    c->add_option("--html", html,
+                  "write the report as one self-contained HTML page to this file instead");
+    c->add_option("--synthetic", synthetic,
+                  "with --html: an hwloc synthetic machine for the placement payoff (--topology "
+                  "XML serves too)");
+    format_option = c->get_option("--format");
+    add_quiet(c, quiet);
     return c;
   }
   int run() override {
     options.cache = cache.options();
-    return show({profile}, format, [&](const std::vector<Profile>& p) {
-      return render_report(find_report(p[0], options), format);
+    Progress progress(quiet);
+    if (html.empty()) {
+      if (!synthetic.empty()) throw std::runtime_error("--synthetic goes with --html");
+      return show({profile}, format, [&](const std::vector<Profile>& p) {
+        progress.stage("finding");
+        const ReportFindings findings = find_report(p[0], options);
+        progress.clear();
+        return render_report(findings, format);
+      });
+    }
+    if (format_option->count() > 0)
+      throw std::runtime_error("--html and --format exclude each other");
+    if (!synthetic.empty() && cache.topology_option->count() > 0)
+      throw std::runtime_error("--topology and --synthetic exclude each other");
+    return write_from_profile(profile, html, [&](const Profile& p) {
+      progress.stage("finding");
+      HtmlReportFindings findings = find_html_report(p, options);
+      if (!synthetic.empty() || cache.topology_option->count() > 0) {
+        const Topology topology = !synthetic.empty() ? Topology::synthetic(synthetic)
+                                                     : Topology::from_xml(cache.topology);
+        findings.placement = find_placement(p, PlacementOptions{}, topology.pu_distances(),
+                                            topology.summary(), LevelDistances{}, false);
+      }
+      progress.stage("rendering");
+      std::string page = render_html_report(findings);
+      progress.clear();
+      return page;
     });
   }
 };
@@ -196,6 +273,7 @@ struct DiffCommand : Command {
 
 struct ImbalanceCommand : Command {
   std::string profile, section;
+  bool quiet = false;
   ImbalanceOptions options;
   ImbalanceRenderOptions rendering;
   CLI::Option* section_option = nullptr;
@@ -219,12 +297,17 @@ struct ImbalanceCommand : Command {
     c->add_option("--top", rendering.top, "causes listed per section")
         ->transform(whole_number(1))
         ->capture_default_str();
+    add_quiet(c, quiet);
     return c;
   }
   int run() override {
     options.section = given(section_option, section);
+    Progress progress(quiet);
     return show({profile}, rendering.format, [&](const std::vector<Profile>& p) {
-      return render_imbalance(find_imbalance(p[0], options), rendering);
+      progress.stage("diagnosing the sections");
+      const ImbalanceFindings findings = find_imbalance(p[0], options);
+      progress.clear();
+      return render_imbalance(findings, rendering);
     });
   }
 };
@@ -298,6 +381,31 @@ struct TraceCommand : Command {
   }
 };
 
+struct ExportCommand : Command {
+  std::string profile, perfetto;
+  bool quiet = false;
+
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* c = app.add_subcommand(
+        "export", "the run's per-thread timeline for other tools (Perfetto, chrome://tracing)");
+    c->add_option("profile", profile, "profile file")->required();
+    c->add_option("--perfetto", perfetto, "write Chrome trace-event JSON to this file")->required();
+    add_quiet(c, quiet);
+    return c;
+  }
+  int run() override {
+    Progress progress(quiet);
+    return write_from_profile(profile, perfetto, [&](const Profile& p) {
+      progress.stage("reading the timeline");
+      const TimelineFindings timeline = find_timeline(p);
+      progress.stage("rendering");
+      std::string json = render_perfetto(timeline);
+      progress.clear();
+      return json;
+    });
+  }
+};
+
 // What `weft place` measures placements with: how many PU pairs share
 // each level, and the matrix of levels on small machines.
 std::string pu_distance_text(const PuDistances& m) {
@@ -363,6 +471,7 @@ std::vector<std::unique_ptr<Command>> make_view_commands() {
   commands.push_back(std::make_unique<FalseShareCommand>());
   commands.push_back(std::make_unique<TraceCommand>());
   commands.push_back(std::make_unique<TopoCommand>());
+  commands.push_back(std::make_unique<ExportCommand>());
   return commands;
 }
 

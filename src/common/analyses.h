@@ -30,7 +30,8 @@ namespace weft {
   X(Imbalance, imbalance)         \
   X(FalseSharing, false_sharing)  \
   X(Traces, traces)               \
-  X(PageUsage, page_usage)
+  X(PageUsage, page_usage)        \
+  X(Reuse, reuse)
 
 #define WEFT_ANALYSIS_ID(Id, symbol) Id,
 enum class AnalysisId : uint8_t { WEFT_ANALYSIS_LIST(WEFT_ANALYSIS_ID) };
@@ -134,6 +135,18 @@ inline constexpr AnalysisSetting kTracesSettings[] = {
 };
 inline constexpr std::string_view kTracesTables[] = {"memory_traces"};
 
+inline constexpr AnalysisSetting kReuseSettings[] = {
+    {"reuse_granule", "--reuse-granule", "WEFT_REUSE_GRANULE",
+     "bytes per granule of the reuse distances (a power of two)", "64", SettingType::PowerOfTwo, 4,
+     4096},
+    {"reuse_sample_granules", "--reuse-sample-granules", "WEFT_REUSE_SAMPLE_GRANULES",
+     "distinct granules each thread traces before its reuse-distance sampling rate halves "
+     "(0: every granule, exact; --exact)",
+     "65536", SettingType::Unsigned, 0, UINT64_MAX - 1, "0"},
+};
+inline constexpr std::string_view kReuseCounters[] = {"reuse_sample_shift"};
+inline constexpr std::string_view kReuseTables[] = {"reuse_histograms"};
+
 inline constexpr std::string_view kPageUsageTables[] = {"page_first_writes", "page_accesses",
                                                         "page_objects"};
 
@@ -179,6 +192,14 @@ inline constexpr std::array<AnalysisDescriptor, kAnalysisCount> kAnalyses = {{
      {},
      {},
      analysis_catalog::kPageUsageTables,
+     false},
+    {AnalysisId::Reuse,
+     "reuse",
+     "per instruction and thread, the histogram of reuse distances, local and remote",
+     {},
+     analysis_catalog::kReuseSettings,
+     analysis_catalog::kReuseCounters,
+     analysis_catalog::kReuseTables,
      false},
 }};
 

@@ -194,6 +194,37 @@ struct AllocationRecord {
   uint32_t sequence = 0;  // per thread
 };
 
+// A distribution the program declared (include/weft/distribution.h): who
+// owns each element of [base, base + element_size * count), for the
+// reuse-distance analysis' local/remote split.
+struct DistributionDeclaration {
+  enum Kind : uint32_t { Block = 0, Cyclic = 1, BlockCyclic = 2 };
+  uint64_t base = 0;
+  uint64_t element_size = 0;
+  uint64_t count = 0;
+  uint64_t block = 0;  // elements per block (BlockCyclic)
+  uint32_t kind = Block;
+  uint32_t threads = 0;
+
+  bool valid() const {
+    return element_size != 0 && threads != 0 && kind <= BlockCyclic &&
+           (kind != BlockCyclic || block != 0);
+  }
+  // The owner of element `i` (valid() declarations only).
+  uint32_t owner(uint64_t i) const {
+    switch (kind) {
+      case Block: {
+        const uint64_t per_thread = (count + threads - 1) / threads;
+        return static_cast<uint32_t>(per_thread ? i / per_thread : 0);
+      }
+      case Cyclic:
+        return static_cast<uint32_t>(i % threads);
+      default:
+        return static_cast<uint32_t>((i / block) % threads);
+    }
+  }
+};
+
 // Tags of the analyses' sections: analysis `id`'s n-th section (n < 256).
 // The raw capture's own sections (meta, threads, sync...) are below 256.
 constexpr uint32_t analysis_section_tag(AnalysisId id, uint32_t n) {

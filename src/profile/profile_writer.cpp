@@ -62,6 +62,7 @@ MetaEntries run_meta(const RunInfo& info, const std::string& source, uint32_t gr
       {"llc_source", info.llc_source},
       {"llc_note", info.llc_note},
       {"hostname", info.hostname},
+      {"problem_size", info.problem_size ? std::to_string(*info.problem_size) : std::string()},
   };
 }
 
@@ -323,14 +324,20 @@ std::string format_utc_iso8601(std::chrono::system_clock::time_point time) {
 }
 
 void build_profile(const RunCapture& capture, const RunInfo& info, const std::string& path,
-                   Symbolizer& symbolizer) {
+                   Symbolizer& symbolizer, const BuildProgress& progress) {
+  auto stage = [&](std::string_view text) {
+    if (progress) progress(text);
+  };
   // Prepare every analysis that ran, then symbolize and attribute every pc
   // and section they name, before touching the file.
   BinaryStructureCache structures;
   const ProfileBuild build{capture, info, symbolizer, structures};
   std::vector<std::unique_ptr<AnalysisRows>> rows;
-  capture.analyses.for_each(
-      [&](const AnalysisDescriptor& d) { rows.push_back(tables_of(d.id).prepare(build)); });
+  capture.analyses.for_each([&](const AnalysisDescriptor& d) {
+    stage("preparing " + std::string(d.name));
+    rows.push_back(tables_of(d.id).prepare(build));
+  });
+  stage("symbolizing and attributing regions");
   std::set<uint64_t> pcs = referenced_pcs(capture);
   std::set<std::pair<uint32_t, uint64_t>> sections;
   for (const auto& r : rows) {
@@ -339,6 +346,7 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
   }
   const RunRegions regions(capture, pcs, sections, symbolizer, structures);
 
+  stage("writing tables");
   ProfileFile file(path);
   file.write([&](const sqlite::Database& db) {
     write_code_map(db, pcs, symbolizer, regions);
@@ -350,9 +358,10 @@ void build_profile(const RunCapture& capture, const RunInfo& info, const std::st
   file.commit();
 }
 
-void build_profile(const RunCapture& capture, const RunInfo& info, const std::string& path) {
+void build_profile(const RunCapture& capture, const RunInfo& info, const std::string& path,
+                   const BuildProgress& progress) {
   Symbolizer symbolizer(ModuleMap::parse(capture.process_maps));
-  build_profile(capture, info, path, symbolizer);
+  build_profile(capture, info, path, symbolizer, progress);
 }
 
 void write_placeholder_profile(const std::string& path, const RunInfo& info,

@@ -5,8 +5,10 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/run_capture.h"
@@ -35,6 +37,9 @@ struct RunInfo {
   // time of the imbalance analysis (`weft record --miss-penalties`).
   std::array<double, 3> miss_penalties = kDefaultMissPenalties;
   std::string hostname;
+  // The program's problem size as the user gave it (`weft record
+  // --problem-size`), for `weft predict`; absent: not given.
+  std::optional<uint64_t> problem_size;
   std::string weft_version;  // empty: this build's version
 };
 
@@ -51,11 +56,15 @@ std::string profile_output_target(const std::string& path);
 // the end, so a reader never sees half a profile and a failure leaves the
 // previous file as it was. Throws ProfileError when the file cannot be
 // written.
+// `progress`, when given, is told each stage as it begins ("preparing
+// crd", "symbolizing and attributing regions", "writing tables").
+using BuildProgress = std::function<void(std::string_view stage)>;
 void build_profile(const RunCapture& capture, const RunInfo& info, const std::string& path,
-                   Symbolizer& symbolizer);
+                   Symbolizer& symbolizer, const BuildProgress& progress = {});
 
 // The same, symbolizing against capture.process_maps.
-void build_profile(const RunCapture& capture, const RunInfo& info, const std::string& path);
+void build_profile(const RunCapture& capture, const RunInfo& info, const std::string& path,
+                   const BuildProgress& progress = {});
 
 // A profile holding only meta (complete = 0, the reason given), for a program
 // that died before the runtime could save anything. Views still open it.

@@ -10,10 +10,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../support/command_runner.h"
+#include "analyzers/reuse/reuse_records.h"
 #include "sources/capture/capture_session.h"
 #include "sources/capture/raw_capture.h"
 #include "sources/valgrind/event_ring_reader.h"
@@ -196,8 +199,10 @@ TEST_F(CaptureSessionTest, RoundTripKeepsEverySection) {
   }
   EXPECT_EQ(traced, 5u);
 
-  // Every setting and counter of every analysis, by its meta key.
+  // Every setting and counter of every analysis that ran (the default
+  // ones), by its meta key.
   for (const AnalysisDescriptor& d : kAnalyses) {
+    if (!c.analyses.has(d.id)) continue;
     for (const AnalysisSetting& setting : d.settings) {
       if (!setting.env.empty()) {
         EXPECT_TRUE(c.analysis_values.contains(setting.key)) << setting.key;
@@ -216,6 +221,26 @@ TEST_F(CaptureSessionTest, RoundTripKeepsEverySection) {
 
 // The traces number a thread's segments as its sync log does: each logged
 // section-closing record starts the next one; other records do not.
+// The reuse analysis (not in the default): its counts and settings travel
+// through the raw capture. Thread 1 reads the granule thread 0 wrote
+// (remote, first access) and re-reads it at distance 0.
+TEST_F(CaptureSessionTest, ReuseCountsRoundTrip) {
+  CaptureConfig config;
+  config.max_threads = 4;
+  config.analyses = AnalysisSet::all();
+  RunCapture c = round_trip(run_two_threads(config));
+  EXPECT_TRUE(c.analyses.has(AnalysisId::Reuse));
+  EXPECT_EQ(c.analysis_values.at("reuse_granule"), "64");
+  EXPECT_EQ(c.analysis_values.at("reuse_sample_granules"), "0");  // weft record sets 65536
+  EXPECT_EQ(c.analysis_values.at("reuse_sample_shift"), "0");
+  std::map<std::tuple<uint64_t, uint32_t, uint16_t>, uint64_t> counts;
+  for (const ReuseBinRecord& r : c.records(kReuseBins))
+    counts[{r.pc, r.thread, static_cast<uint16_t>(r.bin | r.locality << 15)}] += r.count;
+  EXPECT_EQ((counts[{kReaderPc, 1, kReuseColdBin | 1 << 15}]), 1u);
+  EXPECT_EQ((counts[{kReaderPc, 1, 1 << 15}]), 1u);
+  EXPECT_EQ((counts[{kWriterPc, 0, kReuseColdBin}]), 2u);
+}
+
 TEST_F(CaptureSessionTest, TracesNoteTheSegmentsTheirAccessesAreIn) {
   CaptureConfig config;
   config.max_threads = 4;
@@ -405,7 +430,7 @@ TEST(AnalysisSetTest, ParsesAndFormatsTheNames) {
   EXPECT_FALSE(AnalysisSet::parse("comm,nonsense", s, &bad));
   EXPECT_EQ(bad, "nonsense");
   AnalysisSet::all().format(text, sizeof text);
-  EXPECT_STREQ(text, "comm,crd,imbalance,falseshare,traces,pages");
+  EXPECT_STREQ(text, "comm,crd,imbalance,falseshare,traces,pages,reuse");
   AnalysisSet::defaults().format(text, sizeof text);
   EXPECT_STREQ(text, "comm,crd,imbalance,falseshare,traces");
 }

@@ -28,8 +28,8 @@ struct InstructionReuse {
   ReuseDistanceHistogram histogram;
 };
 
-// Every histogram of the profile, by (module, module_offset, thread,
-// locality); none when the analysis did not run.
+// Every histogram of the profile, by (pc, thread, locality); none when the
+// analysis did not run.
 std::vector<InstructionReuse> reuse_histograms(const Profile& profile);
 
 }  // namespace weft

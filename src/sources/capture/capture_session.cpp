@@ -106,6 +106,8 @@ void CaptureSession::finish_thread(ThreadContext& thread, uint64_t time_ns) {
   if (thread.record) thread.record->end_ns = time_ns;
   // Of the CRD, an exited reader keeps its results only.
   if (analyzers_.distances) analyzers_.distances->finish_reader(thread.tid);
+  // Of the reuse distances, likewise: its trace goes.
+  if (analyzers_.reuse) analyzers_.reuse->finish_thread(thread.tid);
   // Of the imbalance analysis, an exited thread keeps its logs only.
   if (analyzers_.imbalance && thread.tid < max_threads_) {
     thread.imbalance.store(nullptr, std::memory_order_relaxed);

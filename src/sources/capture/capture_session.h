@@ -22,6 +22,7 @@
 #include "analyzers/footprint/sharing_footprint.h"
 #include "analyzers/imbalance/imbalance_counts.h"
 #include "analyzers/page_usage/page_usage.h"
+#include "analyzers/reuse/reuse_distance.h"
 #include "analyzers/sections/section_attribution.h"
 #include "analyzers/state/record_log.h"
 #include "analyzers/traces/memory_trace_recorder.h"
@@ -41,6 +42,7 @@ struct CaptureConfig {
   ImbalanceConfig imbalance;
   FalseSharingConfig false_sharing;
   MemoryTraceConfig traces{1024, size_t{64} << 20};
+  ReuseConfig reuse;
 
   // Sets the analysis setting `key` (common/analyses.h) from its runtime
   // form; false when the key is unknown or `value` is malformed or out of
@@ -77,6 +79,7 @@ struct CaptureAnalyzers {
   FalseSharingDetector* false_sharing = nullptr;    // false sharing
   MemoryTraceRecorder* traces = nullptr;            // traces
   PageUsage* page_usage = nullptr;                  // pages
+  ReuseDistanceAnalyzer* reuse = nullptr;           // reuse
 };
 
 // What the recognition of condition-variable barriers (docs/metrics.md,
@@ -133,6 +136,7 @@ struct ThreadContext {
   std::atomic<FalseSharingDetector::ThreadState*> false_sharing{nullptr};
   std::atomic<MemoryTraceRecorder::ThreadState*> traces{nullptr};
   std::atomic<PageUsage::ThreadState*> page_usage{nullptr};
+  std::atomic<ReuseDistanceAnalyzer::ThreadState*> reuse{nullptr};
   ThreadRecord* record = nullptr;  // null beyond max_threads
   // Control-flow events of the thread, copied into its ThreadRecord when the
   // capture is written: counted here, in the thread's own page, because the
@@ -167,6 +171,7 @@ class CaptureSession {
       analyzers.traces->access(*s, pc, addr, size, is_write);
     if (auto* s = t.page_usage.load(std::memory_order_relaxed))
       analyzers.page_usage->access(*s, pc, addr, is_write);
+    if (auto* s = t.reuse.load(std::memory_order_relaxed)) analyzers.reuse->access(*s, pc, addr);
   }
 
   // The recognition of spin waits (docs/metrics.md, "Spin waits"): every
@@ -241,7 +246,7 @@ class CaptureSession {
   // communication state alone (CommunicationAnalyzer::read_fast, is_local_write).
   bool communication_only() const {
     return !analyzers_.imbalance && !analyzers_.false_sharing && !analyzers_.traces &&
-           !analyzers_.page_usage;
+           !analyzers_.page_usage && !analyzers_.reuse;
   }
 
   uint32_t reserve_thread_id() { return next_tid_.fetch_add(1); }
@@ -279,6 +284,10 @@ class CaptureSession {
   // for the granules lying entirely inside it (docs/metrics.md, "Freed
   // memory"). Before the allocator may hand the memory out again.
   void release_memory(ThreadContext& thread, uint64_t address, uint64_t size);
+  // The program declared a distribution (include/weft/distribution.h).
+  void declare_distribution(const DistributionDeclaration& declaration) {
+    if (analyzers_.reuse) analyzers_.reuse->declare(declaration);
+  }
 
   // Detaches every thread from the analyzer; with `wait`, also lets the
   // updates in flight finish (not in a forked child: their threads are gone).

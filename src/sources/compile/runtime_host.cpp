@@ -66,6 +66,10 @@ void record_allocation(uint64_t pc, const void* address, size_t size) {
     rt->session->record_allocation(*c, pc, reinterpret_cast<uint64_t>(address), size);
 }
 
+void declare_distribution(const DistributionDeclaration& declaration) {
+  if (Runtime* rt = g_runtime) rt->session->declare_distribution(declaration);
+}
+
 void release_memory(const void* address, size_t size) {
   Runtime* rt = g_runtime;
   if (!rt) return;

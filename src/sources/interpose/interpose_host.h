@@ -59,6 +59,9 @@ void record_allocation(uint64_t pc, const void* address, size_t size);
 // any code: the analyses forget the state they kept there
 // (docs/metrics.md, "Freed memory").
 void release_memory(const void* address, size_t size);
+// The program declared who owns the elements of an array
+// (include/weft/distribution.h).
+void declare_distribution(const DistributionDeclaration& declaration);
 
 // The next definition of an interposed function; aborts with a one-line
 // cause if there is none.

@@ -46,6 +46,7 @@ int64_t weft_id_of(pthread_t thread) {
 }  // namespace weft::interpose
 
 using namespace weft::interpose;
+using weft::DistributionDeclaration;
 using weft::SyncKind;
 
 WEFT_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
@@ -100,6 +101,21 @@ WEFT_EXPORT int pthread_barrier_wait(pthread_barrier_t* barrier) {
 WEFT_EXPORT void weft_section_end(const void* team) {
   const uint64_t pc = WEFT_CALLER_PC;
   if (from_program(pc)) record_sync(SyncKind::BarrierEnter, pc, reinterpret_cast<uint64_t>(team));
+}
+
+// include/weft/distribution.h: the owners of an array's elements, for the
+// reuse-distance analysis.
+WEFT_EXPORT void weft_distribute(const void* base, size_t element_size, size_t count, int kind,
+                                 size_t block, int threads) {
+  if (threads <= 0 || kind < 0) return;
+  DistributionDeclaration d;
+  d.base = reinterpret_cast<uint64_t>(base);
+  d.element_size = element_size;
+  d.count = count;
+  d.block = block;
+  d.kind = static_cast<uint32_t>(kind);
+  d.threads = static_cast<uint32_t>(threads);
+  if (d.valid()) declare_distribution(d);
 }
 
 WEFT_EXPORT void weft_section_begin(const void* team) {

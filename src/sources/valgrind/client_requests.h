@@ -31,6 +31,8 @@ enum WeftClientRequest {
   WEFT_REQ_CANCEL_THREAD,
   /* (address, size): heap memory is being released (free, realloc) */
   WEFT_REQ_RELEASE,
+  /* (base, element_size, count, block, kind << 32 | threads): a declared distribution */
+  WEFT_REQ_DISTRIBUTION,
 };
 
 #define WEFT_NO_THREAD_ID 0xffffffffu

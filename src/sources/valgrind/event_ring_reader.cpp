@@ -147,6 +147,10 @@ void RingEventDecoder::consume(const WeftRingSlot* slots, uint64_t count) {
         if (rest < 1) return;
         i += decode_allocation(slots + i);
         break;
+      case WEFT_REC_DISTRIBUTION:
+        if (rest < 2) return;
+        i += decode_distribution(slots + i);
+        break;
       case WEFT_REC_RELEASE:
         if (current_) session_.release_memory(*current_, s.a, s.b >> 8);
         break;
@@ -203,6 +207,18 @@ uint64_t RingEventDecoder::decode_allocation(const WeftRingSlot* record) {
     session_.record_allocation(*current_, record[0].b >> WEFT_REC_PC_SHIFT, record[0].a,
                                record[1].a);
   return 1;
+}
+
+uint64_t RingEventDecoder::decode_distribution(const WeftRingSlot* record) {
+  DistributionDeclaration d;
+  d.base = record[0].a;
+  d.element_size = record[1].a;
+  d.count = record[1].b;
+  d.block = record[2].a;
+  d.kind = static_cast<uint32_t>(record[2].b >> 32);
+  d.threads = static_cast<uint32_t>(record[2].b);
+  if (d.valid()) session_.declare_distribution(d);
+  return 2;
 }
 
 uint64_t RingEventDecoder::decode_block_count(const WeftRingSlot* record) {

@@ -70,6 +70,7 @@ class RingEventDecoder {
   uint64_t decode_thread_exit(const WeftRingSlot* record);
   uint64_t decode_sync(const WeftRingSlot* record);
   uint64_t decode_allocation(const WeftRingSlot* record);
+  uint64_t decode_distribution(const WeftRingSlot* record);
   uint64_t decode_block_count(const WeftRingSlot* record);
   uint64_t decode_maps(const WeftRingSlot* record, uint64_t rest);
   // The last record: the loop stops there.

@@ -85,6 +85,11 @@ void record_allocation(uint64_t pc, const void* address, size_t size) {
   request(WEFT_REQ_ALLOCATION, pc, reinterpret_cast<uint64_t>(address), size);
 }
 
+void declare_distribution(const DistributionDeclaration& d) {
+  request(WEFT_REQ_DISTRIBUTION, d.base, d.element_size, d.count, d.block,
+          uint64_t{d.kind} << 32 | d.threads);
+}
+
 void release_memory(const void* address, size_t size) {
   request(WEFT_REQ_RELEASE, reinterpret_cast<uint64_t>(address), size);
 }

@@ -765,6 +765,19 @@ static void emit_release(ThreadId tid, Addr address, UWord size) {
   s->b = WEFT_REC_RELEASE | (ULong)size << 8;
 }
 
+/* A declared distribution: three slots (base; element size, count; block,
+   kind << 32 | threads). */
+static void emit_distribution(ThreadId tid, const UWord* args) {
+  WeftRingSlot* s = reserve_for(tid, 3);
+  if (!s) return;
+  s[0].a = args[1];
+  s[0].b = WEFT_REC_DISTRIBUTION;
+  s[1].a = args[2];
+  s[1].b = args[3];
+  s[2].a = args[4];
+  s[2].b = args[5];
+}
+
 static void emit_allocation(ThreadId tid, Addr pc, Addr address, UWord size) {
   WeftRingSlot* s = reserve_for(tid, 2);
   if (!s) return;
@@ -825,6 +838,9 @@ static Bool weft_handle_request(ThreadId tid, UWord* args, UWord* ret) {
       break;
     case WEFT_REQ_ALLOCATION:
       emit_allocation(tid, args[1], args[2], args[3]);
+      break;
+    case WEFT_REQ_DISTRIBUTION:
+      emit_distribution(tid, args);
       break;
     default:
       return False;
