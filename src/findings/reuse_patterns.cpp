@@ -185,17 +185,43 @@ ReuseDistanceHistogram histogram_of_patterns(const std::vector<ReusePattern>& pa
       sums[b] += share * (from + to - 1) / 2;
     }
   }
+  // Whole counts that add up to the rounded total: each bin its floor,
+  // then one more to the bins with the largest remainders.
   ReuseDistanceHistogram h;
+  double total = 0;
   for (size_t b = 0; b < counts.size(); ++b) {
-    h.counts.push_back(static_cast<uint64_t>(std::llround(counts[b])));
+    total += counts[b];
+    h.counts.push_back(static_cast<uint64_t>(std::floor(counts[b])));
     h.distance_sums.push_back(sums[b]);
   }
+  std::vector<size_t> order(counts.size());
+  for (size_t b = 0; b < order.size(); ++b) order[b] = b;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return counts[x] - std::floor(counts[x]) > counts[y] - std::floor(counts[y]);
+  });
+  uint64_t whole = 0;
+  for (uint64_t c : h.counts) whole += c;
+  const auto wanted = static_cast<uint64_t>(std::llround(total));
+  for (size_t i = 0; i < order.size() && whole < wanted; ++i, ++whole) ++h.counts[order[i]];
   while (!h.counts.empty() && h.counts.back() == 0) {
     h.counts.pop_back();
     h.distance_sums.pop_back();
   }
   h.cold = static_cast<uint64_t>(std::llround(std::max(0.0, cold)));
   return h;
+}
+
+double patterns_miss_ratio(const std::vector<ReusePattern>& patterns, double cold,
+                           uint64_t granules) {
+  double accesses = std::max(0.0, cold), misses = accesses;
+  const double size = static_cast<double>(granules);
+  for (const ReusePattern& p : patterns) {
+    if (p.count <= 0) continue;
+    accesses += p.count;
+    const double low = std::max(0.0, p.min), high = std::max(low, p.max) + 1;
+    misses += p.count * std::clamp((high - std::max(low, size)) / (high - low), 0.0, 1.0);
+  }
+  return accesses > 0 ? misses / accesses : 0;
 }
 
 }  // namespace weft

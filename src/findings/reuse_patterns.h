@@ -67,8 +67,17 @@ bool pattern_lists_match(const std::vector<ReusePattern>& a, const std::vector<R
                          double share);
 
 // The histogram whose patterns are `patterns` (counts spread evenly over the
-// distances from each pattern's min to its max) with `cold` cold accesses.
+// distances from each pattern's min to its max) with `cold` cold accesses;
+// whole counts that add up to the patterns' rounded total.
 ReuseDistanceHistogram histogram_of_patterns(const std::vector<ReusePattern>& patterns,
                                              double cold);
+
+// The share of the accesses of `patterns` and `cold` cold ones that a fully
+// associative LRU cache of `granules` granules misses: the cold ones, and
+// each pattern's accesses at distances >= granules, its accesses spread
+// evenly over [min, max + 1). (ReuseDistanceHistogram::miss_ratio on the
+// histogram_of_patterns, without its rounding to whole counts.)
+double patterns_miss_ratio(const std::vector<ReusePattern>& patterns, double cold,
+                           uint64_t granules);
 
 }  // namespace weft

@@ -204,8 +204,8 @@ void predict_patterns(ThreadPrediction& out, const ReusePatterns& a, const Reuse
   for (ReusePattern& p : out.patterns) p.count = p.frequency * out.accesses;
   out.histogram = histogram_of_patterns(out.patterns, out.cold);
   for (uint64_t bytes : options.cache_bytes)
-    out.miss_ratios.push_back(
-        out.histogram.miss_ratio(std::max<uint64_t>(1, bytes / options.granule_bytes)));
+    out.miss_ratios.push_back(patterns_miss_ratio(
+        out.patterns, out.cold, std::max<uint64_t>(1, bytes / options.granule_bytes)));
 }
 
 }  // namespace

@@ -59,6 +59,20 @@ TEST(ReusePatterns, EmptyBinsSplitAndColdAccessesFormNoPattern) {
   EXPECT_DOUBLE_EQ(wide.patterns[0].mean, 1000);
 }
 
+TEST(ReusePatterns, PredictedHistogramsKeepSmallCountsAndMissRatiosAreExact) {
+  // One access spread over the 8 bins of [256, 511] and 2 cold ones: the
+  // histogram keeps the access (largest remainder), the miss ratio does not
+  // depend on rounding.
+  ReusePattern p = range(256, 511);
+  p.count = 1;
+  const ReuseDistanceHistogram h = histogram_of_patterns({p}, 2);
+  EXPECT_EQ(h.reuses(), 1u);
+  EXPECT_EQ(h.cold, 2u);
+  EXPECT_NEAR(patterns_miss_ratio({p}, 2, 512), 2.0 / 3, 1e-12);
+  EXPECT_NEAR(patterns_miss_ratio({p}, 2, 384), (2 + 0.5) / 3, 1e-12);
+  EXPECT_NEAR(patterns_miss_ratio({p}, 2, 100), 1, 1e-12);
+}
+
 TEST(ReusePatterns, OverlapOfDistanceRanges) {
   // [0,9] and [5,14] cover [0,10) and [5,15): 5 in common out of 10.
   EXPECT_DOUBLE_EQ(pattern_overlap(range(0, 9), range(5, 14)), 0.5);
