@@ -169,7 +169,8 @@ ReuseDistanceHistogram histogram_of_patterns(const std::vector<ReusePattern>& pa
   std::vector<double> counts, sums;
   for (const ReusePattern& p : patterns) {
     if (p.count <= 0) continue;
-    const double low = std::max(0.0, p.min), high = std::max(low, p.max) + 1;
+    // (Clamped below 2^64, where a double converts to a distance.)
+    const double low = std::clamp(p.min, 0.0, 1.8e19), high = std::clamp(p.max, low, 1.8e19) + 1;
     const uint32_t first = reuse_bin(static_cast<uint64_t>(low));
     const uint32_t last = reuse_bin(static_cast<uint64_t>(std::floor(high - 1)));
     if (counts.size() <= last) {
