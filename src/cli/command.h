@@ -45,6 +45,8 @@ std::unique_ptr<Command> make_place_command(std::vector<std::string>& program_ar
 std::unique_ptr<Command> make_loops_command();
 // `weft calibrate`: the machine's bandwidths and latencies, for `loops`.
 std::unique_ptr<Command> make_calibrate_command();
+// `weft predict`: reuse patterns of a larger run from two training profiles.
+std::unique_ptr<Command> make_predict_command();
 // The view subcommands (report, comm, crd, diff, imbalance, falseshare,
 // trace) and `topo`.
 std::vector<std::unique_ptr<Command>> make_view_commands();

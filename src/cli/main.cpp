@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   commands.push_back(weft::make_place_command(program_arguments));
   commands.push_back(weft::make_loops_command());
   commands.push_back(weft::make_calibrate_command());
+  commands.push_back(weft::make_predict_command());
   for (auto& view : weft::make_view_commands()) commands.push_back(std::move(view));
   std::vector<CLI::App*> subcommands;
   for (auto& command : commands) subcommands.push_back(command->add_to(app));
