@@ -193,7 +193,7 @@ void predict_patterns(ThreadPrediction& out, const ReusePatterns& a, const Reuse
     p.frequency = std::min(1.0, fitted(sa, pa[i].frequency, sb, pb[i].frequency, sref));
     shares += p.frequency;
     out.patterns.push_back(p);
-    out.models.push_back(fit_size(sa, pa[i].mean, sb, pb[i].mean).model);
+    out.fits.push_back(fit_size(sa, pa[i].mean, sb, pb[i].mean));
   }
   // The shares add up to 1 again.
   if (shares > 0) {
@@ -260,8 +260,15 @@ double exponent_of(SizeModel model) {
 }
 }  // namespace
 
+std::string size_fit_name(const SizeFit& fit) {
+  if (fit.lower == SizeModel::Constant || fit.model == SizeModel::Constant)
+    return size_model_name(fit.model);
+  return std::string(size_model_name(fit.lower)) + "+" + size_model_name(fit.model);
+}
+
 double SizeFit::at(double size) const {
-  return model == SizeModel::Constant ? a : a + b * std::pow(size, exponent_of(model));
+  if (model == SizeModel::Constant) return a;
+  return a * std::pow(size, exponent_of(lower)) + b * std::pow(size, exponent_of(model));
 }
 
 SizeFit fit_size(double s1, double v1, double s2, double v2) {
@@ -271,13 +278,32 @@ SizeFit fit_size(double s1, double v1, double s2, double v2) {
     return fit;
   }
   const double low = std::min(v1, v2), high = std::max(v1, v2);
+  constexpr SizeModel kModels[] = {SizeModel::Constant, SizeModel::CubeRoot, SizeModel::SquareRoot,
+                                   SizeModel::Linear,   SizeModel::Square,   SizeModel::Cube};
+  if (low > 0) {
+    // Growth between two exponents, near neither: both terms, through the origin.
+    constexpr double kNear = 0.1;
+    const double p = std::log(v2 / v1) / std::log(s2 / s1);
+    for (size_t i = 1; i + 1 < std::size(kModels); ++i) {
+      const double e_low = exponent_of(kModels[i]), e_high = exponent_of(kModels[i + 1]);
+      if (p <= e_low + kNear || p >= e_high - kNear) continue;
+      const double l1 = std::pow(s1, e_low), l2 = std::pow(s2, e_low);
+      const double h1 = std::pow(s1, e_high), h2 = std::pow(s2, e_high);
+      const double det = l1 * h2 - l2 * h1;
+      if (det == 0) break;
+      fit.lower = kModels[i];
+      fit.model = kModels[i + 1];
+      fit.a = (v1 * h2 - v2 * h1) / det;
+      fit.b = (l1 * v2 - l2 * v1) / det;
+      return fit;
+    }
+  }
   if (low <= 0) {
     fit.model = SizeModel::Linear;
   } else {
     const double growth = std::log(high / low), sizes = std::abs(std::log(s2 / s1));
     double best = INFINITY;
-    for (SizeModel m : {SizeModel::Constant, SizeModel::CubeRoot, SizeModel::SquareRoot,
-                        SizeModel::Linear, SizeModel::Square, SizeModel::Cube}) {
+    for (SizeModel m : kModels) {
       const double error = std::abs(growth - exponent_of(m) * sizes);
       if (error < best) {
         best = error;

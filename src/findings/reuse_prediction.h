@@ -58,17 +58,27 @@ enum class SizeModel { Constant, CubeRoot, SquareRoot, Linear, Square, Cube };
 // "constant", "cbrt", "sqrt", "linear", "square", "cube"
 const char* size_model_name(SizeModel model);
 
+// v(size) = a * size^lower + b * size^model: `lower` is Constant (the
+// a + b * size^e above) unless the values grow at a rate between two of the
+// exponents, when both terms are kept (a polynomial through the origin).
 struct SizeFit {
   SizeModel model = SizeModel::Constant;
+  SizeModel lower = SizeModel::Constant;
   double a = 0;
   double b = 0;
   double at(double size) const;
 };
 
-// The model through (s1, v1) and (s2, v2): the exponent whose growth ratio
-// (s2/s1)^e is closest to the values' (in logarithms), then a and b through
-// both points; a constant is their mean. Values of 0 that change: linear.
+// The model through (s1, v1) and (s2, v2). Their growth exponent p =
+// log(v2/v1) / log(s2/s1) picks it: within 0.1 of one of the exponents (or
+// outside (1/3, 3)), that exponent e with an intercept, a + b * size^e; between
+// two adjacent ones, e_low < p < e_high, the sum a * size^e_low + b *
+// size^e_high (a stencil's halo distance grows as c2 N^2 + c1 N: p = 1.4
+// from N = 16 to 24, and neither N nor N^2 alone reaches N = 64). A
+// constant is their mean. Values of 0 that change: linear.
 SizeFit fit_size(double s1, double v1, double s2, double v2);
+// "sqrt", "linear+square", ...: the model's terms, the lower one first.
+std::string size_fit_name(const SizeFit& fit);
 
 // ---- Thread scaling ----
 
@@ -129,7 +139,7 @@ struct ThreadPrediction {
   bool predictable = false;
   std::string reason;
   std::vector<ReusePattern> patterns;  // predicted (matched ones, when not predictable)
-  std::vector<SizeModel> models;       // of each pattern's mean distance
+  std::vector<SizeFit> fits;           // of each pattern's mean distance
   double accesses = 0;                 // predicted
   double cold = 0;                     // predicted
   // The predicted histogram: each pattern's accesses spread evenly over

@@ -65,7 +65,7 @@ std::string patterns_text(const ThreadPrediction& t) {
     const ReusePattern& p = t.patterns[i];
     text += fmt::format("{}[{}-{} mean {} {} {}]", i == 0 ? "" : " ", number_text(p.min),
                         number_text(p.max), number_text(p.mean), percent(p.frequency),
-                        size_model_name(t.models[i]));
+                        size_fit_name(t.fits[i]));
   }
   if (t.cold > 0)
     text += fmt::format(" cold {}", percent(t.accesses > 0 ? t.cold / t.accesses : 0));
@@ -143,10 +143,10 @@ std::string render_prediction_table(const ReusePrediction& p) {
   return text;
 }
 
-json pattern_json(const ReusePattern& p, SizeModel model) {
+json pattern_json(const ReusePattern& p, const SizeFit& fit) {
   return {{"min", p.min},     {"max", p.max},
           {"mean", p.mean},   {"frequency", p.frequency},
-          {"count", p.count}, {"model", size_model_name(model)}};
+          {"count", p.count}, {"model", size_fit_name(fit)}};
 }
 
 json histogram_json(const ReuseDistanceHistogram& h) {
@@ -189,7 +189,7 @@ std::string render_prediction_json(const ReusePrediction& p) {
     for (const ThreadPrediction& t : ip.threads) {
       json patterns = json::array();
       for (size_t k = 0; k < t.patterns.size(); ++k)
-        patterns.push_back(pattern_json(t.patterns[k], t.models[k]));
+        patterns.push_back(pattern_json(t.patterns[k], t.fits[k]));
       threads.push_back(
           {{"thread", t.thread},
            {"region", t.region < 0 ? json(nullptr) : json(t.region)},

@@ -151,7 +151,8 @@ TEST(ReusePrediction, ProblemSizeScalingPredictsASqrtPatternExactly) {
   EXPECT_NEAR(t.patterns[0].max, 2, 1e-9);
   EXPECT_NEAR(t.patterns[1].min, 256, 1e-9);
   EXPECT_NEAR(t.patterns[1].max, 287, 1e-9);
-  EXPECT_EQ(t.models[1], SizeModel::SquareRoot);
+  EXPECT_EQ(t.fits[1].model, SizeModel::SquareRoot);
+  EXPECT_EQ(t.fits[1].lower, SizeModel::Constant);
   EXPECT_NEAR(t.patterns[1].frequency, 800.0 / 1200, 1e-9);
   // 256 granules of 64 B: every far reuse misses; 272: half; 512: none.
   ASSERT_EQ(t.miss_ratios.size(), 3u);
@@ -231,11 +232,13 @@ TEST(ReusePatterns, PatternGrids) {
   EXPECT_EQ(p.patterns[1].max, 2047);
 }
 
-TEST(ReusePrediction, TheDefaultGridToleratesAModelThatIsNearlyRight) {
-  // A halo's reuse in a simulated 2-D stencil: distances 183, 319, 487 at
-  // N = 16, 24, 32 (a staircase of N^2 the models only approximate: linear
-  // predicts 455 at 32). On the histogram's bins 455 and 487 are different
-  // bins; on one bin per power of two both are in [256, 511].
+TEST(ReusePrediction, AHaloDistanceGrowingAsASumOfPowersIsPredictedFarOut) {
+  // A halo's reuse in examples/stencil2d_halo_pthreads.c (north row, thread
+  // 5 of 16): distances 183, 319, 487, 919, 1479 at N = 16, 24, 32, 48, 64,
+  // about 0.23 N^2 + 7.7 N. From N = 16 and 24 the growth exponent is 1.38:
+  // a + b N alone predicts 999 at N = 64, a power of two below 1479 (the
+  // default grid's bin is [1024, 2047]); the sum a N + b N^2 through both
+  // points predicts 1444.
   auto run = [](double n, uint64_t distance) {
     ReuseRun r;
     r.threads = 1;
@@ -243,16 +246,28 @@ TEST(ReusePrediction, TheDefaultGridToleratesAModelThatIsNearlyRight) {
     r.histograms.push_back(row(0x10, 0, histogram({{1, 100}, {distance, 10}})));
     return r;
   };
+  const SizeFit fit = fit_size(16, 183, 24, 319);
+  EXPECT_EQ(fit.lower, SizeModel::Linear);
+  EXPECT_EQ(fit.model, SizeModel::Square);
+  EXPECT_EQ(size_fit_name(fit), "linear+square");
+  EXPECT_NEAR(fit.at(64), 1444, 1e-6);
   PredictionOptions options;
   EXPECT_EQ(options.pattern_sub_bins, 1u);
-  const ReuseEvaluation coarse =
-      evaluate_reuse_prediction(run(16, 183), run(24, 319), run(32, 487), options);
-  EXPECT_DOUBLE_EQ(coarse.overall.accuracy(), 1);
+  for (const auto& [n, distance] :
+       {std::pair{32.0, 487}, std::pair{48.0, 919}, std::pair{64.0, 1479}}) {
+    const ReuseEvaluation coarse =
+        evaluate_reuse_prediction(run(16, 183), run(24, 319), run(n, distance), options);
+    EXPECT_DOUBLE_EQ(coarse.overall.accuracy(), 1) << n;
+  }
+  // On the histogram's own bins (1/8 of a power of two) too: 484.7 and 487
+  // share [480, 511], 1444 and 1479 share [1408, 1535].
   options.pattern_sub_bins = kHistogramSubBins;
-  const ReuseEvaluation fine =
-      evaluate_reuse_prediction(run(16, 183), run(24, 319), run(32, 487), options);
-  EXPECT_DOUBLE_EQ(fine.overall.coverage(), 1);
-  EXPECT_DOUBLE_EQ(fine.overall.accuracy(), 0);
+  for (const auto& [n, distance] : {std::pair{32.0, 487}, std::pair{64.0, 1479}}) {
+    const ReuseEvaluation fine =
+        evaluate_reuse_prediction(run(16, 183), run(24, 319), run(n, distance), options);
+    EXPECT_DOUBLE_EQ(fine.overall.coverage(), 1) << n;
+    EXPECT_DOUBLE_EQ(fine.overall.accuracy(), 1) << n;
+  }
 }
 
 TEST(ReusePrediction, WrongGrowthIsInaccurateAndDecreasingDistancesAreNotCovered) {
