@@ -27,8 +27,9 @@
  *   right-halo line (ranks 0..T-2): remote, 1 first access, S-1 at 10 (9
  *     for rank 0);
  *   mass line: local, 56 S at distance 0, 8 (S-1) at 10 (9 at the ends),
- *     8 in the first step at most 10; no first access (the init line
- *     touched the block first);
+ *     8 in the first step at 9 (8 at the ends: the slot is not yet among
+ *     the granules touched since the init line); no first access (the init
+ *     line touched the block first);
  *   init line: local, 8 first accesses, 56 at distance 0.
  * Under the binary source (valgrind) the thread's stack frame and the PLT's
  * GOT slot, touched by the call of pthread_barrier_wait in every step, join

@@ -13,6 +13,7 @@
 // path computes the bin of every access.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <vector>
@@ -28,7 +29,8 @@ inline constexpr uint32_t kReuseBinCount = kReuseSubBins * (64 - kReuseSubBinsLo
 constexpr uint32_t reuse_bin(uint64_t distance) {
   if (distance < kReuseSubBins) return static_cast<uint32_t>(distance);
   const unsigned k = 63 - static_cast<unsigned>(std::countl_zero(distance));  // >= 3
-  const uint32_t sub = static_cast<uint32_t>(distance >> (k - kReuseSubBinsLog2)) & (kReuseSubBins - 1);
+  const uint32_t sub =
+      static_cast<uint32_t>(distance >> (k - kReuseSubBinsLog2)) & (kReuseSubBins - 1);
   return kReuseSubBins * (k - kReuseSubBinsLog2 + 1) + sub;
 }
 
@@ -51,6 +53,14 @@ static_assert(reuse_bin(7) == 7 && reuse_bin(8) == 8 && reuse_bin(15) == 15);
 static_assert(reuse_bin(16) == 16 && reuse_bin(17) == 16 && reuse_bin(18) == 17);
 static_assert(reuse_bin_low(reuse_bin(1000)) <= 1000 && reuse_bin_high(reuse_bin(1000)) >= 1000);
 static_assert(reuse_bin(~uint64_t{0}) == kReuseBinCount - 1);
+
+// The share of accesses spread evenly over the distances [low, high) that
+// a fully associative LRU cache of `granules` granules misses (those at
+// `granules` and beyond): the rule of every miss ratio weft derives from a
+// histogram or from its patterns.
+inline double share_missed(double low, double high, double granules) {
+  return std::clamp((high - std::max(low, granules)) / (high - low), 0.0, 1.0);
+}
 
 // Whether an access's granule belongs to the accessing thread (docs/metrics.md,
 // "Granule owner": the thread that touched it first, or the owner a declared
@@ -80,16 +90,11 @@ struct ReuseDistanceHistogram {
     const uint64_t total = accesses();
     if (total == 0) return 0;
     double misses = static_cast<double>(cold);
-    for (uint32_t b = 0; b < counts.size(); ++b) {
-      if (reuse_bin_low(b) >= granules) {
-        misses += static_cast<double>(counts[b]);
-      } else if (reuse_bin_high(b) >= granules) {
-        // Part of the bin: its accesses spread evenly over its distances.
-        const double width = static_cast<double>(reuse_bin_high(b) - reuse_bin_low(b) + 1);
-        misses += static_cast<double>(counts[b]) *
-                  static_cast<double>(reuse_bin_high(b) - granules + 1) / width;
-      }
-    }
+    for (uint32_t b = 0; b < counts.size(); ++b)
+      misses +=
+          static_cast<double>(counts[b]) * share_missed(static_cast<double>(reuse_bin_low(b)),
+                                                        static_cast<double>(reuse_bin_high(b)) + 1,
+                                                        static_cast<double>(granules));
     return misses / static_cast<double>(total);
   }
 };

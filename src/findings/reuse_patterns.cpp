@@ -220,7 +220,7 @@ double patterns_miss_ratio(const std::vector<ReusePattern>& patterns, double col
     if (p.count <= 0) continue;
     accesses += p.count;
     const double low = std::max(0.0, p.min), high = std::max(low, p.max) + 1;
-    misses += p.count * std::clamp((high - std::max(low, size)) / (high - low), 0.0, 1.0);
+    misses += p.count * share_missed(low, high, size);
   }
   return accesses > 0 ? misses / accesses : 0;
 }

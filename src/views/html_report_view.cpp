@@ -107,6 +107,16 @@ std::string number(double value) { return fmt::format("{:.4g}", value); }
 std::string bytes_text(uint64_t bytes) { return human_bytes(bytes); }
 
 // A white-to-dark-red ramp for a share of the largest value.
+// The opening tag of a chart: its class, `attributes` (each with its
+// leading space), its size as both its box and its view box.
+std::string svg_open(std::string_view cls, double width, double height,
+                     std::string_view attributes = {}) {
+  return fmt::format(
+      "<svg class=\"{0}\"{1} width=\"{2:.0f}\" height=\"{3:.0f}\" viewBox=\"0 0 {2:.0f} "
+      "{3:.0f}\" role=\"img\">",
+      cls, attributes, width, height);
+}
+
 std::string heat_colour(double share) {
   if (!(share > 0)) return "#f1f3f6";
   share = std::clamp(share, 0.0, 1.0);
@@ -126,11 +136,10 @@ std::string heatmap_svg(const Matrix& matrix, size_t bucket, const std::string& 
   const double cell = cells == 0 ? 20 : std::clamp(320.0 / static_cast<double>(cells), 4.0, 28.0);
   const double margin = 34;
   const double size = margin + cell * static_cast<double>(cells) + 4;
-  std::string svg = fmt::format(
-      "<svg class=\"heatmap\" data-kind=\"{}\" data-panel=\"{}\" data-cells=\"{}\" "
-      "data-bucket=\"{}\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\" "
-      "role=\"img\">",
-      kind, panel, cells, bucket, size, size, size, size);
+  std::string svg = svg_open("heatmap", size, size,
+                             fmt::format(" data-kind=\"{}\" data-panel=\"{}\" data-cells=\"{}\" "
+                                         "data-bucket=\"{}\"",
+                                         kind, panel, cells, bucket));
   const bool labels = cell >= 12;
   for (size_t c = 0; c < cells; ++c) {
     if (!labels && c % 8 != 0) continue;
@@ -180,10 +189,7 @@ std::string graph_svg(const ThreadVolumes& volume) {
     return centre - radius * std::cos(2 * std::numbers::pi * static_cast<double>(t) /
                                       static_cast<double>(threads));
   };
-  std::string svg = fmt::format(
-      "<svg class=\"graph\" width=\"{0:.0f}\" height=\"{0:.0f}\" viewBox=\"0 0 {0:.0f} {0:.0f}\" "
-      "role=\"img\">",
-      size);
+  std::string svg = svg_open("graph", size, size);
   for (size_t i = 0; i < threads; ++i)
     for (size_t j = i + 1; j < threads; ++j) {
       if (!(volume[i][j] > 0)) continue;
@@ -222,11 +228,11 @@ std::string crd_svg(const LocalityMetrics& m) {
   const double span = std::max(1.0, last - first);
   const double plot = width - left - 10;
   auto xpos = [&](double index) { return left + plot * (index - first) / span; };
-  std::string svg = fmt::format(
-      "<svg class=\"crd\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
-      "role=\"img\"><line x1=\"{2:.0f}\" y1=\"{3:.0f}\" x2=\"{4:.0f}\" y2=\"{3:.0f}\" "
-      "stroke=\"#8a93a3\"/><text x=\"4\" y=\"{5:.0f}\">{6}</text>",
-      width, height, left, height - bottom, width - 10, top + 10, max);
+  std::string svg = svg_open("crd", width, height) +
+                    fmt::format(
+                        "<line x1=\"{0:.0f}\" y1=\"{1:.0f}\" x2=\"{2:.0f}\" y2=\"{1:.0f}\" "
+                        "stroke=\"#8a93a3\"/><text x=\"4\" y=\"{3:.0f}\">{4}</text>",
+                        left, height - bottom, width - 10, top + 10, max);
   for (const CrdBin& bin : bins) {
     const double h = max == 0 ? 0
                               : (height - bottom - top) * static_cast<double>(bin.count) /
@@ -261,10 +267,7 @@ std::string crd_svg(const LocalityMetrics& m) {
 std::string instance_svg(const InstanceBars& bars) {
   const double row = 16, left = 40, width = 460;
   const double height = row * static_cast<double>(bars.threads.size()) + 6;
-  std::string svg = fmt::format(
-      "<svg class=\"instance\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} "
-      "{1:.0f}\" role=\"img\">",
-      left + width + 10, height);
+  std::string svg = svg_open("instance", left + width + 10, height);
   for (size_t i = 0; i < bars.threads.size(); ++i) {
     const InstanceThreadBar& t = bars.threads[i];
     const double y = 3 + row * static_cast<double>(i);
@@ -289,10 +292,7 @@ std::string offsets_svg(const SharingItem& item) {
   const double row = 16, left = 40, width = 448;
   const double scale = width / line_bytes;
   const double height = row * static_cast<double>(item.threads.size()) + 20;
-  std::string svg = fmt::format(
-      "<svg class=\"offsets\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} "
-      "{1:.0f}\" role=\"img\">",
-      left + width + 30, height);
+  std::string svg = svg_open("offsets", left + width + 30, height);
   for (size_t i = 0; i < item.threads.size(); ++i) {
     const ThreadOffsets& t = item.threads[i];
     const double y = 2 + row * static_cast<double>(i);

@@ -230,7 +230,7 @@ CommunicationReuseDistance::EventDistances CommunicationReuseDistance::on_sample
   constexpr unsigned kNear = PairReuseTrace::RecentGranules::kSize;
   const unsigned near = pair->recent().visit(granule);
   const unsigned shift = reader.sample_shift;
-  if (!sampled(granule, shift)) {
+  if (!granule_in_sample(granule, shift)) {
     // A short distance is exact for every granule; a longer one is
     // measured on the sample only, which stands for the rest.
     if (near < kNear) {
@@ -262,7 +262,7 @@ void CommunicationReuseDistance::lower_rate(ReaderState& reader) {
   // ones that stay stand for them when their epochs end, at the new rate.
   while (reader.traced > sample_budget_ && reader.sample_shift < 48) {
     const unsigned shift = ++reader.sample_shift;
-    auto keep = [shift](uint64_t granule) { return sampled(granule, shift); };
+    auto keep = [shift](uint64_t granule) { return granule_in_sample(granule, shift); };
     reader.traced = 0;
     for (uint32_t writer = 0; writer < reader.pair_slots; ++writer) {
       if (PairReuseTrace* pair = reader.pairs[writer]) {

@@ -64,6 +64,13 @@ struct GranuleEpoch {
   uint32_t ordinal = 0;                 // the reader's section at its latest read
 };
 
+// Whether a trace sampled at rate 2^-shift holds `granule` (fixed-size
+// SHARDS: the granules whose hash has its top `shift` bits clear), for every
+// sampled trace of granules (the CRD's readers, the reuse analysis' threads).
+inline bool granule_in_sample(uint64_t granule, unsigned shift) {
+  return shift == 0 || (hash_key(granule) >> (64 - shift)) == 0;
+}
+
 // One pair's trace of granules, with exact distances.
 class PairReuseTrace {
  public:
@@ -434,10 +441,6 @@ class CommunicationReuseDistance {
       start_epoch(reader, writer, pc, epoch, weight);
     else if (epoch.code != ReuseSets::kNone)
       reuse_in_epoch(reader, writer, pc, epoch);
-  }
-  // Whether the reader's sample holds `granule`.
-  static bool sampled(uint64_t granule, unsigned shift) {
-    return shift == 0 || (hash_key(granule) >> (64 - shift)) == 0;
   }
   EventDistances on_sampled_event(ReaderState& reader, uint64_t pc, uint32_t writer, uintptr_t addr,
                                   uint64_t granule, bool true_communication);

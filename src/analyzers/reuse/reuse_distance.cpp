@@ -4,22 +4,13 @@
 
 namespace weft {
 
-namespace {
-
-// Whether the sample at rate 2^-shift holds `granule` (the CRD's rule).
-bool in_sample(uint64_t granule, unsigned shift) {
-  return shift == 0 || (hash_key(granule) >> (64 - shift)) == 0;
-}
-
-}  // namespace
-
 void ReuseDistanceAnalyzer::sampled_access(ThreadState& t, uint64_t pc, uint64_t granule,
                                            uint64_t locality) {
   constexpr unsigned kNear = PairReuseTrace::RecentGranules::kSize;
   const unsigned near = t.trace.recent().visit(granule);
   const unsigned shift = t.sample_shift;
   const uint64_t weight = uint64_t{1} << shift;
-  if (!in_sample(granule, shift)) {
+  if (!granule_in_sample(granule, shift)) {
     // A short distance is exact for every granule; a longer one (and a first
     // access) is measured on the sample only, which stands for the rest.
     if (near < kNear) count(t, pc, locality | reuse_bin(near), near, 1);
@@ -46,7 +37,7 @@ void ReuseDistanceAnalyzer::lower_rate(ThreadState& t) {
     const unsigned shift = ++t.sample_shift;
     // The recent granules are exact while every granule was traced.
     if (shift == 1) t.trace.fill_recent();
-    t.trace.retain([shift](uint64_t granule) { return in_sample(granule, shift); });
+    t.trace.retain([shift](uint64_t granule) { return granule_in_sample(granule, shift); });
     t.traced = t.trace.capped() ? 0 : t.trace.distinct_granules();
   }
 }
@@ -66,7 +57,7 @@ void ReuseDistanceAnalyzer::declare(const DistributionDeclaration& d) {
 }
 
 void ReuseDistanceAnalyzer::finish_thread(uint32_t tid) {
-  ThreadState* t = const_cast<ThreadState*>(states_.find(tid));
+  ThreadState* t = states_.find(tid);
   if (!t) return;
   t->trace.~PairReuseTrace();
   new (&t->trace) PairReuseTrace(0);

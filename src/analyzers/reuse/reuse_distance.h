@@ -115,7 +115,7 @@ class ReuseDistanceAnalyzer {
 
   uint64_t dropped() const {
     uint64_t n = 0;
-    states_.for_each([&](const ThreadState& t) { n += t.dropped + t.trace.capped(); });
+    states_.for_each([&](const ThreadState& t) { n += t.dropped; });
     return n;
   }
   // The lowest sampling rate of any thread, as its shift (0: exact).

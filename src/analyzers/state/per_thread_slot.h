@@ -62,6 +62,9 @@ class PerThreadStates {
   const State* find(uint32_t tid) const {
     return tid < size_ && slots_ ? slots_[tid].load(std::memory_order_acquire) : nullptr;
   }
+  State* find(uint32_t tid) {
+    return tid < size_ && slots_ ? slots_[tid].load(std::memory_order_acquire) : nullptr;
+  }
 
   // Every created state, by thread id.
   template <class Visitor>
