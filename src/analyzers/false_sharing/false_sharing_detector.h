@@ -211,20 +211,22 @@ class FalseSharingDetector {
       atomic_access(t, pc, address, size, is_write);
       return;
     }
-    // Fast path: one line, its chunk cached, and nothing to change.
-    if (__builtin_expect(((address ^ (address + size - 1)) >> line_log2_) == 0, 1)) {
-      const LineWords* line;
-      if (ShadowTable<LineWords>::find_cached(t.chunks, line_log2_, address, line)) {
-        const uint64_t state = __atomic_load_n(&line->state, __ATOMIC_RELAXED);
-        if (!is_write) {
-          if (state & t.valid_bit) return;
-        } else if ((state & ~kStaleBit) == t.owner_word) {
-          const uint64_t m = byte_mask(address & line_offset_mask_, size);
-          if ((__atomic_load_n(&line->written, __ATOMIC_RELAXED) & m) == m) return;
-        }
-      }
-    }
-    access_slow(t, pc, address, size, is_write);
+    if (__builtin_expect(!changes_nothing(t, address, size, is_write), 0))
+      access_slow(t, pc, address, size, is_write);
+  }
+
+  // True when a plain access changes nothing: one line, its chunk cached, a
+  // read of a copy the thread holds, or a write by the line's owner of bytes
+  // it wrote. The fast path, also for inline callers.
+  bool changes_nothing(const ThreadState& t, uint64_t address, uint32_t size, bool is_write) const {
+    if (__builtin_expect(((address ^ (address + size - 1)) >> line_log2_) != 0, 0)) return false;
+    const LineWords* line;
+    if (!ShadowTable<LineWords>::find_cached(t.chunks, line_log2_, address, line)) return false;
+    const uint64_t state = __atomic_load_n(&line->state, __ATOMIC_RELAXED);
+    if (!is_write) return state & t.valid_bit;
+    if ((state & ~kStaleBit) != t.owner_word) return false;
+    const uint64_t m = byte_mask(address & line_offset_mask_, size);
+    return (__atomic_load_n(&line->written, __ATOMIC_RELAXED) & m) == m;
   }
 
   // Thread `t` made a synchronization call of `kind` with the record's

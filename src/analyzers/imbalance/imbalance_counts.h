@@ -179,6 +179,19 @@ class ImbalanceCounts {
     e->to_instructions = instructions;
   }
 
+  // block(t, pc, 0) when it only adds to an edge the thread took recently
+  // (true); otherwise nothing is changed (false): call block(). For an
+  // inline caller (the compile-time source's hooks).
+  static bool block_fast(ThreadState& t, uint64_t pc) {
+    if (__builtin_expect(t.held.active, 0)) return false;
+    EdgeCount* e = t.edges.find_recent({t.previous_block, pc});
+    if (__builtin_expect(e == nullptr, 0)) return false;
+    t.previous_block = pc;
+    ++e->count;
+    e->to_instructions = 0;
+    return true;
+  }
+
   // The thread calls a function: its frame's last block is kept.
   static void enter_function(ThreadState& t) {
     if (t.depth < kMaxFrames) t.frames[t.depth] = t.previous_block;
@@ -227,6 +240,20 @@ class ImbalanceCounts {
     // (Without an L1 every lookup misses: last_line then stays ~0.)
     for (uint64_t line = first; line <= last; ++line)
       if (line != t.last_line && sampling_.simulated(line)) simulate(t, *c, line);
+  }
+
+  // access(t, pc, addr, size) when it only counts an execution of an
+  // instruction found recently on one line that needs no cache lookup
+  // (true); otherwise nothing is changed (false): call access().
+  bool access_fast(ThreadState& t, uint64_t pc, uint64_t addr, uint64_t size) const {
+    if (__builtin_expect(t.held.active, 0)) return false;
+    const uint64_t line = addr >> line_shift_;
+    if (__builtin_expect(((addr + (size ? size - 1 : 0)) >> line_shift_) != line, 0)) return false;
+    if (line != t.last_line && sampling_.simulated(line)) return false;
+    InstructionCount* c = t.instructions.find_recent(pc);
+    if (__builtin_expect(c == nullptr, 0)) return false;
+    ++c->executions;
+    return true;
   }
 
   // Ends the thread's open segment: its counts go to the logs, in full or

@@ -57,6 +57,15 @@ class PagedHashTable {
     return set[0] = e;
   }
 
+  // The entry of `key` when it is one of the recently found ones, else
+  // nullptr; changes nothing (an inline fast path may try it and fall back).
+  Entry* find_recent(const Key& key) const {
+    Entry* const* set = recent_ + (recent_index(key) & (kRecent / 2 - 1)) * 2;
+    if (set[0] != nullptr && set[0]->key == key) return set[0];
+    if (set[1] != nullptr && set[1]->key == key) return set[1];
+    return nullptr;
+  }
+
   // The entry of `key`, or nullptr.
   Entry* find(const Key& key) {
     if (slots_ == nullptr) return nullptr;

@@ -299,6 +299,24 @@ class MemoryTraceRecorder {
     push(t, *s, address);
   }
 
+  // access(t, pc, address, size, is_write) when it only continues a
+  // recently seen stream's regular stride short of its next checkpoint
+  // (true); otherwise nothing is changed (false): call access(). For an
+  // inline caller.
+  static bool access_fast(ThreadState& t, uint64_t pc, uint64_t address, uint32_t size,
+                          bool is_write) {
+    memory_trace_detail::Stream* s = t.streams.find_recent(pc);
+    if (__builtin_expect(s == nullptr || s->segment != t.segment || t.exhausted, 0)) return false;
+    if (s->fast_count == nullptr || address != s->predicted || *s->fast_count + 1 == s->next_check)
+      return false;
+    ++s->accesses;
+    s->kinds |= is_write ? kTraceWrite : kTraceRead;
+    if (size > s->access_size) s->access_size = size;
+    s->predicted += s->stride;
+    ++*s->fast_count;
+    return true;
+  }
+
   // Thread t logged a section-closing record: its next accesses are in its
   // next segment. Only the thread owning `t` may call it.
   void close_segment(ThreadState& t) { ++t.segment; }

@@ -79,6 +79,7 @@ ThreadContext* CaptureSession::start_thread(uint32_t tid, int32_t parent, uint64
   if (!mem) return nullptr;
   auto* c = new (mem) ThreadContext;
   c->tid = tid;
+  c->session = this;
   // Ids come from reserve_thread_id, or from the Valgrind tool: count them.
   for (uint32_t n = next_tid_.load(); n <= tid && !next_tid_.compare_exchange_weak(n, tid + 1);) {
   }
@@ -99,6 +100,29 @@ ThreadContext* CaptureSession::start_thread(uint32_t tid, int32_t parent, uint64
   }
   record_sync(*c, SyncKind::ThreadStart, time_ns, 0, 0, parent);
   return c;
+}
+
+void CaptureSession::feed_access_remaining(ThreadContext& t, uint64_t pc, uint64_t addr,
+                                           uint32_t size, bool is_write, uint32_t remaining) {
+  if (remaining & kRemainingWatch) {
+    watch_access(t, pc, addr, is_write);
+    feed_access(t, analyzers_, pc, addr, size, is_write);
+    return;
+  }
+  if (remaining & kRemainingImbalance)
+    if (auto* s = t.imbalance.load(std::memory_order_relaxed))
+      analyzers_.imbalance->access(*s, pc, addr, size);
+  if (remaining & kRemainingFalseSharing)
+    if (auto* s = t.false_sharing.load(std::memory_order_relaxed))
+      analyzers_.false_sharing->access(*s, pc, addr, size, is_write);
+  if (remaining & kRemainingTraces)
+    if (auto* s = t.traces.load(std::memory_order_relaxed))
+      analyzers_.traces->access(*s, pc, addr, size, is_write);
+  if (remaining & kRemainingOthers) {
+    if (auto* s = t.page_usage.load(std::memory_order_relaxed))
+      analyzers_.page_usage->access(*s, pc, addr, is_write);
+    if (auto* s = t.reuse.load(std::memory_order_relaxed)) analyzers_.reuse->access(*s, pc, addr);
+  }
 }
 
 void CaptureSession::finish_thread(ThreadContext& thread, uint64_t time_ns) {

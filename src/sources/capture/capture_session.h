@@ -118,8 +118,11 @@ struct CondThreadState {
   bool exited = false;
 };
 
+class CaptureSession;
+
 struct ThreadContext {
   uint32_t tid = 0;
+  CaptureSession* session = nullptr;  // the session that created it
   // Null once the capture is saved (or for threads beyond max_threads, whose
   // loss the capture reports as incomplete): accesses are then ignored.
   std::atomic<CommunicationAnalyzer::ThreadState*> comm{nullptr};
@@ -174,6 +177,44 @@ class CaptureSession {
     if (auto* s = t.reuse.load(std::memory_order_relaxed)) analyzers.reuse->access(*s, pc, addr);
   }
 
+  // The parts of feed_access (and of watch_access) an inline caller may
+  // leave to an out-of-line one: what feed_access_fast could not decide.
+  enum RemainingWork : uint32_t {
+    kRemainingWatch = 1u << 0,  // watch_access, then every analyzer (order kept)
+    kRemainingImbalance = 1u << 1,
+    kRemainingFalseSharing = 1u << 2,
+    kRemainingTraces = 1u << 3,
+    kRemainingOthers = 1u << 4,  // pages, reuse: no fast path
+  };
+
+  // watch_access and feed_access for a plain access the communication
+  // analyzer already took, as far as each part's inline fast path decides
+  // it alone (docs/performance.md, "The composed fast path"); returns the
+  // parts left for feed_access_remaining (0: none). A part that is left has
+  // not changed anything. When the spin-wait watch is left, everything is,
+  // so that the watch still sees the access before the analyzers.
+  __attribute__((always_inline)) uint32_t feed_access_fast(ThreadContext& t, uint64_t pc,
+                                                           uint64_t addr, uint32_t size,
+                                                           bool is_write) {
+    if (!watch_access_fast(t, pc, addr, is_write)) return kRemainingWatch;
+    uint32_t remaining = 0;
+    if (auto* s = t.imbalance.load(std::memory_order_relaxed))
+      if (!analyzers_.imbalance->access_fast(*s, pc, addr, size)) remaining |= kRemainingImbalance;
+    if (auto* s = t.false_sharing.load(std::memory_order_relaxed))
+      if (!analyzers_.false_sharing->changes_nothing(*s, addr, size, is_write))
+        remaining |= kRemainingFalseSharing;
+    if (auto* s = t.traces.load(std::memory_order_relaxed))
+      if (!MemoryTraceRecorder::access_fast(*s, pc, addr, size, is_write))
+        remaining |= kRemainingTraces;
+    if (t.page_usage.load(std::memory_order_relaxed) || t.reuse.load(std::memory_order_relaxed))
+      remaining |= kRemainingOthers;
+    return remaining;
+  }
+
+  // What feed_access_fast left (`remaining`, not 0).
+  void feed_access_remaining(ThreadContext& t, uint64_t pc, uint64_t addr, uint32_t size,
+                             bool is_write, uint32_t remaining);
+
   // The recognition of spin waits (docs/metrics.md, "Spin waits"): every
   // access of the thread, before the analyzers see it (a spinning read asks
   // the communication shadow whether another thread's write is new to it).
@@ -221,6 +262,40 @@ class CaptureSession {
     w.saw_release = reread && saw_other_write(t, addr);
     if (w.saw_release) resume_spinning(t);
     if (may_be_flag) flag_read(t);
+  }
+
+  // watch_access(t, pc, addr, is_write) when it only moves the watch along
+  // (no flag, no spin, nothing asked of the communication shadow): true;
+  // otherwise nothing is changed (false).
+  __attribute__((always_inline)) bool watch_access_fast(ThreadContext& t, uint64_t pc,
+                                                        uint64_t addr, bool is_write) {
+    SpinWatch& w = t.spin;
+    if (!w.enabled) return true;
+    if (w.spinning || w.known_flag) return false;
+    if (spin_flags_.may_hold(addr)) return false;
+    if (is_write) {
+      if (addr != w.joinable_flag) w.joinable_flag = 0;
+      w.reads = 0;
+      return true;
+    }
+    if (w.reads != 0) {
+      if (addr == w.addr) return false;  // watch_repeated
+      if (w.between < SpinWatch::kMaxBetween && addr != w.unreleased_flag) {
+        ++w.between;
+        return true;
+      }
+    }
+    if (addr == w.unreleased_flag) return false;  // a re-read that may see the release
+    // A new watch begins at this read (watch_access, without its rare cases).
+    if (addr != w.joinable_flag) w.joinable_flag = 0;
+    if (w.unreleased_flag != 0 && ++w.unreleased_reads > SpinWatch::kUnreleasedReads)
+      w.unreleased_flag = 0;
+    w.pc = pc;
+    w.addr = addr;
+    w.reads = 1;
+    w.between = 0;
+    w.saw_release = false;
+    return true;
   }
 
   // Whether the thread's read of `addr` sees another thread's write it had

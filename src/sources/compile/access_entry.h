@@ -21,8 +21,10 @@ extern "C" __attribute__((
 
 // The calling thread's communication state while communication is the only
 // per-access analysis (CaptureSession::communication_only), else null: the
-// hooks then decide private accesses inline. Set by the thread itself; once
-// the capture is saved the state is retired and decides nothing.
+// hooks then decide private accesses inline from it alone. Set by the
+// thread itself; once the capture is saved the state is retired and decides
+// nothing. With other analyses the hooks compose every analyzer's fast path
+// from the thread's context instead (CaptureSession::feed_access_fast).
 extern "C" __attribute__((visibility("default"))) __thread weft::CommunicationAnalyzer::ThreadState*
     weft_comm_only_state WEFT_INITIAL_EXEC;
 
@@ -38,5 +40,10 @@ WEFT_EXPORT void weft_module_init(const void* address_inside, bool* recording);
 // An access of `size` bytes at `addr` by instruction `pc`, for every analyzer.
 WEFT_EXPORT void weft_access_read(uint64_t pc, const volatile void* addr, size_t size);
 WEFT_EXPORT void weft_access_write(uint64_t pc, const volatile void* addr, size_t size);
+// The parts of an access the hooks' composed fast path left
+// (CaptureSession::feed_access_fast's `remaining`, not 0); the
+// communication analyzer has already taken the access.
+WEFT_EXPORT void weft_access_remaining(uint64_t pc, const volatile void* addr, size_t size,
+                                       bool is_write, uint32_t remaining);
 // A basic block entered at `pc` (the imbalance analysis' control flow).
 WEFT_EXPORT void weft_block(uint64_t pc);

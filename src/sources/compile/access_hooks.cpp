@@ -30,24 +30,67 @@ __attribute__((always_inline)) inline bool dormant() {
   return __builtin_expect(!g_module_recording, 0);
 }
 
+// With communication the only per-access analysis, its state alone decides
+// a private access (weft_comm_only_state). Otherwise the communication
+// analyzer's fast path comes first (what it does not decide goes out of
+// line whole, to weft_access_read/write), then every other part's
+// (CaptureSession::feed_access_fast): only what those leave goes out of
+// line, to weft_access_remaining.
+template <bool kIsWrite>
+__attribute__((always_inline)) inline bool communication_fast(CommunicationAnalyzer::ThreadState& s,
+                                                              uint64_t pc, uintptr_t addr,
+                                                              size_t n) {
+  return kIsWrite ? CommunicationAnalyzer::is_local_write(s, addr, n)
+                  : CommunicationAnalyzer::read_fast(s, pc, addr, n);
+}
+
+// The composed path, out of the hooks themselves (one direct call, inside
+// the module) so that the dormant and communication-only paths above keep
+// a prologue without register saves.
+template <bool kIsWrite>
+__attribute__((noinline)) void composed_access(ThreadContext& t, uint64_t pc,
+                                               const volatile void* a, size_t n) {
+  const auto addr = reinterpret_cast<uintptr_t>(a);
+  CommunicationAnalyzer::ThreadState* c = t.comm.load(std::memory_order_relaxed);
+  if (__builtin_expect(c == nullptr, 0)) return;  // saved, or beyond max_threads
+  if (__builtin_expect(communication_fast<kIsWrite>(*c, pc, addr, n), 1)) {
+    const uint32_t remaining =
+        t.session->feed_access_fast(t, pc, addr, static_cast<uint32_t>(n), kIsWrite);
+    if (__builtin_expect(remaining != 0, 0)) weft_access_remaining(pc, a, n, kIsWrite, remaining);
+    return;
+  }
+  if (kIsWrite)
+    weft_access_write(pc, a, n);
+  else
+    weft_access_read(pc, a, n);
+}
+
+template <bool kIsWrite>
+__attribute__((always_inline)) inline void hook_access(uint64_t pc, const volatile void* a,
+                                                       size_t n) {
+  if (dormant()) return;
+  if (CommunicationAnalyzer::ThreadState* s = weft_comm_only_state) {
+    if (__builtin_expect(communication_fast<kIsWrite>(*s, pc, reinterpret_cast<uintptr_t>(a), n),
+                         1))
+      return;
+  } else if (ThreadContext* t = weft_thread_context) {
+    composed_access<kIsWrite>(*t, pc, a, n);
+    return;
+  }
+  if (kIsWrite)
+    weft_access_write(pc, a, n);
+  else
+    weft_access_read(pc, a, n);
+}
+
 __attribute__((always_inline)) inline void hook_read(uint64_t pc, const volatile void* a,
                                                      size_t n) {
-  if (dormant()) return;
-  CommunicationAnalyzer::ThreadState* s = weft_comm_only_state;
-  if (__builtin_expect(s != nullptr, 1) &&
-      CommunicationAnalyzer::read_fast(*s, pc, reinterpret_cast<uintptr_t>(a), n))
-    return;
-  weft_access_read(pc, a, n);
+  hook_access<false>(pc, a, n);
 }
 
 __attribute__((always_inline)) inline void hook_write(uint64_t pc, const volatile void* a,
                                                       size_t n) {
-  if (dormant()) return;
-  const CommunicationAnalyzer::ThreadState* s = weft_comm_only_state;
-  if (__builtin_expect(s != nullptr, 1) &&
-      CommunicationAnalyzer::is_local_write(*s, reinterpret_cast<uintptr_t>(a), n))
-    return;
-  weft_access_write(pc, a, n);
+  hook_access<true>(pc, a, n);
 }
 
 }  // namespace
@@ -130,5 +173,7 @@ WEFT_HOOK void __sanitizer_cov_trace_pc() {
   ThreadContext* t = weft_thread_context;
   if (__builtin_expect(t == nullptr, 0)) return;
   ++t->basic_blocks;
-  if (t->imbalance.load(std::memory_order_relaxed)) weft_block(WEFT_CALLER_PC);
+  if (auto* s = t->imbalance.load(std::memory_order_relaxed))
+    if (__builtin_expect(!ImbalanceCounts::block_fast(*s, WEFT_CALLER_PC), 0))
+      weft_block(WEFT_CALLER_PC);
 }

@@ -29,6 +29,12 @@ WEFT_EXPORT void weft_access_read(uint64_t pc, const volatile void* a, size_t n)
 WEFT_EXPORT void weft_access_write(uint64_t pc, const volatile void* a, size_t n) {
   on_write(pc, a, n);
 }
+WEFT_EXPORT void weft_access_remaining(uint64_t pc, const volatile void* a, size_t n, bool is_write,
+                                       uint32_t remaining) {
+  if (ThreadContext* t = weft_thread_context)
+    weft::rt::g_session->feed_access_remaining(*t, pc, reinterpret_cast<uintptr_t>(a),
+                                               static_cast<uint32_t>(n), is_write, remaining);
+}
 WEFT_EXPORT void weft_block(uint64_t pc) {
   ThreadContext* t = weft_thread_context;
   if (!t) return;
