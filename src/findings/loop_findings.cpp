@@ -98,7 +98,8 @@ MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
   std::map<std::pair<std::string, bool>, Stream> streams;
   for (const MemoryAccess& access : loop.memory_accesses) {
     double& bytes = access.store ? estimate.store_bytes : estimate.load_bytes;
-    switch (access.pattern) {
+    if (access.recorded) ++estimate.recorded_strides;
+    switch (access.effective_pattern()) {
       case AccessPattern::kIrregular:
         ++estimate.irregular_accesses;
         break;
@@ -107,7 +108,7 @@ MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
         break;
       case AccessPattern::kStrided: {
         Stream& stream = streams[{access.address, access.store}];
-        stream.stride = access.stride;
+        stream.stride = access.effective_stride();
         stream.low = std::min(stream.low, access.displacement);
         stream.high = std::max(
             stream.high, access.displacement + static_cast<int64_t>(std::max(access.bytes, 1u)));
