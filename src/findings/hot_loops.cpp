@@ -191,9 +191,17 @@ uint32_t apply_recorded_strides(HotLoop& loop, uint64_t delta, const TracedPcs& 
   for (MemoryAccess& access : performance.memory_accesses)
     if (auto r = by_instruction.find(access.instruction); r != by_instruction.end())
       access.recorded = r->second;
-  uint32_t recorded = 0;
+  // Executions per iteration: over the most executed recorded access's.
+  uint64_t most = 0;
   for (const MemoryAccess& access : performance.memory_accesses)
-    recorded += access.recorded ? 1 : 0;
+    if (access.recorded) most = std::max(most, access.recorded->accesses);
+  uint32_t recorded = 0;
+  for (MemoryAccess& access : performance.memory_accesses)
+    if (access.recorded) {
+      ++recorded;
+      access.recorded->per_iteration =
+          most ? static_cast<double>(access.recorded->accesses) / static_cast<double>(most) : 1.0;
+    }
   return recorded;
 }
 

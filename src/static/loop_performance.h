@@ -120,6 +120,10 @@ struct MemoryAccess {
     int64_t stride = 0;
     double irregular_share = 0;
     uint64_t accesses = 0;  // the instruction's executions the traces saw, every thread
+    // Its executions per iteration of the loop: accesses over those of the
+    // loop's most executed recorded access (1: every iteration; 1/64: a
+    // branch taken once in 64). The stride is per execution.
+    double per_iteration = 1.0;
   };
   std::optional<Recorded> recorded;
   // The pattern and stride the estimates use: the recorded ones, else the

@@ -223,7 +223,8 @@ nlohmann::json version_json_of(const LoopPerformance& loop) {
       a["recorded"] = {{"pattern", access.recorded->irregular ? "irregular" : "strided"},
                        {"stride", access.recorded->stride},
                        {"irregular_share", access.recorded->irregular_share},
-                       {"accesses", access.recorded->accesses}};
+                       {"accesses", access.recorded->accesses},
+                       {"per_iteration", access.recorded->per_iteration}};
     accesses.push_back(std::move(a));
   }
   out["memory_accesses"] = accesses;

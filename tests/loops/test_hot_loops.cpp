@@ -324,6 +324,51 @@ TEST_F(JoinedLoops, AMultiPathLoopIsSimulatedOnItsHotPath) {
   }
 }
 
+// The weft-cc build, analyzed in the plain build: its traced instructions
+// are paired with the plain build's accesses by source line, kind and
+// size. The sweep's load gets 4096 bytes again. clamp_rare keeps every
+// block (the profile's blocks are the instrumented build's), and its load
+// of c[i], run once in 64 iterations at 512 bytes from the last, weighs
+// 1/64 of a line per iteration: 8 + 64/64 = 9 bytes loaded, 8 stored, L2
+// bandwidth 9/8 + 8/4 = 3.125 cycles.
+TEST_F(JoinedLoops, AWeftCcProfileGivesThePlainBuildItsStrides) {
+  if (std::string(WEFT_LOOPS_JOINED_LOOPS_CC).empty()) GTEST_SKIP() << "no weft-cc build";
+  const std::string profile = (dir_->path / "cc.db").string();
+  const CommandResult r = run_command(
+      kWeft + " record --exact -o " + profile + " -- " + WEFT_LOOPS_JOINED_LOOPS_CC, dir_->path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json h = hot_loops(*dir_, profile,
+                           std::string("--calibration ") + WEFT_LOOPS_FIXED_CALIBRATION +
+                               " --binary " + WEFT_LOOPS_JOINED_LOOPS);
+  const json* sweep = nullptr;
+  const json* clamp = nullptr;
+  for (const json& l : h["loops"]) {
+    if (l["region"] == "column_sums:loop@joined_loops.c:29") sweep = &l;
+    if (l["region"] == "clamp_rare:loop@joined_loops.c:35") clamp = &l;
+  }
+  ASSERT_TRUE(sweep && clamp) << h.dump(2);
+  ASSERT_FALSE((*sweep)["static"].is_null()) << sweep->dump(2);
+  EXPECT_EQ((*sweep)["analyzed_in"], WEFT_LOOPS_JOINED_LOOPS);
+  EXPECT_EQ((*sweep)["recorded_strides"], 1);
+  EXPECT_EQ((*sweep)["static"]["memory_accesses"][0]["recorded"]["stride"], 4096);
+  EXPECT_DOUBLE_EQ((*sweep)["static"]["memory_levels"]["L2"]["cycles_per_iteration"].get<double>(),
+                   8.0);
+
+  ASSERT_FALSE((*clamp)["static"].is_null()) << clamp->dump(2);
+  const json& s = (*clamp)["static"];
+  EXPECT_TRUE((*clamp)["hot_path_blocks"].is_null());
+  EXPECT_EQ(s["mix"]["instructions"], 16);
+  EXPECT_EQ((*clamp)["recorded_strides"], 3);
+  for (const json& access : s["memory_accesses"]) {
+    const bool rare = access["recorded"]["stride"] == 512;
+    EXPECT_DOUBLE_EQ(access["recorded"]["per_iteration"].get<double>(), rare ? 1.0 / 64 : 1.0)
+        << access.dump();
+  }
+  EXPECT_DOUBLE_EQ(s["memory_levels"]["L2"]["load_bytes"].get<double>(), 9.0);
+  EXPECT_DOUBLE_EQ(s["memory_levels"]["L2"]["store_bytes"].get<double>(), 8.0);
+  EXPECT_DOUBLE_EQ(s["memory_levels"]["L2"]["bandwidth_cycles"].get<double>(), 3.125);
+}
+
 TEST(HotLoops, AProfileWithoutBlockCountsHasNone) {
   TempDir dir;
   const std::string profile = (dir.path / "comm.db").string();
