@@ -181,6 +181,9 @@ struct ReportCommand : Command {
     c->add_option("--binary", options.binary,
                   "a build of the profiled program without weft-cc, for the hot loops' static "
                   "analysis");
+    c->add_option("--calibration", options.calibration,
+                  "the calibration of the hot loops' L2/RAM estimates (a file of weft calibrate; "
+                  "default: this machine's)");
     cache.add_to(c);
     c->add_option("--html", html,
                   "write the report as one self-contained HTML page to this file instead");

@@ -94,8 +94,17 @@ const char* stride_class_name(StrideClass kind) {
 }
 
 StridePattern stride_pattern(const TracedInstruction& instruction, unsigned line_size) {
+  return stride_pattern(std::vector<const TracedInstruction*>{&instruction}, line_size);
+}
+
+StridePattern stride_pattern(const std::vector<const TracedInstruction*>& streams,
+                             unsigned line_size) {
   StrideWalker walker{line_size, {}, 0, {}};
-  walker.walk(instruction.trace.elements, 1);
+  uint32_t access_size = 0;
+  for (const TracedInstruction* stream : streams) {
+    walker.walk(stream->trace.elements, 1);
+    access_size = std::max(access_size, stream->access_size);
+  }
   StridePattern result;
   result.addresses = walker.total;
   const std::pair<const int64_t, StrideTally>* best = nullptr;
@@ -110,7 +119,7 @@ StridePattern stride_pattern(const TracedInstruction& instruction, unsigned line
   result.stride = best->first;
   result.coverage = static_cast<double>(best->second.weight) / static_cast<double>(walker.total);
   if (result.coverage < 0.5) return result;  // Irregular
-  const uint64_t size = std::max<uint64_t>(instruction.access_size, 1);
+  const uint64_t size = std::max<uint64_t>(access_size, 1);
   const uint64_t m = magnitude(result.stride);
   if (m == 0) {
     result.kind = StrideClass::Zero;

@@ -60,6 +60,11 @@ struct StridePattern {
 // then the positive one. The class comes from the winner; coverage < 0.5
 // makes it Irregular. access_size 0 counts as 1.
 StridePattern stride_pattern(const TracedInstruction& instruction, unsigned line_size = 64);
+// The same over several streams of one instruction (its threads' streams,
+// pooled: every stream's addresses weigh in one tally; access size: the
+// largest).
+StridePattern stride_pattern(const std::vector<const TracedInstruction*>& streams,
+                             unsigned line_size = 64);
 
 struct AliasingPair {
   uint32_t thread = 0;

@@ -6,8 +6,13 @@
 #include <memory>
 
 #include "analyzers/imbalance/imbalance_tables.h"
+#include "analyzers/traces/traces_tables.h"
+#include "diagnosis/trace_hints.h"
 #include "findings/finding_error.h"
+#include "findings/locality.h"
+#include "findings/trace_findings.h"
 #include "static/binary_structure.h"
+#include "static/symbolizer.h"
 
 namespace weft {
 
@@ -20,6 +25,186 @@ std::string base_name(const std::string& path) {
   return std::filesystem::path(path).filename().string();
 }
 
+// The profile's control-flow counts (the imbalance analysis): edges between
+// block pcs, and memory instructions' executions, by runtime pc.
+struct ControlFlowCounts {
+  std::vector<EdgeTotal> edges;
+  std::map<uint64_t, uint64_t> instructions;
+};
+
+// Blocks a superblock of the binary source may run through before the exit
+// an edge names (VEX follows fall-throughs and jumps; a few blocks at most).
+constexpr int kMaxSuperblockBlocks = 16;
+
+// The executions of each block of `function` (ELF addresses; runtime pc =
+// ELF address + delta) from the profile's edges between block pcs. An edge
+// s -> t ran the block holding s and, when t is no successor of it, the
+// blocks control falls (or jumps unconditionally) through to the one t is
+// a successor of: a block pc of the binary source is a superblock's start,
+// and a superblock goes on past branches not taken. An edge whose t is
+// reached so from no block counts for s's block only.
+std::vector<uint64_t> block_executions(const FunctionStructure& function,
+                                       const std::vector<EdgeTotal>& edges, uint64_t delta) {
+  std::vector<uint64_t> counts(function.blocks.size(), 0);
+  auto index_of = [&](uint64_t vaddr) -> int64_t {
+    const BasicBlock* block = function.block_at(vaddr);
+    return block ? block - function.blocks.data() : -1;
+  };
+  for (const EdgeTotal& edge : edges) {
+    const uint64_t from = edge.from - delta, to = edge.to - delta;
+    if (from < function.start || from >= function.end) continue;
+    int64_t at = index_of(from);
+    if (at < 0) continue;
+    std::vector<int64_t> path;
+    bool reached = false;
+    for (int step = 0; step < kMaxSuperblockBlocks && at >= 0; ++step) {
+      path.push_back(at);
+      const BasicBlock& block = function.blocks[at];
+      if (std::any_of(block.successors.begin(), block.successors.end(),
+                      [&](uint32_t s) { return function.blocks[s].start == to; })) {
+        reached = true;
+        break;
+      }
+      int64_t next = -1;
+      for (uint32_t s : block.successors)
+        if (block.successors.size() == 1 || function.blocks[s].start == block.end) next = s;
+      at = next;
+    }
+    if (!reached) path.resize(1);
+    for (int64_t b : path) counts[b] += edge.count;
+  }
+  return counts;
+}
+
+// The executions of each block: its memory instructions' (the most run of
+// them: exact, each execution is counted) when it has any the profile
+// counted, else block_executions' (a superblock's exits are told apart by
+// their targets only, so a block may be missed where two of its paths
+// branch to the same block).
+std::vector<uint64_t> block_counts(const FunctionStructure& function, const ControlFlowCounts& flow,
+                                   uint64_t delta) {
+  std::vector<uint64_t> counts = block_executions(function, flow.edges, delta);
+  for (size_t b = 0; b < function.blocks.size(); ++b) {
+    const BasicBlock& block = function.blocks[b];
+    bool found = false;
+    uint64_t most = 0;
+    for (auto it = flow.instructions.lower_bound(block.start + delta);
+         it != flow.instructions.end() && it->first < block.end + delta; ++it) {
+      found = true;
+      most = std::max(most, it->second);
+    }
+    if (found) counts[b] = most;
+  }
+  return counts;
+}
+
+// The hot path of a loop: the blocks run in at least half as many times as
+// its header; empty when the header has no count.
+std::vector<uint32_t> hot_path(const FunctionStructure& function, const Loop& loop,
+                               const std::vector<uint64_t>& counts) {
+  const BasicBlock* header = function.block_at(loop.header);
+  if (header == nullptr) return {};
+  const uint64_t runs = counts[header - function.blocks.data()];
+  if (runs == 0) return {};
+  std::vector<uint32_t> hot;
+  for (uint32_t b : loop.blocks)
+    if (2 * counts[b] >= runs) hot.push_back(b);
+  return hot;
+}
+
+// The stride the traces recorded for one instruction: its threads' streams
+// pooled (diagnosis/trace_hints.h, stride_pattern).
+std::optional<MemoryAccess::Recorded> recorded_stride(
+    const std::vector<const TracedInstruction*>& streams) {
+  const StridePattern pattern = stride_pattern(streams);
+  if (pattern.addresses == 0) return std::nullopt;
+  MemoryAccess::Recorded r;
+  r.irregular = pattern.kind == StrideClass::Irregular;
+  r.stride = pattern.stride;
+  r.irregular_share = 1.0 - pattern.coverage;
+  for (const TracedInstruction* stream : streams) r.accesses += stream->accesses;
+  return r;
+}
+
+// The profile's memory traces, decoded, by pc (every thread's stream).
+struct TracedPcs {
+  std::vector<TracedInstruction> streams;
+  std::map<uint64_t, std::vector<const TracedInstruction*>> by_pc;
+};
+
+TracedPcs traced_pcs(const Profile& profile) {
+  TracedPcs traced;
+  if (!profile.has_analysis(AnalysisId::Traces)) return traced;
+  for (const MemoryTraceInfo& t : memory_traces(profile))
+    traced.streams.push_back(traced_instruction(t));
+  for (const TracedInstruction& i : traced.streams) traced.by_pc[i.pc].push_back(&i);
+  return traced;
+}
+
+// Gives the accesses of `loop` the strides recorded for their instructions:
+// in place, the instruction at the traced pc's ELF address (runtime pc -
+// delta); in the plain build, the accesses of the same source line, kind
+// and size as the traced instructions, paired in address order when both
+// builds have as many of them.
+uint32_t apply_recorded_strides(HotLoop& loop, uint64_t delta, const TracedPcs& traced,
+                                const Profile& profile, Symbolizer* plain) {
+  LoopPerformance& performance = *loop.performance;
+  std::map<uint32_t, std::optional<MemoryAccess::Recorded>> by_instruction;
+  if (plain == nullptr) {
+    std::map<uint64_t, uint32_t> index;
+    for (uint32_t i = 0; i < performance.instruction_addresses.size(); ++i)
+      index[performance.instruction_addresses[i]] = i;
+    for (const auto& [pc, streams] : traced.by_pc)
+      if (auto at = index.find(pc - delta); at != index.end())
+        by_instruction[at->second] = recorded_stride(streams);
+  } else {
+    using Key = std::tuple<std::string, uint32_t, bool, uint32_t>;  // file, line, store, bytes
+    std::map<Key, std::vector<uint64_t>> traced_at;
+    for (const auto& [pc, streams] : traced.by_pc) {
+      const std::optional<SourcePosition> at = profile.source_position(pc);
+      if (!at || at->file.empty() || base_name(at->file) != base_name(loop.region.file) ||
+          at->line < loop.region.first_line || at->line > loop.region.last_line)
+        continue;
+      const TracedInstruction& first = *streams.front();
+      if (first.reads)
+        traced_at[{base_name(at->file), at->line, false, first.access_size}].push_back(pc);
+      if (first.writes)
+        traced_at[{base_name(at->file), at->line, true, first.access_size}].push_back(pc);
+    }
+    std::map<Key, std::vector<uint32_t>> plain_at;  // access indices
+    for (uint32_t a = 0; a < performance.memory_accesses.size(); ++a) {
+      const MemoryAccess& access = performance.memory_accesses[a];
+      const CodeLocation at = plain->symbolize_module_offset(
+          loop.analyzed_in, performance.instruction_addresses[access.instruction]);
+      if (at.file.empty() || at.line == 0) continue;
+      plain_at[{base_name(at.file), at.line, access.store, access.bytes}].push_back(a);
+    }
+    for (const auto& [key, pcs] : traced_at) {
+      auto accesses = plain_at.find(key);
+      if (accesses == plain_at.end() || accesses->second.size() != pcs.size()) continue;
+      for (size_t k = 0; k < pcs.size(); ++k) {
+        MemoryAccess& access = performance.memory_accesses[accesses->second[k]];
+        access.recorded = recorded_stride(traced.by_pc.at(pcs[k]));
+      }
+    }
+  }
+  for (MemoryAccess& access : performance.memory_accesses)
+    if (auto r = by_instruction.find(access.instruction); r != by_instruction.end())
+      access.recorded = r->second;
+  // Executions per iteration: over the most executed recorded access's.
+  uint64_t most = 0;
+  for (const MemoryAccess& access : performance.memory_accesses)
+    if (access.recorded) most = std::max(most, access.recorded->accesses);
+  uint32_t recorded = 0;
+  for (MemoryAccess& access : performance.memory_accesses)
+    if (access.recorded) {
+      ++recorded;
+      access.recorded->per_iteration =
+          most ? static_cast<double>(access.recorded->accesses) / static_cast<double>(most) : 1.0;
+    }
+  return recorded;
+}
+
 // One analyzer and one binary structure per file, opened once; the plain
 // build's loops per function, analyzed once.
 class LoopAnalyses {
@@ -27,7 +212,9 @@ class LoopAnalyses {
   LoopAnalyses(std::string cpu, std::string plain)
       : cpu_(std::move(cpu)), plain_(std::move(plain)) {}
 
-  void analyze(HotLoop& loop) {
+  // `flow`: the profile's control-flow counts (nullptr without), `delta`:
+  // runtime pc - ELF address in the loop's module.
+  void analyze(HotLoop& loop, const ControlFlowCounts* flow, uint64_t delta) {
     Module& m = open(loop.module);
     if (!m.error.empty()) {
       loop.not_analyzed = m.error;
@@ -42,6 +229,8 @@ class LoopAnalyses {
       }
       loop.analyzed_in = loop.module;
       loop.performance = m.analyzer->analyze_loop(*function, *binary_loop);
+      if (loop.performance->several_paths && flow != nullptr)
+        simulate_hot_path(loop, m, *function, *binary_loop, *flow, delta);
       return;
     }
     if (plain_.empty()) {
@@ -51,6 +240,12 @@ class LoopAnalyses {
       return;
     }
     analyze_in_plain_build(loop);
+  }
+
+  // The symbolizer of the plain build's lines.
+  Symbolizer& plain_symbolizer() {
+    if (!symbolizer_) symbolizer_ = std::make_unique<Symbolizer>(ModuleMap());
+    return *symbolizer_;
   }
 
   std::string cpu_name() const {
@@ -125,15 +320,35 @@ class LoopAnalyses {
     loop.performance = *best;
   }
 
+  // The loop simulated on its hot path, when the block counts leave some
+  // of its blocks out.
+  void simulate_hot_path(HotLoop& loop, Module& m, const FunctionStructure& function,
+                         const Loop& binary_loop, const ControlFlowCounts& flow, uint64_t delta) {
+    const std::vector<uint32_t> hot =
+        hot_path(function, binary_loop, block_counts(function, flow, delta));
+    if (hot.empty() || hot.size() == binary_loop.blocks.size()) return;
+    Loop path = binary_loop;
+    path.blocks = hot;
+    LoopPerformance on_path = m.analyzer->analyze_loop(function, path);
+    on_path.blocks = loop.performance->blocks;
+    on_path.ranges = loop.performance->ranges;
+    on_path.several_paths = true;
+    loop.all_paths_cycles = loop.performance->cycles_per_iteration;
+    loop.hot_path_blocks = static_cast<uint32_t>(hot.size());
+    loop.performance = std::move(on_path);
+  }
+
   std::string cpu_;
   std::string plain_;
   std::map<std::string, Module> modules_;
+  std::unique_ptr<Symbolizer> symbolizer_;
 };
 
 }  // namespace
 
 HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::string& cpu,
-                               const std::string& plain_binary) {
+                               const std::string& plain_binary,
+                               const std::string& calibration_file) {
   HotLoopFindings f;
   f.plain_binary = plain_binary;
   f.recorded = profile.has_analysis(AnalysisId::Imbalance);
@@ -171,6 +386,8 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
   std::map<int64_t, RegionVolume> volumes;
   for (const RegionVolume& v : profile.region_volumes()) volumes[v.region.id] = v;
   LoopAnalyses analyses(cpu, plain_binary);
+  const ControlFlowCounts flow{edge_totals(profile), instruction_executions(profile)};
+  const TracedPcs traced = traced_pcs(profile);
   for (const auto& [instructions, id] : ranked) {
     const Totals& t = loops[id];
     HotLoop loop;
@@ -199,7 +416,12 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
     if (const std::optional<Profile::ModuleAddress> at = profile.module_address(busiest->first)) {
       loop.module = at->path;
       loop.vaddr = at->vaddr;
-      analyses.analyze(loop);
+      const uint64_t delta = busiest->first - at->vaddr;
+      analyses.analyze(loop, &flow, delta);
+      if (loop.performance)
+        loop.recorded_strides = apply_recorded_strides(
+            loop, delta, traced, profile,
+            loop.analyzed_in == loop.module ? nullptr : &analyses.plain_symbolizer());
     } else {
       loop.not_analyzed = "its code is in no file";
     }
@@ -207,7 +429,7 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
   }
   f.cpu = analyses.cpu_name();
   // The L2 and RAM estimates of weft loops, with this machine's calibration.
-  const LoopCalibration calibration = resolve_calibration("");
+  const LoopCalibration calibration = resolve_calibration(calibration_file);
   f.calibration_note = calibration.note;
   if (calibration.used)
     for (HotLoop& loop : f.loops)
@@ -225,6 +447,22 @@ void attach_memory_hints(HotLoopFindings& loops, const MemoryHints& memory) {
           hint.position.line >= loop.region.first_line &&
           hint.position.line <= loop.region.last_line)
         loop.memory.push_back(hint);
+}
+
+}  // namespace weft
+
+namespace weft {
+
+void attach_crd(HotLoopFindings& loops, const Profile& profile, const CacheModel& cache) {
+  for (HotLoop& loop : loops.loops) {
+    const LocalityMetrics metrics = compute_locality(profile, {loop.region.id}, cache);
+    HotLoop::Crd crd;
+    crd.events = metrics.crd.events;
+    crd.median = metrics.median();
+    crd.beyond_min = metrics.crd.fraction_beyond_min();
+    crd.above_max = metrics.crd.fraction_above_max;
+    loop.crd = crd;
+  }
 }
 
 }  // namespace weft

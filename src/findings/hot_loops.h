@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "findings/cache_model.h"
 #include "findings/loop_findings.h"
 #include "findings/memory_findings.h"
 #include "profile/profile.h"
@@ -39,6 +40,28 @@ struct HotLoop {
   std::string analyzed_in;  // the file the static analysis read (module, or the plain build)
   std::optional<LoopPerformance> performance;
   std::string not_analyzed;
+  // A loop with several paths whose blocks' executions the profile counts
+  // (in place only: the blocks of a plain build are not the profiled
+  // ones): its hot path, the blocks run in at least half of its iterations
+  // (the header's executions), when that leaves some out. `performance`
+  // then simulates those blocks only (its `blocks` stays the loop's), and
+  // all_paths_cycles is the simulation of every block. 0: every block.
+  uint32_t hot_path_blocks = 0;
+  double all_paths_cycles = 0;
+  // Memory accesses of `performance` whose stride the run's traces
+  // recorded (MemoryAccess::recorded): the L2/RAM estimates use those.
+  uint32_t recorded_strides = 0;
+  // The CRD of the communication read by its instructions (the crd
+  // analysis), as the report's locality table gives a region's: the median
+  // of the line visits, and the shares of the events beyond the cache's
+  // min and max cutoffs (probable and certain capacity misses).
+  struct Crd {
+    uint64_t events = 0;  // with a distance
+    std::optional<uint64_t> median;
+    double beyond_min = 0;
+    double above_max = 0;
+  };
+  std::optional<Crd> crd;
 };
 
 struct HotLoopFindings {
@@ -63,11 +86,21 @@ inline constexpr double kMinHotLoopShare = 0.01;
 // the code: calls in every loop, registers spilled around them); without
 // one it is not analyzed, and not_analyzed says how to get it. Never throws
 // for a binary it cannot analyze; throws FindingError for an unknown CPU.
+// `calibration`: the file of the L2/RAM estimates (as `weft loops
+// --calibration`); empty: this machine's. A memory access whose instruction
+// the traces analysis recorded gets the stride of its streams
+// (MemoryAccess::recorded), in place by its address, in the plain build by
+// its source line, kind and size (one-to-one only).
 HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::string& cpu = "",
-                               const std::string& plain_binary = "");
+                               const std::string& plain_binary = "",
+                               const std::string& calibration = "");
 
 // Gives each hot loop the memory findings whose source line lies in its
 // file and lines.
 void attach_memory_hints(HotLoopFindings& loops, const MemoryHints& memory);
+
+// Gives each hot loop the CRD of its region against `cache` (a profile
+// with the crd analysis; docs/metrics.md, "CRD").
+void attach_crd(HotLoopFindings& loops, const Profile& profile, const CacheModel& cache);
 
 }  // namespace weft

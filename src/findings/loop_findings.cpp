@@ -94,24 +94,31 @@ MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
     int64_t stride = 0;
     int64_t low = INT64_MAX, high = INT64_MIN;  // bytes the iteration's accesses span
     uint32_t accesses = 0;
+    double per_iteration = 0;  // the most executed access's executions per iteration
   };
+  double irregular_per_iteration = 0;
   std::map<std::pair<std::string, bool>, Stream> streams;
   for (const MemoryAccess& access : loop.memory_accesses) {
     double& bytes = access.store ? estimate.store_bytes : estimate.load_bytes;
-    switch (access.pattern) {
+    if (access.recorded) ++estimate.recorded_strides;
+    // Without a run, every access executes once per iteration.
+    const double per_iteration = access.recorded ? access.recorded->per_iteration : 1.0;
+    switch (access.effective_pattern()) {
       case AccessPattern::kIrregular:
         ++estimate.irregular_accesses;
+        irregular_per_iteration += per_iteration;
         break;
       case AccessPattern::kUnknownStride:
-        bytes += access.bytes;  // as if stride 1
+        bytes += access.bytes * per_iteration;  // as if stride 1
         break;
       case AccessPattern::kStrided: {
         Stream& stream = streams[{access.address, access.store}];
-        stream.stride = access.stride;
+        stream.stride = access.effective_stride();
         stream.low = std::min(stream.low, access.displacement);
         stream.high = std::max(
             stream.high, access.displacement + static_cast<int64_t>(std::max(access.bytes, 1u)));
         ++stream.accesses;
+        stream.per_iteration = std::max(stream.per_iteration, per_iteration);
         break;
       }
     }
@@ -126,12 +133,12 @@ MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
       const double lines = std::ceil(static_cast<double>(stream.high - stream.low) / line);
       bytes = line * std::clamp(lines, 1.0, static_cast<double>(stream.accesses));
     }
-    (key.second ? estimate.store_bytes : estimate.load_bytes) += bytes;
+    (key.second ? estimate.store_bytes : estimate.load_bytes) += bytes * stream.per_iteration;
   }
   estimate.bandwidth_cycles = estimate.load_bytes / level.load_bytes_per_cycle +
                               estimate.store_bytes / level.store_bytes_per_cycle;
   estimate.latency_cycles =
-      estimate.irregular_accesses * level.latency_cycles / kIrregularMemoryParallelism;
+      irregular_per_iteration * level.latency_cycles / kIrregularMemoryParallelism;
   const double memory_cycles = estimate.bandwidth_cycles + estimate.latency_cycles;
   estimate.cycles_per_iteration = std::max(loop.cycles_per_iteration, memory_cycles);
   if (memory_cycles > loop.cycles_per_iteration)

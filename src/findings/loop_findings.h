@@ -78,6 +78,9 @@ LoopFindings find_loops(const LoopQuery& query);
 // (per distinct line the stream's accesses touch in one iteration) beyond;
 // unknown-stride accesses counted as stride 1 (their size); irregular
 // accesses each paying the level's latency / kIrregularMemoryParallelism.
+// An access with a stride recorded by a run (MemoryAccess::recorded, set for
+// the report's hot loops) is estimated with that pattern and stride, its
+// bytes or latency weighted by its executions per iteration.
 MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
                                           const MemoryLevelCalibration& level, uint32_t line_bytes);
 

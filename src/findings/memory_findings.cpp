@@ -16,6 +16,7 @@
 #include "diagnosis/trace_hints.h"
 #include "findings/false_sharing_findings.h"
 #include "findings/source_lines.h"
+#include "findings/trace_findings.h"
 #include "profile/section_instances.h"
 
 namespace weft {
@@ -187,15 +188,7 @@ struct DecodedTraces {
 DecodedTraces decode_traces(const Profile& profile) {
   DecodedTraces d;
   for (MemoryTraceInfo& t : memory_traces(profile)) {
-    TracedInstruction i;
-    i.thread = t.thread;
-    i.pc = t.pc;
-    i.access_size = t.access_size;
-    i.reads = t.reads;
-    i.writes = t.writes;
-    i.accesses = t.accesses;
-    i.lost = t.lost;
-    i.trace = decode_loop_trace(t.encoding.data(), t.encoding.size());
+    TracedInstruction i = traced_instruction(t);
     d.total_accesses += t.accesses;
     d.index[{i.thread, i.pc}] = d.all.size();
     d.all.push_back(std::move(i));

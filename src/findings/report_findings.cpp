@@ -192,7 +192,8 @@ ReportFindings find_report(const Profile& profile, const ReportOptions& options)
   }
 
   data.memory = analyze_memory_hints(profile);
-  data.hot_loops = find_hot_loops(profile, kReportLoops, options.cpu, options.binary);
+  data.hot_loops =
+      find_hot_loops(profile, kReportLoops, options.cpu, options.binary, options.calibration);
   attach_memory_hints(data.hot_loops, data.memory);
 
   // Code regions and sections partition the same events twice: one ranking
@@ -212,7 +213,10 @@ ReportFindings find_report(const Profile& profile, const ReportOptions& options)
   if (sections.size() > kReportSections) sections.resize(kReportSections);
 
   data.crd = profile.has_analysis(AnalysisId::Crd);
-  if (data.crd) data.cache = resolve_cache(profile, options.cache);
+  if (data.crd) {
+    data.cache = resolve_cache(profile, options.cache);
+    attach_crd(data.hot_loops, profile, data.cache);
+  }
   data.program.metrics = compute_locality(profile, {}, data.cache);
   data.program.volume.region.name = "whole program";
   data.program.volume.region.kind = kProgramRegionKind;

@@ -40,6 +40,9 @@ struct ReportOptions {
   // A build of the profiled program without weft-cc, where the hot loops of
   // an instrumented profile are analyzed (find_hot_loops).
   std::string binary = {};
+  // The calibration of the hot loops' L2/RAM estimates (a file as `weft
+  // calibrate` writes it); empty: this machine's.
+  std::string calibration = {};
 };
 
 // The report's hot loops: the kReportLoops that executed the most

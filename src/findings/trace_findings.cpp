@@ -32,6 +32,19 @@ std::vector<uint64_t> selected_pcs(const Profile& profile, const TraceOptions& o
 
 }  // namespace
 
+TracedInstruction traced_instruction(const MemoryTraceInfo& trace) {
+  TracedInstruction i;
+  i.thread = trace.thread;
+  i.pc = trace.pc;
+  i.access_size = trace.access_size;
+  i.reads = trace.reads;
+  i.writes = trace.writes;
+  i.accesses = trace.accesses;
+  i.lost = trace.lost;
+  i.trace = decode_loop_trace(trace.encoding.data(), trace.encoding.size());
+  return i;
+}
+
 TraceFindings find_traces(const Profile& profile, const TraceOptions& options) {
   refuse_lost_data(profile, "traces");
   if (!profile.has_analysis(AnalysisId::Traces))

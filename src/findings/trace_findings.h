@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "analyzers/traces/traces_tables.h"
 #include "common/loop_trace.h"
+#include "diagnosis/trace_hints.h"
 #include "findings/profile_facts.h"
 #include "profile/profile.h"
 
@@ -42,6 +44,10 @@ struct TraceFindings {
   ProfileFacts profile;
   std::vector<TraceStream> streams;  // by thread, then pc
 };
+
+// One row of the memory_traces table decoded, as the trace hints
+// (diagnosis/trace_hints.h) take it.
+TracedInstruction traced_instruction(const MemoryTraceInfo& trace);
 
 // Throws FindingError when the profile has no traces, for a malformed
 // --line, for both --pc and --line, or when nothing matches the selection.

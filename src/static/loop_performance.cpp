@@ -134,6 +134,7 @@ FpOpcode parse_fp_opcode(std::string_view name) {
 struct DecodedLoop {
   std::vector<llvm::MCInst> instructions;
   std::vector<std::string> text;
+  std::vector<uint64_t> addresses;  // of each instruction (ELF virtual addresses)
 };
 
 // The part of the instruction stream a listener of MCA's pipeline records.
@@ -388,6 +389,7 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
         std::replace(text.begin(), text.end(), '\t', ' ');
         result.text.push_back(text);
         result.instructions.push_back(inst);
+        result.addresses.push_back(address);
         address += size;
       }
     }
@@ -984,6 +986,7 @@ LoopPerformance LoopPerformanceAnalyzer::analyze_loop(const FunctionStructure& f
     return result;
   }
   result.instructions = decoded->text;
+  result.instruction_addresses = decoded->addresses;
   result.memory_accesses = b.memory_accesses(*decoded);
 
   // Mix and vectorization.

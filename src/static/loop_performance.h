@@ -110,6 +110,29 @@ struct MemoryAccess {
   int64_t displacement = 0;
   AccessPattern pattern = AccessPattern::kUnknownStride;
   int64_t stride = 0;  // kStrided: bytes per iteration (negative: downwards)
+  // What a run's memory traces recorded for this instruction, when a
+  // profile is joined (findings/hot_loops.h): the innermost stride that
+  // covers the most of its addresses, and the share of its addresses under
+  // no such stride (irregular when over half). The L2/RAM estimate then
+  // uses it instead of `pattern` and `stride` (docs/loops.md).
+  struct Recorded {
+    bool irregular = false;
+    int64_t stride = 0;
+    double irregular_share = 0;
+    uint64_t accesses = 0;  // the instruction's executions the traces saw, every thread
+    // Its executions per iteration of the loop: accesses over those of the
+    // loop's most executed recorded access (1: every iteration; 1/64: a
+    // branch taken once in 64). The stride is per execution.
+    double per_iteration = 1.0;
+  };
+  std::optional<Recorded> recorded;
+  // The pattern and stride the estimates use: the recorded ones, else the
+  // addressing's.
+  AccessPattern effective_pattern() const {
+    if (!recorded) return pattern;
+    return recorded->irregular ? AccessPattern::kIrregular : AccessPattern::kStrided;
+  }
+  int64_t effective_stride() const { return recorded ? recorded->stride : stride; }
 };
 
 // The cycles per iteration with every operand in one level of the memory
@@ -122,6 +145,9 @@ struct MemoryLevelEstimate {
       0;  // per iteration, brought from the level by strided and unknown-stride loads
   double store_bytes = 0;  // per iteration, written to the level
   uint32_t irregular_accesses = 0;
+  // Accesses whose pattern and stride came from the run's traces, not the
+  // addressing (0 without a joined profile).
+  uint32_t recorded_strides = 0;
   double bandwidth_cycles = 0;      // load_bytes / load bandwidth + store_bytes / store bandwidth
   double latency_cycles = 0;        // irregular accesses x latency / memory-level parallelism
   double cycles_per_iteration = 0;  // max(L1 cycles, bandwidth + latency cycles)
@@ -144,7 +170,8 @@ struct LoopPerformance {
   std::string file;
   uint32_t first_line = 0;
   uint32_t last_line = 0;
-  std::vector<std::string> instructions;  // Intel syntax, in address order
+  std::vector<std::string> instructions;        // Intel syntax, in address order
+  std::vector<uint64_t> instruction_addresses;  // of each, ELF virtual addresses
 
   InstructionMix mix;
   std::array<VectorizationCounts, kFpKindCount> vectorization;

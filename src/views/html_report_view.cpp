@@ -8,6 +8,7 @@
 
 #include "findings/source_lines.h"
 #include "views/loops_view.h"
+#include "views/report_view.h"
 #include "views/view_format.h"
 
 namespace weft {
@@ -673,19 +674,30 @@ struct Page {
     if (!h.calibration_note.empty())
       html += "<p class=\"note\">" + esc(h.calibration_note) + "</p>";
     html +=
-        "<table><tr><th>share</th><th>loop</th><th>raw</th><th>rar</th><th>busiest "
+        "<table><tr><th>share</th><th>loop</th><th>raw</th><th>rar</th><th>crd</th><th>busiest "
         "thread</th><th>static analysis</th></tr>";
     for (const HotLoop& loop : h.loops) {
+      std::string analysis = loop.performance ? loop_summary_line(*loop.performance)
+                                              : "no static analysis: " + loop.not_analyzed;
+      if (loop.hot_path_blocks != 0)
+        analysis +=
+            fmt::format("; on its hot path ({} of {} blocks; every block: L1 {:.2f})",
+                        loop.hot_path_blocks, loop.performance->blocks, loop.all_paths_cycles);
+      if (loop.performance && !loop.performance->memory_levels.empty())
+        for (const MemoryLevelEstimate& level : loop.performance->memory_levels)
+          analysis += fmt::format("; {} {:.2f} ({})", level.level, level.cycles_per_iteration,
+                                  level.bottleneck);
+      if (loop.performance && !loop.performance->memory_levels.empty())
+        analysis += "; strides " + hot_loop_strides_text(loop);
       html += fmt::format(
           "<tr><td class=\"n\">{:.1f}%</td><td>{}</td><td class=\"n\">{}</td><td "
-          "class=\"n\">{}</td><td class=\"n\">{:.2f}x</td><td>{}</td></tr>",
+          "class=\"n\">{}</td><td>{}</td><td class=\"n\">{:.2f}x</td><td>{}</td></tr>",
           100 * loop.share,
           loop.region.first_line > 0
               ? source_link(loop.region.file, loop.region.first_line, loop.region.name)
               : "<code>" + esc(loop.region.name) + "</code>",
-          loop.raw, loop.rar, loop.thread_spread,
-          esc(loop.performance ? loop_summary_line(*loop.performance)
-                               : "no static analysis: " + loop.not_analyzed));
+          loop.raw, loop.rar, esc(loop.crd ? hot_loop_crd_text(loop) : "-"), loop.thread_spread,
+          esc(analysis));
     }
     html += "</table></section>";
   }

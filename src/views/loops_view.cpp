@@ -208,16 +208,25 @@ nlohmann::json version_json_of(const LoopPerformance& loop) {
   out["vectorization"] = vectorization;
   out["vector_width_used"] = loop.vector_width_used;
   nlohmann::json accesses = nlohmann::json::array();
-  for (const MemoryAccess& access : loop.memory_accesses)
-    accesses.push_back(
-        {{"instruction", access.instruction},
-         {"kind", access.store ? "store" : "load"},
-         {"bytes", access.bytes},
-         {"address", access.address},
-         {"displacement", access.displacement},
-         {"pattern", access_pattern_name(access.pattern)},
-         {"stride", access.pattern == AccessPattern::kStrided ? nlohmann::json(access.stride)
-                                                              : nlohmann::json(nullptr)}});
+  for (const MemoryAccess& access : loop.memory_accesses) {
+    nlohmann::json a = {
+        {"instruction", access.instruction},
+        {"kind", access.store ? "store" : "load"},
+        {"bytes", access.bytes},
+        {"address", access.address},
+        {"displacement", access.displacement},
+        {"pattern", access_pattern_name(access.pattern)},
+        {"stride", access.pattern == AccessPattern::kStrided ? nlohmann::json(access.stride)
+                                                             : nlohmann::json(nullptr)}};
+    // Joined with a profile's traces (weft report's hot loops) only.
+    if (access.recorded)
+      a["recorded"] = {{"pattern", access.recorded->irregular ? "irregular" : "strided"},
+                       {"stride", access.recorded->stride},
+                       {"irregular_share", access.recorded->irregular_share},
+                       {"accesses", access.recorded->accesses},
+                       {"per_iteration", access.recorded->per_iteration}};
+    accesses.push_back(std::move(a));
+  }
   out["memory_accesses"] = accesses;
   out["modeled"] = loop.modeled;
   out["not_modeled_reason"] =
@@ -234,6 +243,7 @@ nlohmann::json version_json_of(const LoopPerformance& loop) {
                              {"load_bytes", level.load_bytes},
                              {"store_bytes", level.store_bytes},
                              {"irregular_accesses", level.irregular_accesses},
+                             {"recorded_strides", level.recorded_strides},
                              {"bandwidth_cycles", level.bandwidth_cycles},
                              {"latency_cycles", level.latency_cycles},
                              {"bottleneck", level.bottleneck}};

@@ -233,18 +233,25 @@ std::string render_hot_loops(const ReportFindings& data) {
       h.cpu);
   if (!h.calibration_note.empty()) text += "  (" + h.calibration_note + ")\n";
   for (const HotLoop& loop : h.loops) {
-    text += fmt::format("  {:5.1f}%  {}  raw {} rar {}  busiest thread {:.2f}x the mean\n",
-                        100 * loop.share, loop.region.name, loop.raw, loop.rar, loop.thread_spread);
+    text += fmt::format("  {:5.1f}%  {}  raw {} rar {}{}  busiest thread {:.2f}x the mean\n",
+                        100 * loop.share, loop.region.name, loop.raw, loop.rar,
+                        loop.crd ? "  " + hot_loop_crd_text(loop) : "", loop.thread_spread);
     text += "          " +
             (loop.performance ? loop_summary_line(*loop.performance)
                               : "no static analysis: " + loop.not_analyzed) +
             "\n";
+    if (loop.hot_path_blocks != 0)
+      text += fmt::format(
+          "          simulated on its hot path: {} of {} blocks, those run in at least half of "
+          "its iterations (every block: L1 {:.2f} cycles/iteration)\n",
+          loop.hot_path_blocks, loop.performance->blocks, loop.all_paths_cycles);
     if (loop.performance && !loop.performance->memory_levels.empty()) {
       std::vector<std::string> levels;
       for (const MemoryLevelEstimate& level : loop.performance->memory_levels)
         levels.push_back(fmt::format("{} {:.2f} ({})", level.level, level.cycles_per_iteration,
                                      level.bottleneck));
-      text += fmt::format("          operands in {}\n", fmt::join(levels, ", "));
+      text += fmt::format("          operands in {}; strides {}\n", fmt::join(levels, ", "),
+                          hot_loop_strides_text(loop));
     }
     if (loop.performance && !loop.performance->hints.empty())
       text += "          hint: " + loop.performance->hints.front() + "\n";
@@ -256,6 +263,25 @@ std::string render_hot_loops(const ReportFindings& data) {
   }
   return text;
 }
+
+}  // namespace
+
+std::string hot_loop_crd_text(const HotLoop& loop) {
+  if (!loop.crd) return "";
+  if (loop.crd->events == 0 || !loop.crd->median) return "crd -";
+  return fmt::format("crd median {} ({:.1f}% beyond min, {:.1f}% above max)", *loop.crd->median,
+                     100 * loop.crd->beyond_min, 100 * loop.crd->above_max);
+}
+
+std::string hot_loop_strides_text(const HotLoop& loop) {
+  const size_t accesses = loop.performance ? loop.performance->memory_accesses.size() : 0;
+  if (loop.recorded_strides == 0) return "from the addressing";
+  if (loop.recorded_strides == accesses) return "from the run";
+  return fmt::format("from the run for {} of {} accesses, the addressing for the rest",
+                     loop.recorded_strides, accesses);
+}
+
+namespace {
 
 std::string render_table(const ReportFindings& data) {
   return render_run_facts(data) + render_top_regions(data) + render_locality(data) +
@@ -468,6 +494,15 @@ json memory_kinds(const HotLoop& loop) {
   return out;
 }
 
+json hot_loop_crd_json(const HotLoop& loop) {
+  if (!loop.crd) return nullptr;
+  const bool measured = loop.crd->events > 0;
+  return {{"events", loop.crd->events},
+          {"median", measured && loop.crd->median ? json(*loop.crd->median) : json(nullptr)},
+          {"fraction_beyond_min", measured ? json(loop.crd->beyond_min) : json(nullptr)},
+          {"fraction_above_max", measured ? json(loop.crd->above_max) : json(nullptr)}};
+}
+
 json hot_loops_json(const HotLoopFindings& h) {
   if (!h.recorded) return json(nullptr);
   json loops = json::array();
@@ -489,7 +524,13 @@ json hot_loops_json(const HotLoopFindings& h) {
          {"analyzed_in", optional_text(loop.analyzed_in)},
          {"address", loop.vaddr},
          {"static", loop.performance ? loop_version_json(*loop.performance) : json(nullptr)},
-         {"not_analyzed", optional_text(loop.not_analyzed)}});
+         {"not_analyzed", optional_text(loop.not_analyzed)},
+         {"hot_path_blocks",
+          loop.hot_path_blocks != 0 ? json(loop.hot_path_blocks) : json(nullptr)},
+         {"all_paths_cycles",
+          loop.hot_path_blocks != 0 ? json(loop.all_paths_cycles) : json(nullptr)},
+         {"recorded_strides", loop.recorded_strides},
+         {"crd", hot_loop_crd_json(loop)}});
   return {{"cpu", h.cpu},
           {"instructions", h.instructions},
           {"calibration_note", optional_text(h.calibration_note)},

@@ -117,6 +117,26 @@ TEST(StridePattern, StridesAreWeightedByTheAddressesTheyCover) {
   EXPECT_DOUBLE_EQ(q.coverage, 0.4);
 }
 
+TEST(StridePattern, ThreadsStreamsArePooled) {
+  // One instruction's streams in two threads (a column sweep of a 512 x 512
+  // double matrix split by columns): thread 0's 3 columns and thread 1's 1
+  // column at stride 4096, and 256 irregular addresses of thread 1 (a
+  // remainder it reads through an index): 2304 addresses, 2048 at 4096.
+  const TracedInstruction t0 =
+      traced({trace_loop(3, {trace_loop(512, {trace_value(kA, {8, 4096})})})}, 8, true, false,
+             0x400000, 0);
+  std::vector<TraceNode> elements{trace_loop(512, {trace_value(kA + 24, {4096})})};
+  for (int i = 0; i < 256; ++i) elements.push_back(trace_value(kA + 8 * ((i * 37) % 509)));
+  const TracedInstruction t1 = traced(elements, 8, true, false, 0x400000, 1);
+  const StridePattern pooled = stride_pattern(std::vector<const TracedInstruction*>{&t0, &t1});
+  EXPECT_EQ(pooled.kind, StrideClass::Large);
+  EXPECT_EQ(pooled.stride, 4096);
+  EXPECT_EQ(pooled.addresses, 2304u);
+  EXPECT_DOUBLE_EQ(pooled.coverage, 2048.0 / 2304.0);
+  // Thread 1 alone: 512 of 768 at 4096.
+  EXPECT_DOUBLE_EQ(stride_pattern(t1).coverage, 512.0 / 768.0);
+}
+
 TEST(StridePattern, InnermostLoopThatIteratesGivesTheStride) {
   // for i0 < 100 / for i1 = 0 to 0 / val A + 16*i0 + 4*i1: i1 never moves.
   const StridePattern p =

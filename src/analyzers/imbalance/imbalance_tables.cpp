@@ -348,4 +348,26 @@ std::vector<DecisionInstructions> executed_instructions(const Profile& profile) 
   });
 }
 
+std::vector<EdgeTotal> edge_totals(const Profile& profile) {
+  return profile.read([&](const sqlite::Database& db) {
+    std::vector<EdgeTotal> out;
+    sqlite::Statement query(db,
+                            "SELECT from_pc, to_pc, SUM(count) FROM instance_edges"
+                            " WHERE from_pc != 0 GROUP BY from_pc, to_pc ORDER BY from_pc, to_pc");
+    while (query.step())
+      out.push_back({query.column_u64(0), query.column_u64(1), query.column_u64(2)});
+    return out;
+  });
+}
+
+std::map<uint64_t, uint64_t> instruction_executions(const Profile& profile) {
+  return profile.read([&](const sqlite::Database& db) {
+    std::map<uint64_t, uint64_t> out;
+    sqlite::Statement query(
+        db, "SELECT pc, SUM(executions) FROM instance_instructions GROUP BY pc ORDER BY pc");
+    while (query.step()) out[query.column_u64(0)] = query.column_u64(1);
+    return out;
+  });
+}
+
 }  // namespace weft

@@ -79,4 +79,17 @@ struct DecisionInstructions {
 };
 std::vector<DecisionInstructions> executed_instructions(const Profile& profile);
 
+// Every control-flow edge between block pcs, summed over section instances
+// and threads (from = 0, a section's entry, left out); by from, then to.
+struct EdgeTotal {
+  uint64_t from = 0;
+  uint64_t to = 0;
+  uint64_t count = 0;
+};
+std::vector<EdgeTotal> edge_totals(const Profile& profile);
+
+// How often each memory instruction ran, summed over section instances and
+// threads, by pc.
+std::map<uint64_t, uint64_t> instruction_executions(const Profile& profile);
+
 }  // namespace weft
