@@ -14,6 +14,7 @@ namespace {
 
 struct LoopsCommand : Command {
   std::string binary, function, line, cpu, calibration;
+  uint32_t trip_count = 0;
   OutputFormat format = OutputFormat::Table;
 
   CLI::App* add_to(CLI::App& app) override {
@@ -26,6 +27,10 @@ struct LoopsCommand : Command {
     c->add_option("--calibration", calibration,
                   "the calibration JSON of the L2/RAM estimates (default: this machine's, from "
                   "`weft calibrate`)");
+    c->add_option("--trip-count", trip_count,
+                  "iterations per entry of the loops (from a run): a nested loop's entries are "
+                  "simulated overlapping inside its enclosing loop")
+        ->check(CLI::Range(1u, 1u << 24));
     add_choice(c, "--format", format,
                {{"table", OutputFormat::Table}, {"json", OutputFormat::Json}}, "output format");
     return c;
@@ -37,6 +42,7 @@ struct LoopsCommand : Command {
     query.function = function;
     query.cpu = cpu;
     query.calibration_file = calibration;
+    query.trip_count = trip_count;
     if (!line.empty()) {
       const size_t colon = line.rfind(':');
       const std::string number = colon == std::string::npos ? "" : line.substr(colon + 1);

@@ -133,8 +133,9 @@ MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
   estimate.latency_cycles =
       estimate.irregular_accesses * level.latency_cycles / kIrregularMemoryParallelism;
   const double memory_cycles = estimate.bandwidth_cycles + estimate.latency_cycles;
-  estimate.cycles_per_iteration = std::max(loop.cycles_per_iteration, memory_cycles);
-  if (memory_cycles > loop.cycles_per_iteration)
+  const double core_cycles = loop.effective_cycles_per_iteration();
+  estimate.cycles_per_iteration = std::max(core_cycles, memory_cycles);
+  if (memory_cycles > core_cycles)
     estimate.bottleneck =
         level.level +
         (estimate.bandwidth_cycles >= estimate.latency_cycles ? " bandwidth" : " latency");
@@ -201,6 +202,7 @@ LoopFindings find_loops(const LoopQuery& query) {
   try {
     LoopPerformanceAnalyzer analyzer(query.binary, query.cpu);
     findings.cpu = analyzer.cpu();
+    analyzer.set_trip_count(query.trip_count);
     std::vector<LoopPerformance> loops;
     for (const FunctionStructure* function : functions) {
       // With --line, only the functions with a loop spanning it: simulating

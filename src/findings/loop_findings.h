@@ -24,6 +24,10 @@ struct LoopQuery {
   // used as it is; empty: the machine's own in weft's cache directory
   // (default_calibration_path()), when its key is this machine's.
   std::string calibration_file;
+  // The iterations per entry of the loops (--trip-count; 0: unknown): a loop
+  // nested in another gets LoopPerformance::with_trip_count, and its L2/RAM
+  // estimates start from that.
+  uint32_t trip_count = 0;
 };
 
 // Memory-level parallelism of irregular accesses: how many of one loop's

@@ -106,6 +106,16 @@ void render_version(std::string& out, const LoopPerformance& loop, size_t number
     return;
   }
   out += fmt::format("    cycles per iteration (L1): {:.2f}\n", loop.cycles_per_iteration);
+  if (const auto& trip = loop.with_trip_count)
+    out += trip->simulated
+               ? fmt::format(
+                     "    cycles per iteration (L1, {} iterations per entry): {:.2f} (the "
+                     "enclosing loop's iteration simulated, its {} own instructions included)\n",
+                     trip->trip_count, trip->cycles_per_iteration, trip->enclosing_instructions)
+               : fmt::format(
+                     "    cycles per iteration (L1, {} iterations per entry): {:.2f} (an "
+                     "entry far outlasts the out-of-order window: not simulated)\n",
+                     trip->trip_count, trip->cycles_per_iteration);
   for (const MemoryLevelEstimate& level : loop.memory_levels)
     out += fmt::format(
         "    cycles per iteration ({}): {:.2f} ({:g} B loaded, {:g} B stored, {} irregular per "
@@ -185,6 +195,9 @@ nlohmann::json version_json_of(const LoopPerformance& loop) {
   out["file"] = loop.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(loop.file);
   out["first_line"] = loop.first_line;
   out["last_line"] = loop.last_line;
+  out["enclosing_loop_header"] = loop.enclosing_loop_header
+                                     ? nlohmann::json(*loop.enclosing_loop_header)
+                                     : nlohmann::json(nullptr);
   out["instructions"] = loop.instructions;
   out["mix"] = {{"instructions", loop.mix.instructions},
                 {"loads", loop.mix.loads},
@@ -225,6 +238,13 @@ nlohmann::json version_json_of(const LoopPerformance& loop) {
   if (!loop.modeled) return out;
   out["micro_ops"] = loop.micro_ops;
   out["cycles_per_iteration"] = loop.cycles_per_iteration;
+  if (const auto& trip = loop.with_trip_count)
+    out["with_trip_count"] = {{"trip_count", trip->trip_count},
+                              {"simulated", trip->simulated},
+                              {"enclosing_instructions", trip->enclosing_instructions},
+                              {"cycles_per_iteration", trip->cycles_per_iteration}};
+  else
+    out["with_trip_count"] = nullptr;
   if (loop.memory_levels.empty()) {
     out["memory_levels"] = nullptr;
   } else {

@@ -1,6 +1,7 @@
 // Loops whose memory streams are known, for the L2/RAM estimates of
 // test_loops: a stride-1 triad, a stride-2 read, a column read (stride = a
-// row of ROW_LENGTH doubles) and a gather. Each kernel is its own function
+// row of ROW_LENGTH doubles), a gather, and a reduction per row (the trip
+// count estimate). Each kernel is its own function
 // (noinline) so the tests find its loop by name.
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,16 @@ KERNEL double gather(const double* restrict a, const int* restrict index, int n)
   return sum;
 }
 
+// Each row's sum: an addsd chain that restarts every row (s = 0), so that
+// with a short row the next row's chain overlaps this one's.
+KERNEL void row_sums(double* restrict y, const double* restrict m, int rows, int cols) {
+  for (int i = 0; i < rows; i++) {
+    double s = 0;
+    for (int j = 0; j < cols; j++) s += m[i * cols + j];
+    y[i] = s;
+  }
+}
+
 int main(int argc, char** argv) {
   const int n = argc > 1 ? atoi(argv[1]) : 1000;
   double* a = calloc((size_t)n, sizeof(double));
@@ -45,6 +56,7 @@ int main(int argc, char** argv) {
   every_other(a, b, n);
   copy_column(a, (const double(*)[ROW_LENGTH])matrix, 3, n);
   printf("%g\n", gather(a, index, n));
+  row_sums(a, b, n / 4, 4);
   free(a);
   free(b);
   free(c);
