@@ -122,11 +122,32 @@ def times(binary, sizes, reps, rounds, names):
     return result
 
 
-def numeric_fields(version, pattern):
-    """Fields of a version whose name matches pattern (the L2/RAM
-    predictions, once `weft loops` has them)."""
-    return {k: v for k, v in version.items()
-            if re.search(pattern, k, re.I) and isinstance(v, (int, float))}
+def predict(weft, binary, name, kernels_file, line, cpu, calibration, notes, trip_count=None):
+    """The versions of the source loop at kernels.c:line, as `weft loops
+    --format json` gives them (with --trip-count when given)."""
+    # --function as well: `weft loops --line` alone analyzes every loop of
+    # the binary before it filters (the driver's main has clang-unrolled
+    # loops of 4,000 instructions: 10 s per call).
+    cmd = [weft, "loops", binary, "--function", f"k_{name}", "--line",
+           f"{kernels_file}:{line}", "--cpu", cpu, "--calibration", calibration,
+           "--format", "json"]
+    if trip_count:
+        cmd += ["--trip-count", str(trip_count)]
+    try:
+        j = json.loads(run(cmd, timeout=120))
+    except subprocess.TimeoutExpired:
+        notes.append(f"{name}: `{' '.join(cmd)}` took over 120 s")
+        j = {"source_loops": []}
+    return [v for sl in j["source_loops"] for v in sl["versions"]]
+
+
+def level_cycles(version, level):
+    """A version's cycles per iteration with its operands in level."""
+    if level == "L1":
+        trip = version.get("with_trip_count")
+        return trip["cycles_per_iteration"] if trip else version["cycles_per_iteration"]
+    levels = version.get("memory_levels") or {}
+    return levels[level]["cycles_per_iteration"] if level in levels else None
 
 
 def fmt(x, digits=2):
@@ -160,6 +181,18 @@ def main():
         cpu = host["cpu"]["name"]
     print(f"CPU model: {cpu}; TSC ticks per core cycle: add chain {cal['add']}, "
           f"imul chain {cal['imul']} (core clock = TSC rate / {ticks_per_cycle})")
+    # This machine's calibration (`weft calibrate` measures it once and
+    # reuses it), for the L2/RAM estimates, named explicitly so that every
+    # build is predicted with the same file.
+    log(started, "weft calibrate")
+    calibration = json.loads(run([args.weft, "calibrate", "--format", "json"]))
+    levels = {l["level"]: l for l in calibration["levels"]}
+    print(f"calibration: {calibration['path']} (measured {calibration['measured_at']}): "
+          + "; ".join(f"{name} load {levels[name]['load_bytes_per_cycle']:.2f} B/cycle, store "
+                      f"{levels[name]['store_bytes_per_cycle']:.2f}, latency "
+                      f"{levels[name]['latency_cycles']:.0f}" for name in ("L2", "RAM")
+                      if name in levels)
+          + " (TSC ticks: the estimates' bandwidth part is in TSC cycles, see docs/loops.md)")
 
     # (repetitions, rounds) per level
     plan = {"L1": (300, 2), "L2": (30, 2), "RAM": (2, 1)} if args.quick else \
@@ -175,14 +208,8 @@ def main():
             # --function as well: `weft loops --line` alone analyzes every
             # loop of the binary before it filters (the driver's main has
             # clang-unrolled loops of 4,000 instructions: 10 s per call).
-            cmd = [args.weft, "loops", binary, "--function", f"k_{name}", "--line",
-                   f"{kernels_file}:{marks[name]}", "--cpu", cpu, "--format", "json"]
-            try:
-                j = json.loads(run(cmd, timeout=120))
-            except subprocess.TimeoutExpired:
-                notes.append(f"{name} {tag}: `{' '.join(cmd)}` took over 120 s")
-                j = {"source_loops": []}
-            versions[name] = [v for sl in j["source_loops"] for v in sl["versions"]]
+            versions[name] = predict(args.weft, binary, name, kernels_file, marks[name], cpu,
+                                     calibration["path"], notes)
         # Iterations of every version.
         log(started, f"{tag}: counting iterations")
         counted = [callgrind_counts(binary, s, names, args.out, tag) for s in COUNT_SIZES]
@@ -243,63 +270,92 @@ def main():
             if any(d < 0 for d in delta):
                 notes.append(f"{name} {tag}: versions run fewer iterations at 16 than at 8 KiB "
                              f"({[(hex(vs[i]['header']), hits[0][i], hits[2][i]) for i in range(len(vs))]})")
-            if all(vs[i].get("modeled") for i in running) and delta[main] > 0:
-                row["pred"] = sum(delta[i] * vs[i]["cycles_per_iteration"]
-                                  for i in running) / delta[main]
-                row["pred_main"] = v["cycles_per_iteration"]
-            else:
-                row["pred"] = None
+            # A version nested in another loop runs a few iterations per
+            # entry (a matvec row, an SpMV row): predicted again with its
+            # trip count (`weft loops --trip-count`: the enclosing loop's
+            # iteration simulated, consecutive entries overlapping), the
+            # iterations per entry being its header's executions over the
+            # enclosing loop header's.
+            trips = {}
+            for i in running:
+                outer = vs[i].get("enclosing_loop_header")
+                entries = counted[2][0].get(outer, 0) if outer is not None else 0
+                if entries > 0 and hits[2][i] > 0:
+                    trips[i] = max(1, round(hits[2][i] / entries))
+            for t in sorted(set(trips.values())):
+                again = {x["header"]: x for x in predict(args.weft, binary, name, kernels_file,
+                                                         marks[name], cpu, calibration["path"],
+                                                         notes, t)}
+                for i in running:
+                    if trips.get(i) == t and vs[i]["header"] in again:
+                        vs[i] = again[vs[i]["header"]]
+            v = vs[main]
+            row["trip"] = trips.get(main)
+            for level, key in (("L1", "pred"), ("L2", "pred_l2"), ("RAM", "pred_ram"),
+                               ("endless", "pred_endless")):
+                cycles = [(vs[i]["cycles_per_iteration"] if level == "endless"
+                           else level_cycles(vs[i], level)) if vs[i].get("modeled") else None
+                          for i in running]
+                row[key] = sum(delta[i] * c for i, c in zip(running, cycles)) / delta[main] \
+                    if delta[main] > 0 and None not in cycles else None
+            if row["pred"] is not None:
+                row["pred_main"] = level_cycles(v, "L1")
             row["bottleneck"] = v.get("bottleneck", {}).get("kind") if row["modeled"] else None
             if not row["modeled"]:
                 notes.append(f"{name} {tag}: a version that runs is not modeled "
                              f"({[x.get('not_modeled_reason') for x in vs if not x.get('modeled')]})")
-            pred_mem = numeric_fields(v, r"l2|ram")
-            row["pred_l2"] = next((x for k, x in pred_mem.items() if re.search("l2", k, re.I)), None)
-            row["pred_ram"] = next((x for k, x in pred_mem.items() if re.search("ram", k, re.I)), None)
             for level in ("L1", "L2", "RAM"):
                 (ub, kb), (us, ks), (rmin, rmax) = measured[level][name]
                 ratios.extend((rmin, rmax))
                 diters = slope * (ub - us)
                 row[level] = (kb - ks) / diters if diters > 0 else None
-            if row["pred"] is not None and row["L1"]:
-                row["err"] = 100.0 * (row["pred"] - row["L1"]) / row["L1"]
+            for level, key, err in (("L1", "pred", "err"), ("L2", "pred_l2", "err_l2"),
+                                    ("RAM", "pred_ram", "err_ram"),
+                                    ("L1", "pred_endless", "err_endless")):
+                if row.get(key) is not None and row[level]:
+                    row[err] = 100.0 * (row[key] - row[level]) / row[level]
 
-    header = ["kernel", "build", "vers", "main %", "elem/it", "bottleneck", "main L1", "pred L1",
-              "meas L1", "err %",
-              "pred L2", "meas L2", "pred RAM", "meas RAM"]
+    header = ["kernel", "build", "vers", "main %", "elem/it", "trip", "bottleneck", "main L1",
+              "pred L1", "meas L1", "err %", "pred L2", "meas L2", "L2 err %", "pred RAM",
+              "meas RAM", "RAM err %"]
     table = []
     for r in rows:
         share = r.get("main_share")
         table.append([r["kernel"], r["build"], str(r["versions"]),
                       "-" if share is None else f"{100 * share:.0f}", fmt(r.get("elements")),
+                      str(r["trip"]) if r.get("trip") else "-",
                       r.get("bottleneck") or "-", fmt(r.get("pred_main")), fmt(r.get("pred")),
-                      fmt(r.get("L1")),
-                      fmt(r.get("err"), 1), fmt(r.get("pred_l2")), fmt(r.get("L2")),
-                      fmt(r.get("pred_ram")), fmt(r.get("RAM"))])
+                      fmt(r.get("L1")), fmt(r.get("err"), 1),
+                      fmt(r.get("pred_l2")), fmt(r.get("L2")), fmt(r.get("err_l2"), 1),
+                      fmt(r.get("pred_ram")), fmt(r.get("RAM")), fmt(r.get("err_ram"), 1)])
     widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(header)]
     print("core cycles per iteration of the main binary loop (the version that runs the most "
           "iterations; main % = its share of the iterations, elem/it = source iterations per "
-          "iteration); main L1 = weft loops' cycles for it, pred L1 = every version's prediction "
+          "iteration; trip = its iterations per entry, given to weft loops --trip-count when it is nested "
+          "in another loop); main L1 = weft loops' cycles for it, pred L1 = every version's prediction "
           "weighted by its iterations per main iteration, err = (pred L1 - meas L1) / meas L1")
     print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for t in table:
         print("| " + " | ".join(c.ljust(w) for c, w in zip(t, widths)) + " |")
 
-    def summary(label, subset):
-        errs = [abs(r["err"]) for r in subset if r.get("err") is not None]
+    def summary(label, subset, key="err", within_pct=10):
+        errs = [abs(r[key]) for r in subset if r.get(key) is not None]
         if not errs:
             return
-        worst = max((r for r in subset if r.get("err") is not None), key=lambda r: abs(r["err"]))
-        within = sum(e <= 10 for e in errs)
+        worst = max((r for r in subset if r.get(key) is not None), key=lambda r: abs(r[key]))
+        within = sum(e <= within_pct for e in errs)
         print(f"{label:<24} mean |err| {sum(errs) / len(errs):6.1f}%   "
-              f"median {sorted(errs)[len(errs) // 2]:6.1f}%   worst {abs(worst['err']):6.1f}% "
-              f"({worst['kernel']} {worst['build']})   within 10%: {within}/{len(errs)}")
+              f"median {sorted(errs)[len(errs) // 2]:6.1f}%   worst {abs(worst[key]):6.1f}% "
+              f"({worst['kernel']} {worst['build']})   within {within_pct}%: {within}/{len(errs)}")
 
     print()
     for tag, _ in builds:
-        summary(tag, [r for r in rows if r["build"] == tag])
-    summary("all", rows)
+        summary(f"L1 {tag}", [r for r in rows if r["build"] == tag])
+    summary("L1 all", rows)
+    summary("L1 all, no trip counts", rows, "err_endless")
+    summary("L2 all", rows, "err_l2")
+    summary("RAM all", rows, "err_ram", 20)
     print(f"TSC ticks per core cycle measured during the timings: {min(ratios):.4f} to "
           f"{max(ratios):.4f} (the core's clock moved by {100 * (max(ratios) / min(ratios) - 1):.0f}%;"
           " each timing is converted with the ratio measured just before it)")
