@@ -79,6 +79,17 @@ LoopCalibration resolve_calibration(const std::string& explicit_file) {
   result.used = true;
   result.l2 = *l2;
   result.ram = *ram;
+  // The file's figures are per TSC tick; MCA's L1 cycles are core cycles.
+  // With the ratio measured beside them, both levels are converted to core
+  // cycles (bytes per tick x ticks per cycle; ticks / ticks per cycle).
+  if (calibration.tsc_ticks_per_core_cycle > 0) {
+    result.tsc_ticks_per_core_cycle = calibration.tsc_ticks_per_core_cycle;
+    for (MemoryLevelCalibration* level : {&result.l2, &result.ram}) {
+      level->load_bytes_per_cycle *= calibration.tsc_ticks_per_core_cycle;
+      level->store_bytes_per_cycle *= calibration.tsc_ticks_per_core_cycle;
+      level->latency_cycles /= calibration.tsc_ticks_per_core_cycle;
+    }
+  }
   result.line_bytes = calibration.key.line_bytes;
   return result;
 }

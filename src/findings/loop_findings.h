@@ -41,8 +41,11 @@ struct LoopCalibration {
   bool used = false;
   std::string path;  // the file read
   std::string note;  // when not used: one line saying how to get one
-  // When used: the L2 and RAM levels of the file, line size.
+  // When used: the L2 and RAM levels of the file, line size. In core
+  // cycles when the file has its TSC ticks per core cycle (then that ratio
+  // here), else in TSC ticks as the file has them (ratio 0).
   MemoryLevelCalibration l2, ram;
+  double tsc_ticks_per_core_cycle = 0;
   uint32_t line_bytes = 0;
 };
 

@@ -163,8 +163,12 @@ std::string render_table(const LoopFindings& findings) {
       findings.binary, cpu.name, cpu.host ? " (this machine)" : "", cpu.vector_width_bits,
       cpu.dispatch_width);
   if (findings.calibration.used)
-    out += fmt::format("calibration: {} ({}; {})\n", findings.calibration.path,
-                       level_text(findings.calibration.l2), level_text(findings.calibration.ram));
+    out += fmt::format("calibration: {} ({}; {}; {})\n", findings.calibration.path,
+                       level_text(findings.calibration.l2), level_text(findings.calibration.ram),
+                       findings.calibration.tsc_ticks_per_core_cycle > 0
+                           ? fmt::format("core cycles, {:.3f} TSC ticks per core cycle",
+                                         findings.calibration.tsc_ticks_per_core_cycle)
+                           : std::string("TSC ticks: the file has no TSC ticks per core cycle"));
   else
     out += fmt::format("note: {}\n", findings.calibration.note);
   size_t versions = 0;
@@ -310,6 +314,9 @@ std::string render_json(const LoopFindings& findings) {
        calibration.path.empty() ? nlohmann::json(nullptr) : nlohmann::json(calibration.path)},
       {"note", calibration.used ? nlohmann::json(nullptr) : nlohmann::json(calibration.note)},
       {"line_bytes", calibration.line_bytes},
+      {"tsc_ticks_per_core_cycle", calibration.tsc_ticks_per_core_cycle > 0
+                                       ? nlohmann::json(calibration.tsc_ticks_per_core_cycle)
+                                       : nlohmann::json(nullptr)},
       {"irregular_memory_parallelism", kIrregularMemoryParallelism},
       {"levels", calibration.used ? nlohmann::json{{"L2", level_json(calibration.l2)},
                                                    {"RAM", level_json(calibration.ram)}}

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -510,6 +511,46 @@ TEST(CalibratedLoopEstimate, StreamsOfUnrolledAndUnknownStrides) {
   EXPECT_EQ(estimate.store_bytes, 16.0);
   EXPECT_DOUBLE_EQ(estimate.cycles_per_iteration, 160.0 / 4 + 16.0 / 2);
   EXPECT_EQ(estimate.bottleneck, "RAM bandwidth");
+}
+
+// A calibration with its TSC ticks per core cycle: the figures are per
+// tick, MCA's cycles core cycles; at 0.5 ticks per core cycle (a core twice
+// the TSC's rate) L2 moves 8 x 0.5 = 4 B loaded and 2 B stored per core
+// cycle, and its 20-tick latency is 40 core cycles.
+TEST_F(CalibratedLoopEstimates, TicksPerCoreCycleConvertToCoreCycles) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_MEMORY_STREAMS);
+  std::ifstream in(WEFT_LOOPS_FIXED_CALIBRATION);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = text.find("\"tsc_hz\"");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "\"tsc_ticks_per_core_cycle\": 0.5, ");
+  const weft_test::TempDir dir("weft-test-ticks");
+  const std::string path = (dir.path / "calibration.json").string();
+  std::ofstream(path) << text;
+
+  const LoopCalibration calibration = resolve_calibration(path);
+  ASSERT_TRUE(calibration.used);
+  EXPECT_EQ(calibration.tsc_ticks_per_core_cycle, 0.5);
+  EXPECT_EQ(calibration.l2.load_bytes_per_cycle, 4.0);
+  EXPECT_EQ(calibration.l2.store_bytes_per_cycle, 2.0);
+  EXPECT_EQ(calibration.l2.latency_cycles, 40.0);
+  EXPECT_EQ(calibration.ram.load_bytes_per_cycle, 1.0);
+  EXPECT_EQ(calibration.ram.latency_cycles, 400.0);
+
+  LoopQuery query;
+  query.binary = WEFT_LOOPS_MEMORY_STREAMS;
+  query.function = "triad";
+  query.cpu = "skylake";
+  query.calibration_file = path;
+  const LoopFindings findings = find_loops(query);
+  ASSERT_EQ(findings.source_loops.size(), 1u);
+  const LoopPerformance& triad = findings.source_loops[0].versions[0];
+  // 16 B loaded and 8 stored per iteration: 16/4 + 8/2 = 8 core cycles in
+  // L2 (4 without the conversion), 16/1 + 8/0.5 = 32 in RAM.
+  EXPECT_DOUBLE_EQ(level(triad, 0).cycles_per_iteration, 8.0);
+  EXPECT_DOUBLE_EQ(level(triad, 1).cycles_per_iteration, 32.0);
+  // Without the ratio (the fixed file) the figures stay per tick.
+  EXPECT_EQ(resolve_calibration(WEFT_LOOPS_FIXED_CALIBRATION).tsc_ticks_per_core_cycle, 0.0);
 }
 
 TEST_F(CalibratedLoopEstimates, WithoutACalibrationOneNoteAndNoFigures) {
