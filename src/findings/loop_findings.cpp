@@ -213,7 +213,7 @@ LoopFindings find_loops(const LoopQuery& query) {
   try {
     LoopPerformanceAnalyzer analyzer(query.binary, query.cpu);
     findings.cpu = analyzer.cpu();
-    analyzer.set_trip_count(query.trip_count);
+    analyzer.set_trip_counts(query.trip_count, query.trip_counts);
     std::vector<LoopPerformance> loops;
     for (const FunctionStructure* function : functions) {
       // With --line, only the functions with a loop spanning it: simulating

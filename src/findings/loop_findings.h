@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct LoopQuery {
   // nested in another gets LoopPerformance::with_trip_count, and its L2/RAM
   // estimates start from that.
   uint32_t trip_count = 0;
+  // Per loop header (--trip-count HEADER=N), before trip_count.
+  std::map<uint64_t, uint32_t> trip_counts;
 };
 
 // Memory-level parallelism of irregular accesses: how many of one loop's

@@ -805,51 +805,79 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
     result.ok = true;
   }
 
-  // The loop run trip_count iterations per entry: the enclosing loop's
-  // iteration with `body` trip_count times; nullopt when the enclosing
-  // loop's own blocks cannot be simulated (a call, an instruction MCA
-  // cannot build).
+  // The loop run `trip_count_of(header)` iterations per entry: the
+  // enclosing loop's iteration, its own blocks with the body of this loop
+  // and of every sibling with a trip count repeated that many times;
+  // nullopt when the enclosing loop's own blocks or a sibling cannot be
+  // simulated (a call, an instruction MCA cannot build).
+  template <class TripCountOf>
   std::optional<TripCountEstimate> with_trip_count(const FunctionStructure& function,
                                                    const Loop& loop,
-                                                   const std::vector<llvm::MCInst>& body,
-                                                   uint32_t trip_count) const {
+                                                   TripCountOf&& trip_count_of) const {
     const Loop& parent = function.loops[static_cast<size_t>(loop.parent)];
-    // The enclosing loop's own blocks: those of no loop nested in it.
+    // The enclosing loop's own blocks: those of no loop nested in it. The
+    // inner loops simulated: its innermost children with a trip count.
     std::set<uint32_t> nested;
+    std::vector<bool> has_child(function.loops.size(), false);
+    for (const Loop& other : function.loops)
+      if (other.parent >= 0) has_child[static_cast<size_t>(other.parent)] = true;
+    std::vector<const Loop*> inner;
     for (const Loop& other : function.loops)
       for (int32_t up = other.parent; up >= 0; up = function.loops[static_cast<size_t>(up)].parent)
         if (static_cast<uint32_t>(up) == parent.index) {
           nested.insert(other.blocks.begin(), other.blocks.end());
+          if (other.parent == static_cast<int32_t>(parent.index) && !has_child[other.index] &&
+              trip_count_of(other.header) > 0)
+            inner.push_back(&other);
           break;
         }
-    std::vector<uint32_t> before, after;  // in address order, around this loop's header
     std::vector<uint32_t> own;
     for (uint32_t block : parent.blocks)
       if (!nested.count(block)) own.push_back(block);
     std::sort(own.begin(), own.end(), [&](uint32_t x, uint32_t y) {
       return function.blocks[x].start < function.blocks[y].start;
     });
-    for (uint32_t block : own)
-      (function.blocks[block].start < loop.header ? before : after).push_back(block);
-    std::string error;
-    const std::optional<DecodedLoop> head = decode_blocks(before, function, error);
-    const std::optional<DecodedLoop> tail = decode_blocks(after, function, error);
-    if (!head || !tail) return std::nullopt;
-    for (const auto* part : {&head->instructions, &tail->instructions})
-      for (const llvm::MCInst& inst : *part)
-        if (instr_info->get(inst.getOpcode()).isCall()) return std::nullopt;
+    std::sort(inner.begin(), inner.end(),
+              [](const Loop* x, const Loop* y) { return x->header < y->header; });
 
     TripCountEstimate estimate;
-    estimate.trip_count = trip_count;
-    estimate.enclosing_instructions =
-        static_cast<uint32_t>(head->instructions.size() + tail->instructions.size());
-    if (static_cast<uint64_t>(trip_count) * body.size() > kMaxTripCountInstructions) {
-      return estimate;  // the caller sets the endless loop's cycles
+    estimate.trip_count = trip_count_of(loop.header);
+    estimate.inner_loops = static_cast<uint32_t>(inner.size());
+    // In address order: each inner loop's copies at its header's place.
+    std::vector<llvm::MCInst> sequence;
+    uint64_t iterations_per_entry = 0, inner_instructions = 0;
+    size_t next_block = 0;
+    std::string error;
+    auto own_blocks_before = [&](uint64_t address) -> bool {
+      std::vector<uint32_t> blocks;
+      for (; next_block < own.size() && function.blocks[own[next_block]].start < address;
+           ++next_block)
+        blocks.push_back(own[next_block]);
+      const std::optional<DecodedLoop> decoded = decode_blocks(blocks, function, error);
+      if (!decoded) return false;
+      for (const llvm::MCInst& inst : decoded->instructions)
+        if (instr_info->get(inst.getOpcode()).isCall()) return false;
+      estimate.enclosing_instructions += static_cast<uint32_t>(decoded->instructions.size());
+      sequence.insert(sequence.end(), decoded->instructions.begin(), decoded->instructions.end());
+      return true;
+    };
+    std::vector<std::pair<std::vector<llvm::MCInst>, uint32_t>> bodies;
+    for (const Loop* other : inner) {
+      if (!own_blocks_before(other->header)) return std::nullopt;
+      const std::optional<DecodedLoop> body = decode(*other, function, error);
+      if (!body) return std::nullopt;
+      const uint32_t count = trip_count_of(other->header);
+      iterations_per_entry += count;
+      inner_instructions += static_cast<uint64_t>(count) * body->instructions.size();
+      if (inner_instructions > kMaxTripCountInstructions) {
+        // An entry far outlasts the window: the caller keeps the endless figure.
+        if (!own_blocks_before(UINT64_MAX)) return std::nullopt;
+        return estimate;
+      }
+      for (uint32_t i = 0; i < count; ++i)
+        sequence.insert(sequence.end(), body->instructions.begin(), body->instructions.end());
     }
-    std::vector<llvm::MCInst> sequence = head->instructions;
-    for (uint32_t i = 0; i < trip_count; ++i)
-      sequence.insert(sequence.end(), body.begin(), body.end());
-    sequence.insert(sequence.end(), tail->instructions.begin(), tail->instructions.end());
+    if (!own_blocks_before(UINT64_MAX) || iterations_per_entry == 0) return std::nullopt;
     // About 400,000 simulated instructions, at least 8 iterations of the
     // enclosing loop (the steady state is their second half).
     const unsigned iterations = static_cast<unsigned>(
@@ -857,7 +885,8 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
     const Simulation simulation = simulate(sequence, iterations, false);
     if (!simulation.ok) return std::nullopt;
     estimate.simulated = true;
-    estimate.cycles_per_iteration = simulation.cycles_per_iteration / trip_count;
+    estimate.cycles_per_iteration =
+        simulation.cycles_per_iteration / static_cast<double>(iterations_per_entry);
     return estimate;
   }
 
@@ -1251,9 +1280,9 @@ LoopPerformance LoopPerformanceAnalyzer::analyze_loop(const FunctionStructure& f
         std::to_string(b.vector_width) + " bits): compile for the CPU (-march=native)");
 
   b.project(*decoded, result);
-  if (trip_count_ > 0 && loop.parent >= 0)
-    if ((result.with_trip_count =
-             b.with_trip_count(function, loop, decoded->instructions, trip_count_)) &&
+  if (trip_count_of(loop.header) > 0 && loop.parent >= 0)
+    if ((result.with_trip_count = b.with_trip_count(
+             function, loop, [&](uint64_t header) { return trip_count_of(header); })) &&
         !result.with_trip_count->simulated)
       result.with_trip_count->cycles_per_iteration = result.cycles_per_iteration;
   return result;

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -144,8 +145,14 @@ struct TripCountEstimate {
   // endless loop's.
   bool simulated = false;
   uint32_t enclosing_instructions = 0;  // the enclosing loop's own, per entry
+  // The inner loops of the enclosing loop simulated with their own trip
+  // counts: this one, and its siblings (loops nested directly in the same
+  // enclosing loop, innermost) that have a trip count too (clang unrolling
+  // the outer loop makes copies of the inner one).
+  uint32_t inner_loops = 1;
   // Per iteration of this loop: the simulated cycles per iteration of the
-  // enclosing loop / trip_count (the enclosing loop's own work included).
+  // enclosing loop / the sum of the inner loops' trip counts (the enclosing
+  // loop's own work included, shared among its inner loops' iterations).
   double cycles_per_iteration = 0;
 };
 // The largest sequence simulated for a trip count (trip count x the body's
@@ -233,10 +240,18 @@ class LoopPerformanceAnalyzer {
   LoopPerformanceAnalyzer& operator=(const LoopPerformanceAnalyzer&) = delete;
 
   const CpuModel& cpu() const { return cpu_; }
-  // The iterations per entry of the loops analyzed next (0: unknown, the
-  // default): with a number, a loop nested in another one gets
+  // The iterations per entry of the loops analyzed next: `by_header` for
+  // the loop with that header, else `every_loop` (0: unknown, the
+  // default). With a number, a loop nested in another one gets
   // LoopPerformance::with_trip_count.
-  void set_trip_count(uint32_t iterations_per_entry) { trip_count_ = iterations_per_entry; }
+  void set_trip_counts(uint32_t every_loop, std::map<uint64_t, uint32_t> by_header) {
+    trip_count_ = every_loop;
+    trip_counts_ = std::move(by_header);
+  }
+  uint32_t trip_count_of(uint64_t header) const {
+    const auto it = trip_counts_.find(header);
+    return it != trip_counts_.end() ? it->second : trip_count_;
+  }
 
   // The innermost loops of `function` (loops no other loop nests in), in
   // address order of their headers.
@@ -248,6 +263,7 @@ class LoopPerformanceAnalyzer {
   std::unique_ptr<Backend> backend_;
   CpuModel cpu_;
   uint32_t trip_count_ = 0;
+  std::map<uint64_t, uint32_t> trip_counts_;
 };
 
 }  // namespace weft

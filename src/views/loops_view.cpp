@@ -110,8 +110,10 @@ void render_version(std::string& out, const LoopPerformance& loop, size_t number
     out += trip->simulated
                ? fmt::format(
                      "    cycles per iteration (L1, {} iterations per entry): {:.2f} (the "
-                     "enclosing loop's iteration simulated, its {} own instructions included)\n",
-                     trip->trip_count, trip->cycles_per_iteration, trip->enclosing_instructions)
+                     "enclosing loop's iteration simulated, its {} own instructions included{})\n",
+                     trip->trip_count, trip->cycles_per_iteration, trip->enclosing_instructions,
+                     trip->inner_loops > 1 ? fmt::format(", with {} inner loops", trip->inner_loops)
+                                           : std::string())
                : fmt::format(
                      "    cycles per iteration (L1, {} iterations per entry): {:.2f} (an "
                      "entry far outlasts the out-of-order window: not simulated)\n",
@@ -246,6 +248,7 @@ nlohmann::json version_json_of(const LoopPerformance& loop) {
     out["with_trip_count"] = {{"trip_count", trip->trip_count},
                               {"simulated", trip->simulated},
                               {"enclosing_instructions", trip->enclosing_instructions},
+                              {"inner_loops", trip->inner_loops},
                               {"cycles_per_iteration", trip->cycles_per_iteration}};
   else
     out["with_trip_count"] = nullptr;
