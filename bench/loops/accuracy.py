@@ -209,7 +209,7 @@ def main():
         calibration = json.loads(run([args.weft, "calibrate", "--force", "--format", "json"]))
     levels = {l["level"]: l for l in calibration["levels"]}
     print(f"calibration: {calibration['path']} (measured {calibration['measured_at']}): "
-          + "; ".join(f"{name} load {levels[name]['load_bytes_per_cycle']:.2f} B/cycle, store "
+          + "; ".join(f"{name} load {levels[name]['load_bytes_per_cycle']:.2f} B/tick, store "
                       f"{levels[name]['store_bytes_per_cycle']:.2f}, latency "
                       f"{levels[name]['latency_cycles']:.0f}" for name in ("L2", "RAM")
                       if name in levels)
