@@ -15,7 +15,13 @@ For every kernel (a `weft:kernel NAME` marker in kernels.c) and build:
   unrolled body rather than its remainder). With one version running this
   is the main version's own prediction; it differs where the compiler made
   several copies that all run (clang -O3 unrolls matvec's row loop by 4:
-  four copies of the inner loop, each a quarter of the iterations);
+  four copies of the inner loop, each a quarter of the iterations). A
+  version nested in another loop is predicted with its trip count
+  (`--trip-count HEADER=N`, N = its header's executions / its enclosing
+  loop header's, counted below): the enclosing loop's iteration simulated,
+  the entries overlapping. L2 and RAM: the same weighting of each
+  version's `memory_levels` estimate, with this machine's calibration
+  (`weft calibrate`, measured once, passed with --calibration);
 - iterations: how often each version's header instruction executes, counted
   by callgrind (--dump-instr=yes: executions per instruction address) while
   the driver calls the kernel once, at three small sizes; the main
@@ -29,7 +35,18 @@ For every kernel (a `weft:kernel NAME` marker in kernels.c) and build:
   back edges plus the entries) (so the call, the set-up before the loop, the epilogue and
   the reading of the TSC cancel out), converted to core cycles by the TSC
   ticks per core cycle that the driver measures (as `driver calibrate`
-  does: chains of dependent adds) just before each timing.
+  does: chains of dependent adds) just before each timing. Every timing is
+  the best of several driver runs (4 at L1 and L2, 3 at RAM) made in
+  rounds over the whole measurement, each round timing every build at every
+  level, so that a disturbance of a few seconds (another engineer's build,
+  the host's SMT sibling) spoils one round, not every run of a build;
+- errors: (predicted - measured) / measured per level, their mean, median
+  and worst per build (L1) and overall (L1, L2, RAM; within 10%, RAM within
+  the issue's 20%), and for L2 and RAM also over the "strided" rows only,
+  those whose every access has a static stride: an irregular access's
+  footprint (SpMV's x and the histogram's bins stay in L1 while the
+  estimate pays RAM's latency) and a stride held in a register (colsweep's
+  row, counted as stride 1) are beyond the static estimate.
 """
 import argparse
 import json
@@ -122,11 +139,33 @@ def times(binary, sizes, reps, rounds, names):
     return result
 
 
-def numeric_fields(version, pattern):
-    """Fields of a version whose name matches pattern (the L2/RAM
-    predictions, once `weft loops` has them)."""
-    return {k: v for k, v in version.items()
-            if re.search(pattern, k, re.I) and isinstance(v, (int, float))}
+def predict(weft, binary, name, kernels_file, line, cpu, calibration, notes, trip_counts=None):
+    """The versions of the source loop at kernels.c:line, as `weft loops
+    --format json` gives them (with --trip-count HEADER=N for each of
+    trip_counts {header: N})."""
+    # --function as well: `weft loops --line` alone analyzes every loop of
+    # the binary before it filters (the driver's main has clang-unrolled
+    # loops of 4,000 instructions: 10 s per call).
+    cmd = [weft, "loops", binary, "--function", f"k_{name}", "--line",
+           f"{kernels_file}:{line}", "--cpu", cpu, "--calibration", calibration,
+           "--format", "json"]
+    for header, count in sorted((trip_counts or {}).items()):
+        cmd += ["--trip-count", f"{header:#x}={count}"]
+    try:
+        j = json.loads(run(cmd, timeout=120))
+    except subprocess.TimeoutExpired:
+        notes.append(f"{name}: `{' '.join(cmd)}` took over 120 s")
+        j = {"source_loops": []}
+    return [v for sl in j["source_loops"] for v in sl["versions"]]
+
+
+def level_cycles(version, level):
+    """A version's cycles per iteration with its operands in level."""
+    if level == "L1":
+        trip = version.get("with_trip_count")
+        return trip["cycles_per_iteration"] if trip else version["cycles_per_iteration"]
+    levels = version.get("memory_levels") or {}
+    return levels[level]["cycles_per_iteration"] if level in levels else None
 
 
 def fmt(x, digits=2):
@@ -160,13 +199,35 @@ def main():
         cpu = host["cpu"]["name"]
     print(f"CPU model: {cpu}; TSC ticks per core cycle: add chain {cal['add']}, "
           f"imul chain {cal['imul']} (core clock = TSC rate / {ticks_per_cycle})")
+    # This machine's calibration (`weft calibrate` measures it once and
+    # reuses it), for the L2/RAM estimates, named explicitly so that every
+    # build is predicted with the same file.
+    log(started, "weft calibrate")
+    calibration = json.loads(run([args.weft, "calibrate", "--format", "json"]))
+    if not calibration.get("tsc_ticks_per_core_cycle"):
+        # a file from before weft measured the ratio: its figures would stay in TSC ticks
+        calibration = json.loads(run([args.weft, "calibrate", "--force", "--format", "json"]))
+    levels = {l["level"]: l for l in calibration["levels"]}
+    print(f"calibration: {calibration['path']} (measured {calibration['measured_at']}): "
+          + "; ".join(f"{name} load {levels[name]['load_bytes_per_cycle']:.2f} B/tick, store "
+                      f"{levels[name]['store_bytes_per_cycle']:.2f}, latency "
+                      f"{levels[name]['latency_cycles']:.0f}" for name in ("L2", "RAM")
+                      if name in levels)
+          + f" per TSC tick; {calibration.get('tsc_ticks_per_core_cycle')} TSC ticks per core cycle "
+          "(weft loops converts to core cycles with it)")
 
     # (repetitions, rounds) per level
+    # RAM: a call over 64 MiB takes 10-40 ms, several of the scheduler's
+    # time slices on the shared 2-vCPU machine: 4 calls in one round and one
+    # driver run let a preempted call be the minimum (copy and scale, the
+    # same traffic, measured 38.6 and 14.6 cycles); 10 calls in 2 rounds and
+    # the best of 3 driver runs.
     plan = {"L1": (300, 2), "L2": (30, 2), "RAM": (2, 1)} if args.quick else \
-        {"L1": (500, 2), "L2": (50, 2), "RAM": (4, 1)}
+        {"L1": (500, 2), "L2": (50, 2), "RAM": (10, 2)}
     rows = []
     notes = []
     ratios = []
+    prepared = []
     for tag, binary in builds:
         # Predictions.
         log(started, f"{tag}: weft loops")
@@ -175,32 +236,43 @@ def main():
             # --function as well: `weft loops --line` alone analyzes every
             # loop of the binary before it filters (the driver's main has
             # clang-unrolled loops of 4,000 instructions: 10 s per call).
-            cmd = [args.weft, "loops", binary, "--function", f"k_{name}", "--line",
-                   f"{kernels_file}:{marks[name]}", "--cpu", cpu, "--format", "json"]
-            try:
-                j = json.loads(run(cmd, timeout=120))
-            except subprocess.TimeoutExpired:
-                notes.append(f"{name} {tag}: `{' '.join(cmd)}` took over 120 s")
-                j = {"source_loops": []}
-            versions[name] = [v for sl in j["source_loops"] for v in sl["versions"]]
+            versions[name] = predict(args.weft, binary, name, kernels_file, marks[name], cpu,
+                                     calibration["path"], notes)
         # Iterations of every version.
         log(started, f"{tag}: counting iterations")
         counted = [callgrind_counts(binary, s, names, args.out, tag) for s in COUNT_SIZES]
-        measured = {}
-        for level, sizes in (("L1", L1), ("L2", L2), ("RAM", RAM)):
-            log(started, f"{tag}: timing {level}")
-            # L1 and L2: the best of several driver runs a moment apart. The
-            # VM's core may share its physical core with another guest's
-            # thread (host SMT) for seconds at a time: throughput-bound
-            # loops then run up to 1.6x slower while latency-bound ones
-            # (and the add chain of the clock measurement) do not move.
-            passes = [times(binary, sizes, *plan[level], names)
-                      for _ in range(1 if level == "RAM" or args.quick else 4)]
-            measured[level] = {
-                n: (min((p[n][0] for p in passes), key=lambda x: x[1]),
-                    min((p[n][1] for p in passes), key=lambda x: x[1]),
-                    (min(p[n][2][0] for p in passes), max(p[n][2][1] for p in passes)))
-                for n in names}
+        prepared.append((tag, binary, versions, counted))
+
+    # Timings: the best of several driver runs (4 at L1 and L2, 3 at RAM),
+    # spread over the whole measurement in rounds that each time every
+    # build at every level. The VM's core may share its physical core with
+    # another guest's thread (host SMT), and two other engineers' builds
+    # share the two vCPUs, for seconds at a time: throughput-bound loops then
+    # run up to 1.6x slower, and back-to-back runs were all disturbed
+    # together (a whole build's L1 timings, latency chains included, 30%
+    # slow in one run); a round a minute later is not.
+    passes_per_level = {"L1": 1, "L2": 1, "RAM": 1} if args.quick else \
+        {"L1": 4, "L2": 4, "RAM": 3}
+    measured_by_build = {tag: {level: {} for level in passes_per_level} for tag, *_ in prepared}
+    for round_index in range(max(passes_per_level.values())):
+        for tag, binary, _, _ in prepared:
+            for level, sizes in (("L1", L1), ("L2", L2), ("RAM", RAM)):
+                if round_index >= passes_per_level[level]:
+                    continue
+                log(started, f"round {round_index + 1}: {tag}: timing {level}")
+                timed = times(binary, sizes, *plan[level], names)
+                best = measured_by_build[tag][level]
+                for n in names:
+                    big, small, (rmin, rmax) = timed[n]
+                    if n in best:
+                        b_big, b_small, (b_rmin, b_rmax) = best[n]
+                        big = min(big, b_big, key=lambda x: x[1])
+                        small = min(small, b_small, key=lambda x: x[1])
+                        rmin, rmax = min(rmin, b_rmin), max(rmax, b_rmax)
+                    best[n] = (big, small, (rmin, rmax))
+
+    for tag, binary, versions, counted in prepared:
+        measured = measured_by_build[tag]
         for name in names:
             vs = versions[name]
             row = {"kernel": name, "build": tag, "versions": len(vs)}
@@ -243,63 +315,104 @@ def main():
             if any(d < 0 for d in delta):
                 notes.append(f"{name} {tag}: versions run fewer iterations at 16 than at 8 KiB "
                              f"({[(hex(vs[i]['header']), hits[0][i], hits[2][i]) for i in range(len(vs))]})")
-            if all(vs[i].get("modeled") for i in running) and delta[main] > 0:
-                row["pred"] = sum(delta[i] * vs[i]["cycles_per_iteration"]
-                                  for i in running) / delta[main]
-                row["pred_main"] = v["cycles_per_iteration"]
-            else:
-                row["pred"] = None
+            # A version nested in another loop runs a few iterations per
+            # entry (a matvec row, an SpMV row): predicted again with its
+            # trip count (`weft loops --trip-count HEADER=N`: the enclosing
+            # loop's iteration simulated, consecutive entries overlapping,
+            # with the other running versions in the same enclosing loop,
+            # clang -O3's copies), the iterations per entry being its
+            # header's executions over the enclosing loop header's.
+            trips = {}
+            for i in running:
+                outer = vs[i].get("enclosing_loop_header")
+                entries = counted[2][0].get(outer, 0) if outer is not None else 0
+                if entries > 0 and hits[2][i] > 0:
+                    trips[i] = max(1, round(hits[2][i] / entries))
+            if trips:
+                again = {x["header"]: x for x in predict(
+                    args.weft, binary, name, kernels_file, marks[name], cpu, calibration["path"],
+                    notes, {vs[i]["header"]: t for i, t in trips.items()})}
+                for i in trips:
+                    if vs[i]["header"] in again:
+                        vs[i] = again[vs[i]["header"]]
+            v = vs[main]
+            row["trip"] = trips.get(main)
+            # The static strides are not the whole story when an access is
+            # irregular (its footprint unknown: SpMV's x and the histogram's
+            # bins fit in L1, the estimate pays RAM's latency) or its stride
+            # is a run-time value (colsweep's row length, counted as stride 1).
+            row["static_strides"] = all(a["pattern"] == "strided"
+                                        for i in running for a in vs[i]["memory_accesses"])
+            for level, key in (("L1", "pred"), ("L2", "pred_l2"), ("RAM", "pred_ram"),
+                               ("endless", "pred_endless")):
+                cycles = [(vs[i]["cycles_per_iteration"] if level == "endless"
+                           else level_cycles(vs[i], level)) if vs[i].get("modeled") else None
+                          for i in running]
+                row[key] = sum(delta[i] * c for i, c in zip(running, cycles)) / delta[main] \
+                    if delta[main] > 0 and None not in cycles else None
+            if row["pred"] is not None:
+                row["pred_main"] = level_cycles(v, "L1")
             row["bottleneck"] = v.get("bottleneck", {}).get("kind") if row["modeled"] else None
             if not row["modeled"]:
                 notes.append(f"{name} {tag}: a version that runs is not modeled "
                              f"({[x.get('not_modeled_reason') for x in vs if not x.get('modeled')]})")
-            pred_mem = numeric_fields(v, r"l2|ram")
-            row["pred_l2"] = next((x for k, x in pred_mem.items() if re.search("l2", k, re.I)), None)
-            row["pred_ram"] = next((x for k, x in pred_mem.items() if re.search("ram", k, re.I)), None)
             for level in ("L1", "L2", "RAM"):
                 (ub, kb), (us, ks), (rmin, rmax) = measured[level][name]
                 ratios.extend((rmin, rmax))
                 diters = slope * (ub - us)
                 row[level] = (kb - ks) / diters if diters > 0 else None
-            if row["pred"] is not None and row["L1"]:
-                row["err"] = 100.0 * (row["pred"] - row["L1"]) / row["L1"]
+            for level, key, err in (("L1", "pred", "err"), ("L2", "pred_l2", "err_l2"),
+                                    ("RAM", "pred_ram", "err_ram"),
+                                    ("L1", "pred_endless", "err_endless")):
+                if row.get(key) is not None and row[level]:
+                    row[err] = 100.0 * (row[key] - row[level]) / row[level]
 
-    header = ["kernel", "build", "vers", "main %", "elem/it", "bottleneck", "main L1", "pred L1",
-              "meas L1", "err %",
-              "pred L2", "meas L2", "pred RAM", "meas RAM"]
+    header = ["kernel", "build", "vers", "main %", "elem/it", "trip", "strided", "bottleneck",
+              "main L1",
+              "pred L1", "meas L1", "err %", "pred L2", "meas L2", "L2 err %", "pred RAM",
+              "meas RAM", "RAM err %"]
     table = []
     for r in rows:
         share = r.get("main_share")
         table.append([r["kernel"], r["build"], str(r["versions"]),
                       "-" if share is None else f"{100 * share:.0f}", fmt(r.get("elements")),
+                      str(r["trip"]) if r.get("trip") else "-",
+                      "-" if "static_strides" not in r else "yes" if r["static_strides"] else "no",
                       r.get("bottleneck") or "-", fmt(r.get("pred_main")), fmt(r.get("pred")),
-                      fmt(r.get("L1")),
-                      fmt(r.get("err"), 1), fmt(r.get("pred_l2")), fmt(r.get("L2")),
-                      fmt(r.get("pred_ram")), fmt(r.get("RAM"))])
+                      fmt(r.get("L1")), fmt(r.get("err"), 1),
+                      fmt(r.get("pred_l2")), fmt(r.get("L2")), fmt(r.get("err_l2"), 1),
+                      fmt(r.get("pred_ram")), fmt(r.get("RAM")), fmt(r.get("err_ram"), 1)])
     widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(header)]
     print("core cycles per iteration of the main binary loop (the version that runs the most "
           "iterations; main % = its share of the iterations, elem/it = source iterations per "
-          "iteration); main L1 = weft loops' cycles for it, pred L1 = every version's prediction "
+          "iteration; trip = its iterations per entry, given to weft loops --trip-count when it is nested "
+          "in another loop; strided: every access of the running versions has a static stride); main L1 = weft loops' cycles for it, pred L1 = every version's prediction "
           "weighted by its iterations per main iteration, err = (pred L1 - meas L1) / meas L1")
     print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for t in table:
         print("| " + " | ".join(c.ljust(w) for c, w in zip(t, widths)) + " |")
 
-    def summary(label, subset):
-        errs = [abs(r["err"]) for r in subset if r.get("err") is not None]
+    def summary(label, subset, key="err", within_pct=10):
+        errs = [abs(r[key]) for r in subset if r.get(key) is not None]
         if not errs:
             return
-        worst = max((r for r in subset if r.get("err") is not None), key=lambda r: abs(r["err"]))
-        within = sum(e <= 10 for e in errs)
+        worst = max((r for r in subset if r.get(key) is not None), key=lambda r: abs(r[key]))
+        within = sum(e <= within_pct for e in errs)
         print(f"{label:<24} mean |err| {sum(errs) / len(errs):6.1f}%   "
-              f"median {sorted(errs)[len(errs) // 2]:6.1f}%   worst {abs(worst['err']):6.1f}% "
-              f"({worst['kernel']} {worst['build']})   within 10%: {within}/{len(errs)}")
+              f"median {sorted(errs)[len(errs) // 2]:6.1f}%   worst {abs(worst[key]):6.1f}% "
+              f"({worst['kernel']} {worst['build']})   within {within_pct}%: {within}/{len(errs)}")
 
     print()
     for tag, _ in builds:
-        summary(tag, [r for r in rows if r["build"] == tag])
-    summary("all", rows)
+        summary(f"L1 {tag}", [r for r in rows if r["build"] == tag])
+    summary("L1 all", rows)
+    summary("L1 all, no trip counts", rows, "err_endless")
+    summary("L2 all", rows, "err_l2")
+    summary("RAM all", rows, "err_ram", 20)
+    static = [r for r in rows if r.get("static_strides")]
+    summary(f"L2, strided ({len(static)})", static, "err_l2")
+    summary(f"RAM, strided ({len(static)})", static, "err_ram", 20)
     print(f"TSC ticks per core cycle measured during the timings: {min(ratios):.4f} to "
           f"{max(ratios):.4f} (the core's clock moved by {100 * (max(ratios) / min(ratios) - 1):.0f}%;"
           " each timing is converted with the ratio measured just before it)")

@@ -35,6 +35,8 @@ constexpr size_t kBytesPerRepetition = size_t{16} << 20;
 constexpr size_t kChaseSteps = size_t{1} << 15;
 // RAM's working set: several times the last level, at least this.
 constexpr uint64_t kMinimumRamWorkingSet = uint64_t{128} << 20;
+// Runs of the add chain behind each TSC-per-core-cycle figure.
+constexpr unsigned kChainRepetitions = 2000;
 
 std::string cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
@@ -97,6 +99,10 @@ MachineCalibration measure_calibration(const CalibrationKey& key) {
   calibration.key = key;
   calibration.measured_at = utc_now();
   calibration.tsc_hz = measure_tsc_hz();
+  // The best of many short chains, measured before the memory benchmarks
+  // and again after them (the lower: the core's clock when it is fastest,
+  // as under the loops' own load).
+  calibration.tsc_ticks_per_core_cycle = tsc_ticks_per_core_cycle(kChainRepetitions);
 
   // Working sets: half of L1 (the stack and code share it); half of L2, but
   // at least 4 L1s; a quarter of L3 (shared with other cores, and a
@@ -149,6 +155,8 @@ MachineCalibration measure_calibration(const CalibrationKey& key) {
           chase_ticks_per_load(buffer, set, key.line_bytes, kChaseSteps, kRepetitionsPerRound);
       if (round == 0 || latency < measured.latency_cycles) measured.latency_cycles = latency;
     }
+  calibration.tsc_ticks_per_core_cycle =
+      std::min(calibration.tsc_ticks_per_core_cycle, tsc_ticks_per_core_cycle(kChainRepetitions));
   calibration.measurement_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return calibration;
@@ -173,6 +181,7 @@ std::string calibration_json(const MachineCalibration& calibration) {
                           {"line_bytes", key.line_bytes}}},
                         {"cycles", "tsc"},
                         {"tsc_hz", calibration.tsc_hz},
+                        {"tsc_ticks_per_core_cycle", calibration.tsc_ticks_per_core_cycle},
                         {"measured_at", calibration.measured_at},
                         {"measurement_seconds", calibration.measurement_seconds},
                         {"repetitions", calibration.repetitions},
@@ -197,6 +206,10 @@ MachineCalibration parse_calibration(const std::string& text, const std::string&
   calibration.key.l3_bytes = field<uint64_t>(machine, "l3_bytes", origin);
   calibration.key.line_bytes = field<uint32_t>(machine, "line_bytes", origin);
   calibration.tsc_hz = field<double>(in, "tsc_hz", origin);
+  // Optional: files written before weft measured it have none (0).
+  if (const auto ratio = in.find("tsc_ticks_per_core_cycle");
+      ratio != in.end() && ratio->is_number() && ratio->get<double>() > 0)
+    calibration.tsc_ticks_per_core_cycle = ratio->get<double>();
   calibration.measured_at = field<std::string>(in, "measured_at", origin);
   calibration.measurement_seconds = field<double>(in, "measurement_seconds", origin);
   calibration.repetitions = field<uint32_t>(in, "repetitions", origin);

@@ -121,6 +121,34 @@ double measure_tsc_hz() {
   return best;
 }
 
+namespace {
+// The best ticks of `blocks` x 100 dependent adds over `repetitions` runs.
+double add_chain_ticks(long blocks, unsigned repetitions) {
+  uint64_t best = UINT64_MAX;
+  for (unsigned repetition = 0; repetition < repetitions; ++repetition) {
+    uint64_t x = 1;
+    const uint64_t start = ordered_tsc();
+    for (long i = 0; i < blocks; ++i)
+      asm volatile(
+          ".rept 100\n\t"
+          "add $1, %0\n\t"
+          ".endr"
+          : "+r"(x));
+    best = std::min(best, ordered_tsc() - start);
+    benchmark_sink = x;
+  }
+  return static_cast<double>(best);
+}
+}  // namespace
+
+double tsc_ticks_per_core_cycle(unsigned repetitions) {
+  constexpr long kBlocks = 60;            // 6,000 adds: a few microseconds, rarely interrupted
+  add_chain_ticks(kBlocks, repetitions);  // the core leaves its idle clock
+  const double longer = add_chain_ticks(2 * kBlocks, repetitions);
+  const double shorter = add_chain_ticks(kBlocks, repetitions);
+  return (longer - shorter) / (kBlocks * 100.0);
+}
+
 BenchmarkBuffer::BenchmarkBuffer(size_t bytes) : bytes_(bytes) {
   void* mapping = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mapping == MAP_FAILED)

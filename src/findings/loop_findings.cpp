@@ -79,6 +79,17 @@ LoopCalibration resolve_calibration(const std::string& explicit_file) {
   result.used = true;
   result.l2 = *l2;
   result.ram = *ram;
+  // The file's figures are per TSC tick; MCA's L1 cycles are core cycles.
+  // With the ratio measured beside them, both levels are converted to core
+  // cycles (bytes per tick x ticks per cycle; ticks / ticks per cycle).
+  if (calibration.tsc_ticks_per_core_cycle > 0) {
+    result.tsc_ticks_per_core_cycle = calibration.tsc_ticks_per_core_cycle;
+    for (MemoryLevelCalibration* level : {&result.l2, &result.ram}) {
+      level->load_bytes_per_cycle *= calibration.tsc_ticks_per_core_cycle;
+      level->store_bytes_per_cycle *= calibration.tsc_ticks_per_core_cycle;
+      level->latency_cycles /= calibration.tsc_ticks_per_core_cycle;
+    }
+  }
   result.line_bytes = calibration.key.line_bytes;
   return result;
 }
@@ -140,8 +151,9 @@ MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
   estimate.latency_cycles =
       irregular_per_iteration * level.latency_cycles / kIrregularMemoryParallelism;
   const double memory_cycles = estimate.bandwidth_cycles + estimate.latency_cycles;
-  estimate.cycles_per_iteration = std::max(loop.cycles_per_iteration, memory_cycles);
-  if (memory_cycles > loop.cycles_per_iteration)
+  const double core_cycles = loop.effective_cycles_per_iteration();
+  estimate.cycles_per_iteration = std::max(core_cycles, memory_cycles);
+  if (memory_cycles > core_cycles)
     estimate.bottleneck =
         level.level +
         (estimate.bandwidth_cycles >= estimate.latency_cycles ? " bandwidth" : " latency");
@@ -208,6 +220,7 @@ LoopFindings find_loops(const LoopQuery& query) {
   try {
     LoopPerformanceAnalyzer analyzer(query.binary, query.cpu);
     findings.cpu = analyzer.cpu();
+    analyzer.set_trip_counts(query.trip_count, query.trip_counts);
     std::vector<LoopPerformance> loops;
     for (const FunctionStructure* function : functions) {
       // With --line, only the functions with a loop spanning it: simulating

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,12 @@ struct LoopQuery {
   // used as it is; empty: the machine's own in weft's cache directory
   // (default_calibration_path()), when its key is this machine's.
   std::string calibration_file;
+  // The iterations per entry of the loops (--trip-count; 0: unknown): a loop
+  // nested in another gets LoopPerformance::with_trip_count, and its L2/RAM
+  // estimates start from that.
+  uint32_t trip_count = 0;
+  // Per loop header (--trip-count HEADER=N), before trip_count.
+  std::map<uint64_t, uint32_t> trip_counts;
 };
 
 // Memory-level parallelism of irregular accesses: how many of one loop's
@@ -37,8 +44,11 @@ struct LoopCalibration {
   bool used = false;
   std::string path;  // the file read
   std::string note;  // when not used: one line saying how to get one
-  // When used: the L2 and RAM levels of the file, line size.
+  // When used: the L2 and RAM levels of the file, line size. In core
+  // cycles when the file has its TSC ticks per core cycle (then that ratio
+  // here), else in TSC ticks as the file has them (ratio 0).
   MemoryLevelCalibration l2, ram;
+  double tsc_ticks_per_core_cycle = 0;
   uint32_t line_bytes = 0;
 };
 

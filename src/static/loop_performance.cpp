@@ -355,8 +355,15 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
 
   std::optional<DecodedLoop> decode(const Loop& loop, const FunctionStructure& function,
                                     std::string& error) const {
+    return decode_blocks(loop.blocks, function, error);
+  }
+
+  // The blocks' instructions, in the order given.
+  std::optional<DecodedLoop> decode_blocks(const std::vector<uint32_t>& blocks,
+                                           const FunctionStructure& function,
+                                           std::string& error) const {
     DecodedLoop result;
-    for (uint32_t block_index : loop.blocks) {
+    for (uint32_t block_index : blocks) {
       const BasicBlock& block = function.blocks[block_index];
       const CodeSection* section = nullptr;
       for (const CodeSection& candidate : code_sections)
@@ -705,7 +712,10 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
     simulation.latency_chain.assign(on_chain.begin(), on_chain.end());
   }
 
-  Simulation simulate(const std::vector<llvm::MCInst>& instructions) const {
+  // MCA over `iterations` repetitions of the sequence; with `bounds`, the
+  // front-end, port and dependence-chain bounds too.
+  Simulation simulate(const std::vector<llvm::MCInst>& instructions,
+                      unsigned iterations = kSimulatedIterations, bool bounds = true) const {
     Simulation result;
     llvm::mca::InstrBuilder builder(*cpu_subtarget, *instr_info, *registers, analysis.get());
     std::vector<std::unique_ptr<llvm::mca::Instruction>> sequence;
@@ -723,8 +733,16 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
       return result;
     }
 
-    // Bounds from the instructions' descriptions (what llvm-mca's summary
-    // calls the block reciprocal throughput, split in its two parts).
+    if (bounds) compute_bounds(sequence, result);
+    run_pipeline(sequence, iterations, result);
+    return result;
+  }
+
+  // Bounds from the instructions' descriptions (what llvm-mca's summary
+  // calls the block reciprocal throughput, split in its two parts) and the
+  // dependence chain.
+  void compute_bounds(const std::vector<std::unique_ptr<llvm::mca::Instruction>>& sequence,
+                      Simulation& result) const {
     const llvm::MCSchedModel& sm = model();
     std::vector<double> resource_cycles(sm.getNumProcResourceKinds(), 0.0);
     std::map<uint64_t, unsigned> index_of_mask;
@@ -759,25 +777,27 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
     for (const auto& inst : sequence) result.latencies.push_back(inst->getDesc().MaxLatency);
 
     latency_bound(sequence, result);
+  }
 
-    llvm::mca::SourceMgr source(sequence, kSimulatedIterations);
+  void run_pipeline(const std::vector<std::unique_ptr<llvm::mca::Instruction>>& sequence,
+                    unsigned iterations, Simulation& result) const {
+    llvm::mca::SourceMgr source(sequence, iterations);
     llvm::mca::Context mca_context(*registers, *cpu_subtarget);
     // llvm-mca's defaults: the model's queue sizes and widths, no aliasing
     // between loads and stores.
     llvm::mca::PipelineOptions options(0, 0, 0, 0, 0, 0, true, false);
     llvm::mca::CustomBehaviour behaviour(*cpu_subtarget, source, *instr_info);
     auto pipeline = mca_context.createDefaultPipeline(options, source, behaviour);
-    PipelineRecorder recorder(static_cast<unsigned>(sequence.size()), kSimulatedIterations,
+    PipelineRecorder recorder(static_cast<unsigned>(sequence.size()), iterations,
                               unit_slot_of_resource, static_cast<uint32_t>(unit_names.size()));
     pipeline->addEventListener(&recorder);
     auto cycles = pipeline->run();
     if (!cycles) {
       result.error = "LLVM MCA failed: " + error_text(cycles.takeError());
-      return result;
+      return;
     }
     result.cycles_per_iteration = recorder.steady_cycles_per_iteration();
-    for (double total : recorder.unit_cycles())
-      result.unit_cycles.push_back(total / kSimulatedIterations);
+    for (double total : recorder.unit_cycles()) result.unit_cycles.push_back(total / iterations);
     uint64_t most = 0;
     for (unsigned type = 1; type < recorder.stalls().size(); ++type)
       if (recorder.stalls()[type] > most) {
@@ -785,7 +805,91 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
         result.most_frequent_stall = stall_name(type);
       }
     result.ok = true;
-    return result;
+  }
+
+  // The loop run `trip_count_of(header)` iterations per entry: the
+  // enclosing loop's iteration, its own blocks with the body of this loop
+  // and of every sibling with a trip count repeated that many times;
+  // nullopt when the enclosing loop's own blocks or a sibling cannot be
+  // simulated (a call, an instruction MCA cannot build).
+  template <class TripCountOf>
+  std::optional<TripCountEstimate> with_trip_count(const FunctionStructure& function,
+                                                   const Loop& loop,
+                                                   TripCountOf&& trip_count_of) const {
+    const Loop& parent = function.loops[static_cast<size_t>(loop.parent)];
+    // The enclosing loop's own blocks: those of no loop nested in it. The
+    // inner loops simulated: its innermost children with a trip count.
+    std::set<uint32_t> nested;
+    std::vector<bool> has_child(function.loops.size(), false);
+    for (const Loop& other : function.loops)
+      if (other.parent >= 0) has_child[static_cast<size_t>(other.parent)] = true;
+    std::vector<const Loop*> inner;
+    for (const Loop& other : function.loops)
+      for (int32_t up = other.parent; up >= 0; up = function.loops[static_cast<size_t>(up)].parent)
+        if (static_cast<uint32_t>(up) == parent.index) {
+          nested.insert(other.blocks.begin(), other.blocks.end());
+          if (other.parent == static_cast<int32_t>(parent.index) && !has_child[other.index] &&
+              trip_count_of(other.header) > 0)
+            inner.push_back(&other);
+          break;
+        }
+    std::vector<uint32_t> own;
+    for (uint32_t block : parent.blocks)
+      if (!nested.count(block)) own.push_back(block);
+    std::sort(own.begin(), own.end(), [&](uint32_t x, uint32_t y) {
+      return function.blocks[x].start < function.blocks[y].start;
+    });
+    std::sort(inner.begin(), inner.end(),
+              [](const Loop* x, const Loop* y) { return x->header < y->header; });
+
+    TripCountEstimate estimate;
+    estimate.trip_count = trip_count_of(loop.header);
+    estimate.inner_loops = static_cast<uint32_t>(inner.size());
+    // In address order: each inner loop's copies at its header's place.
+    std::vector<llvm::MCInst> sequence;
+    uint64_t iterations_per_entry = 0, inner_instructions = 0;
+    size_t next_block = 0;
+    std::string error;
+    auto own_blocks_before = [&](uint64_t address) -> bool {
+      std::vector<uint32_t> blocks;
+      for (; next_block < own.size() && function.blocks[own[next_block]].start < address;
+           ++next_block)
+        blocks.push_back(own[next_block]);
+      const std::optional<DecodedLoop> decoded = decode_blocks(blocks, function, error);
+      if (!decoded) return false;
+      for (const llvm::MCInst& inst : decoded->instructions)
+        if (instr_info->get(inst.getOpcode()).isCall()) return false;
+      estimate.enclosing_instructions += static_cast<uint32_t>(decoded->instructions.size());
+      sequence.insert(sequence.end(), decoded->instructions.begin(), decoded->instructions.end());
+      return true;
+    };
+    std::vector<std::pair<std::vector<llvm::MCInst>, uint32_t>> bodies;
+    for (const Loop* other : inner) {
+      if (!own_blocks_before(other->header)) return std::nullopt;
+      const std::optional<DecodedLoop> body = decode(*other, function, error);
+      if (!body) return std::nullopt;
+      const uint32_t count = trip_count_of(other->header);
+      iterations_per_entry += count;
+      inner_instructions += static_cast<uint64_t>(count) * body->instructions.size();
+      if (inner_instructions > kMaxTripCountInstructions) {
+        // An entry far outlasts the window: the caller keeps the endless figure.
+        if (!own_blocks_before(UINT64_MAX)) return std::nullopt;
+        return estimate;
+      }
+      for (uint32_t i = 0; i < count; ++i)
+        sequence.insert(sequence.end(), body->instructions.begin(), body->instructions.end());
+    }
+    if (!own_blocks_before(UINT64_MAX) || iterations_per_entry == 0) return std::nullopt;
+    // About 400,000 simulated instructions, at least 8 iterations of the
+    // enclosing loop (the steady state is their second half).
+    const unsigned iterations = static_cast<unsigned>(
+        std::clamp<size_t>(400000 / sequence.size() / 2 * 2, 8, kSimulatedIterations));
+    const Simulation simulation = simulate(sequence, iterations, false);
+    if (!simulation.ok) return std::nullopt;
+    estimate.simulated = true;
+    estimate.cycles_per_iteration =
+        simulation.cycles_per_iteration / static_cast<double>(iterations_per_entry);
+    return estimate;
   }
 
   // The opcode of the packed form at the CPU's width, or 0.
@@ -971,6 +1075,8 @@ LoopPerformance LoopPerformanceAnalyzer::analyze_loop(const FunctionStructure& f
   result.file = loop.file;
   result.first_line = loop.first_line;
   result.last_line = loop.last_line;
+  if (loop.parent >= 0)
+    result.enclosing_loop_header = function.loops[static_cast<size_t>(loop.parent)].header;
   const std::set<uint32_t> in_loop(loop.blocks.begin(), loop.blocks.end());
   for (uint32_t block : loop.blocks) {
     uint32_t successors_in_loop = 0;
@@ -1177,6 +1283,11 @@ LoopPerformance LoopPerformanceAnalyzer::analyze_loop(const FunctionStructure& f
         std::to_string(b.vector_width) + " bits): compile for the CPU (-march=native)");
 
   b.project(*decoded, result);
+  if (trip_count_of(loop.header) > 0 && loop.parent >= 0)
+    if ((result.with_trip_count = b.with_trip_count(
+             function, loop, [&](uint64_t header) { return trip_count_of(header); })) &&
+        !result.with_trip_count->simulated)
+      result.with_trip_count->cycles_per_iteration = result.cycles_per_iteration;
   return result;
 }
 

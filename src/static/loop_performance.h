@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -156,6 +157,34 @@ struct MemoryLevelEstimate {
   std::string bottleneck;
 };
 
+// The loop run a given number of iterations per entry (`weft loops
+// --trip-count`) inside its enclosing loop: LLVM MCA simulates the
+// enclosing loop's iteration, its own instructions (outside every loop
+// nested in it) with this loop's body repeated trip_count times, so that
+// consecutive entries overlap in the out-of-order window as on the core (a
+// reduction's chain restarts every entry: the next entry's chain starts
+// before this one's ends). docs/loops.md, "Short trip counts".
+struct TripCountEstimate {
+  uint32_t trip_count = 0;
+  // False when trip_count x the body exceeds kMaxTripCountInstructions: an
+  // entry then far outlasts the window, and cycles_per_iteration is the
+  // endless loop's.
+  bool simulated = false;
+  uint32_t enclosing_instructions = 0;  // the enclosing loop's own, per entry
+  // The inner loops of the enclosing loop simulated with their own trip
+  // counts: this one, and its siblings (loops nested directly in the same
+  // enclosing loop, innermost) that have a trip count too (clang unrolling
+  // the outer loop makes copies of the inner one).
+  uint32_t inner_loops = 1;
+  // Per iteration of this loop: the simulated cycles per iteration of the
+  // enclosing loop / the sum of the inner loops' trip counts (the enclosing
+  // loop's own work included, shared among its inner loops' iterations).
+  double cycles_per_iteration = 0;
+};
+// The largest sequence simulated for a trip count (trip count x the body's
+// instructions).
+inline constexpr uint32_t kMaxTripCountInstructions = 65536;
+
 struct LoopPerformance {
   // Where the loop is.
   std::string function;
@@ -172,6 +201,8 @@ struct LoopPerformance {
   uint32_t last_line = 0;
   std::vector<std::string> instructions;        // Intel syntax, in address order
   std::vector<uint64_t> instruction_addresses;  // of each, ELF virtual addresses
+  // The header of the smallest loop enclosing this one, when it is nested.
+  std::optional<uint64_t> enclosing_loop_header;
 
   InstructionMix mix;
   std::array<VectorizationCounts, kFpKindCount> vectorization;
@@ -195,6 +226,13 @@ struct LoopPerformance {
   LoopBottleneck bottleneck;
   std::vector<std::string> hints;  // the bottleneck's hint first, then vectorization hints
   VectorizationProjection projection;
+  // With a trip count, for a modeled loop nested in another loop.
+  std::optional<TripCountEstimate> with_trip_count;
+  // The L1 cycles per iteration the memory estimates start from: with a
+  // trip count's when there is one, else cycles_per_iteration.
+  double effective_cycles_per_iteration() const {
+    return with_trip_count ? with_trip_count->cycles_per_iteration : cycles_per_iteration;
+  }
 
   // Every memory access of an iteration, in instruction order (set when
   // the loop decodes, modeled or not).
@@ -229,6 +267,18 @@ class LoopPerformanceAnalyzer {
   LoopPerformanceAnalyzer& operator=(const LoopPerformanceAnalyzer&) = delete;
 
   const CpuModel& cpu() const { return cpu_; }
+  // The iterations per entry of the loops analyzed next: `by_header` for
+  // the loop with that header, else `every_loop` (0: unknown, the
+  // default). With a number, a loop nested in another one gets
+  // LoopPerformance::with_trip_count.
+  void set_trip_counts(uint32_t every_loop, std::map<uint64_t, uint32_t> by_header) {
+    trip_count_ = every_loop;
+    trip_counts_ = std::move(by_header);
+  }
+  uint32_t trip_count_of(uint64_t header) const {
+    const auto it = trip_counts_.find(header);
+    return it != trip_counts_.end() ? it->second : trip_count_;
+  }
 
   // The innermost loops of `function` (loops no other loop nests in), in
   // address order of their headers.
@@ -239,6 +289,8 @@ class LoopPerformanceAnalyzer {
   struct Backend;
   std::unique_ptr<Backend> backend_;
   CpuModel cpu_;
+  uint32_t trip_count_ = 0;
+  std::map<uint64_t, uint32_t> trip_counts_;
 };
 
 }  // namespace weft

@@ -106,6 +106,18 @@ void render_version(std::string& out, const LoopPerformance& loop, size_t number
     return;
   }
   out += fmt::format("    cycles per iteration (L1): {:.2f}\n", loop.cycles_per_iteration);
+  if (const auto& trip = loop.with_trip_count)
+    out += trip->simulated
+               ? fmt::format(
+                     "    cycles per iteration (L1, {} iterations per entry): {:.2f} (the "
+                     "enclosing loop's iteration simulated, its {} own instructions included{})\n",
+                     trip->trip_count, trip->cycles_per_iteration, trip->enclosing_instructions,
+                     trip->inner_loops > 1 ? fmt::format(", with {} inner loops", trip->inner_loops)
+                                           : std::string())
+               : fmt::format(
+                     "    cycles per iteration (L1, {} iterations per entry): {:.2f} (an "
+                     "entry far outlasts the out-of-order window: not simulated)\n",
+                     trip->trip_count, trip->cycles_per_iteration);
   for (const MemoryLevelEstimate& level : loop.memory_levels)
     out += fmt::format(
         "    cycles per iteration ({}): {:.2f} ({:g} B loaded, {:g} B stored, {} irregular per "
@@ -153,8 +165,12 @@ std::string render_table(const LoopFindings& findings) {
       findings.binary, cpu.name, cpu.host ? " (this machine)" : "", cpu.vector_width_bits,
       cpu.dispatch_width);
   if (findings.calibration.used)
-    out += fmt::format("calibration: {} ({}; {})\n", findings.calibration.path,
-                       level_text(findings.calibration.l2), level_text(findings.calibration.ram));
+    out += fmt::format("calibration: {} ({}; {}; {})\n", findings.calibration.path,
+                       level_text(findings.calibration.l2), level_text(findings.calibration.ram),
+                       findings.calibration.tsc_ticks_per_core_cycle > 0
+                           ? fmt::format("core cycles, {:.3f} TSC ticks per core cycle",
+                                         findings.calibration.tsc_ticks_per_core_cycle)
+                           : std::string("TSC ticks: the file has no TSC ticks per core cycle"));
   else
     out += fmt::format("note: {}\n", findings.calibration.note);
   size_t versions = 0;
@@ -185,6 +201,9 @@ nlohmann::json version_json_of(const LoopPerformance& loop) {
   out["file"] = loop.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(loop.file);
   out["first_line"] = loop.first_line;
   out["last_line"] = loop.last_line;
+  out["enclosing_loop_header"] = loop.enclosing_loop_header
+                                     ? nlohmann::json(*loop.enclosing_loop_header)
+                                     : nlohmann::json(nullptr);
   out["instructions"] = loop.instructions;
   out["mix"] = {{"instructions", loop.mix.instructions},
                 {"loads", loop.mix.loads},
@@ -234,6 +253,14 @@ nlohmann::json version_json_of(const LoopPerformance& loop) {
   if (!loop.modeled) return out;
   out["micro_ops"] = loop.micro_ops;
   out["cycles_per_iteration"] = loop.cycles_per_iteration;
+  if (const auto& trip = loop.with_trip_count)
+    out["with_trip_count"] = {{"trip_count", trip->trip_count},
+                              {"simulated", trip->simulated},
+                              {"enclosing_instructions", trip->enclosing_instructions},
+                              {"inner_loops", trip->inner_loops},
+                              {"cycles_per_iteration", trip->cycles_per_iteration}};
+  else
+    out["with_trip_count"] = nullptr;
   if (loop.memory_levels.empty()) {
     out["memory_levels"] = nullptr;
   } else {
@@ -300,6 +327,9 @@ std::string render_json(const LoopFindings& findings) {
        calibration.path.empty() ? nlohmann::json(nullptr) : nlohmann::json(calibration.path)},
       {"note", calibration.used ? nlohmann::json(nullptr) : nlohmann::json(calibration.note)},
       {"line_bytes", calibration.line_bytes},
+      {"tsc_ticks_per_core_cycle", calibration.tsc_ticks_per_core_cycle > 0
+                                       ? nlohmann::json(calibration.tsc_ticks_per_core_cycle)
+                                       : nlohmann::json(nullptr)},
       {"irregular_memory_parallelism", kIrregularMemoryParallelism},
       {"levels", calibration.used ? nlohmann::json{{"L2", level_json(calibration.l2)},
                                                    {"RAM", level_json(calibration.ram)}}

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -312,12 +314,13 @@ TEST_F(LoopPerformanceTest, BadInputsAreOneLineErrors) {
 // docs/loops.md, "L2 and RAM estimates".
 class CalibratedLoopEstimates : public LoopPerformanceTest {
  protected:
-  static LoopPerformance loop_of(const std::string& function) {
+  static LoopPerformance loop_of(const std::string& function, uint32_t trip_count = 0) {
     LoopQuery query;
     query.binary = WEFT_LOOPS_MEMORY_STREAMS;
     query.function = function;
     query.cpu = "skylake";
     query.calibration_file = WEFT_LOOPS_FIXED_CALIBRATION;
+    query.trip_count = trip_count;
     const LoopFindings findings = find_loops(query);
     EXPECT_TRUE(findings.calibration.used);
     EXPECT_EQ(findings.calibration.l2.load_bytes_per_cycle, 8.0);
@@ -420,6 +423,94 @@ TEST_F(CalibratedLoopEstimates, GatherPaysTheLatencyOverTheMemoryParallelism) {
   EXPECT_EQ(ram.bottleneck, "RAM latency");
 }
 
+// row_sums: `s += m[i * cols + j]` (addsd xmm0, [rax]; add rax, 8; cmp;
+// jne), s reset by a pxor every row. The endless loop is the addsd chain,
+// 4 cycles on Skylake; with 4 iterations per entry the rows' chains
+// overlap and the enclosing loop's iteration (9 instructions before the
+// inner loop: pxor, test, jle, movsxd, pxor, lea, add, lea, nop; the 4
+// copies; 5 after: movsd store, add, add, cmp, jne) takes 6.5 cycles, not
+// 16 + its own work: llvm-mca-14 -mcpu=skylake -iterations=1000 on those 30
+// instructions gives 6.52 (fill and drain included).
+TEST_F(CalibratedLoopEstimates, ShortRowsOverlapTheirRestartingChains) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_MEMORY_STREAMS);
+  const LoopPerformance endless = loop_of("row_sums");
+  EXPECT_EQ(endless.cycles_per_iteration, 4.0);
+  EXPECT_EQ(endless.bottleneck.kind, BottleneckKind::kDependenceChain);
+  EXPECT_FALSE(endless.with_trip_count);
+  ASSERT_TRUE(endless.enclosing_loop_header);
+  EXPECT_GT(*endless.enclosing_loop_header, endless.function_start);
+  EXPECT_LT(*endless.enclosing_loop_header, endless.header);
+
+  const LoopPerformance rows = loop_of("row_sums", 4);
+  ASSERT_TRUE(rows.with_trip_count);
+  const TripCountEstimate& trip = *rows.with_trip_count;
+  EXPECT_EQ(trip.trip_count, 4u);
+  EXPECT_TRUE(trip.simulated);
+  EXPECT_EQ(trip.enclosing_instructions, 14u);
+  EXPECT_DOUBLE_EQ(trip.cycles_per_iteration, 6.5 / 4);
+  // The endless figures stay as they are.
+  EXPECT_EQ(rows.cycles_per_iteration, 4.0);
+  EXPECT_EQ(rows.bottleneck.kind, BottleneckKind::kDependenceChain);
+  // The memory estimates start from the trip count's cycles: L2 (8 B at 8
+  // B/cycle: 1) stays below them, RAM (8 B at 2: 4) is above.
+  EXPECT_DOUBLE_EQ(level(rows, 0).cycles_per_iteration, 6.5 / 4);
+  EXPECT_EQ(level(rows, 0).bottleneck, "core (L1)");
+  EXPECT_DOUBLE_EQ(level(rows, 1).cycles_per_iteration, 4.0);
+  EXPECT_EQ(level(rows, 1).bottleneck, "RAM bandwidth");
+
+  // 4 instructions x 100,000 exceed kMaxTripCountInstructions: the
+  // endless figure, not simulated.
+  const LoopPerformance long_rows = loop_of("row_sums", 100000);
+  ASSERT_TRUE(long_rows.with_trip_count);
+  EXPECT_FALSE(long_rows.with_trip_count->simulated);
+  EXPECT_EQ(long_rows.with_trip_count->cycles_per_iteration, 4.0);
+  EXPECT_EQ(long_rows.with_trip_count->enclosing_instructions, 14u);
+
+  // A loop nested in no loop has no trip count figure.
+  const LoopPerformance triad = loop_of("triad", 4);
+  EXPECT_FALSE(triad.enclosing_loop_header);
+  EXPECT_FALSE(triad.with_trip_count);
+}
+
+// pair_sums: two inner loops (s += m[...]; t += w[...]) in every row. With
+// 4 iterations each, the row is 11 own instructions, 4 x 4, 4 own, 4 x 4,
+// 6 own (21 own): 11.75 cycles on Skylake (llvm-mca-14 -iterations=1000
+// on those 53 instructions: 11.78), 11.75 / 8 per inner iteration for
+// both loops. One loop's trip count alone simulates that loop only.
+TEST_F(CalibratedLoopEstimates, InnerLoopsOfOneRowAreSimulatedTogether) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_MEMORY_STREAMS);
+  auto versions = [](const std::map<uint64_t, uint32_t>& by_header, uint32_t every) {
+    LoopQuery query;
+    query.binary = WEFT_LOOPS_MEMORY_STREAMS;
+    query.function = "pair_sums";
+    query.cpu = "skylake";
+    query.trip_count = every;
+    query.trip_counts = by_header;
+    std::vector<LoopPerformance> result;
+    for (const SourceLoop& loop : find_loops(query).source_loops)
+      for (const LoopPerformance& version : loop.versions) result.push_back(version);
+    return result;
+  };
+  const std::vector<LoopPerformance> both = versions({}, 4);
+  ASSERT_EQ(both.size(), 2u);
+  ASSERT_EQ(both[0].enclosing_loop_header, both[1].enclosing_loop_header);
+  for (const LoopPerformance& loop : both) {
+    ASSERT_TRUE(loop.with_trip_count) << loop.header;
+    EXPECT_EQ(loop.with_trip_count->inner_loops, 2u);
+    EXPECT_EQ(loop.with_trip_count->enclosing_instructions, 21u);
+    EXPECT_DOUBLE_EQ(loop.with_trip_count->cycles_per_iteration, 11.75 / 8);
+  }
+  // The first loop's trip count only: the second is left out of the row
+  // (its 4 x 4 instructions and chain gone): 7.75 cycles per row
+  // (llvm-mca-14 on those 37 instructions: 7.78).
+  const std::vector<LoopPerformance> first = versions({{both[0].header, 4}}, 0);
+  ASSERT_EQ(first.size(), 2u);
+  ASSERT_TRUE(first[0].with_trip_count);
+  EXPECT_EQ(first[0].with_trip_count->inner_loops, 1u);
+  EXPECT_DOUBLE_EQ(first[0].with_trip_count->cycles_per_iteration, 7.75 / 4);
+  EXPECT_FALSE(first[1].with_trip_count);
+}
+
 TEST(CalibratedLoopEstimate, StreamsOfUnrolledAndUnknownStrides) {
   LoopPerformance loop;
   loop.cycles_per_iteration = 1.0;
@@ -460,6 +551,46 @@ TEST(CalibratedLoopEstimate, StreamsOfUnrolledAndUnknownStrides) {
   EXPECT_EQ(estimate.store_bytes, 16.0);
   EXPECT_DOUBLE_EQ(estimate.cycles_per_iteration, 160.0 / 4 + 16.0 / 2);
   EXPECT_EQ(estimate.bottleneck, "RAM bandwidth");
+}
+
+// A calibration with its TSC ticks per core cycle: the figures are per
+// tick, MCA's cycles core cycles; at 0.5 ticks per core cycle (a core twice
+// the TSC's rate) L2 moves 8 x 0.5 = 4 B loaded and 2 B stored per core
+// cycle, and its 20-tick latency is 40 core cycles.
+TEST_F(CalibratedLoopEstimates, TicksPerCoreCycleConvertToCoreCycles) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_MEMORY_STREAMS);
+  std::ifstream in(WEFT_LOOPS_FIXED_CALIBRATION);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = text.find("\"tsc_hz\"");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "\"tsc_ticks_per_core_cycle\": 0.5, ");
+  const weft_test::TempDir dir("weft-test-ticks");
+  const std::string path = (dir.path / "calibration.json").string();
+  std::ofstream(path) << text;
+
+  const LoopCalibration calibration = resolve_calibration(path);
+  ASSERT_TRUE(calibration.used);
+  EXPECT_EQ(calibration.tsc_ticks_per_core_cycle, 0.5);
+  EXPECT_EQ(calibration.l2.load_bytes_per_cycle, 4.0);
+  EXPECT_EQ(calibration.l2.store_bytes_per_cycle, 2.0);
+  EXPECT_EQ(calibration.l2.latency_cycles, 40.0);
+  EXPECT_EQ(calibration.ram.load_bytes_per_cycle, 1.0);
+  EXPECT_EQ(calibration.ram.latency_cycles, 400.0);
+
+  LoopQuery query;
+  query.binary = WEFT_LOOPS_MEMORY_STREAMS;
+  query.function = "triad";
+  query.cpu = "skylake";
+  query.calibration_file = path;
+  const LoopFindings findings = find_loops(query);
+  ASSERT_EQ(findings.source_loops.size(), 1u);
+  const LoopPerformance& triad = findings.source_loops[0].versions[0];
+  // 16 B loaded and 8 stored per iteration: 16/4 + 8/2 = 8 core cycles in
+  // L2 (4 without the conversion), 16/1 + 8/0.5 = 32 in RAM.
+  EXPECT_DOUBLE_EQ(level(triad, 0).cycles_per_iteration, 8.0);
+  EXPECT_DOUBLE_EQ(level(triad, 1).cycles_per_iteration, 32.0);
+  // Without the ratio (the fixed file) the figures stay per tick.
+  EXPECT_EQ(resolve_calibration(WEFT_LOOPS_FIXED_CALIBRATION).tsc_ticks_per_core_cycle, 0.0);
 }
 
 TEST_F(CalibratedLoopEstimates, WithoutACalibrationOneNoteAndNoFigures) {

@@ -1,7 +1,8 @@
 // `weft loops` as a user meets it: a table and JSON on an unmodified
 // executable and on a shared library named directly, and one-line causes
 // with exit status 1 for a missing file, a non-ELF file, a stripped binary,
-// an unknown CPU, an unknown function, a bad --line and CSV.
+// an unknown CPU, an unknown function, a bad --line or --trip-count and
+// CSV; a trip count's figure.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -119,6 +120,44 @@ TEST_F(LoopsCommand, CalibrationGivesL2AndRamEstimates) {
   EXPECT_EQ(version["memory_levels"]["RAM"]["bottleneck"], "RAM bandwidth");
 }
 
+// row_sums with 4 iterations per row (test_loops derives the 6.5 cycles
+// per row on Skylake): the table's line and the JSON's with_trip_count.
+TEST_F(LoopsCommand, TripCountGivesTheOverlappedRowFigure) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_MEMORY_STREAMS);
+  const std::string args = std::string(WEFT_LOOPS_MEMORY_STREAMS) +
+                           " --function row_sums --cpu skylake --trip-count 4 --calibration " +
+                           WEFT_LOOPS_FIXED_CALIBRATION;
+  const CommandResult table = run(args);
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("cycles per iteration (L1, 4 iterations per entry): 1.62 (the "
+                           "enclosing loop's iteration simulated, its 14 own instructions "
+                           "included)"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("TSC ticks: the file has no TSC ticks per core cycle"),
+            std::string::npos)
+      << table.out;
+  const CommandResult json = run(args + " --format json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const nlohmann::json out = nlohmann::json::parse(json.out);
+  EXPECT_TRUE(out["calibration"]["tsc_ticks_per_core_cycle"].is_null());
+  const nlohmann::json& version = out["source_loops"][0]["versions"][0];
+  EXPECT_TRUE(version["enclosing_loop_header"].is_number());
+  EXPECT_EQ(version["cycles_per_iteration"], 4.0);
+  EXPECT_EQ(version["with_trip_count"]["trip_count"], 4);
+  EXPECT_EQ(version["with_trip_count"]["simulated"], true);
+  EXPECT_EQ(version["with_trip_count"]["inner_loops"], 1);
+  EXPECT_EQ(version["with_trip_count"]["enclosing_instructions"], 14);
+  EXPECT_EQ(version["with_trip_count"]["cycles_per_iteration"], 1.625);
+  EXPECT_EQ(version["memory_levels"]["L2"]["cycles_per_iteration"], 1.625);
+  // Without a trip count: null.
+  const CommandResult plain = run(std::string(WEFT_LOOPS_MEMORY_STREAMS) +
+                                  " --function row_sums --cpu skylake --format json");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_TRUE(nlohmann::json::parse(plain.out)["source_loops"][0]["versions"][0]["with_trip_count"]
+                  .is_null());
+}
+
 TEST_F(LoopsCommand, WithoutCalibrationSaysOnceHowToGetOne) {
   REQUIRE_PROGRAM(WEFT_LOOPS_MEMORY_STREAMS);
   const CommandResult r = run(std::string(WEFT_LOOPS_MEMORY_STREAMS) + " --cpu skylake");
@@ -153,6 +192,9 @@ TEST_F(LoopsCommand, BadInputsAreOneLineCauses) {
   expect_failure(binary + " --line loop_kernels.c", "--line wants FILE:LINE");
   expect_failure(binary + " --line loop_kernels.c:0", "--line wants FILE:LINE");
   expect_failure(binary + " --format csv", "csv");
+  expect_failure(binary + " --trip-count 0", "--trip-count wants N or HEADER=N");
+  expect_failure(binary + " --trip-count 0x401000=many", "--trip-count wants N or HEADER=N");
+  expect_failure(binary + " --trip-count 16777217", "--trip-count wants N or HEADER=N");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Loops whose memory streams are known, for the L2/RAM estimates of
 // test_loops: a stride-1 triad, a stride-2 read, a column read (stride = a
-// row of ROW_LENGTH doubles) and a gather. Each kernel is its own function
+// row of ROW_LENGTH doubles), a gather, and reductions per row (the trip
+// count estimates: one inner loop, two inner loops). Each kernel is its own function
 // (noinline) so the tests find its loop by name.
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,28 @@ KERNEL double gather(const double* restrict a, const int* restrict index, int n)
   return sum;
 }
 
+// Each row's sum: an addsd chain that restarts every row (s = 0), so that
+// with a short row the next row's chain overlaps this one's.
+KERNEL void row_sums(double* restrict y, const double* restrict m, int rows, int cols) {
+  for (int i = 0; i < rows; i++) {
+    double s = 0;
+    for (int j = 0; j < cols; j++) s += m[i * cols + j];
+    y[i] = s;
+  }
+}
+
+// Two sums per row, in two inner loops of one enclosing loop: both inner
+// loops run in every iteration of the outer one.
+KERNEL void pair_sums(double* restrict y, const double* restrict m, const double* restrict w,
+                      int rows, int cols) {
+  for (int i = 0; i < rows; i++) {
+    double s = 0, t = 0;
+    for (int j = 0; j < cols; j++) s += m[i * cols + j];
+    for (int j = 0; j < cols; j++) t += w[i * cols + j];
+    y[i] = s * t;
+  }
+}
+
 int main(int argc, char** argv) {
   const int n = argc > 1 ? atoi(argv[1]) : 1000;
   double* a = calloc((size_t)n, sizeof(double));
@@ -45,6 +68,8 @@ int main(int argc, char** argv) {
   every_other(a, b, n);
   copy_column(a, (const double(*)[ROW_LENGTH])matrix, 3, n);
   printf("%g\n", gather(a, index, n));
+  row_sums(a, b, n / 4, 4);
+  pair_sums(a, b, c, n / 4, 4);
   free(a);
   free(b);
   free(c);
