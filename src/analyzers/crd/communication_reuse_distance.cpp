@@ -296,6 +296,31 @@ void CommunicationReuseDistance::finish_reader(uint32_t tid) {
   reader->traced = 0;
 }
 
+void CommunicationReuseDistance::compact_reader(uint32_t tid) {
+  if (tid >= config_.max_threads || !readers_) return;
+  ReaderState* reader = readers_[tid].load(std::memory_order_acquire);
+  if (!reader) return;
+  // What stays is packed into memory of its size: the distances, the sets,
+  // the sites of its sections (one more, for the close at the capture's
+  // write). The traces' slots go: a later event makes them again.
+  release(reader->pairs, 2 * reader->pair_slots * sizeof(PairReuseTrace*));
+  reader->pairs = reader->word_pairs = nullptr;
+  reader->pair_slots = 0;
+  reader->distances.shrink_to_fit();
+  reader->code_sets.shrink_to_fit();
+  reader->section_sets.shrink_to_fit();
+  reader->open_ends.shrink_to_fit();
+  if (reader->sites && !is_packed(reader->sites)) {
+    const uint32_t fit = reader->ordinal + 1;
+    if (auto* sites = static_cast<uint64_t*>(reserve_packed(fit * sizeof(uint64_t)))) {
+      __builtin_memcpy(sites, reader->sites, reader->ordinal * sizeof(uint64_t));
+      release(reader->sites, reader->site_capacity * sizeof(uint64_t));
+      reader->sites = sites;
+      reader->site_capacity = fit;
+    }
+  }
+}
+
 void CommunicationReuseDistance::close_section(ReaderState& reader, uint64_t site) {
   if (reader.open_ends.size() != 0) {
     reader.open_ends.for_each([&](const OpenEpochEnds& open) {

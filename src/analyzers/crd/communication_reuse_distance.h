@@ -327,6 +327,9 @@ class CommunicationReuseDistance {
   // traces go; it keeps its results (distances and sets). A later event of
   // the same thread starts fresh traces.
   void finish_reader(uint32_t tid);
+  // After finish_reader: what reader `tid` keeps moves into packed memory of
+  // its size (what an exited thread keeps, docs/performance.md).
+  void compact_reader(uint32_t tid);
 
   // The reader's open section closed at `site` (its next events are in the
   // next section). SectionAttribution names sections the same way.

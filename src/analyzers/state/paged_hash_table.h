@@ -97,6 +97,22 @@ class PagedHashTable {
     return rehash(new_capacity, keep);
   }
 
+  // Moves the entries into the fewest packed slots that hold them
+  // (reserve_packed): for a table only read from now on, an exited thread's.
+  // An empty table gives its slots back. False when out of memory: nothing
+  // changed. Entries move, as in retain_if.
+  bool shrink_to_fit() {
+    if (used_ == 0) {
+      clear();
+      return true;
+    }
+    size_t new_capacity = 4;
+    while (used_ * 2 > new_capacity) new_capacity *= 2;
+    if (new_capacity >= capacity_ && is_packed(slots_)) return true;
+    return rehash(
+        new_capacity, [](const Entry&) { return true; }, reserve_packed);
+  }
+
   size_t size() const { return used_; }
   // Changes whenever entries may have moved or vanished (grow, clear,
   // zero): a pointer to an entry stays valid while this is unchanged.
@@ -142,8 +158,8 @@ class PagedHashTable {
 
   // Moves the entries `keep` accepts into `new_capacity` fresh slots.
   template <class Keep>
-  bool rehash(size_t new_capacity, Keep&& keep) {
-    auto* fresh = static_cast<Entry*>(reserve_zeroed(new_capacity * sizeof(Entry)));
+  bool rehash(size_t new_capacity, Keep&& keep, void* (*reserve)(size_t) = reserve_zeroed) {
+    auto* fresh = static_cast<Entry*>(reserve(new_capacity * sizeof(Entry)));
     if (!fresh) return false;
     size_t kept = 0;
     for (size_t i = 0; i < capacity_; ++i) {
