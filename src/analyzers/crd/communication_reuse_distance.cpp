@@ -42,8 +42,11 @@ bool PairReuseTrace::compact() {
   uint32_t* tree = tree_;
   uint64_t* granule_at = granule_at_;
   if (!in_place) {
-    tree = static_cast<uint32_t*>(reserve_zeroed((new_slots + 1) * sizeof(uint32_t)));
-    granule_at = static_cast<uint64_t*>(reserve_zeroed(new_slots * sizeof(uint64_t)));
+    // A pair's first arrays are small: packed beside others' (a pair of a
+    // few granules, as a short thread's are, costs their bytes, not pages).
+    void* (*reserve)(size_t) = tree_ == nullptr ? reserve_packed : reserve_zeroed;
+    tree = static_cast<uint32_t*>(reserve((new_slots + 1) * sizeof(uint32_t)));
+    granule_at = static_cast<uint64_t*>(reserve(new_slots * sizeof(uint64_t)));
     if (!tree || !granule_at) {
       release(tree, (new_slots + 1) * sizeof(uint32_t));
       release(granule_at, new_slots * sizeof(uint64_t));
@@ -183,7 +186,9 @@ bool CommunicationReuseDistance::grow_pairs(ReaderState& reader, uint32_t writer
 
 PairReuseTrace* CommunicationReuseDistance::create_pair(PairReuseTrace** pairs, uint32_t writer,
                                                         uint64_t unit) {
-  void* memory = reserve_zeroed(sizeof(PairReuseTrace));
+  // Packed: a pair costs its size, not a page (a live reader keeps one per
+  // writer it read, exited writers included).
+  void* memory = reserve_packed(sizeof(PairReuseTrace));
   if (!memory) return nullptr;
   // A word trace holds at most one word per granule of its line trace, whose
   // cap stops both: it has no cap of its own.

@@ -80,11 +80,15 @@ class PairReuseTrace {
   // Worst case, per distinct granule: a time slot and a tree node for up to
   // 4 slots (8 + 4 bytes each) and a hash slot at load >= 1/4 (24 bytes each).
   static constexpr size_t kBytesPerGranuleBound = 4 * (8 + 4) + 4 * 24;
-  static constexpr uint64_t kInitialSlots = 256;
+  static constexpr uint64_t kInitialSlots = 32;
   // Times are 32-bit: a pair stops (as if capped) before 2^31 granules.
   static constexpr uint64_t kMaxDistinct = (uint64_t{1} << 31) - 1;
 
-  explicit PairReuseTrace(uint64_t max_granules) : max_granules_(max_granules) {}
+  // Its table starts small and packed (PagedHashTable::start_small): a live
+  // reader keeps a pair per writer it read, exited writers included.
+  explicit PairReuseTrace(uint64_t max_granules) : max_granules_(max_granules) {
+    last_time_.start_small();
+  }
   ~PairReuseTrace();
   PairReuseTrace(const PairReuseTrace&) = delete;
   PairReuseTrace& operator=(const PairReuseTrace&) = delete;

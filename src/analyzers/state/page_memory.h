@@ -19,20 +19,28 @@
 
 namespace weft {
 
-// Small blocks packed side by side, 64-byte aligned, for state that stays
-// until the capture is written: per-thread states and what an exited thread
-// keeps (a page each would cost 4 KiB per block and thread). Lock-free: a
-// bump pointer in one reservation of address space taken on first use.
-// Nothing is given back one block at a time (release() ignores these).
+// Small blocks packed side by side, 64-byte aligned: per-thread states and
+// what an exited thread keeps (a page each would cost 4 KiB per block and
+// thread). Lock-free: a bump pointer in one reservation of address space
+// taken on first use, and a free list per size (in steps of 64 bytes, up to
+// 4 KiB) of the blocks given back, reused first. A larger block given back
+// stays where it is (it is an exited thread's result, kept to the end).
 class PackedRegion {
  public:
   static constexpr size_t kBytes = size_t{64} << 30;
   static constexpr size_t kAlign = 64;
+  static constexpr size_t kListedBytes = 4096;
 
   // `bytes` of zeroed memory; nullptr when the region is full or cannot be
   // reserved. `reserve(bytes)` reserves the region itself.
   template <class Reserve>
   void* take(size_t bytes, Reserve&& reserve) {
+    const size_t size = (bytes + kAlign - 1) & ~(kAlign - 1);
+    if (size != 0 && size <= kListedBytes)
+      if (void* p = pop(free_[size / kAlign - 1])) {
+        __builtin_memset(p, 0, size);
+        return p;
+      }
     uintptr_t base = base_.load(std::memory_order_acquire);
     if (base == 0) {
       void* fresh = reserve(kBytes);
@@ -42,10 +50,20 @@ class PackedRegion {
       if (!base_.compare_exchange_strong(expected, base, std::memory_order_acq_rel))
         base = expected;  // another thread won: its region serves (ours stays unused)
     }
-    const size_t size = (bytes + kAlign - 1) & ~(kAlign - 1);
     const size_t at = next_.fetch_add(size, std::memory_order_relaxed);
     if (at + size > kBytes) return nullptr;
     return reinterpret_cast<void*>(base + at);
+  }
+  // A block of `bytes` (as taken) is free again.
+  void give_back(void* p, size_t bytes) {
+    const size_t size = (bytes + kAlign - 1) & ~(kAlign - 1);
+    if (size == 0 || size > kListedBytes) return;
+    std::atomic<uint64_t>& list = free_[size / kAlign - 1];
+    uint64_t head = list.load(std::memory_order_relaxed);
+    do {
+      *static_cast<uint64_t*>(p) = head & kPointer;
+    } while (!list.compare_exchange_weak(head, next_tag(head) | reinterpret_cast<uintptr_t>(p),
+                                         std::memory_order_release, std::memory_order_relaxed));
   }
   bool contains(const void* p) const {
     const uintptr_t base = base_.load(std::memory_order_relaxed);
@@ -54,8 +72,27 @@ class PackedRegion {
   }
 
  private:
+  // A free list's head: the block's address, and in the top 16 bits a count
+  // of its changes (a pop that read a head another thread popped and pushed
+  // back meanwhile fails its exchange). A free block's first word is the
+  // next one's address; blocks stay mapped, so a stale read is harmless.
+  static constexpr uint64_t kPointer = (uint64_t{1} << 48) - 1;
+  static uint64_t next_tag(uint64_t head) { return (head & ~kPointer) + (uint64_t{1} << 48); }
+  static void* pop(std::atomic<uint64_t>& list) {
+    uint64_t head = list.load(std::memory_order_acquire);
+    while ((head & kPointer) != 0) {
+      auto* block = reinterpret_cast<uint64_t*>(head & kPointer);
+      const uint64_t next = __atomic_load_n(block, __ATOMIC_RELAXED);
+      if (list.compare_exchange_weak(head, next_tag(head) | next, std::memory_order_acquire,
+                                     std::memory_order_acquire))
+        return block;
+    }
+    return nullptr;
+  }
+
   std::atomic<uintptr_t> base_{0};
   std::atomic<size_t> next_{0};
+  std::atomic<uint64_t> free_[kListedBytes / kAlign] = {};
 };
 
 // One MAP_SHARED mapping of a memfd, handed out page-aligned by a bump
@@ -139,8 +176,18 @@ inline bool is_packed(const void* p) {
   return g_packed_region.contains(p);
 }
 
+// Gives back a reservation of `bytes`: a packed block to its free list, a
+// page reservation's pages to the system.
 inline void release(void* p, size_t bytes) {
-  if (!p || is_packed(p)) return;
+  if (!p) return;
+  if (PageArena* arena = g_page_arena; arena && arena->packed().contains(p)) {
+    arena->packed().give_back(p, bytes);
+    return;
+  }
+  if (g_packed_region.contains(p)) {
+    g_packed_region.give_back(p, bytes);
+    return;
+  }
   if (PageArena* arena = g_page_arena; arena && arena->contains(p))
     arena->give_back(p, bytes);
   else

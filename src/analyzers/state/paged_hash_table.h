@@ -40,11 +40,21 @@ class PagedHashTable {
  public:
   using Key = decltype(Entry::key);
   static constexpr size_t kInitialCapacity = 128;
+  // With start_small(): the first capacity, and the most slot bytes packed
+  // beside other small blocks (reserve_packed).
+  static constexpr size_t kSmallCapacity = 16;
+  static constexpr size_t kPackedSlotBytes = 1024;
 
   PagedHashTable() = default;
   ~PagedHashTable() { release(slots_, capacity_ * sizeof(Entry)); }
   PagedHashTable(const PagedHashTable&) = delete;
   PagedHashTable& operator=(const PagedHashTable&) = delete;
+
+  // For a table that stays small in most uses and lives as long as the run
+  // (a CRD pair's): its first slots are few and packed beside other small
+  // blocks, so it costs its bytes rather than a page. Before the first
+  // insertion.
+  void start_small() { small_ = true; }
 
   // The entry of `key`, value-initialized and inserted if new; nullptr only
   // when out of memory.
@@ -153,7 +163,13 @@ class PagedHashTable {
   }
 
   bool grow() {
-    return rehash(capacity_ ? capacity_ * 2 : kInitialCapacity, [](const Entry&) { return true; });
+    const size_t new_capacity = capacity_ ? capacity_ * 2
+                                : small_  ? kSmallCapacity
+                                          : kInitialCapacity;
+    return rehash(
+        new_capacity, [](const Entry&) { return true; },
+        small_ && new_capacity * sizeof(Entry) <= kPackedSlotBytes ? reserve_packed
+                                                                   : reserve_zeroed);
   }
 
   // Moves the entries `keep` accepts into `new_capacity` fresh slots.
@@ -181,6 +197,7 @@ class PagedHashTable {
   size_t capacity_ = 0;
   size_t used_ = 0;
   uint64_t generation_ = 0;
+  bool small_ = false;
   // Recently found entries, direct mapped by a cheap index of the key: the
   // per-access callers cycle through the few instructions of a loop body,
   // which then cost one compare instead of a hash and a probe.

@@ -126,7 +126,7 @@ class RecordLog {
   void release_chunks() {
     for (Chunk* c = head_; c != nullptr;) {
       Chunk* next = c->next;
-      release(c, kChunkBytes);  // nothing for a packed chunk
+      release(c, is_packed(c) ? sizeof(Chunk) + c->capacity * sizeof(Record) : kChunkBytes);
       c = next;
     }
   }

@@ -81,9 +81,13 @@ void* Arena::allocate(size_t bytes) {
   if (bytes > budget_ - charged_ || charged_ > budget_) return nullptr;
   if (static_cast<size_t>(limit_ - cursor_) < bytes) {
     const size_t header = align16(sizeof(Block));
-    size_t block_bytes = kBlockBytes;
+    // The first block is small and packed beside other threads' (a short
+    // thread's streams fit it); the next ones are pages touched as they fill.
+    size_t block_bytes = blocks_ ? kBlockBytes : kFirstBlockBytes;
     if (block_bytes < header + bytes) block_bytes = header + bytes;
-    auto* block = static_cast<Block*>(reserve_zeroed(block_bytes));
+    auto* block = static_cast<Block*>(blocks_ || block_bytes > kFirstBlockBytes
+                                          ? reserve_zeroed(block_bytes)
+                                          : reserve_packed(block_bytes));
     if (block == nullptr) return nullptr;
     block->next = blocks_;
     block->bytes = block_bytes;

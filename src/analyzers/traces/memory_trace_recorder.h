@@ -187,6 +187,7 @@ class Arena {
     size_t bytes;
   };
   static constexpr size_t kBlockBytes = size_t{1} << 20;
+  static constexpr size_t kFirstBlockBytes = 2048;
   static constexpr unsigned kClasses = 32;
 
   Block* blocks_ = nullptr;
@@ -272,6 +273,10 @@ class MemoryTraceRecorder {
   // callers get the same state); nullptr beyond max_threads or when out of
   // memory.
   ThreadState* attach(uint32_t tid);
+
+  // The thread exited: its streams' table moves into packed memory of its
+  // size (their data stays where it is; it grows again on a later access).
+  static void finish_thread(ThreadState& t) { t.streams.shrink_to_fit(); }
 
   // Thread t's instruction `pc` accessed [address, address + size). Only the
   // thread owning `t` may call it. pc 0 is not recorded (counted in
