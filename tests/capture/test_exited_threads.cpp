@@ -135,8 +135,7 @@ struct AnalysesCase {
   // What an exited thread may keep. Target: 16 KiB (issue 19). Every
   // analysis alone meets it; together they do not yet: each state's hash
   // tables keep their recent-entry caches (512 bytes a table, 15 tables in
-  // the default set) and the traces' stacks stay in their arena's pages
-  // (docs/performance.md, "An exited thread").
+  // the default set; docs/performance.md, "An exited thread").
   double max_bytes = 16 * 1024.0;
 };
 
@@ -231,13 +230,13 @@ TEST_P(ExitedThreads, LoseNothingOfTheCapture) {
 
 INSTANTIATE_TEST_SUITE_P(
     Analyses, ExitedThreads,
-    ::testing::Values(AnalysesCase{"defaults", AnalysisSet::defaults(), 28 * 1024.0},
+    ::testing::Values(AnalysesCase{"defaults", AnalysisSet::defaults(), 22 * 1024.0},
                       AnalysesCase{"comm", AnalysisSet{AnalysisId::Communication}},
                       AnalysesCase{"crd", AnalysisSet{AnalysisId::Crd}},
                       AnalysesCase{"imbalance", AnalysisSet{AnalysisId::Imbalance}},
                       AnalysesCase{"falseshare", AnalysisSet{AnalysisId::FalseSharing}},
                       AnalysesCase{"traces", AnalysisSet{AnalysisId::Traces}},
-                      AnalysesCase{"all", AnalysisSet::all(), 40 * 1024.0}),
+                      AnalysesCase{"all", AnalysisSet::all(), 34 * 1024.0}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

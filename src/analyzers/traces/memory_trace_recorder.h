@@ -179,6 +179,9 @@ class Arena {
   void* allocate(size_t bytes);
   void* take_free(unsigned size_class);
   void give_free(unsigned size_class, void* p);
+  // Gives every block back (nothing may point into them any more); the
+  // budget stays charged.
+  void release_blocks();
   size_t charged() const { return charged_; }
 
  private:
@@ -274,9 +277,11 @@ class MemoryTraceRecorder {
   // memory.
   ThreadState* attach(uint32_t tid);
 
-  // The thread exited: its streams' table moves into packed memory of its
-  // size (their data stays where it is; it grows again on a later access).
-  static void finish_thread(ThreadState& t) { t.streams.shrink_to_fit(); }
+  // The thread exited: each stream's stack, output and segment runs move
+  // into packed blocks of their size, the thread's arena blocks are given
+  // back, and its streams' table moves into packed memory of its size. A
+  // later access grows them again.
+  void finish_thread(ThreadState& t) const;
 
   // Thread t's instruction `pc` accessed [address, address + size). Only the
   // thread owning `t` may call it. pc 0 is not recorded (counted in

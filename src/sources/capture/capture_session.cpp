@@ -140,7 +140,7 @@ void CaptureSession::compact_exited(ThreadContext& thread) {
   if (FalseSharingDetector::ThreadState* t = thread.false_sharing.load(std::memory_order_relaxed))
     FalseSharingDetector::finish_thread(*t);
   if (MemoryTraceRecorder::ThreadState* t = thread.traces.load(std::memory_order_relaxed))
-    MemoryTraceRecorder::finish_thread(*t);
+    analyzers_.traces->finish_thread(*t);
   // The sync log: its records move into packed memory of their size (an
   // event after the exit is then dropped and counted); its reservation's
   // pages are freed, its addresses kept (a reader that loaded them reads
