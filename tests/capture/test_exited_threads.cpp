@@ -98,6 +98,12 @@ class TaskPool {
     s_.record_sync(t, SyncKind::MutexUnlock, tick(), kLockPc, kMutex);
     s_.record_sync(*main_, SyncKind::ThreadJoinEnter, tick(), kJoinPc, 0, tid);
     s_.finish_thread(t, tick());
+    // Every tenth task takes the lock once more after its exit (a later key
+    // destructor's): its log, already moved, grows again.
+    if (tid % 10 == 0) {
+      s_.record_sync(t, SyncKind::MutexLock, tick(), kLockPc, kMutex);
+      s_.record_sync(t, SyncKind::MutexUnlock, tick(), kLockPc, kMutex);
+    }
     s_.record_sync(*main_, SyncKind::ThreadJoin, tick(), kJoinPc, 0, tid);
     access(*main_, kMainReadPc, address(&g_results[(tid % kGranules) * 8]), 8, false);
   }
@@ -186,7 +192,8 @@ TEST_P(ExitedThreads, LoseNothingOfTheCapture) {
   const RunCapture compacted = capture(true, "compacted");
 
   EXPECT_EQ(compacted.dropped_events, kept.dropped_events);
-  EXPECT_EQ(compacted.dropped_sync_events, kept.dropped_sync_events);
+  EXPECT_EQ(compacted.dropped_sync_events, 0u);
+  EXPECT_EQ(kept.dropped_sync_events, 0u);
   EXPECT_EQ(compacted.analysis_values, kept.analysis_values);
   ASSERT_EQ(compacted.threads.size(), kept.threads.size());
   EXPECT_EQ(compacted.threads.size(), 61u);

@@ -142,7 +142,7 @@ void CaptureSession::compact_exited(ThreadContext& thread) {
   if (MemoryTraceRecorder::ThreadState* t = thread.traces.load(std::memory_order_relaxed))
     analyzers_.traces->finish_thread(*t);
   // The sync log: its records move into packed memory of their size (an
-  // event after the exit is then dropped and counted); its reservation's
+  // event after the exit grows it again, grow_exited_log); its reservation's
   // pages are freed, its addresses kept (a reader that loaded them reads
   // zeros, never a fault).
   SyncLog& log = thread.sync;
@@ -230,7 +230,7 @@ void CaptureSession::close_communication_section(ThreadContext& thread, uint64_t
 bool CaptureSession::log_sync(ThreadContext& thread, SyncKind kind, uint64_t time_ns, uint64_t pc,
                               uint64_t object, int64_t arg0, int64_t arg1) {
   SyncLog& log = thread.sync;
-  if (log.size >= log.capacity) {
+  if (log.size >= log.capacity && !grow_exited_log(log)) {
     ++log.dropped;
     return false;
   }
@@ -244,6 +244,21 @@ bool CaptureSession::log_sync(ThreadContext& thread, SyncKind kind, uint64_t tim
   r.arg1 = arg1;
   std::atomic_signal_fence(std::memory_order_release);
   ++log.size;
+  return true;
+}
+
+// An exited thread's log is full at its size: a record after the exit (a
+// later key destructor's lock) moves it into a packed block of twice the
+// size. The old block stays where it is (a writer may be reading it).
+bool CaptureSession::grow_exited_log(SyncLog& log) {
+  if (log.capacity == SyncLog::kCapacity || !log.records) return false;
+  const uint64_t capacity = log.capacity * 2 + 4;
+  auto* grown = static_cast<SyncRecord*>(reserve_packed(capacity * sizeof(SyncRecord)));
+  if (!grown) return false;
+  memcpy(grown, log.records, log.size * sizeof(SyncRecord));
+  std::atomic_signal_fence(std::memory_order_release);
+  log.records = grown;
+  log.capacity = capacity;
   return true;
 }
 

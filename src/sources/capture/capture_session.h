@@ -313,6 +313,7 @@ class CaptureSession {
   void count_segments(ThreadContext& thread, SyncKind kind);
   // finish_thread's compaction, while the thread is marked busy.
   void compact_exited(ThreadContext& thread);
+  static bool grow_exited_log(SyncLog& log);
   // Appends one record to the thread's log (false when the log is full).
   bool log_sync(ThreadContext& thread, SyncKind kind, uint64_t time_ns, uint64_t pc,
                 uint64_t object, int64_t arg0, int64_t arg1);
