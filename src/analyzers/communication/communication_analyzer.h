@@ -170,6 +170,15 @@ class CommunicationAnalyzer {
   // beyond max_threads. Thread-safe.
   ThreadState* attach(uint32_t tid);
 
+  // The thread exited (its last section closed): its counts and those of
+  // its CRD and section states move into packed memory of their size (what
+  // an exited thread keeps, docs/performance.md). Not while it is busy.
+  void finish_thread(ThreadState& t) {
+    forget_reuses(t);  // their counters point into the tables that move
+    t.counts.shrink_to_fit();
+    if (t.sections) SectionAttribution::finish_thread(*t.sections);
+  }
+
   // The fast paths: an access inside one granule whose shadow word says
   // "this thread wrote it last" (a private re-read or re-write) is decided
   // from the thread's own state and one shadow word, without the analyzer

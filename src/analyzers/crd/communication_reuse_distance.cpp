@@ -42,8 +42,11 @@ bool PairReuseTrace::compact() {
   uint32_t* tree = tree_;
   uint64_t* granule_at = granule_at_;
   if (!in_place) {
-    tree = static_cast<uint32_t*>(reserve_zeroed((new_slots + 1) * sizeof(uint32_t)));
-    granule_at = static_cast<uint64_t*>(reserve_zeroed(new_slots * sizeof(uint64_t)));
+    // A pair's first arrays are small: packed beside others' (a pair of a
+    // few granules, as a short thread's are, costs their bytes, not pages).
+    void* (*reserve)(size_t) = tree_ == nullptr ? reserve_packed : reserve_zeroed;
+    tree = static_cast<uint32_t*>(reserve((new_slots + 1) * sizeof(uint32_t)));
+    granule_at = static_cast<uint64_t*>(reserve(new_slots * sizeof(uint64_t)));
     if (!tree || !granule_at) {
       release(tree, (new_slots + 1) * sizeof(uint32_t));
       release(granule_at, new_slots * sizeof(uint64_t));
@@ -183,7 +186,9 @@ bool CommunicationReuseDistance::grow_pairs(ReaderState& reader, uint32_t writer
 
 PairReuseTrace* CommunicationReuseDistance::create_pair(PairReuseTrace** pairs, uint32_t writer,
                                                         uint64_t unit) {
-  void* memory = reserve_zeroed(sizeof(PairReuseTrace));
+  // Packed: a pair costs its size, not a page (a live reader keeps one per
+  // writer it read, exited writers included).
+  void* memory = reserve_packed(sizeof(PairReuseTrace));
   if (!memory) return nullptr;
   // A word trace holds at most one word per granule of its line trace, whose
   // cap stops both: it has no cap of its own.
@@ -294,6 +299,31 @@ void CommunicationReuseDistance::finish_reader(uint32_t tid) {
     }
   }
   reader->traced = 0;
+}
+
+void CommunicationReuseDistance::compact_reader(uint32_t tid) {
+  if (tid >= config_.max_threads || !readers_) return;
+  ReaderState* reader = readers_[tid].load(std::memory_order_acquire);
+  if (!reader) return;
+  // What stays is packed into memory of its size: the distances, the sets,
+  // the sites of its sections (one more, for the close at the capture's
+  // write). The traces' slots go: a later event makes them again.
+  release(reader->pairs, 2 * reader->pair_slots * sizeof(PairReuseTrace*));
+  reader->pairs = reader->word_pairs = nullptr;
+  reader->pair_slots = 0;
+  reader->distances.shrink_to_fit();
+  reader->code_sets.shrink_to_fit();
+  reader->section_sets.shrink_to_fit();
+  reader->open_ends.shrink_to_fit();
+  if (reader->sites && !is_packed(reader->sites)) {
+    const uint32_t fit = reader->ordinal + 1;
+    if (auto* sites = static_cast<uint64_t*>(reserve_packed(fit * sizeof(uint64_t)))) {
+      __builtin_memcpy(sites, reader->sites, reader->ordinal * sizeof(uint64_t));
+      release(reader->sites, reader->site_capacity * sizeof(uint64_t));
+      reader->sites = sites;
+      reader->site_capacity = fit;
+    }
+  }
 }
 
 void CommunicationReuseDistance::close_section(ReaderState& reader, uint64_t site) {

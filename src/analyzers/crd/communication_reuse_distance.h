@@ -80,11 +80,15 @@ class PairReuseTrace {
   // Worst case, per distinct granule: a time slot and a tree node for up to
   // 4 slots (8 + 4 bytes each) and a hash slot at load >= 1/4 (24 bytes each).
   static constexpr size_t kBytesPerGranuleBound = 4 * (8 + 4) + 4 * 24;
-  static constexpr uint64_t kInitialSlots = 256;
+  static constexpr uint64_t kInitialSlots = 32;
   // Times are 32-bit: a pair stops (as if capped) before 2^31 granules.
   static constexpr uint64_t kMaxDistinct = (uint64_t{1} << 31) - 1;
 
-  explicit PairReuseTrace(uint64_t max_granules) : max_granules_(max_granules) {}
+  // Its table starts small and packed (PagedHashTable::start_small): a live
+  // reader keeps a pair per writer it read, exited writers included.
+  explicit PairReuseTrace(uint64_t max_granules) : max_granules_(max_granules) {
+    last_time_.start_small();
+  }
   ~PairReuseTrace();
   PairReuseTrace(const PairReuseTrace&) = delete;
   PairReuseTrace& operator=(const PairReuseTrace&) = delete;
@@ -327,6 +331,9 @@ class CommunicationReuseDistance {
   // traces go; it keeps its results (distances and sets). A later event of
   // the same thread starts fresh traces.
   void finish_reader(uint32_t tid);
+  // After finish_reader: what reader `tid` keeps moves into packed memory of
+  // its size (what an exited thread keeps, docs/performance.md).
+  void compact_reader(uint32_t tid);
 
   // The reader's open section closed at `site` (its next events are in the
   // next section). SectionAttribution names sections the same way.

@@ -81,6 +81,20 @@ class ReuseSets {
     return set == kNone ? root(writer, tag) : add(set, tag);
   }
 
+  // Moves the nodes and steps into packed memory of their size (a set
+  // family only read from now on); adding to it afterwards grows it again.
+  void shrink_to_fit() {
+    steps_.shrink_to_fit();
+    if (!nodes_ || is_packed(nodes_)) return;
+    const uint32_t fit = size_ + 2;  // make_node grows at size_ + 1 == capacity_
+    auto* fresh = static_cast<Node*>(reserve_packed(fit * sizeof(Node)));
+    if (!fresh) return;
+    std::memcpy(static_cast<void*>(fresh), nodes_, (size_ + 1) * sizeof(Node));
+    release(nodes_, capacity_ * sizeof(Node));
+    nodes_ = fresh;
+    capacity_ = fit;
+  }
+
   Node& node(uint32_t id) { return nodes_[id]; }
   const Node& node(uint32_t id) const { return nodes_[id]; }
   // Nodes are 1..size().

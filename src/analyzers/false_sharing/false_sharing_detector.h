@@ -201,6 +201,13 @@ class FalseSharingDetector {
   // beyond max_threads or out of memory. Thread-safe.
   ThreadState* attach(uint32_t tid);
 
+  // The thread exited: its tables move into packed memory of their size
+  // (they grow again if it still accesses memory).
+  static void finish_thread(ThreadState& t) {
+    t.lines.shrink_to_fit();
+    t.unsync.shrink_to_fit();
+  }
+
   // Thread `t` accessed [address, address + size) at `pc`; `is_atomic`: an
   // atomic operation's read or write (never an unsynchronised write; it
   // acquires from the line's writer, and a write releases after it, see

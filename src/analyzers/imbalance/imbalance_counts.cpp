@@ -49,6 +49,8 @@ ImbalanceCounts::~ImbalanceCounts() = default;
 ImbalanceCounts::ThreadState* ImbalanceCounts::attach(uint32_t tid) {
   return threads_.attach(tid, [&](ThreadState& t) {
     t.tid = tid;
+    t.frames = static_cast<uint64_t*>(reserve_zeroed(kMaxFrames * sizeof(uint64_t)));
+    if (!t.frames) return false;
     // A missing private level (absent from the topology) just misses.
     t.l1.configure(config_.cache.levels[0], config_.cache.line_bytes);
     t.l2.configure(config_.cache.levels[1], config_.cache.line_bytes);
@@ -90,6 +92,14 @@ void ImbalanceCounts::finish_thread(ThreadState& t) {
   t.edges.clear();
   t.instructions.clear();
   t.logged.clear();
+}
+
+void ImbalanceCounts::compact_thread(ThreadState& t) {
+  if (t.logged.size() != 0) t.logged.clear();  // its positions into the logs
+  t.edge_log.compact();
+  t.instruction_log.compact();
+  t.repeat_log.compact();
+  forget_pages(t.frames, kMaxFrames * sizeof(uint64_t));
 }
 
 namespace {

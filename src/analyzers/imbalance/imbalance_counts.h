@@ -133,13 +133,19 @@ class ImbalanceCounts {
   };
 
   struct ThreadState {
+    ThreadState() = default;
+    ~ThreadState() { release(frames, kMaxFrames * sizeof(uint64_t)); }
+    ThreadState(const ThreadState&) = delete;
+    ThreadState& operator=(const ThreadState&) = delete;
     uint32_t tid = 0;
     uint32_t segment = 0;  // ordinal of the open segment
     uint64_t previous_block = 0;
     // The calling frames' last blocks (0: the frame's block was in an
     // earlier segment, so the caller resumes at the section entry).
     uint32_t depth = 0;
-    uint64_t frames[kMaxFrames];
+    // [kMaxFrames], reserved at attach (touched as deep as the calls go),
+    // its pages freed at the thread's exit.
+    uint64_t* frames = nullptr;
     uint64_t last_line = ~uint64_t{0};  // the line of the thread's latest cache lookup
     PagedHashTable<EdgeCount> edges;
     PagedHashTable<InstructionCount> instructions;
@@ -265,6 +271,9 @@ class ImbalanceCounts {
   // docs/performance.md). Events after it still count, in tables that grow
   // again and caches that miss.
   static void finish_thread(ThreadState& t);
+  // After finish_thread: its logs move into packed memory of their size,
+  // the pages of its call frames are freed.
+  static void compact_thread(ThreadState& t);
 
   // Every logged record, thread by thread. Call when no thread is updating.
   template <class Visitor>

@@ -46,6 +46,15 @@ class SectionAttribution {
 
   ThreadState* attach(uint32_t tid);
 
+  // The thread exited (its last section closed): its open tables go, its
+  // totals move into packed memory of their size.
+  static void finish_thread(ThreadState& t) {
+    t.open_counts.shrink_to_fit();
+    t.open_distances.shrink_to_fit();
+    t.counts.shrink_to_fit();
+    t.distances.shrink_to_fit();
+  }
+
   // One counted event of the open section; `distance` is the event's CRD of
   // lines and `word_distance` of the sampled word trace, each
   // PairReuseTrace::kFirstEvent when it has none (or CRD is off); the

@@ -40,11 +40,21 @@ class PagedHashTable {
  public:
   using Key = decltype(Entry::key);
   static constexpr size_t kInitialCapacity = 128;
+  // With start_small(): the first capacity, and the most slot bytes packed
+  // beside other small blocks (reserve_packed).
+  static constexpr size_t kSmallCapacity = 16;
+  static constexpr size_t kPackedSlotBytes = 1024;
 
   PagedHashTable() = default;
   ~PagedHashTable() { release(slots_, capacity_ * sizeof(Entry)); }
   PagedHashTable(const PagedHashTable&) = delete;
   PagedHashTable& operator=(const PagedHashTable&) = delete;
+
+  // For a table that stays small in most uses and lives as long as the run
+  // (a CRD pair's): its first slots are few and packed beside other small
+  // blocks, so it costs its bytes rather than a page. Before the first
+  // insertion.
+  void start_small() { small_ = true; }
 
   // The entry of `key`, value-initialized and inserted if new; nullptr only
   // when out of memory.
@@ -106,6 +116,22 @@ class PagedHashTable {
     return rehash(new_capacity, keep);
   }
 
+  // Moves the entries into the fewest packed slots that hold them
+  // (reserve_packed): for a table only read from now on, an exited thread's.
+  // An empty table gives its slots back. False when out of memory: nothing
+  // changed. Entries move, as in retain_if.
+  bool shrink_to_fit() {
+    if (used_ == 0) {
+      clear();
+      return true;
+    }
+    size_t new_capacity = 4;
+    while (used_ * 2 > new_capacity) new_capacity *= 2;
+    if (new_capacity >= capacity_ && is_packed(slots_)) return true;
+    return rehash(
+        new_capacity, [](const Entry&) { return true; }, reserve_packed);
+  }
+
   size_t size() const { return used_; }
   // Changes whenever entries may have moved or vanished (grow, clear,
   // zero): a pointer to an entry stays valid while this is unchanged.
@@ -146,13 +172,19 @@ class PagedHashTable {
   }
 
   bool grow() {
-    return rehash(capacity_ ? capacity_ * 2 : kInitialCapacity, [](const Entry&) { return true; });
+    const size_t new_capacity = capacity_ ? capacity_ * 2
+                                : small_  ? kSmallCapacity
+                                          : kInitialCapacity;
+    return rehash(
+        new_capacity, [](const Entry&) { return true; },
+        small_ && new_capacity * sizeof(Entry) <= kPackedSlotBytes ? reserve_packed
+                                                                   : reserve_zeroed);
   }
 
   // Moves the entries `keep` accepts into `new_capacity` fresh slots.
   template <class Keep>
-  bool rehash(size_t new_capacity, Keep&& keep) {
-    auto* fresh = static_cast<Entry*>(reserve_zeroed(new_capacity * sizeof(Entry)));
+  bool rehash(size_t new_capacity, Keep&& keep, void* (*reserve)(size_t) = reserve_zeroed) {
+    auto* fresh = static_cast<Entry*>(reserve(new_capacity * sizeof(Entry)));
     if (!fresh) return false;
     size_t kept = 0;
     for (size_t i = 0; i < capacity_; ++i) {
@@ -174,6 +206,7 @@ class PagedHashTable {
   size_t capacity_ = 0;
   size_t used_ = 0;
   uint64_t generation_ = 0;
+  bool small_ = false;
   // Recently found entries, direct mapped by a cheap index of the key: the
   // per-access callers cycle through the few instructions of a loop body,
   // which then cost one compare instead of a hash and a probe.

@@ -17,7 +17,9 @@ namespace weft {
 template <class T, class Init>
 T* publish_once(std::atomic<T*>& slot, Init&& init) {
   if (T* existing = slot.load(std::memory_order_acquire)) return existing;
-  void* memory = reserve_zeroed(sizeof(T));
+  // Packed beside the other threads' states (64-byte aligned: no line is
+  // shared): a thread's state costs its size, not a page.
+  void* memory = reserve_packed(sizeof(T));
   if (!memory) return nullptr;
   T* fresh = new (memory) T;
   T* expected = nullptr;

@@ -21,13 +21,7 @@ class RecordLog {
   static constexpr size_t kChunkBytes = size_t{1} << 20;
 
   RecordLog() = default;
-  ~RecordLog() {
-    for (Chunk* c = head_; c != nullptr;) {
-      Chunk* next = c->next;
-      release(c, kChunkBytes);
-      c = next;
-    }
-  }
+  ~RecordLog() { release_chunks(); }
   RecordLog(const RecordLog&) = delete;
   RecordLog& operator=(const RecordLog&) = delete;
 
@@ -35,7 +29,7 @@ class RecordLog {
 
   // False (and counted as dropped) when the log is full or out of memory.
   bool append(const Record& record) {
-    if (tail_ == nullptr || tail_->used == kPerChunk) {
+    if (tail_ == nullptr || tail_->used == tail_->capacity) {
       if (chunks_ >= max_chunks_ || !add_chunk()) {
         ++dropped_;
         return false;
@@ -45,6 +39,25 @@ class RecordLog {
     ++tail_->used;
     ++size_;
     return true;
+  }
+
+  // Moves the records into one packed chunk of their size (reserve_packed):
+  // for a log only read from now on, an exited thread's. An append after it
+  // starts a chunk as before. Positions into the log are invalid after it.
+  void compact() {
+    if (head_ == nullptr || (head_ == tail_ && is_packed(head_))) return;
+    Chunk* fresh = nullptr;
+    if (size_ != 0) {
+      fresh = static_cast<Chunk*>(reserve_packed(sizeof(Chunk) + size_ * sizeof(Record)));
+      if (fresh == nullptr) return;
+      fresh->next = nullptr;
+      fresh->used = 0;
+      fresh->capacity = size_;
+      for_each([&](const Record& r) { fresh->records()[fresh->used++] = r; });
+    }
+    release_chunks();
+    head_ = tail_ = fresh;
+    chunks_ = fresh ? 1 : 0;
   }
 
   uint64_t size() const { return size_; }
@@ -91,6 +104,7 @@ class RecordLog {
   struct Chunk {
     Chunk* next;
     size_t used;
+    size_t capacity;  // records
     Record* records() { return reinterpret_cast<Record*>(this + 1); }
     const Record* records() const { return reinterpret_cast<const Record*>(this + 1); }
   };
@@ -102,10 +116,19 @@ class RecordLog {
     if (fresh == nullptr) return false;
     fresh->next = nullptr;
     fresh->used = 0;
+    fresh->capacity = kPerChunk;
     (tail_ ? tail_->next : head_) = fresh;
     tail_ = fresh;
     ++chunks_;
     return true;
+  }
+
+  void release_chunks() {
+    for (Chunk* c = head_; c != nullptr;) {
+      Chunk* next = c->next;
+      release(c, is_packed(c) ? sizeof(Chunk) + c->capacity * sizeof(Record) : kChunkBytes);
+      c = next;
+    }
   }
 
   Chunk* head_ = nullptr;

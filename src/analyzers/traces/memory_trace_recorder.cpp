@@ -1,5 +1,7 @@
 #include "analyzers/traces/memory_trace_recorder.h"
 
+#include <algorithm>
+
 #include "analyzers/state/page_memory.h"
 #include "analyzers/state/per_thread_slot.h"
 
@@ -68,12 +70,17 @@ void move_nodes(Stack& stack, unsigned stride, uint32_t to, uint32_t from, uint3
 
 namespace memory_trace_detail {
 
-Arena::~Arena() {
+Arena::~Arena() { release_blocks(); }
+
+void Arena::release_blocks() {
   for (Block* b = blocks_; b != nullptr;) {
     Block* next = b->next;
     release(b, b->bytes);
     b = next;
   }
+  blocks_ = nullptr;
+  cursor_ = limit_ = nullptr;
+  for (void*& f : free_) f = nullptr;
 }
 
 void* Arena::allocate(size_t bytes) {
@@ -81,9 +88,13 @@ void* Arena::allocate(size_t bytes) {
   if (bytes > budget_ - charged_ || charged_ > budget_) return nullptr;
   if (static_cast<size_t>(limit_ - cursor_) < bytes) {
     const size_t header = align16(sizeof(Block));
-    size_t block_bytes = kBlockBytes;
+    // The first block is small and packed beside other threads' (a short
+    // thread's streams fit it); the next ones are pages touched as they fill.
+    size_t block_bytes = blocks_ ? kBlockBytes : kFirstBlockBytes;
     if (block_bytes < header + bytes) block_bytes = header + bytes;
-    auto* block = static_cast<Block*>(reserve_zeroed(block_bytes));
+    auto* block = static_cast<Block*>(blocks_ || block_bytes > kFirstBlockBytes
+                                          ? reserve_zeroed(block_bytes)
+                                          : reserve_packed(block_bytes));
     if (block == nullptr) return nullptr;
     block->next = blocks_;
     block->bytes = block_bytes;
@@ -131,6 +142,78 @@ MemoryTraceRecorder::ThreadState* MemoryTraceRecorder::attach(uint32_t tid) {
     t.arena.set_budget(config_.max_bytes_per_thread);
     return true;
   });
+}
+
+void MemoryTraceRecorder::finish_thread(ThreadState& t) const {
+  const unsigned stride = config_.max_depth;
+  bool moved_all = true;
+  t.streams.for_each([&](Stream& s) {
+    if (Stack* old = s.stack) {
+      unsigned size_class = 0;
+      while ((uint32_t{1} << size_class) < std::max(old->nodes, old->elements)) ++size_class;
+      const size_t bytes = stack_bytes(size_class);
+      void* memory = reserve_packed(bytes);
+      if (!memory) {
+        moved_all = false;
+        return;
+      }
+      const uint32_t capacity = uint32_t{1} << size_class;
+      auto* stack = static_cast<Stack*>(memory);
+      auto* base = static_cast<uint8_t*>(memory) + align16(sizeof(Stack));
+      stack->node = reinterpret_cast<Node*>(base);
+      stack->coefficients = reinterpret_cast<int64_t*>(base + capacity * sizeof(Node));
+      stack->start = reinterpret_cast<uint32_t*>(base + capacity * sizeof(Node) +
+                                                 size_t{capacity} * stride * sizeof(int64_t));
+      stack->capacity = capacity;
+      stack->nodes = old->nodes;
+      stack->elements = old->elements;
+      stack->size_class = size_class;
+      __builtin_memcpy(stack->node, old->node, size_t{old->nodes} * sizeof(Node));
+      __builtin_memcpy(stack->coefficients, old->coefficients,
+                       size_t{old->nodes} * stride * sizeof(int64_t));
+      __builtin_memcpy(stack->start, old->start, size_t{old->elements} * sizeof(uint32_t));
+      s.stack = stack;
+      update_fast_path(s);  // its count pointed into the old stack
+    }
+    if (s.output_head) {
+      uint64_t used = 0;
+      for (const OutputChunk* c = s.output_head; c; c = c->next) used += c->used;
+      auto* chunk = static_cast<OutputChunk*>(reserve_packed(sizeof(OutputChunk) + used));
+      if (!chunk) {
+        moved_all = false;
+        return;
+      }
+      chunk->next = nullptr;
+      chunk->used = 0;
+      chunk->capacity = static_cast<uint32_t>(used);
+      for (const OutputChunk* c = s.output_head; c; c = c->next) {
+        __builtin_memcpy(chunk->data() + chunk->used, c->data(), c->used);
+        chunk->used += c->used;
+      }
+      s.output_head = s.output_tail = chunk;
+    }
+    if (s.segments_head) {
+      uint32_t used = 0;
+      for (const SegmentRunChunk* c = s.segments_head; c; c = c->next) used += c->used;
+      auto* chunk = static_cast<SegmentRunChunk*>(
+          reserve_packed(sizeof(SegmentRunChunk) + size_t{used} * sizeof(TraceSegmentRun)));
+      if (!chunk) {
+        moved_all = false;
+        return;
+      }
+      chunk->next = nullptr;
+      chunk->used = 0;
+      chunk->capacity = used;
+      for (const SegmentRunChunk* c = s.segments_head; c; c = c->next) {
+        __builtin_memcpy(chunk->runs() + chunk->used, c->runs(), c->used * sizeof(TraceSegmentRun));
+        chunk->used += c->used;
+      }
+      s.segments_head = s.segments_tail = chunk;
+    }
+  });
+  // Only when nothing points into the arena any more.
+  if (moved_all) t.arena.release_blocks();
+  t.streams.shrink_to_fit();
 }
 
 void MemoryTraceRecorder::finish() {

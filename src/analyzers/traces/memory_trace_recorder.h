@@ -179,6 +179,9 @@ class Arena {
   void* allocate(size_t bytes);
   void* take_free(unsigned size_class);
   void give_free(unsigned size_class, void* p);
+  // Gives every block back (nothing may point into them any more); the
+  // budget stays charged.
+  void release_blocks();
   size_t charged() const { return charged_; }
 
  private:
@@ -187,6 +190,7 @@ class Arena {
     size_t bytes;
   };
   static constexpr size_t kBlockBytes = size_t{1} << 20;
+  static constexpr size_t kFirstBlockBytes = 2048;
   static constexpr unsigned kClasses = 32;
 
   Block* blocks_ = nullptr;
@@ -272,6 +276,12 @@ class MemoryTraceRecorder {
   // callers get the same state); nullptr beyond max_threads or when out of
   // memory.
   ThreadState* attach(uint32_t tid);
+
+  // The thread exited: each stream's stack, output and segment runs move
+  // into packed blocks of their size, the thread's arena blocks are given
+  // back, and its streams' table moves into packed memory of its size. A
+  // later access grows them again.
+  void finish_thread(ThreadState& t) const;
 
   // Thread t's instruction `pc` accessed [address, address + size). Only the
   // thread owning `t` may call it. pc 0 is not recorded (counted in

@@ -59,7 +59,9 @@ CaptureSession* CaptureSession::create(const CaptureConfig& config) {
 }
 
 CaptureSession::CaptureSession(const CaptureConfig& config)
-    : analyses_(config.analyses.with_requirements()), max_threads_(config.max_threads) {
+    : analyses_(config.analyses.with_requirements()),
+      max_threads_(config.max_threads),
+      compact_exited_(config.compact_exited_threads) {
   // An analysis whose memory cannot be reserved does not run (create()
   // refuses a session without communication).
   const AnalysisSet wanted = analyses_;
@@ -75,7 +77,7 @@ CaptureSession::CaptureSession(const CaptureConfig& config)
 
 ThreadContext* CaptureSession::start_thread(uint32_t tid, int32_t parent, uint64_t start_routine,
                                             int32_t os_tid, uint64_t time_ns) {
-  void* mem = reserve_zeroed(sizeof(ThreadContext));
+  void* mem = reserve_packed(sizeof(ThreadContext));
   if (!mem) return nullptr;
   auto* c = new (mem) ThreadContext;
   c->tid = tid;
@@ -85,6 +87,7 @@ ThreadContext* CaptureSession::start_thread(uint32_t tid, int32_t parent, uint64
   }
   c->sync.records =
       static_cast<SyncRecord*>(reserve_zeroed(SyncLog::kCapacity * sizeof(SyncRecord)));
+  if (c->sync.records) c->sync.capacity = SyncLog::kCapacity;
   if (tid < max_threads_) {
     analyses_.for_each([&](const AnalysisDescriptor& d) {
       if (auto attach = capture_of(d.id).attach) attach(analyzers_, *c);
@@ -139,6 +142,44 @@ void CaptureSession::finish_thread(ThreadContext& thread, uint64_t time_ns) {
     if (ImbalanceCounts::ThreadState* t = analyzers_.imbalance->attach(thread.tid))
       ImbalanceCounts::finish_thread(*t);
   }
+  // Busy like an access being counted: the capture's writer waits for it
+  // (stop_counting), and once the writer started, nothing moves.
+  CommunicationAnalyzer::ThreadState* state = thread.comm.load(std::memory_order_relaxed);
+  if (!compact_exited_ || (state && state->busy)) return;
+  if (state) state->busy = 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (counting_.load(std::memory_order_relaxed)) compact_exited(thread);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (state) state->busy = 0;
+}
+
+void CaptureSession::compact_exited(ThreadContext& thread) {
+  const uint32_t tid = thread.tid;
+  if (CommunicationAnalyzer::ThreadState* state = thread.comm.load(std::memory_order_relaxed))
+    communication().finish_thread(*state);
+  if (analyzers_.distances && tid < max_threads_) analyzers_.distances->compact_reader(tid);
+  if (analyzers_.imbalance && tid < max_threads_)
+    if (ImbalanceCounts::ThreadState* t = analyzers_.imbalance->attach(tid))
+      ImbalanceCounts::compact_thread(*t);
+  if (FalseSharingDetector::ThreadState* t = thread.false_sharing.load(std::memory_order_relaxed))
+    FalseSharingDetector::finish_thread(*t);
+  if (MemoryTraceRecorder::ThreadState* t = thread.traces.load(std::memory_order_relaxed))
+    analyzers_.traces->finish_thread(*t);
+  // The sync log: its records move into packed memory of their size (an
+  // event after the exit grows it again, grow_exited_log); its reservation's
+  // pages are freed, its addresses kept (a reader that loaded them reads
+  // zeros, never a fault).
+  SyncLog& log = thread.sync;
+  if (!log.records || log.capacity != SyncLog::kCapacity) return;
+  auto* kept = static_cast<SyncRecord*>(reserve_packed(log.size * sizeof(SyncRecord)));
+  if (!kept) return;
+  memcpy(kept, log.records, log.size * sizeof(SyncRecord));
+  SyncRecord* reserved = log.records;
+  log.capacity = log.size;
+  std::atomic_signal_fence(std::memory_order_release);
+  log.records = kept;
+  std::atomic_signal_fence(std::memory_order_release);
+  forget_pages(reserved, SyncLog::kCapacity * sizeof(SyncRecord));
 }
 
 void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t time_ns,
@@ -213,7 +254,7 @@ void CaptureSession::close_communication_section(ThreadContext& thread, uint64_t
 bool CaptureSession::log_sync(ThreadContext& thread, SyncKind kind, uint64_t time_ns, uint64_t pc,
                               uint64_t object, int64_t arg0, int64_t arg1) {
   SyncLog& log = thread.sync;
-  if (log.size >= SyncLog::kCapacity) {
+  if (log.size >= log.capacity && !grow_exited_log(log)) {
     ++log.dropped;
     return false;
   }
@@ -227,6 +268,21 @@ bool CaptureSession::log_sync(ThreadContext& thread, SyncKind kind, uint64_t tim
   r.arg1 = arg1;
   std::atomic_signal_fence(std::memory_order_release);
   ++log.size;
+  return true;
+}
+
+// An exited thread's log is full at its size: a record after the exit (a
+// later key destructor's lock) moves it into a packed block of twice the
+// size. The old block stays where it is (a writer may be reading it).
+bool CaptureSession::grow_exited_log(SyncLog& log) {
+  if (log.capacity == SyncLog::kCapacity || !log.records) return false;
+  const uint64_t capacity = log.capacity * 2 + 4;
+  auto* grown = static_cast<SyncRecord*>(reserve_packed(capacity * sizeof(SyncRecord)));
+  if (!grown) return false;
+  memcpy(grown, log.records, log.size * sizeof(SyncRecord));
+  std::atomic_signal_fence(std::memory_order_release);
+  log.records = grown;
+  log.capacity = capacity;
   return true;
 }
 

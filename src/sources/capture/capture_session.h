@@ -43,6 +43,10 @@ struct CaptureConfig {
   FalseSharingConfig false_sharing;
   MemoryTraceConfig traces{1024, size_t{64} << 20};
   ReuseConfig reuse;
+  // An exited thread keeps only its results, moved into packed memory of
+  // their size (CaptureSession::finish_thread); false keeps its states as
+  // they were (tests compare the two captures).
+  bool compact_exited_threads = true;
 
   // Sets the analysis setting `key` (common/analyses.h) from its runtime
   // form; false when the key is unknown or `value` is malformed or out of
@@ -51,7 +55,8 @@ struct CaptureConfig {
 };
 
 // Per-thread synchronization log, reserved once (48 MiB of address space,
-// touched as it fills), filled without locks. 2^20 records: 100,000 OpenMP
+// touched as it fills), filled without locks; an exited thread's log keeps
+// only its records. 2^20 records: 100,000 OpenMP
 // worksharing loops with their barriers log 4 each under libomp (chunk,
 // loop end, barrier enter and leave), 2 under libgomp.
 struct SyncLog {
@@ -62,6 +67,10 @@ struct SyncLog {
   static constexpr uint64_t kMaxMutexRecords = 4096;
   SyncRecord* records = nullptr;
   uint64_t size = 0;
+  // kCapacity while the thread runs; at its exit the records move into
+  // packed memory of their size (CaptureSession::finish_thread), and
+  // capacity becomes that size.
+  uint64_t capacity = 0;
   uint64_t dropped = 0;
   uint64_t mutex_records = 0;
   uint64_t unlogged_mutex_events = 0;
@@ -343,7 +352,9 @@ class CaptureSession {
   ThreadContext* context(uint32_t tid) const {
     return tid < max_threads_ ? contexts_[tid].load() : nullptr;
   }
-  // Logs the ThreadExit (closing the thread's section) and its end time.
+  // Logs the ThreadExit (closing the thread's section) and its end time;
+  // the thread's states then keep only its results, in packed memory of
+  // their size (compact_exited_threads). Events after it still count.
   void finish_thread(ThreadContext& thread, uint64_t time_ns);
 
   // Logs a synchronization event; the ones that end a parallel section
@@ -375,6 +386,9 @@ class CaptureSession {
  private:
   explicit CaptureSession(const CaptureConfig& config);
   void count_segments(ThreadContext& thread, SyncKind kind);
+  // finish_thread's compaction, while the thread is marked busy.
+  void compact_exited(ThreadContext& thread);
+  static bool grow_exited_log(SyncLog& log);
   // Appends one record to the thread's log (false when the log is full).
   bool log_sync(ThreadContext& thread, SyncKind kind, uint64_t time_ns, uint64_t pc,
                 uint64_t object, int64_t arg0, int64_t arg1);
@@ -433,6 +447,7 @@ class CaptureSession {
 
   AnalysisSet analyses_;
   uint32_t max_threads_ = 0;
+  bool compact_exited_ = true;
   CaptureAnalyzers analyzers_;
   std::atomic<uint32_t> next_tid_{0};
   std::atomic<bool> counting_{true};  // false once stop_counting ran

@@ -240,6 +240,11 @@ void save_capture(bool complete, const char* reason) {
 void initialize() {
   static std::atomic<bool> done{false};
   if (done.exchange(true)) return;
+  // Whichever way it returns, the interposers know from now on whether
+  // this process records (interpose_host.h).
+  struct PublishState {
+    ~PublishState() { interpose::g_host_state.store(g_runtime ? 1 : 0); }
+  } publish_state;
   const char* output = getenv("WEFT_CAPTURE");
   if (!output || !*output) return;  // dormant: not under `weft record`
 

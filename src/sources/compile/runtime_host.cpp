@@ -23,9 +23,11 @@ namespace weft::interpose {
 
 using namespace weft::rt;
 
+std::atomic<int> g_host_state{-1};
+
 void initialize() { weft::rt::initialize(); }
 
-bool active() { return g_runtime != nullptr; }
+bool active_slow() { return g_runtime != nullptr; }
 
 int64_t current_thread_id() {
   ThreadContext* t = current_thread();

@@ -107,9 +107,16 @@ void* forward(uint64_t pc, std::atomic<Fn>& slot, const char* name, size_t size,
 
 }  // namespace
 
-WEFT_EXPORT void* malloc(size_t size) { return allocate(WEFT_CALLER_PC, size); }
+// Dormant: the next definition at once, as a tail call (once resolved).
+WEFT_EXPORT void* malloc(size_t size) {
+  if (MallocFn f = g_malloc.load(std::memory_order_relaxed); f && weft::interpose::dormant())
+    return f(size);
+  return allocate(WEFT_CALLER_PC, size);
+}
 
 WEFT_EXPORT void* calloc(size_t count, size_t size) {
+  if (CallocFn f = g_calloc.load(std::memory_order_relaxed); f && weft::interpose::dormant())
+    return f(count, size);
   const uint64_t pc = WEFT_CALLER_PC;
   CallocFn f = resolve(g_calloc, "calloc");
   if (!f) {  // dlsym's own calloc: the arena is zeroed
@@ -122,6 +129,8 @@ WEFT_EXPORT void* calloc(size_t count, size_t size) {
 }
 
 WEFT_EXPORT void* realloc(void* old, size_t size) {
+  if (ReallocFn f = g_realloc.load(std::memory_order_relaxed); f && weft::interpose::dormant())
+    return f(old, size);
   const uint64_t pc = WEFT_CALLER_PC;
   const size_t old_bytes = weft::interpose::active() ? usable_size(old) : 0;
   void* p = forward(pc, g_realloc, "realloc", size, old, size);
@@ -159,11 +168,13 @@ WEFT_EXPORT int posix_memalign(void** out, size_t alignment, size_t size) {
 // operator new and new[] (plain, nothrow, aligned): the next definition
 // (libstdc++'s, which calls malloc from its own code, so not recorded twice)
 // does the work and the failure handling; the program's call site is noted.
-#define WEFT_OPERATOR_NEW(SYMBOL, PARAMS, ARGS, ...)                        \
-  WEFT_EXPORT void* SYMBOL PARAMS __VA_ARGS__ {                             \
-    using Fn = void*(*)PARAMS;                                              \
-    static std::atomic<Fn> next{nullptr};                                   \
-    return forward(WEFT_CALLER_PC, next, #SYMBOL, size, WEFT_UNPAREN ARGS); \
+#define WEFT_OPERATOR_NEW(SYMBOL, PARAMS, ARGS, ...)                                  \
+  WEFT_EXPORT void* SYMBOL PARAMS __VA_ARGS__ {                                       \
+    using Fn = void*(*)PARAMS;                                                        \
+    static std::atomic<Fn> next{nullptr};                                             \
+    if (Fn f = next.load(std::memory_order_relaxed); f && weft::interpose::dormant()) \
+      return f(WEFT_UNPAREN ARGS);                                                    \
+    return forward(WEFT_CALLER_PC, next, #SYMBOL, size, WEFT_UNPAREN ARGS);           \
   }
 #define WEFT_UNPAREN(...) __VA_ARGS__
 
@@ -180,6 +191,8 @@ WEFT_EXPORT void free(void* p) {
   using FreeFn = void (*)(void*);
   static std::atomic<FreeFn> next{nullptr};
   if (!p || in_bootstrap(p)) return;
+  if (FreeFn f = next.load(std::memory_order_relaxed); f && weft::interpose::dormant())
+    return f(p);  // dormant: the call itself
   if (weft::interpose::active()) release(p, usable_size(p));
   if (FreeFn f = resolve(next, "free")) f(p);
 }

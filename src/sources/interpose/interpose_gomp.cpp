@@ -184,6 +184,7 @@ WEFT_PARALLEL_LOOP_RUNTIME(maybe_nonmonotonic_runtime)
 WEFT_EXPORT void GOMP_barrier() {
   using Fn = void (*)();
   static Fn next = next_function<Fn>("GOMP_barrier");
+  if (dormant()) return next();
   const uint64_t pc = WEFT_CALLER_PC;
   if (active()) record_sync(SyncKind::OmpBarrierEnter, pc, 0);
   next();
@@ -247,6 +248,7 @@ WEFT_EXPORT void GOMP_loop_end_nowait() {
   WEFT_EXPORT bool GOMP_loop_##NAME##_next(long* istart, long* iend) {  \
     using Fn = bool (*)(long*, long*);                                  \
     static Fn next = next_function<Fn>("GOMP_loop_" #NAME "_next");     \
+    if (dormant()) return next(istart, iend);                           \
     const bool more = next(istart, iend);                               \
     note_chunk(more, WEFT_CALLER_PC, schedule_of(#NAME), istart, iend); \
     return more;                                                        \

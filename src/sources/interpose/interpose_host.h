@@ -10,6 +10,7 @@
 // hand out OpenMP chunks lives in one place for both sources.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -25,8 +26,24 @@ namespace weft::interpose {
 
 // Starts the host if the program runs under `weft record` (idempotent).
 void initialize();
+
+// What the host knows of the recording: -1 until it started, then 0 (a
+// dormant process: nothing is recorded) or 1. Each host defines and sets
+// it; active() reads it before anything else, so that a dormant process's
+// interposers cost one load and a branch before they call the next
+// definition (docs/performance.md, "Dormant cost").
+extern std::atomic<int> g_host_state;
+// The host's own answer, while g_host_state is still -1.
+bool active_slow();
+// True once the host knows that nothing is recorded: an interposer's first
+// test, before it saves a register (its recording path lies in a function
+// of its own).
+inline bool dormant() { return g_host_state.load(std::memory_order_relaxed) == 0; }
 // True while events are being recorded.
-bool active();
+inline bool active() {
+  const int state = g_host_state.load(std::memory_order_relaxed);
+  return state >= 0 ? state == 1 : active_slow();
+}
 // Weft id of the calling thread (attached now if weft had not seen it), or
 // -1 when not recording.
 int64_t current_thread_id();

@@ -88,6 +88,7 @@ WEFT_EXPORT int pthread_join(pthread_t thread, void** result) {
 WEFT_EXPORT int pthread_barrier_wait(pthread_barrier_t* barrier) {
   using Fn = int (*)(pthread_barrier_t*);
   static Fn next = next_function<Fn>("pthread_barrier_wait");
+  if (dormant()) return next(barrier);
   const uint64_t pc = WEFT_CALLER_PC;
   if (!from_program(pc)) return next(barrier);
   record_sync(SyncKind::BarrierEnter, pc, reinterpret_cast<uint64_t>(barrier));
@@ -123,30 +124,39 @@ WEFT_EXPORT void weft_section_begin(const void* team) {
   if (from_program(pc)) record_sync(SyncKind::BarrierLeave, pc, reinterpret_cast<uint64_t>(team));
 }
 
-WEFT_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex) {
-  using Fn = int (*)(pthread_mutex_t*);
-  static Fn next = next_function<Fn>("pthread_mutex_lock");
+namespace {
+
+// The recording paths of the lock calls, apart from the dormant test.
+using MutexFn = int (*)(pthread_mutex_t*);
+__attribute__((noinline)) int lock_recorded(MutexFn next, pthread_mutex_t* mutex, uint64_t pc) {
   const int rc = next(mutex);
-  if (rc == 0 && from_program(WEFT_CALLER_PC))
-    record_sync(SyncKind::MutexLock, WEFT_CALLER_PC, reinterpret_cast<uint64_t>(mutex));
+  if (rc == 0 && from_program(pc))
+    record_sync(SyncKind::MutexLock, pc, reinterpret_cast<uint64_t>(mutex));
   return rc;
+}
+__attribute__((noinline)) int unlock_recorded(MutexFn next, pthread_mutex_t* mutex, uint64_t pc) {
+  if (from_program(pc)) record_sync(SyncKind::MutexUnlock, pc, reinterpret_cast<uint64_t>(mutex));
+  return next(mutex);
+}
+
+}  // namespace
+
+WEFT_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex) {
+  static MutexFn next = next_function<MutexFn>("pthread_mutex_lock");
+  if (dormant()) return next(mutex);  // the call itself, nothing else
+  return lock_recorded(next, mutex, WEFT_CALLER_PC);
 }
 
 WEFT_EXPORT int pthread_mutex_trylock(pthread_mutex_t* mutex) {
-  using Fn = int (*)(pthread_mutex_t*);
-  static Fn next = next_function<Fn>("pthread_mutex_trylock");
-  const int rc = next(mutex);
-  if (rc == 0 && from_program(WEFT_CALLER_PC))
-    record_sync(SyncKind::MutexLock, WEFT_CALLER_PC, reinterpret_cast<uint64_t>(mutex));
-  return rc;
+  static MutexFn next = next_function<MutexFn>("pthread_mutex_trylock");
+  if (dormant()) return next(mutex);
+  return lock_recorded(next, mutex, WEFT_CALLER_PC);
 }
 
 WEFT_EXPORT int pthread_mutex_unlock(pthread_mutex_t* mutex) {
-  using Fn = int (*)(pthread_mutex_t*);
-  static Fn next = next_function<Fn>("pthread_mutex_unlock");
-  if (from_program(WEFT_CALLER_PC))
-    record_sync(SyncKind::MutexUnlock, WEFT_CALLER_PC, reinterpret_cast<uint64_t>(mutex));
-  return next(mutex);
+  static MutexFn next = next_function<MutexFn>("pthread_mutex_unlock");
+  if (dormant()) return next(mutex);
+  return unlock_recorded(next, mutex, WEFT_CALLER_PC);
 }
 
 // Condition variables: waits and releases, from which the capture session
@@ -160,6 +170,7 @@ constexpr const char* kCondVersion = "GLIBC_2.3.2";
 WEFT_EXPORT int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex) {
   using Fn = int (*)(pthread_cond_t*, pthread_mutex_t*);
   static Fn next = next_versioned_function<Fn>("pthread_cond_wait", kCondVersion);
+  if (dormant()) return next(cond, mutex);
   const uint64_t pc = WEFT_CALLER_PC;
   if (!from_program(pc)) return next(cond, mutex);
   const auto object = reinterpret_cast<uint64_t>(cond);
@@ -174,6 +185,7 @@ WEFT_EXPORT int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mu
                                        const struct timespec* deadline) {
   using Fn = int (*)(pthread_cond_t*, pthread_mutex_t*, const struct timespec*);
   static Fn next = next_versioned_function<Fn>("pthread_cond_timedwait", kCondVersion);
+  if (dormant()) return next(cond, mutex, deadline);
   const uint64_t pc = WEFT_CALLER_PC;
   if (!from_program(pc)) return next(cond, mutex, deadline);
   const auto object = reinterpret_cast<uint64_t>(cond);
@@ -186,18 +198,24 @@ WEFT_EXPORT int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mu
 
 // A release is logged before it takes effect: the threads it wakes cannot
 // have left their wait before it is known.
-WEFT_EXPORT int pthread_cond_signal(pthread_cond_t* cond) {
-  using Fn = int (*)(pthread_cond_t*);
-  static Fn next = next_versioned_function<Fn>("pthread_cond_signal", kCondVersion);
-  const uint64_t pc = WEFT_CALLER_PC;
-  if (from_program(pc)) record_sync(SyncKind::CondSignal, pc, reinterpret_cast<uint64_t>(cond));
+namespace {
+using ReleaseFn = int (*)(pthread_cond_t*);
+__attribute__((noinline)) int release_recorded(ReleaseFn next, SyncKind kind, pthread_cond_t* cond,
+                                               uint64_t pc) {
+  if (from_program(pc)) record_sync(kind, pc, reinterpret_cast<uint64_t>(cond));
   return next(cond);
+}
+}  // namespace
+
+WEFT_EXPORT int pthread_cond_signal(pthread_cond_t* cond) {
+  static ReleaseFn next = next_versioned_function<ReleaseFn>("pthread_cond_signal", kCondVersion);
+  if (dormant()) return next(cond);
+  return release_recorded(next, SyncKind::CondSignal, cond, WEFT_CALLER_PC);
 }
 
 WEFT_EXPORT int pthread_cond_broadcast(pthread_cond_t* cond) {
-  using Fn = int (*)(pthread_cond_t*);
-  static Fn next = next_versioned_function<Fn>("pthread_cond_broadcast", kCondVersion);
-  const uint64_t pc = WEFT_CALLER_PC;
-  if (from_program(pc)) record_sync(SyncKind::CondBroadcast, pc, reinterpret_cast<uint64_t>(cond));
-  return next(cond);
+  static ReleaseFn next =
+      next_versioned_function<ReleaseFn>("pthread_cond_broadcast", kCondVersion);
+  if (dormant()) return next(cond);
+  return release_recorded(next, SyncKind::CondBroadcast, cond, WEFT_CALLER_PC);
 }

@@ -33,12 +33,15 @@ uint64_t request(unsigned code, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 
 
 }  // namespace
 
+std::atomic<int> g_host_state{-1};
+
 void initialize() {
   if (g_active.load(std::memory_order_relaxed) < 0)
     g_active.store(request(WEFT_REQ_HELLO) == 1 ? 1 : 0, std::memory_order_relaxed);
+  g_host_state.store(g_active.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
-bool active() {
+bool active_slow() {
   int a = g_active.load(std::memory_order_relaxed);
   if (__builtin_expect(a < 0, 0)) {
     initialize();
