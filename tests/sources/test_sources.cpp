@@ -304,6 +304,24 @@ TEST_F(SourceTest, OnlyTheFirstProgramWithTheRuntimeIsRecorded) {
   expect_exchange(db(), 512);
 }
 
+// A module whose hooks were built against another runtime's layouts is
+// refused with one line (its hooks stay dormant); the rest is recorded.
+TEST_F(SourceTest, HooksBuiltAgainstAnotherRuntimeAreRefusedNotFollowed) {
+  for (const char* cc : {"gcc", "clang"}) {
+    const Result r =
+        run(weft() + " record --granularity 8 -o " + db() + " -- " + program("stale_hooks", cc));
+    ASSERT_EQ(r.code, 0) << cc << ": " << r.err;
+    EXPECT_NE(r.out.find("stale module recording: 0"), std::string::npos) << cc << ": " << r.out;
+    EXPECT_NE(r.err.find("weft: a module's hooks were built by another version of weft (its "
+                         "accesses are not recorded); rebuild it with this "
+                         "weft-cc/weft-c++/weft-fortran\n"),
+              std::string::npos)
+        << cc << ": " << r.err;
+    EXPECT_EQ(meta(db(), "complete"), "1");
+    expect_exchange(db(), 64);
+  }
+}
+
 TEST_F(SourceTest, MoreThreadsThanTheInlineReaderSetAreExact) {
   constexpr int kTeam = 100;
   const Result r = run(weft() + " record --granularity 64 -o " + db() + " -- " +

@@ -470,4 +470,20 @@ class CaptureSession {
   std::atomic<ThreadContext*>* contexts_ = nullptr;  // [max_threads]
 };
 
+// The compile-time hooks are linked into each program module and read
+// ThreadContext, CaptureSession and the analyzers' thread states inline:
+// a fingerprint of those layouts, which the runtime compares with the one
+// each module's hooks were built with (weft_module_init). Raise the version
+// when a layout changes without changing these sizes.
+constexpr uint64_t kInlineLayoutVersion = 1;
+constexpr uint64_t inline_layout_fingerprint() {
+  uint64_t h = kInlineLayoutVersion;
+  for (uint64_t size :
+       {sizeof(ThreadContext), sizeof(CaptureSession), sizeof(SpinWatch),
+        sizeof(CommunicationAnalyzer::ThreadState), sizeof(ImbalanceCounts::ThreadState),
+        sizeof(FalseSharingDetector::ThreadState), sizeof(MemoryTraceRecorder::ThreadState)})
+    h = (h ^ size) * 0x100000001b3ULL;
+  return h;
+}
+
 }  // namespace weft

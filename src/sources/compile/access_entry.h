@@ -35,7 +35,10 @@ extern "C" __attribute__((visibility("default"))) __thread weft::CommunicationAn
 // records. A forked child clears every module's flag. Each hook tests it
 // before anything else, so a weft-cc binary run on its own pays a load and
 // a predictable branch per hook (docs/performance.md, "Dormant cost").
-WEFT_EXPORT void weft_module_init(const void* address_inside, bool* recording);
+// `layout`: the hooks' inline_layout_fingerprint(); a module built against
+// another runtime is refused with a one-line warning (its hooks stay
+// dormant) instead of reading structures laid out differently.
+WEFT_EXPORT void weft_module_init(const void* address_inside, bool* recording, uint64_t layout);
 
 // An access of `size` bytes at `addr` by instruction `pc`, for every analyzer.
 WEFT_EXPORT void weft_access_read(uint64_t pc, const volatile void* addr, size_t size);

@@ -98,7 +98,10 @@ __attribute__((always_inline)) inline void hook_write(uint64_t pc, const volatil
 #define WEFT_HOOK extern "C" __attribute__((visibility("hidden")))
 
 // Each instrumented module's constructor calls this first.
-WEFT_HOOK void __tsan_init() { weft_module_init(__builtin_return_address(0), &g_module_recording); }
+WEFT_HOOK void __tsan_init() {
+  weft_module_init(__builtin_return_address(0), &g_module_recording,
+                   weft::inline_layout_fingerprint());
+}
 
 // Plain, unaligned, volatile and compound accesses.
 #define WEFT_ACCESS_HOOKS(N)                                                                       \

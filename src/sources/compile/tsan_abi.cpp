@@ -16,8 +16,15 @@ using weft::rt::ThreadContext;
 using weft::rt::on_read;
 using weft::rt::on_write;
 
-WEFT_EXPORT void weft_module_init(const void* address_inside, bool* recording) {
+WEFT_EXPORT void weft_module_init(const void* address_inside, bool* recording, uint64_t layout) {
   weft::rt::initialize();
+  if (layout != weft::inline_layout_fingerprint()) {
+    *recording = false;
+    weft::rt::write_stderr(
+        "weft: a module's hooks were built by another version of weft (its accesses are not "
+        "recorded); rebuild it with this weft-cc/weft-c++/weft-fortran");
+    return;
+  }
   weft::rt::register_instrumented_module(address_inside, recording);
 }
 
