@@ -54,7 +54,7 @@ for entry in "${BUILDS[@]}"; do
   read -r -a cc <<<"$flags"
   # The kernels and the driver are compiled from bench/loops so that the
   # debug info names kernels.c as `weft loops --line kernels.c:LINE` wants.
-  (cd "$SRC" && "${cc[@]}" -g -fno-math-errno -no-pie -Wall -Wextra -o "$OUT/$name" \
+  (cd "$SRC" && "${cc[@]}" -g -gdwarf-4 -fno-math-errno -no-pie -Wall -Wextra -o "$OUT/$name" \
     kernels.c driver.c) 2>"$OUT/build.log" ||
     { echo "bench/loops.sh: build failed: $flags ($(tail -1 "$OUT/build.log"))" >&2; exit 1; }
   binaries+=("$name=$OUT/$name")

@@ -139,10 +139,26 @@ def times(binary, sizes, reps, rounds, names):
     return result
 
 
-def predict(weft, binary, name, kernels_file, line, cpu, calibration, notes, trip_counts=None):
+def record_profile(weft, binary, size, names, out_dir, tag, level, notes):
+    """A weft profile of the driver's run calling each kernel once at `size`
+    bytes (the Valgrind source, memory traces only): the strides and
+    footprints `weft loops --profile` joins to the loops. None when the
+    recording fails."""
+    out = os.path.join(out_dir, f"{tag}.{level}.db")
+    try:
+        run([weft, "record", "-q", "--backend", "valgrind", "--analyses", "traces", "-o", out,
+             "--", binary, "count", str(size), *names], timeout=1800)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+        notes.append(f"{tag}: recording at {size} bytes failed ({e}); no run-joined {level} column")
+        return None
+    return out
+
+
+def predict(weft, binary, name, kernels_file, line, cpu, calibration, notes, trip_counts=None,
+            profile=None):
     """The versions of the source loop at kernels.c:line, as `weft loops
     --format json` gives them (with --trip-count HEADER=N for each of
-    trip_counts {header: N})."""
+    trip_counts {header: N}, and --profile PROFILE when given)."""
     # --function as well: `weft loops --line` alone analyzes every loop of
     # the binary before it filters (the driver's main has clang-unrolled
     # loops of 4,000 instructions: 10 s per call).
@@ -151,6 +167,8 @@ def predict(weft, binary, name, kernels_file, line, cpu, calibration, notes, tri
            "--format", "json"]
     for header, count in sorted((trip_counts or {}).items()):
         cmd += ["--trip-count", f"{header:#x}={count}"]
+    if profile:
+        cmd += ["--profile", profile]
     try:
         j = json.loads(run(cmd, timeout=120))
     except subprocess.TimeoutExpired:
@@ -238,10 +256,16 @@ def main():
             # clang-unrolled loops of 4,000 instructions: 10 s per call).
             versions[name] = predict(args.weft, binary, name, kernels_file, marks[name], cpu,
                                      calibration["path"], notes)
+        # Runs at the L2 and RAM sizes under weft (traces): the strides and
+        # footprints of `weft loops --profile`, for the run-joined columns.
+        log(started, f"{tag}: recording the L2 and RAM runs")
+        profiles = {level: record_profile(args.weft, binary, sizes[0], names, args.out, tag,
+                                          level, notes)
+                    for level, sizes in (("L2", L2), ("RAM", RAM))}
         # Iterations of every version.
         log(started, f"{tag}: counting iterations")
         counted = [callgrind_counts(binary, s, names, args.out, tag) for s in COUNT_SIZES]
-        prepared.append((tag, binary, versions, counted))
+        prepared.append((tag, binary, versions, counted, profiles))
 
     # Timings: the best of several driver runs (4 at L1 and L2, 3 at RAM),
     # spread over the whole measurement in rounds that each time every
@@ -255,7 +279,7 @@ def main():
         {"L1": 4, "L2": 4, "RAM": 3}
     measured_by_build = {tag: {level: {} for level in passes_per_level} for tag, *_ in prepared}
     for round_index in range(max(passes_per_level.values())):
-        for tag, binary, _, _ in prepared:
+        for tag, binary, *_ in prepared:
             for level, sizes in (("L1", L1), ("L2", L2), ("RAM", RAM)):
                 if round_index >= passes_per_level[level]:
                     continue
@@ -271,7 +295,7 @@ def main():
                         rmin, rmax = min(rmin, b_rmin), max(rmax, b_rmax)
                     best[n] = (big, small, (rmin, rmax))
 
-    for tag, binary, versions, counted in prepared:
+    for tag, binary, versions, counted, profiles in prepared:
         measured = measured_by_build[tag]
         for name in names:
             vs = versions[name]
@@ -335,6 +359,16 @@ def main():
                 for i in trips:
                     if vs[i]["header"] in again:
                         vs[i] = again[vs[i]["header"]]
+            # The same versions joined with the run at each level's size
+            # (`weft loops --profile`): recorded strides and footprints.
+            joined = {}
+            for level, profile in profiles.items():
+                if profile is None:
+                    continue
+                by_header = {x["header"]: x for x in predict(
+                    args.weft, binary, name, kernels_file, marks[name], cpu, calibration["path"],
+                    notes, {vs[i]["header"]: t for i, t in trips.items()}, profile)}
+                joined[level] = [by_header.get(x["header"]) for x in vs]
             v = vs[main]
             row["trip"] = trips.get(main)
             # The static strides are not the whole story when an access is
@@ -347,6 +381,14 @@ def main():
                                ("endless", "pred_endless")):
                 cycles = [(vs[i]["cycles_per_iteration"] if level == "endless"
                            else level_cycles(vs[i], level)) if vs[i].get("modeled") else None
+                          for i in running]
+                row[key] = sum(delta[i] * c for i, c in zip(running, cycles)) / delta[main] \
+                    if delta[main] > 0 and None not in cycles else None
+            for level, key in (("L2", "run_l2"), ("RAM", "run_ram")):
+                jv = joined.get(level)
+                if not jv:
+                    continue
+                cycles = [level_cycles(jv[i], level) if jv[i] and jv[i].get("modeled") else None
                           for i in running]
                 row[key] = sum(delta[i] * c for i, c in zip(running, cycles)) / delta[main] \
                     if delta[main] > 0 and None not in cycles else None
@@ -363,6 +405,7 @@ def main():
                 row[level] = (kb - ks) / diters if diters > 0 else None
             for level, key, err in (("L1", "pred", "err"), ("L2", "pred_l2", "err_l2"),
                                     ("RAM", "pred_ram", "err_ram"),
+                                    ("L2", "run_l2", "err_run_l2"), ("RAM", "run_ram", "err_run_ram"),
                                     ("L1", "pred_endless", "err_endless")):
                 if row.get(key) is not None and row[level]:
                     row[err] = 100.0 * (row[key] - row[level]) / row[level]
@@ -370,7 +413,7 @@ def main():
     header = ["kernel", "build", "vers", "main %", "elem/it", "trip", "strided", "bottleneck",
               "main L1",
               "pred L1", "meas L1", "err %", "pred L2", "meas L2", "L2 err %", "pred RAM",
-              "meas RAM", "RAM err %"]
+              "meas RAM", "RAM err %", "run L2", "run L2 err %", "run RAM", "run RAM err %"]
     table = []
     for r in rows:
         share = r.get("main_share")
@@ -381,7 +424,9 @@ def main():
                       r.get("bottleneck") or "-", fmt(r.get("pred_main")), fmt(r.get("pred")),
                       fmt(r.get("L1")), fmt(r.get("err"), 1),
                       fmt(r.get("pred_l2")), fmt(r.get("L2")), fmt(r.get("err_l2"), 1),
-                      fmt(r.get("pred_ram")), fmt(r.get("RAM")), fmt(r.get("err_ram"), 1)])
+                      fmt(r.get("pred_ram")), fmt(r.get("RAM")), fmt(r.get("err_ram"), 1),
+                      fmt(r.get("run_l2")), fmt(r.get("err_run_l2"), 1),
+                      fmt(r.get("run_ram")), fmt(r.get("err_run_ram"), 1)])
     widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(header)]
     print("core cycles per iteration of the main binary loop (the version that runs the most "
           "iterations; main % = its share of the iterations, elem/it = source iterations per "
@@ -413,6 +458,8 @@ def main():
     static = [r for r in rows if r.get("static_strides")]
     summary(f"L2, strided ({len(static)})", static, "err_l2")
     summary(f"RAM, strided ({len(static)})", static, "err_ram", 20)
+    summary("L2 all, with the run", rows, "err_run_l2")
+    summary("RAM all, with the run", rows, "err_run_ram", 20)
     print(f"TSC ticks per core cycle measured during the timings: {min(ratios):.4f} to "
           f"{max(ratios):.4f} (the core's clock moved by {100 * (max(ratios) / min(ratios) - 1):.0f}%;"
           " each timing is converted with the ratio measured just before it)")

@@ -16,7 +16,7 @@ namespace weft {
 namespace {
 
 struct LoopsCommand : Command {
-  std::string binary, function, line, cpu, calibration;
+  std::string binary, function, line, cpu, calibration, profile;
   std::vector<std::string> trip_counts;
   OutputFormat format = OutputFormat::Table;
 
@@ -34,6 +34,10 @@ struct LoopsCommand : Command {
                   "N or HEADER=N (repeatable): iterations per entry of every loop, or of the "
                   "loop with that header address (from a run); a nested loop's entries are "
                   "simulated overlapping inside its enclosing loop");
+    c->add_option("--profile", profile,
+                  "a weft profile of a run of this binary (or of another build of the program) "
+                  "recorded with memory traces: its strides and footprints replace the "
+                  "addressing's in the L2/RAM estimates");
     add_choice(c, "--format", format,
                {{"table", OutputFormat::Table}, {"json", OutputFormat::Json}}, "output format");
     return c;
@@ -74,6 +78,7 @@ struct LoopsCommand : Command {
     query.function = function;
     query.cpu = cpu;
     query.calibration_file = calibration;
+    query.profile = profile;
     for (const std::string& text : trip_counts) parse_trip_count(text, query);
     if (!line.empty()) {
       const size_t colon = line.rfind(':');

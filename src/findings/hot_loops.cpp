@@ -6,11 +6,9 @@
 #include <memory>
 
 #include "analyzers/imbalance/imbalance_tables.h"
-#include "analyzers/traces/traces_tables.h"
-#include "diagnosis/trace_hints.h"
 #include "findings/finding_error.h"
 #include "findings/locality.h"
-#include "findings/trace_findings.h"
+#include "findings/recorded_accesses.h"
 #include "static/binary_structure.h"
 #include "static/symbolizer.h"
 
@@ -110,99 +108,6 @@ std::vector<uint32_t> hot_path(const FunctionStructure& function, const Loop& lo
   for (uint32_t b : loop.blocks)
     if (2 * counts[b] >= runs) hot.push_back(b);
   return hot;
-}
-
-// The stride the traces recorded for one instruction: its threads' streams
-// pooled (diagnosis/trace_hints.h, stride_pattern).
-std::optional<MemoryAccess::Recorded> recorded_stride(
-    const std::vector<const TracedInstruction*>& streams) {
-  const StridePattern pattern = stride_pattern(streams);
-  if (pattern.addresses == 0) return std::nullopt;
-  MemoryAccess::Recorded r;
-  r.irregular = pattern.kind == StrideClass::Irregular;
-  r.stride = pattern.stride;
-  r.irregular_share = 1.0 - pattern.coverage;
-  for (const TracedInstruction* stream : streams) r.accesses += stream->accesses;
-  return r;
-}
-
-// The profile's memory traces, decoded, by pc (every thread's stream).
-struct TracedPcs {
-  std::vector<TracedInstruction> streams;
-  std::map<uint64_t, std::vector<const TracedInstruction*>> by_pc;
-};
-
-TracedPcs traced_pcs(const Profile& profile) {
-  TracedPcs traced;
-  if (!profile.has_analysis(AnalysisId::Traces)) return traced;
-  for (const MemoryTraceInfo& t : memory_traces(profile))
-    traced.streams.push_back(traced_instruction(t));
-  for (const TracedInstruction& i : traced.streams) traced.by_pc[i.pc].push_back(&i);
-  return traced;
-}
-
-// Gives the accesses of `loop` the strides recorded for their instructions:
-// in place, the instruction at the traced pc's ELF address (runtime pc -
-// delta); in the plain build, the accesses of the same source line, kind
-// and size as the traced instructions, paired in address order when both
-// builds have as many of them.
-uint32_t apply_recorded_strides(HotLoop& loop, uint64_t delta, const TracedPcs& traced,
-                                const Profile& profile, Symbolizer* plain) {
-  LoopPerformance& performance = *loop.performance;
-  std::map<uint32_t, std::optional<MemoryAccess::Recorded>> by_instruction;
-  if (plain == nullptr) {
-    std::map<uint64_t, uint32_t> index;
-    for (uint32_t i = 0; i < performance.instruction_addresses.size(); ++i)
-      index[performance.instruction_addresses[i]] = i;
-    for (const auto& [pc, streams] : traced.by_pc)
-      if (auto at = index.find(pc - delta); at != index.end())
-        by_instruction[at->second] = recorded_stride(streams);
-  } else {
-    using Key = std::tuple<std::string, uint32_t, bool, uint32_t>;  // file, line, store, bytes
-    std::map<Key, std::vector<uint64_t>> traced_at;
-    for (const auto& [pc, streams] : traced.by_pc) {
-      const std::optional<SourcePosition> at = profile.source_position(pc);
-      if (!at || at->file.empty() || base_name(at->file) != base_name(loop.region.file) ||
-          at->line < loop.region.first_line || at->line > loop.region.last_line)
-        continue;
-      const TracedInstruction& first = *streams.front();
-      if (first.reads)
-        traced_at[{base_name(at->file), at->line, false, first.access_size}].push_back(pc);
-      if (first.writes)
-        traced_at[{base_name(at->file), at->line, true, first.access_size}].push_back(pc);
-    }
-    std::map<Key, std::vector<uint32_t>> plain_at;  // access indices
-    for (uint32_t a = 0; a < performance.memory_accesses.size(); ++a) {
-      const MemoryAccess& access = performance.memory_accesses[a];
-      const CodeLocation at = plain->symbolize_module_offset(
-          loop.analyzed_in, performance.instruction_addresses[access.instruction]);
-      if (at.file.empty() || at.line == 0) continue;
-      plain_at[{base_name(at.file), at.line, access.store, access.bytes}].push_back(a);
-    }
-    for (const auto& [key, pcs] : traced_at) {
-      auto accesses = plain_at.find(key);
-      if (accesses == plain_at.end() || accesses->second.size() != pcs.size()) continue;
-      for (size_t k = 0; k < pcs.size(); ++k) {
-        MemoryAccess& access = performance.memory_accesses[accesses->second[k]];
-        access.recorded = recorded_stride(traced.by_pc.at(pcs[k]));
-      }
-    }
-  }
-  for (MemoryAccess& access : performance.memory_accesses)
-    if (auto r = by_instruction.find(access.instruction); r != by_instruction.end())
-      access.recorded = r->second;
-  // Executions per iteration: over the most executed recorded access's.
-  uint64_t most = 0;
-  for (const MemoryAccess& access : performance.memory_accesses)
-    if (access.recorded) most = std::max(most, access.recorded->accesses);
-  uint32_t recorded = 0;
-  for (MemoryAccess& access : performance.memory_accesses)
-    if (access.recorded) {
-      ++recorded;
-      access.recorded->per_iteration =
-          most ? static_cast<double>(access.recorded->accesses) / static_cast<double>(most) : 1.0;
-    }
-  return recorded;
 }
 
 // One analyzer and one binary structure per file, opened once; the plain
@@ -419,9 +324,10 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
       const uint64_t delta = busiest->first - at->vaddr;
       analyses.analyze(loop, &flow, delta);
       if (loop.performance)
-        loop.recorded_strides = apply_recorded_strides(
-            loop, delta, traced, profile,
-            loop.analyzed_in == loop.module ? nullptr : &analyses.plain_symbolizer());
+        loop.recorded_strides = join_recorded_accesses(
+            *loop.performance, loop.analyzed_in,
+            {loop.region.file, loop.region.first_line, loop.region.last_line}, traced, profile,
+            analyses.plain_symbolizer());
     } else {
       loop.not_analyzed = "its code is in no file";
     }
@@ -434,9 +340,7 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
   if (calibration.used)
     for (HotLoop& loop : f.loops)
       if (loop.performance && loop.performance->modeled)
-        loop.performance->memory_levels = {
-            estimate_memory_level(*loop.performance, calibration.l2, calibration.line_bytes),
-            estimate_memory_level(*loop.performance, calibration.ram, calibration.line_bytes)};
+        loop.performance->memory_levels = memory_level_estimates(*loop.performance, calibration);
   return f;
 }
 

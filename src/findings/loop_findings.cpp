@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "findings/finding_error.h"
+#include "findings/recorded_accesses.h"
 #include "static/binary_structure.h"
 
 namespace weft {
@@ -28,6 +29,24 @@ bool is_elf(const std::string& path) {
   in.read(magic, 4);
   return in.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' &&
          magic[3] == 'F';
+}
+
+// `weft loops --profile`: gives the loops' accesses what the profile's
+// memory traces recorded for them; returns how many got it.
+uint32_t join_profile(std::vector<LoopPerformance>& loops, const LoopQuery& query) {
+  const Profile profile = Profile::open(query.profile);
+  if (!profile.has_analysis(AnalysisId::Traces))
+    throw FindingError("'" + query.profile +
+                       "' has no memory traces: record it with the traces analysis (weft record "
+                       "--analyses traces)");
+  const TracedPcs traced = traced_pcs(profile);
+  Symbolizer symbolizer{ModuleMap()};
+  uint32_t joined = 0;
+  for (LoopPerformance& loop : loops)
+    joined +=
+        join_recorded_accesses(loop, query.binary, {loop.file, loop.first_line, loop.last_line},
+                               traced, profile, symbolizer);
+  return joined;
 }
 
 }  // namespace
@@ -77,6 +96,7 @@ LoopCalibration resolve_calibration(const std::string& explicit_file) {
     return result;
   }
   result.used = true;
+  if (const MemoryLevelCalibration* l1 = calibration.level("L1")) result.l1 = *l1;
   result.l2 = *l2;
   result.ram = *ram;
   // The file's figures are per TSC tick; MCA's L1 cycles are core cycles.
@@ -84,7 +104,7 @@ LoopCalibration resolve_calibration(const std::string& explicit_file) {
   // cycles (bytes per tick x ticks per cycle; ticks / ticks per cycle).
   if (calibration.tsc_ticks_per_core_cycle > 0) {
     result.tsc_ticks_per_core_cycle = calibration.tsc_ticks_per_core_cycle;
-    for (MemoryLevelCalibration* level : {&result.l2, &result.ram}) {
+    for (MemoryLevelCalibration* level : {&result.l1, &result.l2, &result.ram}) {
       level->load_bytes_per_cycle *= calibration.tsc_ticks_per_core_cycle;
       level->store_bytes_per_cycle *= calibration.tsc_ticks_per_core_cycle;
       level->latency_cycles /= calibration.tsc_ticks_per_core_cycle;
@@ -95,8 +115,8 @@ LoopCalibration resolve_calibration(const std::string& explicit_file) {
 }
 
 MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
-                                          const MemoryLevelCalibration& level,
-                                          uint32_t line_bytes) {
+                                          const MemoryLevelCalibration& level, uint32_t line_bytes,
+                                          const std::vector<MemoryLevelCalibration>& nearer) {
   MemoryLevelEstimate estimate;
   estimate.level = level.level;
   // The strided streams: accesses of one direction through the same
@@ -107,7 +127,8 @@ MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
     uint32_t accesses = 0;
     double per_iteration = 0;  // the most executed access's executions per iteration
   };
-  double irregular_per_iteration = 0;
+  // Irregular accesses per iteration times the latency each pays.
+  double irregular_latency = 0;
   std::map<std::pair<std::string, bool>, Stream> streams;
   for (const MemoryAccess& access : loop.memory_accesses) {
     double& bytes = access.store ? estimate.store_bytes : estimate.load_bytes;
@@ -115,10 +136,19 @@ MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
     // Without a run, every access executes once per iteration.
     const double per_iteration = access.recorded ? access.recorded->per_iteration : 1.0;
     switch (access.effective_pattern()) {
-      case AccessPattern::kIrregular:
+      case AccessPattern::kIrregular: {
         ++estimate.irregular_accesses;
-        irregular_per_iteration += per_iteration;
+        double latency = level.latency_cycles;
+        const uint64_t footprint = access.recorded ? access.recorded->footprint_bytes : 0;
+        for (size_t n = 0; footprint != 0 && n < nearer.size(); ++n)
+          if (footprint <= nearer[n].cache_bytes / 2) {
+            latency = n == 0 ? 0.0 : nearer[n].latency_cycles;
+            ++estimate.cached_irregular_accesses;
+            break;
+          }
+        irregular_latency += per_iteration * latency;
         break;
+      }
       case AccessPattern::kUnknownStride:
         bytes += access.bytes * per_iteration;  // as if stride 1
         break;
@@ -148,8 +178,7 @@ MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
   }
   estimate.bandwidth_cycles = estimate.load_bytes / level.load_bytes_per_cycle +
                               estimate.store_bytes / level.store_bytes_per_cycle;
-  estimate.latency_cycles =
-      irregular_per_iteration * level.latency_cycles / kIrregularMemoryParallelism;
+  estimate.latency_cycles = irregular_latency / kIrregularMemoryParallelism;
   const double memory_cycles = estimate.bandwidth_cycles + estimate.latency_cycles;
   const double core_cycles = loop.effective_cycles_per_iteration();
   estimate.cycles_per_iteration = std::max(core_cycles, memory_cycles);
@@ -160,6 +189,13 @@ MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
   else
     estimate.bottleneck = "core (L1)";
   return estimate;
+}
+
+std::vector<MemoryLevelEstimate> memory_level_estimates(const LoopPerformance& loop,
+                                                        const LoopCalibration& calibration) {
+  return {estimate_memory_level(loop, calibration.l2, calibration.line_bytes, {calibration.l1}),
+          estimate_memory_level(loop, calibration.ram, calibration.line_bytes,
+                                {calibration.l1, calibration.l2})};
 }
 
 std::vector<SourceLoop> group_by_source_loop(std::vector<LoopPerformance> loops) {
@@ -216,6 +252,7 @@ LoopFindings find_loops(const LoopQuery& query) {
 
   LoopFindings findings;
   findings.binary = query.binary;
+  findings.profile = query.profile;
   findings.calibration = resolve_calibration(query.calibration_file);
   try {
     LoopPerformanceAnalyzer analyzer(query.binary, query.cpu);
@@ -235,13 +272,10 @@ LoopFindings find_loops(const LoopQuery& query) {
       ++findings.functions_analyzed;
       for (LoopPerformance& loop : analyzer.analyze(*function)) loops.push_back(std::move(loop));
     }
+    if (!query.profile.empty()) findings.recorded_accesses = join_profile(loops, query);
     if (findings.calibration.used)
       for (LoopPerformance& loop : loops)
-        if (loop.modeled)
-          loop.memory_levels = {
-              estimate_memory_level(loop, findings.calibration.l2, findings.calibration.line_bytes),
-              estimate_memory_level(loop, findings.calibration.ram,
-                                    findings.calibration.line_bytes)};
+        if (loop.modeled) loop.memory_levels = memory_level_estimates(loop, findings.calibration);
     findings.source_loops = group_by_source_loop(std::move(loops));
   } catch (const LoopPerformanceError& error) {
     throw FindingError(error.what());

@@ -31,6 +31,10 @@ struct LoopQuery {
   uint32_t trip_count = 0;
   // Per loop header (--trip-count HEADER=N), before trip_count.
   std::map<uint64_t, uint32_t> trip_counts;
+  // A profile of a run of this binary, or of another build of the same
+  // program (--profile): the strides and footprints its memory traces
+  // recorded replace the addressing's in the L2/RAM estimates.
+  std::string profile;
 };
 
 // Memory-level parallelism of irregular accesses: how many of one loop's
@@ -44,10 +48,11 @@ struct LoopCalibration {
   bool used = false;
   std::string path;  // the file read
   std::string note;  // when not used: one line saying how to get one
-  // When used: the L2 and RAM levels of the file, line size. In core
+  // When used: the L1, L2 and RAM levels of the file, line size. In core
   // cycles when the file has its TSC ticks per core cycle (then that ratio
-  // here), else in TSC ticks as the file has them (ratio 0).
-  MemoryLevelCalibration l2, ram;
+  // here), else in TSC ticks as the file has them (ratio 0). A file without
+  // an L1 level leaves l1 empty (cache_bytes 0).
+  MemoryLevelCalibration l1, l2, ram;
   double tsc_ticks_per_core_cycle = 0;
   uint32_t line_bytes = 0;
 };
@@ -68,6 +73,10 @@ struct LoopFindings {
   uint32_t functions_analyzed = 0;
   std::vector<SourceLoop> source_loops;  // by function address, then first line
   LoopCalibration calibration;
+  // With a profile (LoopQuery::profile): its path, and the memory accesses
+  // of the loops (every version) that got a recorded stride from it.
+  std::string profile;
+  uint32_t recorded_accesses = 0;
 };
 
 // The calibration in `explicit_file`, or (empty) this machine's in weft's
@@ -89,10 +98,19 @@ LoopFindings find_loops(const LoopQuery& query);
 // unknown-stride accesses counted as stride 1 (their size); irregular
 // accesses each paying the level's latency / kIrregularMemoryParallelism.
 // An access with a stride recorded by a run (MemoryAccess::recorded, set for
-// the report's hot loops) is estimated with that pattern and stride, its
-// bytes or latency weighted by its executions per iteration.
+// the report's hot loops and by `weft loops --profile`) is estimated with
+// that pattern and stride, its bytes or latency weighted by its executions
+// per iteration; a recorded irregular access whose footprint fits in one of
+// the `nearer` caches (nearest first) pays that cache's latency instead of
+// the level's, none when it fits in the first (L1: MCA's own figure).
 MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
-                                          const MemoryLevelCalibration& level, uint32_t line_bytes);
+                                          const MemoryLevelCalibration& level, uint32_t line_bytes,
+                                          const std::vector<MemoryLevelCalibration>& nearer = {});
+
+// The loop's L2 and RAM estimates with `calibration` (used): what
+// LoopPerformance::memory_levels holds.
+std::vector<MemoryLevelEstimate> memory_level_estimates(const LoopPerformance& loop,
+                                                        const LoopCalibration& calibration);
 
 // Groups binary loops into source loops (exposed for tests).
 std::vector<SourceLoop> group_by_source_loop(std::vector<LoopPerformance> loops);

@@ -120,11 +120,17 @@ struct MemoryAccess {
     bool irregular = false;
     int64_t stride = 0;
     double irregular_share = 0;
-    uint64_t accesses = 0;  // the instruction's executions the traces saw, every thread
+    // The instruction's executions the traces saw, every thread (a
+    // read-modify-write's read and write are one execution).
+    uint64_t accesses = 0;
     // Its executions per iteration of the loop: accesses over those of the
     // loop's most executed recorded access (1: every iteration; 1/64: a
     // branch taken once in 64). The stride is per execution.
     double per_iteration = 1.0;
+    // An irregular access: the bytes (whole lines) one thread touched, the
+    // most of any thread (0: not measured). A table that fits in a nearer
+    // cache is read from it at every level (docs/loops.md).
+    uint64_t footprint_bytes = 0;
   };
   std::optional<Recorded> recorded;
   // The pattern and stride the estimates use: the recorded ones, else the
@@ -149,6 +155,9 @@ struct MemoryLevelEstimate {
   // Accesses whose pattern and stride came from the run's traces, not the
   // addressing (0 without a joined profile).
   uint32_t recorded_strides = 0;
+  // Recorded irregular accesses whose footprint fits in a nearer cache,
+  // which pay that cache's latency (or none, in L1) instead of the level's.
+  uint32_t cached_irregular_accesses = 0;
   double bandwidth_cycles = 0;      // load_bytes / load bandwidth + store_bytes / store bandwidth
   double latency_cycles = 0;        // irregular accesses x latency / memory-level parallelism
   double cycles_per_iteration = 0;  // max(L1 cycles, bandwidth + latency cycles)

@@ -52,6 +52,18 @@ std::string access_text(const MemoryAccess& access) {
   return size + ", stride unknown";
 }
 
+// What a run recorded for it: " (run: stride 128)", " (run: irregular over
+// 1 KiB)", "" when no profile was joined.
+std::string recorded_text(const MemoryAccess& access) {
+  if (!access.recorded) return "";
+  const MemoryAccess::Recorded& r = *access.recorded;
+  if (!r.irregular) return fmt::format(" (run: stride {})", r.stride);
+  if (r.footprint_bytes == 0) return " (run: irregular)";
+  return r.footprint_bytes % 1024 == 0
+             ? fmt::format(" (run: irregular over {} KiB)", r.footprint_bytes / 1024)
+             : fmt::format(" (run: irregular over {} B)", r.footprint_bytes);
+}
+
 // "rsi + rax", "rdi - 8", "rsi + rax + 32".
 std::string address_text(const MemoryAccess& access) {
   if (access.displacement == 0) return access.address;
@@ -98,7 +110,7 @@ void render_version(std::string& out, const LoopPerformance& loop, size_t number
     for (const MemoryAccess& access : loop.memory_accesses)
       accesses +=
           fmt::format("{}{} [{}] {}", accesses.empty() ? "" : "; ", access.store ? "store" : "load",
-                      address_text(access), access_text(access));
+                      address_text(access), access_text(access) + recorded_text(access));
     out += fmt::format("    memory accesses: {}\n", accesses);
   }
   if (!loop.modeled) {
@@ -173,6 +185,9 @@ std::string render_table(const LoopFindings& findings) {
                            : std::string("TSC ticks: the file has no TSC ticks per core cycle"));
   else
     out += fmt::format("note: {}\n", findings.calibration.note);
+  if (!findings.profile.empty())
+    out += fmt::format("profile: {} ({} memory accesses with a recorded stride)\n",
+                       findings.profile, findings.recorded_accesses);
   size_t versions = 0;
   for (const SourceLoop& loop : findings.source_loops) versions += loop.versions.size();
   out += fmt::format("{} functions, {} source loops, {} innermost binary loops\n",
@@ -237,13 +252,17 @@ nlohmann::json version_json_of(const LoopPerformance& loop) {
         {"pattern", access_pattern_name(access.pattern)},
         {"stride", access.pattern == AccessPattern::kStrided ? nlohmann::json(access.stride)
                                                              : nlohmann::json(nullptr)}};
-    // Joined with a profile's traces (weft report's hot loops) only.
+    // Joined with a profile's traces (weft report's hot loops, weft loops
+    // --profile) only.
     if (access.recorded)
       a["recorded"] = {{"pattern", access.recorded->irregular ? "irregular" : "strided"},
                        {"stride", access.recorded->stride},
                        {"irregular_share", access.recorded->irregular_share},
                        {"accesses", access.recorded->accesses},
-                       {"per_iteration", access.recorded->per_iteration}};
+                       {"per_iteration", access.recorded->per_iteration},
+                       {"footprint_bytes", access.recorded->footprint_bytes != 0
+                                               ? nlohmann::json(access.recorded->footprint_bytes)
+                                               : nlohmann::json(nullptr)}};
     accesses.push_back(std::move(a));
   }
   out["memory_accesses"] = accesses;
@@ -271,6 +290,7 @@ nlohmann::json version_json_of(const LoopPerformance& loop) {
                              {"store_bytes", level.store_bytes},
                              {"irregular_accesses", level.irregular_accesses},
                              {"recorded_strides", level.recorded_strides},
+                             {"cached_irregular_accesses", level.cached_irregular_accesses},
                              {"bandwidth_cycles", level.bandwidth_cycles},
                              {"latency_cycles", level.latency_cycles},
                              {"bottleneck", level.bottleneck}};
@@ -334,6 +354,10 @@ std::string render_json(const LoopFindings& findings) {
       {"levels", calibration.used ? nlohmann::json{{"L2", level_json(calibration.l2)},
                                                    {"RAM", level_json(calibration.ram)}}
                                   : nlohmann::json(nullptr)}};
+  out["profile"] = findings.profile.empty()
+                       ? nlohmann::json(nullptr)
+                       : nlohmann::json{{"path", findings.profile},
+                                        {"recorded_accesses", findings.recorded_accesses}};
   out["functions_analyzed"] = findings.functions_analyzed;
   nlohmann::json loops = nlohmann::json::array();
   for (const SourceLoop& loop : findings.source_loops) {

@@ -240,6 +240,14 @@ TEST_F(JoinedLoops, TheRecordedStrideReplacesTheUnknownOne) {
                    alone["cycles_per_iteration"].get<double>());
   EXPECT_DOUBLE_EQ(alone["cycles_per_iteration"].get<double>(),
                    s["cycles_per_iteration"].get<double>());
+
+  // weft loops --profile joins the same run: the report's figures.
+  const json joined = static_loop("joined_loops.c:29 --profile " + profile_);
+  ASSERT_TRUE(joined["memory_accesses"][0].contains("recorded")) << joined.dump(2);
+  EXPECT_EQ(joined["memory_accesses"][0]["recorded"]["stride"], 4096);
+  EXPECT_EQ(joined["memory_levels"]["L2"]["recorded_strides"], 1);
+  EXPECT_DOUBLE_EQ(joined["memory_levels"]["L2"]["cycles_per_iteration"].get<double>(), 8.0);
+  EXPECT_DOUBLE_EQ(joined["memory_levels"]["RAM"]["cycles_per_iteration"].get<double>(), 32.0);
 }
 
 // Thread 1 reads the columns 256-511 of the matrix thread 0 wrote: its

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "support/command_runner.h"
 
@@ -195,6 +196,123 @@ TEST_F(LoopsCommand, BadInputsAreOneLineCauses) {
   expect_failure(binary + " --trip-count 0", "--trip-count wants N or HEADER=N");
   expect_failure(binary + " --trip-count 0x401000=many", "--trip-count wants N or HEADER=N");
   expect_failure(binary + " --trip-count 16777217", "--trip-count wants N or HEADER=N");
+}
+
+// tests/loops/programs/table_lookups.c recorded under the Valgrind source
+// (memory traces only) and analyzed with its profile and the fixed
+// calibration (L1 32 KiB, L2 512 KiB and 20 cycles, RAM 2 B/cycle and 200
+// cycles): each irregular table access gets the footprint the run touched
+// and pays the latency of the nearest cache whose half holds it.
+class TableLookups : public LoopsCommand {
+ protected:
+  void SetUp() override {
+    LoopsCommand::SetUp();
+    if (std::string(WEFT_LOOPS_TABLE_LOOKUPS).empty()) GTEST_SKIP() << "gcc is missing";
+    profile_ = (dir_->path / "lookups.db").string();
+    const CommandResult r =
+        weft_test::run_command(kWeft + " record --backend valgrind --analyses traces -o " +
+                                   profile_ + " -- " + WEFT_LOOPS_TABLE_LOOKUPS,
+                               dir_->path);
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  // The one version of the source loop at table_lookups.c:LINE.
+  nlohmann::json version(int line, bool with_profile) {
+    const CommandResult r =
+        run(std::string(WEFT_LOOPS_TABLE_LOOKUPS) + " --cpu skylake --format json --calibration " +
+            WEFT_LOOPS_FIXED_CALIBRATION + " --line table_lookups.c:" + std::to_string(line) +
+            (with_profile ? " --profile " + profile_ : ""));
+    EXPECT_EQ(r.code, 0) << r.err;
+    const nlohmann::json out = nlohmann::json::parse(r.out);
+    EXPECT_EQ(out["source_loops"].size(), 1u) << r.out;
+    EXPECT_EQ(out["source_loops"][0]["versions"].size(), 1u) << r.out;
+    return out["source_loops"][0]["versions"][0];
+  }
+  // The version's irregular accesses.
+  static std::vector<nlohmann::json> irregular(const nlohmann::json& v) {
+    std::vector<nlohmann::json> found;
+    for (const nlohmann::json& a : v["memory_accesses"])
+      if (a["pattern"] == "irregular") found.push_back(a);
+    return found;
+  }
+  std::string profile_;
+};
+
+// h[idx[i] % 256] += 1: one read-modify-write of 1 KiB of bins (17 lines:
+// the array is not line-aligned), within half of the L1: no latency at
+// either level; the idx stream brings 4 bytes per iteration (4/8 and 4/2
+// cycles). Without the run, both accesses pay each level's latency.
+TEST_F(TableLookups, ATableThatStaysInL1PaysNoLatency) {
+  const nlohmann::json v = version(25, true);
+  const std::vector<nlohmann::json> table = irregular(v);
+  ASSERT_EQ(table.size(), 2u) << v["memory_accesses"].dump();
+  for (const nlohmann::json& a : table) {
+    ASSERT_TRUE(a.contains("recorded")) << a.dump();
+    EXPECT_EQ(a["recorded"]["pattern"], "irregular");
+    EXPECT_EQ(a["recorded"]["footprint_bytes"], 17 * 64) << a.dump();
+    EXPECT_EQ(a["recorded"]["accesses"], 65536);
+    EXPECT_EQ(a["recorded"]["per_iteration"], 1.0);
+  }
+  for (const char* level : {"L2", "RAM"}) {
+    const nlohmann::json& m = v["memory_levels"][level];
+    EXPECT_EQ(m["irregular_accesses"], 2) << level;
+    EXPECT_EQ(m["cached_irregular_accesses"], 2) << level;
+    EXPECT_EQ(m["latency_cycles"], 0.0) << level;
+    EXPECT_EQ(m["load_bytes"], 4.0) << level;
+  }
+  EXPECT_DOUBLE_EQ(v["memory_levels"]["RAM"]["bandwidth_cycles"].get<double>(), 2.0);
+
+  const nlohmann::json alone = version(25, false);
+  EXPECT_EQ(alone["memory_levels"]["RAM"]["cached_irregular_accesses"], 0);
+  EXPECT_DOUBLE_EQ(alone["memory_levels"]["RAM"]["latency_cycles"].get<double>(), 2 * 200 / 10.0);
+  EXPECT_EQ(alone["memory_levels"]["RAM"]["bottleneck"], "RAM latency");
+}
+
+// A 128 KiB table (2,049 lines touched: malloc's block is not
+// line-aligned): beyond half the L1, within half the L2, so L2's latency at
+// both levels (20 / 10). A 4 MiB table: RAM's (200 / 10), the bound.
+TEST_F(TableLookups, LargerTablesPayTheLatencyOfTheCacheThatHoldsThem) {
+  const nlohmann::json small = version(31, true);
+  ASSERT_EQ(irregular(small).size(), 1u) << small["memory_accesses"].dump();
+  const uint64_t small_footprint = irregular(small)[0]["recorded"]["footprint_bytes"];
+  EXPECT_GT(small_footprint, 16384u);
+  EXPECT_LE(small_footprint, 262144u);
+  EXPECT_GE(small_footprint, 2048u * 64);
+  // At the L2 level that is the level's own latency; at RAM, a nearer
+  // cache's.
+  EXPECT_EQ(small["memory_levels"]["L2"]["cached_irregular_accesses"], 0);
+  EXPECT_EQ(small["memory_levels"]["RAM"]["cached_irregular_accesses"], 1);
+  for (const char* level : {"L2", "RAM"})
+    EXPECT_DOUBLE_EQ(small["memory_levels"][level]["latency_cycles"].get<double>(), 2.0) << level;
+
+  const nlohmann::json large = version(38, true);
+  ASSERT_EQ(irregular(large).size(), 1u) << large["memory_accesses"].dump();
+  EXPECT_GT(irregular(large)[0]["recorded"]["footprint_bytes"].get<uint64_t>(), 262144u);
+  EXPECT_EQ(large["memory_levels"]["RAM"]["cached_irregular_accesses"], 0);
+  EXPECT_DOUBLE_EQ(large["memory_levels"]["RAM"]["latency_cycles"].get<double>(), 20.0);
+  EXPECT_EQ(large["memory_levels"]["RAM"]["bottleneck"], "RAM latency");
+  // At the L2 level it is an L2 access like any other.
+  EXPECT_DOUBLE_EQ(large["memory_levels"]["L2"]["latency_cycles"].get<double>(), 2.0);
+
+  // The table names the profile and each access's recorded pattern.
+  const CommandResult table =
+      run(std::string(WEFT_LOOPS_TABLE_LOOKUPS) + " --cpu skylake --calibration " +
+          WEFT_LOOPS_FIXED_CALIBRATION + " --line table_lookups.c:25 --profile " + profile_);
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("profile: " + profile_ + " ("), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("4 B, irregular (run: irregular over 1088 B)"), std::string::npos)
+      << table.out;
+}
+
+TEST_F(TableLookups, AProfileThatCannotServeIsAOneLineCause) {
+  const std::string binary = WEFT_LOOPS_TABLE_LOOKUPS;
+  expect_failure(binary + " --profile " + (dir_->path / "missing.db").string(), "missing.db");
+  const std::string comm_only = (dir_->path / "comm.db").string();
+  const CommandResult r = weft_test::run_command(
+      kWeft + " record --backend valgrind --analyses comm -o " + comm_only + " -- " + binary,
+      dir_->path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  expect_failure(binary + " --profile " + comm_only,
+                 "has no memory traces: record it with the traces analysis");
 }
 
 }  // namespace
