@@ -35,7 +35,7 @@ constexpr size_t kBytesPerRepetition = size_t{16} << 20;
 constexpr size_t kChaseSteps = size_t{1} << 15;
 // RAM's working set: several times the last level, at least this.
 constexpr uint64_t kMinimumRamWorkingSet = uint64_t{128} << 20;
-// Runs of the add chain behind each TSC-per-core-cycle figure.
+// Runs of the multiply chain behind each TSC-per-core-cycle figure.
 constexpr unsigned kChainRepetitions = 2000;
 
 std::string cpu_model_name() {

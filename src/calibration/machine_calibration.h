@@ -40,7 +40,7 @@ struct MachineCalibration {
   CalibrationKey key;
   double tsc_hz = 0;  // TSC ticks per second: one "cycle" of the figures
   // TSC ticks per core cycle during the measurement (a chain of dependent
-  // adds); 0: unknown (a file written before weft measured it). `weft
+  // multiplies); 0: unknown (a file written before weft measured it). `weft
   // loops` converts the figures to core cycles, MCA's unit, with it.
   double tsc_ticks_per_core_cycle = 0;
   std::string measured_at;                     // UTC, "2026-11-25T07:50:00Z"

@@ -16,9 +16,11 @@ namespace weft {
 double measure_tsc_hz();
 
 // TSC ticks per core cycle while this code runs: the ticks of a chain of
-// dependent 64-bit adds (one core cycle each on every x86-64 core of the
-// last fifteen years), the difference of two chain lengths (the reading of
-// the TSC cancels out), the best (lowest) of `repetitions` short runs.
+// dependent 64-bit multiplies (three core cycles each on every x86-64 core
+// of the last fifteen years; an add chain is not one cycle per add on
+// cores that fold immediates in the renamer), the difference of two chain
+// lengths (the reading of the TSC cancels out), the best (lowest) of
+// `repetitions` short runs.
 // Below 1 when the core runs faster than the TSC (turbo), above when slower.
 double tsc_ticks_per_core_cycle(unsigned repetitions);
 

@@ -39,7 +39,10 @@ uint32_t join_profile(std::vector<LoopPerformance>& loops, const LoopQuery& quer
     throw FindingError("'" + query.profile +
                        "' has no memory traces: record it with the traces analysis (weft record "
                        "--analyses traces)");
-  const TracedPcs traced = traced_pcs(profile);
+  std::vector<SourceLines> lines;
+  for (const LoopPerformance& loop : loops)
+    lines.push_back({loop.file, loop.first_line, loop.last_line});
+  const TracedPcs traced = traced_pcs_on_lines(profile, lines);
   Symbolizer symbolizer{ModuleMap()};
   uint32_t joined = 0;
   for (LoopPerformance& loop : loops)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <tuple>
 #include <unordered_set>
 
@@ -38,6 +39,24 @@ TracedPcs traced_pcs(const Profile& profile) {
   if (!profile.has_analysis(AnalysisId::Traces)) return traced;
   for (const MemoryTraceInfo& t : memory_traces(profile))
     traced.streams.push_back(traced_instruction(t));
+  for (const TracedInstruction& i : traced.streams) traced.by_pc[i.pc].push_back(&i);
+  return traced;
+}
+
+TracedPcs traced_pcs_on_lines(const Profile& profile, const std::vector<SourceLines>& lines) {
+  TracedPcs traced;
+  if (!profile.has_analysis(AnalysisId::Traces)) return traced;
+  std::set<std::pair<std::string, uint32_t>> asked;
+  std::set<uint64_t> pcs;
+  for (const SourceLines& range : lines) {
+    if (range.file.empty()) continue;
+    for (uint32_t line = range.first_line; line != 0 && line <= range.last_line; ++line)
+      if (asked.emplace(base_name(range.file), line).second)
+        for (uint64_t pc : profile.pcs_at_line(base_name(range.file), line)) pcs.insert(pc);
+  }
+  for (uint64_t pc : pcs)
+    for (const MemoryTraceInfo& t : memory_traces(profile, std::nullopt, pc))
+      traced.streams.push_back(traced_instruction(t));
   for (const TracedInstruction& i : traced.streams) traced.by_pc[i.pc].push_back(&i);
   return traced;
 }

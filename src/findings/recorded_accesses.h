@@ -48,6 +48,11 @@ struct SourceLines {
   uint32_t last_line = 0;
 };
 
+// The traces of the instructions on the given lines only (file matched on
+// its name): a run's traces of every instruction, random gathers over
+// megabytes among them, can take gigabytes once decoded.
+TracedPcs traced_pcs_on_lines(const Profile& profile, const std::vector<SourceLines>& lines);
+
 // Gives the accesses of `loop` (read from `analyzed_file`) what the run
 // recorded for their instructions, and returns how many it gave:
 //  - the recorded build itself (a traced pc in the same file as

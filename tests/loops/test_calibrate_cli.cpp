@@ -45,6 +45,14 @@ TEST_F(CalibrateCommand, MeasuresOnceStoresReusesAndForces) {
   EXPECT_EQ(measured["reason"], "no calibration file");
   EXPECT_EQ(measured["path"], stored.string());
   EXPECT_GT(measured["tsc_hz"].get<double>(), 1e8);
+  // The core clock the TSC-per-core-cycle ratio implies is one an x86 core
+  // runs at (an add chain, which Golden Cove cores fold in the renamer, gave
+  // 17.5 GHz on a Sapphire Rapids VM).
+  ASSERT_TRUE(measured["tsc_ticks_per_core_cycle"].is_number()) << first.out;
+  const double core_hz =
+      measured["tsc_hz"].get<double>() / measured["tsc_ticks_per_core_cycle"].get<double>();
+  EXPECT_GT(core_hz, 0.4e9) << first.out;
+  EXPECT_LT(core_hz, 6.5e9) << first.out;
 
   // Sane numbers: every figure positive, L1 faster than RAM both ways.
   std::map<std::string, nlohmann::json> levels;
