@@ -110,6 +110,24 @@ std::vector<uint32_t> hot_path(const FunctionStructure& function, const Loop& lo
   return hot;
 }
 
+// The iterations per entry of a nested loop: its header's executions over
+// its enclosing loop header's (rounded; what bench/loops.sh counts with
+// callgrind), 0 when not nested or not counted.
+uint32_t trip_count(const FunctionStructure& function, const Loop& loop,
+                    const ControlFlowCounts& flow, uint64_t delta) {
+  if (loop.parent < 0) return 0;
+  const Loop& enclosing = function.loops[static_cast<size_t>(loop.parent)];
+  const BasicBlock* header = function.block_at(loop.header);
+  const BasicBlock* outer = function.block_at(enclosing.header);
+  if (header == nullptr || outer == nullptr) return 0;
+  const std::vector<uint64_t> counts = block_counts(function, flow, delta);
+  const uint64_t runs = counts[header - function.blocks.data()];
+  const uint64_t entries = counts[outer - function.blocks.data()];
+  if (entries == 0 || runs < entries) return 0;
+  const uint64_t trip = (runs + entries / 2) / entries;
+  return static_cast<uint32_t>(std::min<uint64_t>(trip, uint64_t{1} << 24));
+}
+
 // One analyzer and one binary structure per file, opened once; the plain
 // build's loops per function, analyzed once.
 class LoopAnalyses {
@@ -133,9 +151,14 @@ class LoopAnalyses {
         return;
       }
       loop.analyzed_in = loop.module;
+      // A nested loop runs the trip count its blocks' executions say
+      // (LoopPerformance::with_trip_count: its entries overlap).
+      const uint32_t trip = flow != nullptr ? trip_count(*function, *binary_loop, *flow, delta) : 0;
+      if (trip != 0) m.analyzer->set_trip_counts(0, {{binary_loop->header, trip}});
       loop.performance = m.analyzer->analyze_loop(*function, *binary_loop);
       if (loop.performance->several_paths && flow != nullptr)
         simulate_hot_path(loop, m, *function, *binary_loop, *flow, delta);
+      if (trip != 0) m.analyzer->set_trip_counts(0, {});
       return;
     }
     if (plain_.empty()) {

@@ -402,10 +402,15 @@ std::string loop_summary_line(const LoopPerformance& loop) {
                                                            : "mixed";
     fp.push_back(fmt::format("{} {}", kind_label(kind), width));
   }
-  std::string text = loop.modeled
-                         ? fmt::format("L1 {:.2f} cycles/iteration; {}", loop.cycles_per_iteration,
-                                       loop.bottleneck.description)
-                         : fmt::format("not simulated ({})", loop.not_modeled_reason);
+  std::string text =
+      loop.modeled ? fmt::format("L1 {:.2f} cycles/iteration{}; {}", loop.cycles_per_iteration,
+                                 loop.with_trip_count && loop.with_trip_count->simulated
+                                     ? fmt::format(" ({:.2f} at its {} iterations per entry)",
+                                                   loop.with_trip_count->cycles_per_iteration,
+                                                   loop.with_trip_count->trip_count)
+                                     : std::string(),
+                                 loop.bottleneck.description)
+                   : fmt::format("not simulated ({})", loop.not_modeled_reason);
   text += fp.empty() ? "; no FP work" : fmt::format("; FP {}", fmt::join(fp, ", "));
   return text;
 }

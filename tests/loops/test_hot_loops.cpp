@@ -250,6 +250,25 @@ TEST_F(JoinedLoops, TheRecordedStrideReplacesTheUnknownOne) {
   EXPECT_DOUBLE_EQ(joined["memory_levels"]["RAM"]["cycles_per_iteration"].get<double>(), 32.0);
 }
 
+// The column sweep is nested in the loop over columns: its header runs 512
+// times per entry (N rows), which the profile's block counts tell, so the
+// report simulates it with that trip count, entries overlapping.
+TEST_F(JoinedLoops, ANestedLoopGetsItsTripCountFromTheRun) {
+  const json& sweep = loop("column_sums:loop@joined_loops.c:29");
+  ASSERT_FALSE(sweep["static"].is_null()) << sweep.dump(2);
+  const json& trip = sweep["static"]["with_trip_count"];
+  ASSERT_FALSE(trip.is_null()) << sweep["static"].dump(2);
+  EXPECT_EQ(trip["trip_count"], 512);
+  EXPECT_EQ(trip["simulated"], true);
+  // weft loops with the same trip count gives the same figure.
+  const json alone = static_loop("joined_loops.c:29 --trip-count 512");
+  ASSERT_FALSE(alone["with_trip_count"].is_null());
+  EXPECT_DOUBLE_EQ(alone["with_trip_count"]["cycles_per_iteration"].get<double>(),
+                   trip["cycles_per_iteration"].get<double>());
+  // A loop nested in none has none.
+  EXPECT_TRUE(loop("clamp_rare:loop@joined_loops.c:35")["static"]["with_trip_count"].is_null());
+}
+
 // Thread 1 reads the columns 256-511 of the matrix thread 0 wrote: its
 // first read of each line (512 rows x 32 lines) is a true communication,
 // the 7 other reads of the line are reuses, one column later, after the
