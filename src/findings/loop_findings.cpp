@@ -39,7 +39,7 @@ uint32_t join_profile(std::vector<LoopPerformance>& loops, const LoopQuery& quer
     throw FindingError("'" + query.profile +
                        "' has no memory traces: record it with the traces analysis (weft record "
                        "--analyses traces)");
-  std::vector<SourceLines> lines;
+  std::vector<LineRange> lines;
   for (const LoopPerformance& loop : loops)
     lines.push_back({loop.file, loop.first_line, loop.last_line});
   const TracedPcs traced = traced_pcs_on_lines(profile, lines);

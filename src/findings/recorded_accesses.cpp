@@ -43,12 +43,12 @@ TracedPcs traced_pcs(const Profile& profile) {
   return traced;
 }
 
-TracedPcs traced_pcs_on_lines(const Profile& profile, const std::vector<SourceLines>& lines) {
+TracedPcs traced_pcs_on_lines(const Profile& profile, const std::vector<LineRange>& lines) {
   TracedPcs traced;
   if (!profile.has_analysis(AnalysisId::Traces)) return traced;
   std::set<std::pair<std::string, uint32_t>> asked;
   std::set<uint64_t> pcs;
-  for (const SourceLines& range : lines) {
+  for (const LineRange& range : lines) {
     if (range.file.empty()) continue;
     for (uint32_t line = range.first_line; line != 0 && line <= range.last_line; ++line)
       if (asked.emplace(base_name(range.file), line).second)
@@ -81,7 +81,7 @@ std::optional<MemoryAccess::Recorded> recorded_access(
 }
 
 uint32_t join_recorded_accesses(LoopPerformance& loop, const std::string& analyzed_file,
-                                const SourceLines& lines, const TracedPcs& traced,
+                                const LineRange& lines, const TracedPcs& traced,
                                 const Profile& profile, Symbolizer& symbolizer) {
   // The recorded build itself: traced pcs at the ELF addresses of the
   // loop's instructions.

@@ -42,7 +42,7 @@ std::optional<MemoryAccess::Recorded> recorded_access(
     const std::vector<const TracedInstruction*>& streams, uint32_t line_bytes = 64);
 
 // The source lines of a loop, for pairing the instructions of another build.
-struct SourceLines {
+struct LineRange {
   std::string file;
   uint32_t first_line = 0;
   uint32_t last_line = 0;
@@ -51,7 +51,7 @@ struct SourceLines {
 // The traces of the instructions on the given lines only (file matched on
 // its name): a run's traces of every instruction, random gathers over
 // megabytes among them, can take gigabytes once decoded.
-TracedPcs traced_pcs_on_lines(const Profile& profile, const std::vector<SourceLines>& lines);
+TracedPcs traced_pcs_on_lines(const Profile& profile, const std::vector<LineRange>& lines);
 
 // Gives the accesses of `loop` (read from `analyzed_file`) what the run
 // recorded for their instructions, and returns how many it gave:
@@ -63,7 +63,7 @@ TracedPcs traced_pcs_on_lines(const Profile& profile, const std::vector<SourceLi
 // Each recorded access's executions per iteration are its executions over
 // those of the loop's most executed recorded access.
 uint32_t join_recorded_accesses(LoopPerformance& loop, const std::string& analyzed_file,
-                                const SourceLines& lines, const TracedPcs& traced,
+                                const LineRange& lines, const TracedPcs& traced,
                                 const Profile& profile, Symbolizer& symbolizer);
 
 }  // namespace weft
