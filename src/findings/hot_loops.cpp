@@ -315,7 +315,6 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
   for (const RegionVolume& v : profile.region_volumes()) volumes[v.region.id] = v;
   LoopAnalyses analyses(cpu, plain_binary);
   const ControlFlowCounts flow{edge_totals(profile), instruction_executions(profile)};
-  const TracedPcs traced = traced_pcs(profile);
   for (const auto& [instructions, id] : ranked) {
     const Totals& t = loops[id];
     HotLoop loop;
@@ -346,16 +345,37 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
       loop.vaddr = at->vaddr;
       const uint64_t delta = busiest->first - at->vaddr;
       analyses.analyze(loop, &flow, delta);
-      if (loop.performance)
-        loop.recorded_strides = join_recorded_accesses(
-            *loop.performance, loop.analyzed_in,
-            {loop.region.file, loop.region.first_line, loop.region.last_line}, traced, profile,
-            analyses.plain_symbolizer());
     } else {
       loop.not_analyzed = "its code is in no file";
     }
     f.loops.push_back(std::move(loop));
   }
+  // The strides the traces recorded, decoding only the traces of the hot
+  // loops' instructions: those at their addresses in the profiled file, or
+  // on their source lines (for a plain build).
+  const TracedPcs traced = traced_pcs_if(profile, [&](uint64_t pc) {
+    const std::optional<Profile::ModuleAddress> at = profile.module_address(pc);
+    const std::optional<SourcePosition> line = profile.source_position(pc);
+    for (const HotLoop& loop : f.loops) {
+      if (!loop.performance) continue;
+      const std::vector<uint64_t>& addresses = loop.performance->instruction_addresses;
+      if (at && at->path == loop.module && !addresses.empty() &&
+          at->vaddr >= *std::min_element(addresses.begin(), addresses.end()) &&
+          at->vaddr <= *std::max_element(addresses.begin(), addresses.end()))
+        return true;
+      if (line && !line->file.empty() && !loop.region.file.empty() &&
+          base_name(line->file) == base_name(loop.region.file) &&
+          line->line >= loop.region.first_line && line->line <= loop.region.last_line)
+        return true;
+    }
+    return false;
+  });
+  for (HotLoop& loop : f.loops)
+    if (loop.performance)
+      loop.recorded_strides =
+          join_recorded_accesses(*loop.performance, loop.analyzed_in,
+                                 {loop.region.file, loop.region.first_line, loop.region.last_line},
+                                 traced, profile, analyses.plain_symbolizer());
   f.cpu = analyses.cpu_name();
   // The L2 and RAM estimates of weft loops, with this machine's calibration.
   const LoopCalibration calibration = resolve_calibration(calibration_file);

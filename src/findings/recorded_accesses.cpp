@@ -43,9 +43,27 @@ TracedPcs traced_pcs(const Profile& profile) {
   return traced;
 }
 
-TracedPcs traced_pcs_on_lines(const Profile& profile, const std::vector<LineRange>& lines) {
+namespace {
+TracedPcs decode_traces_of(const Profile& profile, const std::set<uint64_t>& pcs) {
   TracedPcs traced;
-  if (!profile.has_analysis(AnalysisId::Traces)) return traced;
+  for (uint64_t pc : pcs)
+    for (const MemoryTraceInfo& t : memory_traces(profile, std::nullopt, pc))
+      traced.streams.push_back(traced_instruction(t));
+  for (const TracedInstruction& i : traced.streams) traced.by_pc[i.pc].push_back(&i);
+  return traced;
+}
+}  // namespace
+
+TracedPcs traced_pcs_if(const Profile& profile, const std::function<bool(uint64_t pc)>& wanted) {
+  if (!profile.has_analysis(AnalysisId::Traces)) return {};
+  std::set<uint64_t> pcs;
+  for (uint64_t pc : memory_trace_pcs(profile))
+    if (wanted(pc)) pcs.insert(pc);
+  return decode_traces_of(profile, pcs);
+}
+
+TracedPcs traced_pcs_on_lines(const Profile& profile, const std::vector<LineRange>& lines) {
+  if (!profile.has_analysis(AnalysisId::Traces)) return {};
   std::set<std::pair<std::string, uint32_t>> asked;
   std::set<uint64_t> pcs;
   for (const LineRange& range : lines) {
@@ -54,11 +72,7 @@ TracedPcs traced_pcs_on_lines(const Profile& profile, const std::vector<LineRang
       if (asked.emplace(base_name(range.file), line).second)
         for (uint64_t pc : profile.pcs_at_line(base_name(range.file), line)) pcs.insert(pc);
   }
-  for (uint64_t pc : pcs)
-    for (const MemoryTraceInfo& t : memory_traces(profile, std::nullopt, pc))
-      traced.streams.push_back(traced_instruction(t));
-  for (const TracedInstruction& i : traced.streams) traced.by_pc[i.pc].push_back(&i);
-  return traced;
+  return decode_traces_of(profile, pcs);
 }
 
 std::optional<MemoryAccess::Recorded> recorded_access(

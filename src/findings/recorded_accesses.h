@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,6 +28,9 @@ struct TracedPcs {
   std::map<uint64_t, std::vector<const TracedInstruction*>> by_pc;
 };
 TracedPcs traced_pcs(const Profile& profile);
+// The traces of the pcs `wanted` accepts only (decoding every trace of a
+// run, random gathers over megabytes among them, takes gigabytes).
+TracedPcs traced_pcs_if(const Profile& profile, const std::function<bool(uint64_t pc)>& wanted);
 
 // Addresses sampled from each thread's trace of an irregular access to
 // measure its footprint: every line of a table as large as an L1 cache is

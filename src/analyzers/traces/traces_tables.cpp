@@ -175,4 +175,13 @@ std::vector<MemoryTraceInfo> memory_traces(const Profile& profile, std::optional
   });
 }
 
+std::vector<uint64_t> memory_trace_pcs(const Profile& profile) {
+  return profile.read([&](const sqlite::Database& db) {
+    std::vector<uint64_t> out;
+    sqlite::Statement query(db, "SELECT DISTINCT pc FROM memory_traces ORDER BY pc");
+    while (query.step()) out.push_back(query.column_u64(0));
+    return out;
+  });
+}
+
 }  // namespace weft

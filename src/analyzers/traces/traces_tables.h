@@ -44,6 +44,8 @@ struct MemoryTraceInfo {
 std::vector<MemoryTraceInfo> memory_traces(const Profile& profile,
                                            std::optional<uint32_t> thread = std::nullopt,
                                            std::optional<uint64_t> pc = std::nullopt);
+// The distinct pcs memory_traces holds, ascending (no blob is read).
+std::vector<uint64_t> memory_trace_pcs(const Profile& profile);
 
 // memory_traces.segments: varint(runs), then per run varint(first_segment),
 // varint(segment_step), varint(count), varint(first_access),
