@@ -186,8 +186,10 @@ std::string render_table(const LoopFindings& findings) {
   else
     out += fmt::format("note: {}\n", findings.calibration.note);
   if (!findings.profile.empty())
-    out += fmt::format("profile: {} ({} memory accesses with a recorded stride)\n",
-                       findings.profile, findings.recorded_accesses);
+    out += fmt::format("profile: {} ({} with a recorded stride)\n", findings.profile,
+                       findings.recorded_accesses == 1
+                           ? std::string("1 memory access")
+                           : fmt::format("{} memory accesses", findings.recorded_accesses));
   size_t versions = 0;
   for (const SourceLoop& loop : findings.source_loops) versions += loop.versions.size();
   out += fmt::format("{} functions, {} source loops, {} innermost binary loops\n",
