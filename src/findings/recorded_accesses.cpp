@@ -34,15 +34,6 @@ uint64_t sampled_lines(const TracedInstruction& stream, uint32_t line_bytes) {
 
 }  // namespace
 
-TracedPcs traced_pcs(const Profile& profile) {
-  TracedPcs traced;
-  if (!profile.has_analysis(AnalysisId::Traces)) return traced;
-  for (const MemoryTraceInfo& t : memory_traces(profile))
-    traced.streams.push_back(traced_instruction(t));
-  for (const TracedInstruction& i : traced.streams) traced.by_pc[i.pc].push_back(&i);
-  return traced;
-}
-
 namespace {
 TracedPcs decode_traces_of(const Profile& profile, const std::set<uint64_t>& pcs) {
   TracedPcs traced;

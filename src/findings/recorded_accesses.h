@@ -21,15 +21,14 @@
 
 namespace weft {
 
-// The profile's memory traces, decoded, by runtime pc (every thread's
+// Memory traces of a profile, decoded, by runtime pc (every thread's
 // stream). Empty when the profile has no traces.
 struct TracedPcs {
   std::vector<TracedInstruction> streams;
   std::map<uint64_t, std::vector<const TracedInstruction*>> by_pc;
 };
-TracedPcs traced_pcs(const Profile& profile);
-// The traces of the pcs `wanted` accepts only (decoding every trace of a
-// run, random gathers over megabytes among them, takes gigabytes).
+// The traces of the pcs `wanted` accepts (never every trace: decoding all
+// of a run's, random gathers over megabytes among them, takes gigabytes).
 TracedPcs traced_pcs_if(const Profile& profile, const std::function<bool(uint64_t pc)>& wanted);
 
 // Addresses sampled from each thread's trace of an irregular access to
