@@ -112,15 +112,14 @@ std::vector<uint32_t> hot_path(const FunctionStructure& function, const Loop& lo
 
 // The iterations per entry of a nested loop: its header's executions over
 // its enclosing loop header's (rounded; what bench/loops.sh counts with
-// callgrind), 0 when not nested or not counted.
+// callgrind), 0 when not nested or not counted. `counts`: block_counts'.
 uint32_t trip_count(const FunctionStructure& function, const Loop& loop,
-                    const ControlFlowCounts& flow, uint64_t delta) {
+                    const std::vector<uint64_t>& counts) {
   if (loop.parent < 0) return 0;
   const Loop& enclosing = function.loops[static_cast<size_t>(loop.parent)];
   const BasicBlock* header = function.block_at(loop.header);
   const BasicBlock* outer = function.block_at(enclosing.header);
   if (header == nullptr || outer == nullptr) return 0;
-  const std::vector<uint64_t> counts = block_counts(function, flow, delta);
   const uint64_t runs = counts[header - function.blocks.data()];
   const uint64_t entries = counts[outer - function.blocks.data()];
   if (entries == 0 || runs < entries) return 0;
@@ -151,13 +150,16 @@ class LoopAnalyses {
         return;
       }
       loop.analyzed_in = loop.module;
-      // A nested loop runs the trip count its blocks' executions say
-      // (LoopPerformance::with_trip_count: its entries overlap).
-      const uint32_t trip = flow != nullptr ? trip_count(*function, *binary_loop, *flow, delta) : 0;
+      // The run's block executions: a nested loop runs the trip count they
+      // say (LoopPerformance::with_trip_count: its entries overlap), a loop
+      // with several paths is simulated on its hot path.
+      const std::vector<uint64_t> counts =
+          flow != nullptr ? block_counts(*function, *flow, delta) : std::vector<uint64_t>();
+      const uint32_t trip = counts.empty() ? 0 : trip_count(*function, *binary_loop, counts);
       if (trip != 0) m.analyzer->set_trip_counts(0, {{binary_loop->header, trip}});
       loop.performance = m.analyzer->analyze_loop(*function, *binary_loop);
-      if (loop.performance->several_paths && flow != nullptr)
-        simulate_hot_path(loop, m, *function, *binary_loop, *flow, delta);
+      if (loop.performance->several_paths && !counts.empty())
+        simulate_hot_path(loop, m, *function, *binary_loop, counts);
       if (trip != 0) m.analyzer->set_trip_counts(0, {});
       return;
     }
@@ -251,9 +253,8 @@ class LoopAnalyses {
   // The loop simulated on its hot path, when the block counts leave some
   // of its blocks out.
   void simulate_hot_path(HotLoop& loop, Module& m, const FunctionStructure& function,
-                         const Loop& binary_loop, const ControlFlowCounts& flow, uint64_t delta) {
-    const std::vector<uint32_t> hot =
-        hot_path(function, binary_loop, block_counts(function, flow, delta));
+                         const Loop& binary_loop, const std::vector<uint64_t>& counts) {
+    const std::vector<uint32_t> hot = hot_path(function, binary_loop, counts);
     if (hot.empty() || hot.size() == binary_loop.blocks.size()) return;
     Loop path = binary_loop;
     path.blocks = hot;
@@ -353,15 +354,22 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
   // The strides the traces recorded, decoding only the traces of the hot
   // loops' instructions: those at their addresses in the profiled file, or
   // on their source lines (for a plain build).
+  std::vector<std::pair<uint64_t, uint64_t>> spans(f.loops.size(), {1, 0});  // ELF addresses
+  for (size_t l = 0; l < f.loops.size(); ++l)
+    if (f.loops[l].performance && !f.loops[l].performance->instruction_addresses.empty()) {
+      const auto [low, high] =
+          std::minmax_element(f.loops[l].performance->instruction_addresses.begin(),
+                              f.loops[l].performance->instruction_addresses.end());
+      spans[l] = {*low, *high};
+    }
   const TracedPcs traced = traced_pcs_if(profile, [&](uint64_t pc) {
     const std::optional<Profile::ModuleAddress> at = profile.module_address(pc);
     const std::optional<SourcePosition> line = profile.source_position(pc);
-    for (const HotLoop& loop : f.loops) {
+    for (size_t l = 0; l < f.loops.size(); ++l) {
+      const HotLoop& loop = f.loops[l];
       if (!loop.performance) continue;
-      const std::vector<uint64_t>& addresses = loop.performance->instruction_addresses;
-      if (at && at->path == loop.module && !addresses.empty() &&
-          at->vaddr >= *std::min_element(addresses.begin(), addresses.end()) &&
-          at->vaddr <= *std::max_element(addresses.begin(), addresses.end()))
+      if (at && at->path == loop.module && at->vaddr >= spans[l].first &&
+          at->vaddr <= spans[l].second)
         return true;
       if (line && !line->file.empty() && !loop.region.file.empty() &&
           base_name(line->file) == base_name(loop.region.file) &&

@@ -45,10 +45,8 @@ uint32_t join_profile(std::vector<LoopPerformance>& loops, const LoopQuery& quer
   const TracedPcs traced = traced_pcs_on_lines(profile, lines);
   Symbolizer symbolizer{ModuleMap()};
   uint32_t joined = 0;
-  for (LoopPerformance& loop : loops)
-    joined +=
-        join_recorded_accesses(loop, query.binary, {loop.file, loop.first_line, loop.last_line},
-                               traced, profile, symbolizer);
+  for (size_t l = 0; l < loops.size(); ++l)
+    joined += join_recorded_accesses(loops[l], query.binary, lines[l], traced, profile, symbolizer);
   return joined;
 }
 
@@ -145,7 +143,8 @@ MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
         const uint64_t footprint = access.recorded ? access.recorded->footprint_bytes : 0;
         for (size_t n = 0; footprint != 0 && n < nearer.size(); ++n)
           if (footprint <= nearer[n].cache_bytes / 2) {
-            latency = n == 0 ? 0.0 : nearer[n].latency_cycles;
+            // L1's latency is in MCA's own L1 figure already.
+            latency = nearer[n].level == "L1" ? 0.0 : nearer[n].latency_cycles;
             ++estimate.cached_irregular_accesses;
             break;
           }

@@ -100,9 +100,9 @@ LoopFindings find_loops(const LoopQuery& query);
 // An access with a stride recorded by a run (MemoryAccess::recorded, set for
 // the report's hot loops and by `weft loops --profile`) is estimated with
 // that pattern and stride, its bytes or latency weighted by its executions
-// per iteration; a recorded irregular access whose footprint fits in one of
-// the `nearer` caches (nearest first) pays that cache's latency instead of
-// the level's, none when it fits in the first (L1: MCA's own figure).
+// per iteration; a recorded irregular access whose footprint fits in half
+// of one of the `nearer` caches (nearest first) pays that cache's latency
+// instead of the level's, none when that cache is L1 (MCA's own figure).
 MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
                                           const MemoryLevelCalibration& level, uint32_t line_bytes,
                                           const std::vector<MemoryLevelCalibration>& nearer = {});
