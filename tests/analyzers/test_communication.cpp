@@ -321,6 +321,133 @@ TEST(CommunicationAnalyzer, InterleavedStreamsOfOneWriterCountedInline) {
   EXPECT_EQ(section_rar, 2048u - 66u);
 }
 
+// Everything a communication analyzer with sampled CRD and sections counted.
+struct SampledCrdResults {
+  Counts counts;
+  Distances distances;
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, uint64_t> section_distances;
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> section_reuses;
+  bool operator==(const SampledCrdResults&) const = default;
+};
+
+// Runs `accesses` through an analyzer with a sampled CRD (a budget of 16
+// granules per reader, so that most granules leave the sample), through the
+// fast paths (the reuse memo) or through the slow path only.
+SampledCrdResults run_sampled_crd(const std::vector<Access>& accesses, bool fast,
+                                  uint64_t* slow_reads = nullptr) {
+  CommunicationConfig config;
+  config.granularity = 64;
+  config.max_threads = 8;
+  CommunicationAnalyzer analyzer(config);
+  CommunicationReuseDistance crd({config.max_threads, 0, 16});
+  SectionAttribution sections(config.max_threads);
+  analyzer.connect(&crd, nullptr, &sections);
+  for (size_t i = 0; i < accesses.size(); ++i) {
+    const Access& a = accesses[i];
+    auto* t = analyzer.attach(a.tid);
+    if (a.write) {
+      analyzer.write(*t, a.pc, a.addr, a.size);
+    } else if (!fast || !CommunicationAnalyzer::read_fast(*t, a.pc, a.addr, a.size)) {
+      if (slow_reads) ++*slow_reads;
+      analyzer.read_slow(*t, a.pc, a.addr, a.size);
+    }
+    if (i % 4999 == 4998) analyzer.close_section(*t, 0x9000 + i % 3);
+  }
+  for (uint32_t tid = 0; tid < config.max_threads; ++tid)
+    analyzer.close_section(*analyzer.attach(tid), 0x9100);
+  EXPECT_EQ(analyzer.dropped(), 0u);
+  SampledCrdResults r;
+  r.counts = without_zeros(analyzer_counts(analyzer));
+  crd.for_each_distance([&](const CommunicationReuseDistance::Record& d) {
+    if (d.count) r.distances[{d.pc, d.reader, d.writer, d.distance}] += d.count;
+  });
+  sections.for_each_distance([&](uint32_t tid, const PcWriterDistanceCount& d) {
+    if (d.count)
+      r.section_distances[{tid, static_cast<uint32_t>(d.key.pc_writer & 0xffff), d.key.distance}] +=
+          d.count;
+  });
+  sections.for_each_count([&](uint32_t tid, const PcPeerCounts& c) {
+    if (c.rar) r.section_reuses[{tid, c.peer()}] += c.rar;
+  });
+  return r;
+}
+
+// A gain loop as streamcluster's: each worker reads, for each of its
+// points, the point's 32 floats and a centre's in turn (both the main
+// thread's), so one pair alternates two granules. With a sampled CRD the
+// memo keeps the pair's two latest granules: a re-read of the second is
+// distance 1, counted inline, and the counts stay exactly the slow path's.
+TEST(CommunicationAnalyzer, SampledCrdAlternationCountedInlineMatchesTheSlowPath) {
+  alignas(64) static float points[4096 * 32], centres[16 * 32];
+  const auto at = [](const float* p) { return reinterpret_cast<uintptr_t>(p); };
+  std::vector<Access> accesses;
+  for (const float& x : points) accesses.push_back({0, true, 0x10, at(&x), 4});
+  for (const float& x : centres) accesses.push_back({0, true, 0x14, at(&x), 4});
+  std::mt19937_64 rng(7);
+  for (int centre = 0; centre < 4; ++centre) {
+    for (uint32_t worker = 1; worker <= 2; ++worker) {
+      const int c = static_cast<int>(rng() % 16);
+      for (int p = 0; p < 2048; ++p) {
+        const int point = static_cast<int>(worker - 1) * 2048 + p;
+        for (int d = 0; d < 32; ++d) {
+          accesses.push_back({worker, false, 0x100, at(&points[point * 32 + d]), 4});
+          accesses.push_back({worker, false, 0x104, at(&centres[c * 32 + d]), 4});
+        }
+        // Now and then a read of another pair between them (the worker's
+        // own reads of its neighbour's point).
+        if (p % 97 == 0) {
+          accesses.push_back({3 - worker, true, 0x20, at(&points[point * 32]), 4});
+          accesses.push_back({worker, false, 0x108, at(&points[point * 32]), 4});
+        }
+      }
+    }
+  }
+  uint64_t slow = 0;
+  const SampledCrdResults fast = run_sampled_crd(accesses, true, &slow);
+  EXPECT_EQ(fast, run_sampled_crd(accesses, false));
+  // Reads: 2 workers x 4 centres x 2048 points x 64 = 1,048,576. Each point
+  // leaves the memo at each of its 2 granules (the point's and the centre's
+  // next granule, and the re-read of the point after the pair changed):
+  // about 4 slow reads per point, not 64.
+  EXPECT_LT(slow, 2u * 4u * 2048u * 6u);
+  uint64_t distance_one = 0;
+  for (const auto& [key, n] : fast.distances)
+    if (std::get<3>(key) == 1) distance_one += n;
+  EXPECT_GT(distance_one, 2u * 4u * 2048u * 56u);
+}
+
+// Random reads in runs that alternate granules, of several writers, with
+// writes between them: the sampled CRD's counts through the memo are the
+// slow path's.
+TEST(CommunicationAnalyzer, SampledCrdMemoMatchesTheSlowPathOnRandomAlternations) {
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<unsigned char> memory(64 * 512 + 64);
+    const uintptr_t base = (reinterpret_cast<uintptr_t>(memory.data()) + 63) & ~uintptr_t{63};
+    std::vector<Access> accesses;
+    for (uintptr_t offset = 0; offset < 64 * 512; offset += 8)
+      accesses.push_back({static_cast<uint32_t>(offset / 64 % 3), true, 0x10, base + offset, 8});
+    while (accesses.size() < 60000) {
+      const uint32_t tid = static_cast<uint32_t>(rng() % 4);
+      if (rng() % 10 == 0) {
+        accesses.push_back({tid, true, 0x20, base + (rng() % 4096) * 8, 8});
+        continue;
+      }
+      // Two (sometimes three) granules read in turn by one or two instructions.
+      const uintptr_t a = (rng() % 512) * 64, b = (rng() % 512) * 64, c = (rng() % 512) * 64;
+      const unsigned run = 1 + static_cast<unsigned>(rng() % 40);
+      const bool three = rng() % 4 == 0;
+      const uint64_t pc_a = 0x100, pc_b = rng() % 2 ? 0x100 : 0x104;
+      for (unsigned i = 0; i < run; ++i) {
+        accesses.push_back({tid, false, pc_a, base + a + (i % 8) * 8, 8});
+        accesses.push_back({tid, false, pc_b, base + b + (i % 8) * 8, 8});
+        if (three && i % 3 == 0) accesses.push_back({tid, false, 0x108, base + c, 8});
+      }
+    }
+    EXPECT_EQ(run_sampled_crd(accesses, true), run_sampled_crd(accesses, false)) << "seed " << seed;
+  }
+}
+
 TEST(CommunicationAnalyzer, AttachRefusesThreadsBeyondTheLimit) {
   CommunicationConfig config;
   config.max_threads = 4;

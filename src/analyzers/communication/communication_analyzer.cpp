@@ -73,16 +73,31 @@ CommunicationAnalyzer::ReuseMemo CommunicationAnalyzer::reuse_to_remember(
   ReuseMemo m;
   m.pc = pc;
   m.counters[0] = &c.rar;
+  bool alternates = false;
   if (t.distances) {
-    // Only a repeat of the same granule has a known distance (0).
-    if (distance != 0) return {};
     m.granule = addr >> granularity_log2_;
     m.granule_mask = ~uint64_t{0};
-    const SampledWord& word = distances_->sampled_word();
-    m.word_mask = (uint64_t{1} << word.word_bits) - 1;
-    m.sampled_word = word.word_bits ? word.offset(m.granule) : 1;
+    // A granule outside the sample changes only the pair's recent granules:
+    // its repeat is distance 0, a re-read after one other granule distance
+    // 1, and it has no word trace. A sampled granule's repeat is distance 0
+    // only after a measured distance (a capped pair counts its events
+    // unmeasured), and a read of its sampled word is the word trace's too.
+    alternates = outside_crd_sample(t, m.granule);
+    if (alternates) {
+      m.sampled_word = 1;  // never equal to a masked offset of 0
+    } else {
+      if (distance != 0) return {};
+      const SampledWord& word = distances_->sampled_word();
+      m.word_mask = (uint64_t{1} << word.word_bits) - 1;
+      m.sampled_word = word.word_bits ? word.offset(m.granule) : 1;
+    }
     m.counters[2] = distances_->count_of(*t.distances, pc, peer, 0);
     if (!m.counters[2]) return {};
+    if (alternates) {
+      m.second_counters[0] = distances_->count_of(*t.distances, pc, peer, 1);
+      m.recent = distances_->recent_granules(*t.distances, peer);
+      if (!m.second_counters[0] || !m.recent) return {};
+    }
   }
   if (t.sections) {
     m.counters[1] = sections_->open_reuse_count(*t.sections, peer);
@@ -91,9 +106,73 @@ CommunicationAnalyzer::ReuseMemo CommunicationAnalyzer::reuse_to_remember(
       m.counters[3] = sections_->open_distance_count(*t.sections, peer, 0);
       if (!m.counters[3]) return {};
     }
+    if (alternates) {
+      m.second_counters[1] = sections_->open_distance_count(*t.sections, peer, 1);
+      if (!m.second_counters[1]) return {};
+    }
   }
   m.writer_tag = uint64_t{peer} + 1;
   return m;
+}
+
+void CommunicationAnalyzer::remember_crd_reuses(ThreadState& t, const uint64_t* old_tags,
+                                                uint64_t old_generation, uint64_t pc, uint32_t peer,
+                                                uintptr_t addr, PcPeerCounts* c, uint64_t distance,
+                                                ReuseMemo& latest, ReuseMemo& second) {
+  // The thread's latest CRD event: the memo's front entry's when it holds
+  // one (its hits changed nothing else), else the latest slow one.
+  const unsigned front = t.crd_front;
+  LatestCrdEvent before = t.latest_crd_event;
+  if (old_tags[front])
+    before = {old_tags[front], t.reuse_memo[front].pc, t.reuse_memo[front].granule};
+  const uint64_t tag = uint64_t{peer} + 1;
+  const uint64_t granule = addr >> granularity_log2_;
+  t.latest_crd_event = {tag, pc, granule};
+  // The previous granule is second in the pair's recent granules when the
+  // pair's previous event was the thread's latest (and it left the sample
+  // alone, else only the slow path may count its re-read).
+  bool with_second = false;
+  if (before.writer_tag == tag && before.granule != granule &&
+      outside_crd_sample(t, before.granule)) {
+    const uint64_t* recent = distances_->recent_granules(*t.distances, peer);
+    with_second = recent && recent[0] == granule + 1 && recent[1] == before.granule + 1;
+  }
+  if (!c && !with_second) return;
+  // The memo's entries from before the event still point at their counts
+  // when no table moved since (the counts are per instruction and pair, not
+  // per granule): the front one becomes the second, an entry of the same
+  // instruction gives the latest its counts. Otherwise each is found in the
+  // tables, where an insert may move the entries found before it: if one
+  // moved, once more, finding every entry again.
+  const bool reuse_old = table_generation(t) == old_generation;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const uint64_t generation = table_generation(t);
+    if (attempt == 0 && reuse_old) {
+      if (with_second && old_tags[front] == tag && t.reuse_memo[front].recent)
+        second = t.reuse_memo[front];
+      if (c && outside_crd_sample(t, granule)) {
+        for (unsigned i = 0; i < 2; ++i) {
+          if (old_tags[i] != tag || t.reuse_memo[i].pc != pc || !t.reuse_memo[i].recent) continue;
+          latest = t.reuse_memo[i];
+          latest.granule = granule;
+          break;
+        }
+      }
+    }
+    if (c && !latest.writer_tag) {
+      if (attempt) c = t.counts.find_or_insert(PcPeerCounts::make_key(pc, peer));
+      if (c) latest = reuse_to_remember(t, pc, peer, addr, *c, distance);
+    }
+    if (with_second && !second.writer_tag) {
+      PcPeerCounts* before_counts =
+          t.counts.find_or_insert(PcPeerCounts::make_key(before.pc, peer));
+      if (before_counts)
+        second = reuse_to_remember(t, before.pc, peer, before.granule << granularity_log2_,
+                                   *before_counts, 0);
+    }
+    if (table_generation(t) == generation) return;
+    latest = second = ReuseMemo{};
+  }
 }
 
 void CommunicationAnalyzer::count_inline_invalidations(ThreadState& t, uint64_t pc,

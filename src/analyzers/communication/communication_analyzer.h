@@ -100,8 +100,17 @@ class CommunicationAnalyzer {
   // A thread keeps its kReuseMemos latest ones, the latest first: a loop
   // that reads two arrays of one writer in turn (a distance, a dot product)
   // alternates two instructions, and one entry would miss on every read.
-  // With CRD only the latest is kept: another event of the pair changes the
-  // pair's latest granule, and with it every other entry's distance.
+  // With CRD an entry is one pair's (writer's) latest granule, and the
+  // pair's event before it may stay as a second entry: another event of the
+  // pair changes the pair's latest granule, and with it every other entry's
+  // distance. A re-read of the latest granule is distance 0; of the second
+  // (`alternates`), distance 1, and the two trade places, in the memo and in
+  // the pair's recent granules (CommunicationReuseDistance::recent_granules).
+  // Only a granule outside the reader's CRD sample may be the second: a
+  // sampled granule's event changes the pair's trace, which only the slow
+  // path updates. A loop that reads a point and a centre in turn (both the
+  // main thread's) alternates two granules of one pair, and without the
+  // second entry every read would go through the slow path.
   // Eight: a CSR product reads a row pointer, a value, a column index and
   // the vector (two writers' halves), besides the structure's pointers the
   // main thread wrote (measured: 4 entries missed there, 8 took a third off
@@ -120,6 +129,19 @@ class CommunicationAnalyzer {
     uint64_t word_mask = 0;     // (addr >> kWordBytesLog2) & word_mask == sampled_word: not here
     uint64_t sampled_word = 1;
     uint64_t* counters[4] = {};
+    // With CRD: the distance-1 counts (the CRD's, the open section's) of a
+    // re-read while the entry is the pair's second granule, and the pair's
+    // recent granules; null `recent`: the entry never alternates.
+    uint64_t* second_counters[2] = {};
+    uint64_t* recent = nullptr;
+  };
+  // A thread's latest communication event that went to the CRD: the pair
+  // (writer_tag), instruction and granule, for the slow path to tell which
+  // entry may become the second. A memo hit's event is its entry's.
+  struct LatestCrdEvent {
+    uint64_t writer_tag = 0;  // 0: none known
+    uint64_t pc = 0;
+    uint64_t granule = 0;
   };
 
   // Everything one thread owns: its counters and a reentrancy flag (a signal
@@ -138,6 +160,11 @@ class CommunicationAnalyzer {
     // and what each one counts (reuse_memo[i] belongs to reuse_keys[i]).
     ReuseMemoKey reuse_keys[kReuseMemos];
     ReuseMemo reuse_memo[kReuseMemos];
+    // With CRD: which of entries 0 and 1 holds the pair's latest granule
+    // (the other, its second latest); 0 without CRD.
+    unsigned crd_front = 0;
+    // The latest CRD event when the front entry is empty.
+    LatestCrdEvent latest_crd_event;
     uint64_t reader_bit = 0;  // inline reader bit, 0 if tid >= kInlineReaders
     volatile int busy = 0;
     uint64_t dropped = 0;
@@ -211,12 +238,19 @@ class CommunicationAnalyzer {
       const ReuseMemo& m = t.reuse_memo[i];
       if ((((addr >> g) ^ m.granule) & m.granule_mask) ||
           ((addr >> kWordBytesLog2) & m.word_mask) == m.sampled_word)
-        return false;
+        continue;  // the pair's other entry may hold this granule
+      if (__builtin_expect(m.recent != nullptr, 0) && i != t.crd_front) return alternate(t, i);
       for (uint64_t* c : m.counters)
         if (c) ++*c;
       return true;
     }
     return false;
+  }
+
+  // Empties the thread's memo: its entries point into tables about to move
+  // or state about to go.
+  static void forget_reuses(ThreadState& t) {
+    for (ReuseMemoKey& k : t.reuse_keys) k.writer_tag = 0;
   }
 
   static bool is_local_write(const ThreadState& t, uintptr_t addr, size_t size) {
@@ -371,10 +405,12 @@ class CommunicationAnalyzer {
     uint64_t tags[kReuseMemos];
     for (unsigned i = 0; i < kReuseMemos; ++i) tags[i] = t.reuse_keys[i].writer_tag;
     const bool keep = !t.distances;
-    const uint64_t generation = keep ? table_generation(t) : 0;
+    const uint64_t generation = table_generation(t);
+    const uint64_t start_generation = generation;
     forget_reuses(t);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     ReuseMemo latest;
+    ReuseMemo second;  // with CRD: the pair's second latest granule
     PcPeerCounts* c = t.counts.find_or_insert(PcPeerCounts::make_key(pc, peer));
     if (c) {
       c->count(what);
@@ -383,12 +419,26 @@ class CommunicationAnalyzer {
         distance = distances_->on_event(*t.distances, pc, peer, addr, what == Count::Raw);
       if (t.sections)
         sections_->on_event(*t.sections, peer, what, distance.line, distance.word, distance.weight);
-      if (what == Count::Rar) latest = reuse_to_remember(t, pc, peer, addr, *c, distance.line);
+      if (t.distances && what != Count::Inval) {
+        remember_crd_reuses(t, tags, start_generation, pc, peer, addr,
+                            what == Count::Rar ? c : nullptr, distance.line, latest, second);
+      } else if (what == Count::Rar) {
+        latest = reuse_to_remember(t, pc, peer, addr, *c, distance.line);
+      }
     } else {
       ++t.dropped;
     }
     if (!keep || table_generation(t) != generation) std::fill(std::begin(tags), std::end(tags), 0);
-    if (latest.writer_tag) {
+    if (!keep) {
+      // The pair's latest granule, then its second latest.
+      t.crd_front = 0;
+      t.reuse_memo[0] = latest;
+      t.reuse_keys[0].pc = latest.pc;
+      tags[0] = latest.writer_tag;
+      t.reuse_memo[1] = second;
+      t.reuse_keys[1].pc = second.pc;
+      tags[1] = second.writer_tag;
+    } else if (latest.writer_tag) {
       // The latest first; out goes the entry it replaces, else the oldest.
       unsigned out = kReuseMemos - 1;
       for (unsigned i = 0; i < kReuseMemos; ++i) {
@@ -413,13 +463,47 @@ class CommunicationAnalyzer {
     t.busy = 0;
   }
 
-  static void forget_reuses(ThreadState& t) {
-    for (ReuseMemoKey& k : t.reuse_keys) k.writer_tag = 0;
+  // A re-read of the pair's second latest granule (with CRD, entry `i`, the
+  // one of entries 0 and 1 that is not crd_front): distance 1, and the two
+  // granules trade places (the entries stay where they are: the front moves).
+  static bool alternate(ThreadState& t, unsigned i) {
+    if (t.busy) return false;
+    t.busy = 1;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    ReuseMemo& m = t.reuse_memo[i];
+    for (uint64_t* c : {m.counters[0], m.counters[1], m.second_counters[0], m.second_counters[1]})
+      if (c) ++*c;
+    std::swap(m.recent[0], m.recent[1]);
+    const unsigned previous = t.crd_front;
+    t.crd_front = i;
+    // A sampled granule's re-read, now at distance 1, is the slow path's.
+    if (!t.reuse_memo[previous].recent) t.reuse_keys[previous].writer_tag = 0;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t.busy = 0;
+    return true;
+  }
+
+  // With CRD, after an event of pair `peer` at `pc` on addr's granule (a
+  // reuse counted in `c`, else null): `latest`, the memo entry of a re-read
+  // of that granule by `pc`, and `second`, of a re-read of the pair's
+  // previous granule by the instruction that read it, when the pair's
+  // previous event was the thread's latest (either may stay empty).
+  // `old_tags`: the memo's tags before the event, `old_generation` the
+  // tables' generation then (table_generation).
+  void remember_crd_reuses(ThreadState& t, const uint64_t* old_tags, uint64_t old_generation,
+                           uint64_t pc, uint32_t peer, uintptr_t addr, PcPeerCounts* c,
+                           uint64_t distance, ReuseMemo& latest, ReuseMemo& second);
+  // Whether `granule` lies outside the thread's CRD sample (its events
+  // change only the pair's recent granules, never its trace).
+  static bool outside_crd_sample(const ThreadState& t, uint64_t granule) {
+    const unsigned shift = t.distances->sample_shift;
+    return shift != 0 && !granule_in_sample(granule, shift);
   }
 
   // Changes whenever an entry a ReuseMemo points at may have moved.
   uint64_t table_generation(const ThreadState& t) const {
-    return t.counts.generation() + (t.sections ? sections_->open_generation(*t.sections) : 0);
+    return t.counts.generation() + (t.sections ? sections_->open_generation(*t.sections) : 0) +
+           (t.distances ? t.distances->distances.generation() : 0);
   }
 
   // The ReuseMemo of a reuse of `peer`'s data at `pc` with `distance` just

@@ -9,7 +9,16 @@
 
 namespace weft {
 
-PairReuseTrace::~PairReuseTrace() { release_slots(); }
+PairReuseTrace::~PairReuseTrace() {
+  release_slots();
+  release(recent_, sizeof(RecentGranules));
+}
+
+PairReuseTrace::RecentGranules* PairReuseTrace::recent_granules() {
+  if (__builtin_expect(recent_ == nullptr, 0))
+    recent_ = static_cast<RecentGranules*>(reserve_packed(sizeof(RecentGranules)));
+  return recent_;
+}
 
 void PairReuseTrace::release_slots() {
   release(tree_, (slots_ + 1) * sizeof(uint32_t));
@@ -20,7 +29,7 @@ void PairReuseTrace::release_slots() {
 
 size_t PairReuseTrace::memory_bytes() const {
   return (tree_ ? (slots_ + 1) * sizeof(uint32_t) + slots_ * sizeof(uint64_t) : 0) +
-         last_time_.memory_bytes();
+         last_time_.memory_bytes() + (recent_ ? sizeof(RecentGranules) : 0);
 }
 
 uint64_t PairReuseTrace::marks_through(uint64_t time) const {
@@ -233,7 +242,7 @@ CommunicationReuseDistance::EventDistances CommunicationReuseDistance::on_sample
     return out;
   }
   constexpr unsigned kNear = PairReuseTrace::RecentGranules::kSize;
-  const unsigned near = pair->recent().visit(granule);
+  const unsigned near = pair->visit_recent(granule);
   const unsigned shift = reader.sample_shift;
   if (!granule_in_sample(granule, shift)) {
     // A short distance is exact for every granule; a longer one is

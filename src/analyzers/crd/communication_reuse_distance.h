@@ -144,13 +144,25 @@ class PairReuseTrace {
       return at;
     }
   };
-  RecentGranules& recent() { return recent_; }
+  // RecentGranules::visit on the pair's recent granules, made on first use
+  // (only a sampled trace uses them: an exact pair, and a pair of an exited
+  // writer never sampled, do without their 512 bytes); kSize when out of
+  // memory.
+  unsigned visit_recent(uint64_t granule) {
+    RecentGranules* recent = recent_granules();
+    return recent ? recent->visit(granule) : RecentGranules::kSize;
+  }
+  // The recent granules' keys (granule + 1, the latest first), nullptr
+  // before the first visit_recent.
+  uint64_t* recent_keys() { return recent_ ? recent_->keys : nullptr; }
   // Fills the recent granules from the trace, exact while it traced every
   // granule (when sampling starts).
   void fill_recent() {
+    RecentGranules* recent = recent_granules();
+    if (!recent) return;
     unsigned n = 0;
     for (uint64_t time = now_; time > 0 && n < RecentGranules::kSize && granule_at_; --time)
-      if (const uint64_t key = granule_at_[time - 1]) recent_.keys[n++] = key;
+      if (const uint64_t key = granule_at_[time - 1]) recent->keys[n++] = key;
   }
 
   uint64_t distinct_granules() const { return distinct_; }
@@ -185,8 +197,12 @@ class PairReuseTrace {
   bool released_ = false;           // capped, and its state freed
   uint32_t* tree_ = nullptr;        // Fenwick tree, 1-based, slots_ + 1 entries
   uint64_t* granule_at_ = nullptr;  // [time] granule + 1 whose latest event is at time, else 0
-  PagedHashTable<GranuleTime> last_time_;
-  RecentGranules recent_;
+  // Keyed by granule: a loop's granules change at every event, so two
+  // recent entries (the latest) are as good as many.
+  PagedHashTable<GranuleTime, 2> last_time_;
+  RecentGranules* recent_granules();
+
+  RecentGranules* recent_ = nullptr;  // packed memory, made on first use
 };
 
 // The distances one reader measured, per (instruction, writer, distance).
@@ -256,10 +272,12 @@ class CommunicationReuseDistance {
     // pairs).
     PairReuseTrace** pairs = nullptr;
     PairReuseTrace** word_pairs = nullptr;
-    PagedHashTable<PcWriterDistanceCount> distances;
+    // Per (instruction, writer, distance), on the slow path only (the reuse
+    // memo holds the entries of distances 0 and 1).
+    PagedHashTable<PcWriterDistanceCount, 16> distances;
     ReuseSets code_sets;     // tags: reading instructions
     ReuseSets section_sets;  // tags: sites that closed the reader's sections
-    PagedHashTable<OpenEpochEnds> open_ends;
+    PagedHashTable<OpenEpochEnds, kFewRecentEntries> open_ends;  // at epoch ends
     uint64_t* sites = nullptr;  // [site_capacity]: the site that closed section k
     uint32_t site_capacity = 0;
     uint32_t ordinal = 0;  // the open section: how many closed before it
@@ -347,6 +365,14 @@ class CommunicationReuseDistance {
   uint64_t* count_of(ReaderState& reader, uint64_t pc, uint32_t writer, uint64_t distance) {
     PcWriterDistanceCount* c = reader.distances.find_or_insert({(pc << 16) | writer, distance});
     return c ? &c->count : nullptr;
+  }
+
+  // The recent granules of pair (writer, reader) (keys: granule + 1, the
+  // latest first; maintained while the reader samples), nullptr before the
+  // pair's first event. Valid until the reader's finish_reader.
+  uint64_t* recent_granules(ReaderState& reader, uint32_t writer) {
+    if (writer >= reader.pair_slots || reader.pairs[writer] == nullptr) return nullptr;
+    return reader.pairs[writer]->recent_keys();
   }
 
   // Visits every recorded distance count. Call when no reader is updating.

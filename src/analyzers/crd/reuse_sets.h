@@ -140,8 +140,8 @@ class ReuseSets {
     return true;
   }
 
-  PagedHashTable<Step> steps_;
-  Node* nodes_ = nullptr;  // [capacity_], node 0 unused
+  PagedHashTable<Step, kFewRecentEntries> steps_;  // a set's few instructions
+  Node* nodes_ = nullptr;                          // [capacity_], node 0 unused
   uint32_t capacity_ = 0;
   uint32_t size_ = 0;
   uint64_t lost_ = 0;

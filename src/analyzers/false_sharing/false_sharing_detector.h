@@ -186,7 +186,7 @@ class FalseSharingDetector {
     uint32_t seen[kTrackedThreads] = {};
     PairCounts pairs[kTrackedThreads];  // indexed by writer
     PagedHashTable<LineEntry> lines;
-    PagedHashTable<UnsyncEntry> unsync;
+    PagedHashTable<UnsyncEntry, kFewRecentEntries> unsync;  // per unsynchronized event
   };
 
   explicit FalseSharingDetector(const FalseSharingConfig& config);

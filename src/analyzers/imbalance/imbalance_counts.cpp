@@ -92,6 +92,10 @@ void ImbalanceCounts::finish_thread(ThreadState& t) {
   t.edges.clear();
   t.instructions.clear();
   t.logged.clear();
+  if (!t.held.active) {
+    release(t.held.entries, sizeof(HeldEntries));
+    t.held.entries = nullptr;
+  }
 }
 
 void ImbalanceCounts::compact_thread(ThreadState& t) {
@@ -107,8 +111,10 @@ namespace {
 // The entry of `key` among the `used` first of `held`, added if new; the
 // open segment's (`open`) once every held one is taken.
 template <class Entry, size_t N>
-Entry* find_or_hold(Entry (&held)[N], uint32_t& used, const decltype(Entry::key)& key,
+Entry* find_or_hold(Entry (*held_entries)[N], uint32_t& used, const decltype(Entry::key)& key,
                     PagedHashTable<Entry>& open) {
+  if (held_entries == nullptr) return open.find_or_insert(key);
+  Entry(&held)[N] = *held_entries;
   for (uint32_t i = 0; i < used; ++i)
     if (held[i].key == key) return &held[i];
   if (used == N) return open.find_or_insert(key);
@@ -136,11 +142,13 @@ uint64_t mix(uint64_t h, uint64_t value) { return hash_key(h ^ (value * 0x9e3779
 }  // namespace
 
 ImbalanceCounts::EdgeCount* ImbalanceCounts::held_edge(ThreadState& t, const EdgeCount::Key& key) {
-  return find_or_hold(t.held.edges, t.held.edges_used, key, t.edges);
+  return find_or_hold(t.held.entries ? &t.held.entries->edges : nullptr, t.held.edges_used, key,
+                      t.edges);
 }
 
 ImbalanceCounts::InstructionCount* ImbalanceCounts::held_instruction(ThreadState& t, uint64_t pc) {
-  return find_or_hold(t.held.instructions, t.held.instructions_used, pc, t.instructions);
+  return find_or_hold(t.held.entries ? &t.held.entries->instructions : nullptr,
+                      t.held.instructions_used, pc, t.instructions);
 }
 
 void ImbalanceCounts::release_held(ThreadState& t) {
@@ -148,14 +156,16 @@ void ImbalanceCounts::release_held(ThreadState& t) {
   if (!h.active) return;
   h.active = false;
   h.floor = 0;
+  if (h.entries == nullptr) return;  // nothing held: they went to the open segment
   spill_held(
-      h.edges, h.edges_used, t.edges, t.dropped, [](const EdgeCount& e) { return e.count; },
+      h.entries->edges, h.edges_used, t.edges, t.dropped,
+      [](const EdgeCount& e) { return e.count; },
       [](EdgeCount& e, const EdgeCount& held) {
         e.count += held.count;
         e.to_instructions = held.to_instructions;
       });
   spill_held(
-      h.instructions, h.instructions_used, t.instructions, t.dropped,
+      h.entries->instructions, h.instructions_used, t.instructions, t.dropped,
       [](const InstructionCount& c) { return c.executions; },
       [](InstructionCount& c, const InstructionCount& held) {
         c.executions += held.executions;

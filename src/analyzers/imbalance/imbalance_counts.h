@@ -120,6 +120,10 @@ class ImbalanceCounts {
   // to the open segment directly (spilled).
   static constexpr uint32_t kHeldEdges = 32;
   static constexpr uint32_t kHeldInstructions = 8;
+  struct HeldEntries {
+    EdgeCount edges[kHeldEdges];
+    InstructionCount instructions[kHeldInstructions];
+  };
   struct HeldEvents {
     bool active = false;
     // The call depth the holding began at, lowered by the returns since:
@@ -128,13 +132,18 @@ class ImbalanceCounts {
     uint32_t floor = 0;
     uint32_t edges_used = 0;
     uint32_t instructions_used = 0;
-    EdgeCount edges[kHeldEdges];
-    InstructionCount instructions[kHeldInstructions];
+    // Packed memory taken at the thread's first hold (most threads never
+    // spin) and given back at its exit: 1.4 KB an exited thread does not
+    // keep. Null (out of memory): events go to the open segment directly.
+    HeldEntries* entries = nullptr;
   };
 
   struct ThreadState {
     ThreadState() = default;
-    ~ThreadState() { release(frames, kMaxFrames * sizeof(uint64_t)); }
+    ~ThreadState() {
+      release(frames, kMaxFrames * sizeof(uint64_t));
+      release(held.entries, sizeof(HeldEntries));
+    }
     ThreadState(const ThreadState&) = delete;
     ThreadState& operator=(const ThreadState&) = delete;
     uint32_t tid = 0;
@@ -153,7 +162,8 @@ class ImbalanceCounts {
     PrivateCache l2;
     RecordLog<SegmentEdge> edge_log;
     RecordLog<SegmentInstruction> instruction_log;
-    PagedHashTable<LoggedSegment> logged;  // segments a later one may repeat
+    // Segments a later one may repeat (looked up when a segment closes).
+    PagedHashTable<LoggedSegment, kFewRecentEntries> logged;
     RecordLog<SegmentRepeat> repeat_log;
     uint64_t dropped = 0;  // events lost to memory exhaustion
     HeldEvents held;
@@ -220,6 +230,8 @@ class ImbalanceCounts {
   // Holds the thread's next events back (HeldEvents), discarding those held
   // so far: they start from the segment's entry.
   static void hold(ThreadState& t) {
+    if (__builtin_expect(t.held.entries == nullptr, 0))
+      t.held.entries = static_cast<HeldEntries*>(reserve_packed(sizeof(HeldEntries)));
     t.held.active = true;
     t.held.floor = t.depth;
     t.held.edges_used = 0;

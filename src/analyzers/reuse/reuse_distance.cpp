@@ -7,7 +7,7 @@ namespace weft {
 void ReuseDistanceAnalyzer::sampled_access(ThreadState& t, uint64_t pc, uint64_t granule,
                                            uint64_t locality) {
   constexpr unsigned kNear = PairReuseTrace::RecentGranules::kSize;
-  const unsigned near = t.trace.recent().visit(granule);
+  const unsigned near = t.trace.visit_recent(granule);
   const unsigned shift = t.sample_shift;
   const uint64_t weight = uint64_t{1} << shift;
   if (!granule_in_sample(granule, shift)) {

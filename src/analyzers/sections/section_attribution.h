@@ -31,11 +31,15 @@ class SectionAttribution {
 
   struct ThreadState {
     uint32_t tid = 0;
-    // The open section's events, keyed with pc = kOpen (keys must not be 0).
-    PcPeerCounters open_counts;
-    PagedHashTable<PcWriterDistanceCount> open_distances;
-    PcPeerCounters counts;                            // by closing site
-    PagedHashTable<PcWriterDistanceCount> distances;  // by closing site
+    // The open section's events, keyed with pc = kOpen (keys must not be 0):
+    // per peer, and per peer and distance, looked up on the communication
+    // analyzer's slow path only (its reuse memo holds the entries of
+    // repeated reuses), so a few recent entries do.
+    PagedHashTable<PcPeerCounts, 16> open_counts;
+    PagedHashTable<PcWriterDistanceCount, kFewRecentEntries> open_distances;
+    // By closing site (looked up when a section closes).
+    PagedHashTable<PcPeerCounts, kFewRecentEntries> counts;
+    PagedHashTable<PcWriterDistanceCount, kFewRecentEntries> distances;
     uint64_t dropped = 0;
   };
 

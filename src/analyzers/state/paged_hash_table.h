@@ -33,9 +33,15 @@ size_t recent_index(const Key& key) {
   return hash_key(key);
 }
 
-template <class Entry>
+// Recently found entries kept by a table looked up at section closes or
+// epoch ends rather than per access: their cache is inside the table object,
+// which an exited thread keeps (docs/performance.md, "Exited threads").
+inline constexpr size_t kFewRecentEntries = 8;
+
+template <class Entry, size_t kRecent = 64>
 class PagedHashTable {
   static_assert(std::is_trivially_copyable_v<Entry>, "slots are moved with plain copies");
+  static_assert(kRecent >= 2 && (kRecent & (kRecent - 1)) == 0, "two ways per set");
 
  public:
   using Key = decltype(Entry::key);
@@ -145,8 +151,6 @@ class PagedHashTable {
   }
 
  private:
-  static constexpr size_t kRecent = 64;
-
   __attribute__((noinline)) Entry* find_or_insert_slow(const Key& key) {
     if (__builtin_expect(slots_ == nullptr, 0) && !grow()) return nullptr;
     size_t i = hash_key(key) & (capacity_ - 1);

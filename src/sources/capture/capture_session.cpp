@@ -131,8 +131,13 @@ void CaptureSession::feed_access_remaining(ThreadContext& t, uint64_t pc, uint64
 void CaptureSession::finish_thread(ThreadContext& thread, uint64_t time_ns) {
   record_sync(thread, SyncKind::ThreadExit, time_ns, 0, 0);
   if (thread.record) thread.record->end_ns = time_ns;
-  // Of the CRD, an exited reader keeps its results only.
-  if (analyzers_.distances) analyzers_.distances->finish_reader(thread.tid);
+  // Of the CRD, an exited reader keeps its results only (its reuse memo
+  // points at the pairs' recent granules, which go).
+  if (analyzers_.distances) {
+    if (CommunicationAnalyzer::ThreadState* state = thread.comm.load(std::memory_order_relaxed))
+      CommunicationAnalyzer::forget_reuses(*state);
+    analyzers_.distances->finish_reader(thread.tid);
+  }
   // Of the reuse distances, likewise: its trace goes.
   if (analyzers_.reuse) analyzers_.reuse->finish_thread(thread.tid);
   // Of the imbalance analysis, an exited thread keeps its logs only.
