@@ -353,7 +353,17 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
   }
   // The strides the traces recorded, decoding only the traces of the hot
   // loops' instructions: those at their addresses in the profiled file, or
-  // on their source lines (for a plain build).
+  // on their source lines (for a plain build): the region's, and those of
+  // the analyzed loop's accesses (a loop inlined from another function has
+  // its instructions on the callee's lines, its region at the call).
+  std::vector<std::vector<LineRange>> lines(f.loops.size());
+  for (size_t l = 0; l < f.loops.size(); ++l) {
+    const HotLoop& loop = f.loops[l];
+    if (!loop.performance) continue;
+    lines[l] =
+        memory_access_lines(*loop.performance, loop.analyzed_in, analyses.plain_symbolizer());
+    lines[l].push_back({loop.region.file, loop.region.first_line, loop.region.last_line});
+  }
   std::vector<std::pair<uint64_t, uint64_t>> spans(f.loops.size(), {1, 0});  // ELF addresses
   for (size_t l = 0; l < f.loops.size(); ++l)
     if (f.loops[l].performance && !f.loops[l].performance->instruction_addresses.empty()) {
@@ -371,19 +381,18 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
       if (at && at->path == loop.module && at->vaddr >= spans[l].first &&
           at->vaddr <= spans[l].second)
         return true;
-      if (line && !line->file.empty() && !loop.region.file.empty() &&
-          base_name(line->file) == base_name(loop.region.file) &&
-          line->line >= loop.region.first_line && line->line <= loop.region.last_line)
-        return true;
+      if (line && !line->file.empty())
+        for (const LineRange& range : lines[l])
+          if (!range.file.empty() && base_name(line->file) == base_name(range.file) &&
+              line->line >= range.first_line && line->line <= range.last_line)
+            return true;
     }
     return false;
   });
-  for (HotLoop& loop : f.loops)
-    if (loop.performance)
-      loop.recorded_strides =
-          join_recorded_accesses(*loop.performance, loop.analyzed_in,
-                                 {loop.region.file, loop.region.first_line, loop.region.last_line},
-                                 traced, profile, analyses.plain_symbolizer());
+  for (size_t l = 0; l < f.loops.size(); ++l)
+    if (HotLoop& loop = f.loops[l]; loop.performance)
+      loop.recorded_strides = join_recorded_accesses(*loop.performance, loop.analyzed_in, lines[l],
+                                                     traced, profile, analyses.plain_symbolizer());
   f.cpu = analyses.cpu_name();
   // The L2 and RAM estimates of weft loops, with this machine's calibration.
   const LoopCalibration calibration = resolve_calibration(calibration_file);

@@ -46,7 +46,8 @@ uint32_t join_profile(std::vector<LoopPerformance>& loops, const LoopQuery& quer
   Symbolizer symbolizer{ModuleMap()};
   uint32_t joined = 0;
   for (size_t l = 0; l < loops.size(); ++l)
-    joined += join_recorded_accesses(loops[l], query.binary, lines[l], traced, profile, symbolizer);
+    joined +=
+        join_recorded_accesses(loops[l], query.binary, {lines[l]}, traced, profile, symbolizer);
   return joined;
 }
 

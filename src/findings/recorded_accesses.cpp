@@ -85,8 +85,24 @@ std::optional<MemoryAccess::Recorded> recorded_access(
   return r;
 }
 
+std::vector<LineRange> memory_access_lines(const LoopPerformance& loop,
+                                           const std::string& analyzed_file,
+                                           Symbolizer& symbolizer) {
+  std::vector<LineRange> lines;
+  for (const MemoryAccess& access : loop.memory_accesses) {
+    const CodeLocation at = symbolizer.symbolize_module_offset(
+        analyzed_file, loop.instruction_addresses[access.instruction]);
+    if (at.file.empty() || at.line == 0) continue;
+    const bool known = std::any_of(lines.begin(), lines.end(), [&](const LineRange& range) {
+      return range.file == at.file && range.first_line == at.line;
+    });
+    if (!known) lines.push_back({at.file, at.line, at.line});
+  }
+  return lines;
+}
+
 uint32_t join_recorded_accesses(LoopPerformance& loop, const std::string& analyzed_file,
-                                const LineRange& lines, const TracedPcs& traced,
+                                const std::vector<LineRange>& lines, const TracedPcs& traced,
                                 const Profile& profile, Symbolizer& symbolizer) {
   // The recorded build itself: traced pcs at the ELF addresses of the
   // loop's instructions.
@@ -114,8 +130,11 @@ uint32_t join_recorded_accesses(LoopPerformance& loop, const std::string& analyz
     std::map<Key, std::vector<uint64_t>> traced_at;
     for (const auto& [pc, streams] : traced.by_pc) {
       const std::optional<SourcePosition> at = profile.source_position(pc);
-      if (!at || at->file.empty() || base_name(at->file) != base_name(lines.file) ||
-          at->line < lines.first_line || at->line > lines.last_line)
+      if (!at || at->file.empty() ||
+          std::none_of(lines.begin(), lines.end(), [&](const LineRange& range) {
+            return base_name(at->file) == base_name(range.file) && at->line >= range.first_line &&
+                   at->line <= range.last_line;
+          }))
         continue;
       const TracedInstruction& first = *streams.front();
       if (first.reads)

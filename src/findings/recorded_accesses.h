@@ -51,6 +51,14 @@ struct LineRange {
   uint32_t last_line = 0;
 };
 
+// The source lines of the memory accesses of `loop` (read from
+// `analyzed_file`), one range each: where the instructions of a loop
+// inlined from another function are (the loop's own lines, and its region,
+// are those of the call).
+std::vector<LineRange> memory_access_lines(const LoopPerformance& loop,
+                                           const std::string& analyzed_file,
+                                           Symbolizer& symbolizer);
+
 // The traces of the instructions on the given lines only (file matched on
 // its name): a run's traces of every instruction, random gathers over
 // megabytes among them, can take gigabytes once decoded.
@@ -61,12 +69,14 @@ TracedPcs traced_pcs_on_lines(const Profile& profile, const std::vector<LineRang
 //  - the recorded build itself (a traced pc in the same file as
 //    `analyzed_file`): the instruction at the pc's ELF address;
 //  - another build of the program (a plain build of a weft-cc profiled one):
-//    the accesses on the same source line within `lines`, of the same kind
-//    and size, paired in address order when both builds have as many.
+//    the accesses on the same source line within one of `lines`, of the
+//    same kind and size, paired in address order when both builds have as
+//    many (a loop inlined at several places has more on its lines in one
+//    build than the other, and stays unpaired).
 // Each recorded access's executions per iteration are its executions over
 // those of the loop's most executed recorded access.
 uint32_t join_recorded_accesses(LoopPerformance& loop, const std::string& analyzed_file,
-                                const LineRange& lines, const TracedPcs& traced,
+                                const std::vector<LineRange>& lines, const TracedPcs& traced,
                                 const Profile& profile, Symbolizer& symbolizer);
 
 }  // namespace weft

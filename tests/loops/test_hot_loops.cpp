@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "support/command_runner.h"
 
@@ -353,7 +354,8 @@ TEST_F(JoinedLoops, AMultiPathLoopIsSimulatedOnItsHotPath) {
 
 // The weft-cc build, analyzed in the plain build: its traced instructions
 // are paired with the plain build's accesses by source line, kind and
-// size. The sweep's load gets 4096 bytes again. clamp_rare keeps every
+// size (and a loop inlined from another function on its accesses' lines,
+// not its region's). The sweep's load gets 4096 bytes again. clamp_rare keeps every
 // block (the profile's blocks are the instrumented build's), and its load
 // of c[i], run once in 64 iterations at 512 bytes from the last, weighs
 // 1/64 of a line per iteration: 8 + 64/64 = 9 bytes loaded, 8 stored, L2
@@ -394,6 +396,26 @@ TEST_F(JoinedLoops, AWeftCcProfileGivesThePlainBuildItsStrides) {
   EXPECT_DOUBLE_EQ(s["memory_levels"]["L2"]["load_bytes"].get<double>(), 9.0);
   EXPECT_DOUBLE_EQ(s["memory_levels"]["L2"]["store_bytes"].get<double>(), 8.0);
   EXPECT_DOUBLE_EQ(s["memory_levels"]["L2"]["bandwidth_cycles"].get<double>(), 3.125);
+
+  // gather_sum, inlined into work(): its region is work's loop at the call
+  // (line 60), its instructions on gather_sum's line, where both builds'
+  // accesses are paired. index_of[i] moves by 4 bytes, a[index_of[i]] by
+  // 7 doubles: 4 + 56 bytes per iteration, 60/8 = 7.5 cycles from L2, and
+  // a line nearly every iteration from RAM (its bandwidth, not the latency
+  // of an access the addressing calls irregular).
+  const json* gather = nullptr;
+  for (const json& l : h["loops"])
+    if (l["region"] == "work:loop@joined_loops.c:60") gather = &l;
+  ASSERT_TRUE(gather) << h.dump(2);
+  ASSERT_FALSE((*gather)["static"].is_null()) << gather->dump(2);
+  EXPECT_EQ((*gather)["recorded_strides"], 2);
+  std::vector<int64_t> strides;
+  for (const json& access : (*gather)["static"]["memory_accesses"])
+    strides.push_back(access["recorded"]["stride"].get<int64_t>());
+  EXPECT_EQ(strides, (std::vector<int64_t>{4, 56}));
+  const json& levels = (*gather)["static"]["memory_levels"];
+  EXPECT_DOUBLE_EQ(levels["L2"]["cycles_per_iteration"].get<double>(), 7.5);
+  EXPECT_EQ(levels["RAM"]["bottleneck"], "RAM bandwidth");
 }
 
 TEST(HotLoops, AProfileWithoutBlockCountsHasNone) {
