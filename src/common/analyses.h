@@ -131,7 +131,7 @@ inline constexpr AnalysisSetting kTracesSettings[] = {
     {"trace_budget", "--trace-budget", "WEFT_TRACE_BYTES_PER_THREAD",
      "memory per thread for compressed traces (e.g. 64M); beyond it the traces keep their "
      "beginning and count the rest as lost",
-     "64M", SettingType::ByteSize, 4096},
+     "8M", SettingType::ByteSize, 4096},
 };
 inline constexpr std::string_view kTracesTables[] = {"memory_traces"};
 

@@ -215,7 +215,7 @@ TEST_F(CaptureSessionTest, RoundTripKeepsEverySection) {
   EXPECT_EQ(c.analysis_values.at("crd_max_granules"), "1048576");
   EXPECT_EQ(c.analysis_values.at("crd_capped_pairs"), "0");
   EXPECT_EQ(c.analysis_values.at("untracked_accesses"), "0");
-  EXPECT_EQ(c.analysis_values.at("trace_budget"), "67108864");
+  EXPECT_EQ(c.analysis_values.at("trace_budget"), "8388608");
   EXPECT_EQ(c.analysis_values.at("cache_levels"), "64,32768:8,262144:8,8388608:16");
 }
 

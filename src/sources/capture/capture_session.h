@@ -41,7 +41,9 @@ struct CaptureConfig {
   CrdConfig crd;
   ImbalanceConfig imbalance;
   FalseSharingConfig false_sharing;
-  MemoryTraceConfig traces{1024, size_t{64} << 20};
+  // The trace_budget setting's default (common/analyses.h: 8M), for a
+  // capture configured without it.
+  MemoryTraceConfig traces{1024, size_t{8} << 20};
   ReuseConfig reuse;
   // An exited thread keeps only its results, moved into packed memory of
   // their size (CaptureSession::finish_thread); false keeps its states as
