@@ -225,7 +225,10 @@ class CommunicationAnalyzer {
   // "not decided here": call read() or write().
   // A read is decided here when it is local, or when it repeats one of the
   // thread's latest reuses (ReuseMemo), which it then counts.
-  static bool read_fast(ThreadState& t, uint64_t pc, uintptr_t addr, size_t size) {
+  // Always inline: it is the hooks' per-access path (a call would cost the
+  // hook a frame of its own).
+  __attribute__((always_inline)) static bool read_fast(ThreadState& t, uint64_t pc, uintptr_t addr,
+                                                       size_t size) {
     const unsigned g = t.granularity_log2;
     if (__builtin_expect(((addr ^ (addr + size - 1)) >> g) != 0, 0)) return false;
     const std::atomic<uint64_t>* word;
@@ -466,7 +469,8 @@ class CommunicationAnalyzer {
   // A re-read of the pair's second latest granule (with CRD, entry `i`, the
   // one of entries 0 and 1 that is not crd_front): distance 1, and the two
   // granules trade places (the entries stay where they are: the front moves).
-  static bool alternate(ThreadState& t, unsigned i) {
+  // Out of line: only a sampled CRD's reads come here.
+  __attribute__((noinline)) static bool alternate(ThreadState& t, unsigned i) {
     if (t.busy) return false;
     t.busy = 1;
     std::atomic_signal_fence(std::memory_order_seq_cst);
