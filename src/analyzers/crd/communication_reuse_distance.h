@@ -67,8 +67,20 @@ struct GranuleEpoch {
 // Whether a trace sampled at rate 2^-shift holds `granule` (fixed-size
 // SHARDS: the granules whose hash has its top `shift` bits clear), for every
 // sampled trace of granules (the CRD's readers, the reuse analysis' threads).
+// The hash is a full 64-bit finalizer (murmur3's fmix64): the tables'
+// one-round hash_key keeps its top bits alike over runs of tens of
+// neighbouring granules, which would take or leave whole stretches of an
+// array together.
+inline uint64_t sample_hash(uint64_t granule) {
+  granule ^= granule >> 33;
+  granule *= 0xff51afd7ed558ccdULL;
+  granule ^= granule >> 33;
+  granule *= 0xc4ceb9fe1a85ec53ULL;
+  granule ^= granule >> 33;
+  return granule;
+}
 inline bool granule_in_sample(uint64_t granule, unsigned shift) {
-  return shift == 0 || (hash_key(granule) >> (64 - shift)) == 0;
+  return shift == 0 || (sample_hash(granule) >> (64 - shift)) == 0;
 }
 
 // One pair's trace of granules, with exact distances.
