@@ -381,11 +381,7 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
       if (at && at->path == loop.module && at->vaddr >= spans[l].first &&
           at->vaddr <= spans[l].second)
         return true;
-      if (line && !line->file.empty())
-        for (const LineRange& range : lines[l])
-          if (!range.file.empty() && base_name(line->file) == base_name(range.file) &&
-              line->line >= range.first_line && line->line <= range.last_line)
-            return true;
+      if (line && on_lines(lines[l], *line)) return true;
     }
     return false;
   });

@@ -85,6 +85,13 @@ std::optional<MemoryAccess::Recorded> recorded_access(
   return r;
 }
 
+bool on_lines(const std::vector<LineRange>& lines, const SourcePosition& at) {
+  return !at.file.empty() && std::any_of(lines.begin(), lines.end(), [&](const LineRange& range) {
+    return !range.file.empty() && base_name(at.file) == base_name(range.file) &&
+           at.line >= range.first_line && at.line <= range.last_line;
+  });
+}
+
 std::vector<LineRange> memory_access_lines(const LoopPerformance& loop,
                                            const std::string& analyzed_file,
                                            Symbolizer& symbolizer) {
@@ -130,12 +137,7 @@ uint32_t join_recorded_accesses(LoopPerformance& loop, const std::string& analyz
     std::map<Key, std::vector<uint64_t>> traced_at;
     for (const auto& [pc, streams] : traced.by_pc) {
       const std::optional<SourcePosition> at = profile.source_position(pc);
-      if (!at || at->file.empty() ||
-          std::none_of(lines.begin(), lines.end(), [&](const LineRange& range) {
-            return base_name(at->file) == base_name(range.file) && at->line >= range.first_line &&
-                   at->line <= range.last_line;
-          }))
-        continue;
+      if (!at || !on_lines(lines, *at)) continue;
       const TracedInstruction& first = *streams.front();
       if (first.reads)
         traced_at[{base_name(at->file), at->line, false, first.access_size}].push_back(pc);

@@ -51,6 +51,10 @@ struct LineRange {
   uint32_t last_line = 0;
 };
 
+// Whether `at` lies within one of `lines` (files matched on their names:
+// the two builds' paths may differ).
+bool on_lines(const std::vector<LineRange>& lines, const SourcePosition& at);
+
 // The source lines of the memory accesses of `loop` (read from
 // `analyzed_file`), one range each: where the instructions of a loop
 // inlined from another function are (the loop's own lines, and its region,

@@ -104,8 +104,9 @@ class CommunicationAnalyzer {
   // pair's event before it may stay as a second entry: another event of the
   // pair changes the pair's latest granule, and with it every other entry's
   // distance. A re-read of the latest granule is distance 0; of the second
-  // (`alternates`), distance 1, and the two trade places, in the memo and in
-  // the pair's recent granules (CommunicationReuseDistance::recent_granules).
+  // (an entry with `recent`), distance 1, and the two trade places, in the
+  // memo and in the pair's recent granules
+  // (CommunicationReuseDistance::recent_granules).
   // Only a granule outside the reader's CRD sample may be the second: a
   // sampled granule's event changes the pair's trace, which only the slow
   // path updates. A loop that reads a point and a centre in turn (both the
@@ -409,7 +410,6 @@ class CommunicationAnalyzer {
     for (unsigned i = 0; i < kReuseMemos; ++i) tags[i] = t.reuse_keys[i].writer_tag;
     const bool keep = !t.distances;
     const uint64_t generation = table_generation(t);
-    const uint64_t start_generation = generation;
     forget_reuses(t);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     ReuseMemo latest;
@@ -423,8 +423,8 @@ class CommunicationAnalyzer {
       if (t.sections)
         sections_->on_event(*t.sections, peer, what, distance.line, distance.word, distance.weight);
       if (t.distances && what != Count::Inval) {
-        remember_crd_reuses(t, tags, start_generation, pc, peer, addr,
-                            what == Count::Rar ? c : nullptr, distance.line, latest, second);
+        remember_crd_reuses(t, tags, generation, pc, peer, addr, what == Count::Rar ? c : nullptr,
+                            distance.line, latest, second);
       } else if (what == Count::Rar) {
         latest = reuse_to_remember(t, pc, peer, addr, *c, distance.line);
       }

@@ -14,7 +14,7 @@ PairReuseTrace::~PairReuseTrace() {
   release(recent_, sizeof(RecentGranules));
 }
 
-PairReuseTrace::RecentGranules* PairReuseTrace::recent_granules() {
+PairReuseTrace::RecentGranules* PairReuseTrace::recent_or_made() {
   if (__builtin_expect(recent_ == nullptr, 0))
     recent_ = static_cast<RecentGranules*>(reserve_packed(sizeof(RecentGranules)));
   return recent_;

@@ -72,12 +72,10 @@ struct GranuleEpoch {
 // neighbouring granules, which would take or leave whole stretches of an
 // array together.
 inline uint64_t sample_hash(uint64_t granule) {
-  granule ^= granule >> 33;
-  granule *= 0xff51afd7ed558ccdULL;
-  granule ^= granule >> 33;
-  granule *= 0xc4ceb9fe1a85ec53ULL;
-  granule ^= granule >> 33;
-  return granule;
+  uint64_t h = hash_key(granule);  // fmix64's first round
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
 }
 inline bool granule_in_sample(uint64_t granule, unsigned shift) {
   return shift == 0 || (sample_hash(granule) >> (64 - shift)) == 0;
@@ -161,7 +159,7 @@ class PairReuseTrace {
   // writer never sampled, do without their 512 bytes); kSize when out of
   // memory.
   unsigned visit_recent(uint64_t granule) {
-    RecentGranules* recent = recent_granules();
+    RecentGranules* recent = recent_or_made();
     return recent ? recent->visit(granule) : RecentGranules::kSize;
   }
   // The recent granules' keys (granule + 1, the latest first), nullptr
@@ -170,7 +168,7 @@ class PairReuseTrace {
   // Fills the recent granules from the trace, exact while it traced every
   // granule (when sampling starts).
   void fill_recent() {
-    RecentGranules* recent = recent_granules();
+    RecentGranules* recent = recent_or_made();
     if (!recent) return;
     unsigned n = 0;
     for (uint64_t time = now_; time > 0 && n < RecentGranules::kSize && granule_at_; --time)
@@ -212,7 +210,8 @@ class PairReuseTrace {
   // Keyed by granule: a loop's granules change at every event, so two
   // recent entries (the latest) are as good as many.
   PagedHashTable<GranuleTime, 2> last_time_;
-  RecentGranules* recent_granules();
+  // recent_, made now if it was not (nullptr when out of memory).
+  RecentGranules* recent_or_made();
 
   RecentGranules* recent_ = nullptr;  // packed memory, made on first use
 };
