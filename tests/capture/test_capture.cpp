@@ -680,6 +680,36 @@ TEST(ValgrindLogFilterTest, APanicBecomesOneCause) {
             "m_mallocfree.c:303 (get_bszB_as_is): Assertion 'bszB_lo == bszB_hi' failed.");
 }
 
+// Valgrind ends the program with its fatal signal, then (a race in Valgrind
+// while threads exit) survives its own re-raise and panics: the program's
+// ending is the signal, Valgrind's failure only in reporting it.
+TEST(ValgrindLogFilterTest, APanicAfterTheFatalSignalIsTheSignal) {
+  ValgrindLogFilter filter;
+  EXPECT_TRUE(
+      filter.pass("==31195== Process terminating with default action of signal 11 (SIGSEGV)\n"));
+  EXPECT_TRUE(filter.pass("==31195==  Access not within mapped region at address 0x0\n"));
+  EXPECT_FALSE(filter.failed_to_reraise());
+  EXPECT_FALSE(filter.pass("valgrind: the 'impossible' happened:\n"));
+  EXPECT_FALSE(filter.pass("   main(): signal was supposed to be fatal\n"));
+  EXPECT_EQ(filter.terminating_signal(), SIGSEGV);
+  EXPECT_TRUE(filter.failed_to_reraise());
+
+  // Another panic, or the same one without the signal's line, stays a failure.
+  ValgrindLogFilter other;
+  other.pass("==7== Process terminating with default action of signal 6 (SIGABRT)\n");
+  other.pass("valgrind: the 'impossible' happened:\n");
+  other.pass("   Max number of threads is too low\n");
+  EXPECT_FALSE(other.failed_to_reraise());
+  ValgrindLogFilter unsignalled;
+  unsignalled.pass("valgrind: the 'impossible' happened:\n");
+  unsignalled.pass("   main(): signal was supposed to be fatal\n");
+  EXPECT_FALSE(unsignalled.failed_to_reraise());
+  // A program's own output that quotes the phrase is not Valgrind's.
+  ValgrindLogFilter quoted;
+  quoted.pass("Process terminating with default action of signal 9\n");
+  EXPECT_EQ(quoted.terminating_signal(), 0);
+}
+
 TEST_F(CaptureSessionTest, RingDecoderRefusesAnUnknownRecord) {
   CaptureSession& s = *CaptureSession::create(CaptureConfig{});
   RingEventDecoder decoder(s);

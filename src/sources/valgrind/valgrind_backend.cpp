@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -97,6 +99,8 @@ class ValgrindLog {
     pending_.clear();
   }
   const std::string& failure() const { return filter_.failure(); }
+  bool failed_to_reraise() const { return filter_.failed_to_reraise(); }
+  int terminating_signal() const { return filter_.terminating_signal(); }
 
  private:
   void emit(const std::string& line) {
@@ -139,12 +143,15 @@ std::vector<std::string> valgrind_arguments(const ValgrindSetup& setup,
                                             const std::string& program, const CaptureConfig& config,
                                             const std::string& ring_path, int log_fd) {
   std::vector<std::string> args{
-      setup.valgrind,
-      "--tool=" + std::string(kToolName),
-      "-q",
-      "--log-fd=" + std::to_string(log_fd),
-      "--weft-ring=" + ring_path,
-      "--max-threads=" + std::to_string(valgrind_thread_slots(config.max_threads))};
+      setup.valgrind, "--tool=" + std::string(kToolName), "-q",
+      "--log-fd=" + std::to_string(log_fd), "--weft-ring=" + ring_path,
+      "--max-threads=" + std::to_string(valgrind_thread_slots(config.max_threads)),
+      // Valgrind runs one thread at a time; its default lock lets the thread
+      // that just released it take it again, so on a loaded machine one
+      // thread can run a whole dynamic loop while the others wait, and the
+      // profile shows no sharing the native run has. The ticket lock hands
+      // the time slices round.
+      "--fair-sched=try"};
   // The imbalance analysis counts edges between guest blocks: superblocks
   // must not follow jumps into other blocks, so that a block record starts
   // where a block of the binary (or its part after a call) does.
@@ -262,7 +269,20 @@ void write_capture(CaptureSession& session, const std::string& capture_path, boo
 
 }  // namespace
 
+bool ValgrindLogFilter::failed_to_reraise() const {
+  return terminating_signal_ != 0 &&
+         failure_.find("signal was supposed to be fatal") != std::string::npos;
+}
+
 bool ValgrindLogFilter::pass(const std::string& line) {
+  constexpr std::string_view kTerminating = "Process terminating with default action of signal ";
+  if (const size_t at = line.find(kTerminating);
+      at != std::string::npos && line.rfind("==", 0) == 0) {
+    const char* digits = line.data() + at + kTerminating.size();
+    int sig = 0;
+    const auto [end, parsed] = std::from_chars(digits, line.data() + line.size(), sig);
+    if (parsed == std::errc() && sig > 0 && sig < NSIG) terminating_signal_ = sig;
+  }
   if (cause_next_) {  // "   Max number of threads is too low"
     cause_next_ = false;
     const size_t start = line.find_first_not_of(" \t");
@@ -343,7 +363,12 @@ int record_under_valgrind(const ValgrindSetup& setup, const std::vector<std::str
 
   bool complete = decoder.ended() && decoder.complete();
   std::string reason = decoder.reason();
-  if (!log.failure().empty()) {
+  // Valgrind's panic after the program's fatal signal: the status is the
+  // one the program's own death gives, so weft record reports the crash
+  // (and makes the capture's reason from the signal) as under a Valgrind
+  // that re-raised it.
+  const bool died_of_signal = log.failed_to_reraise() && WIFEXITED(wait_status);
+  if (!log.failure().empty() && !died_of_signal) {
     complete = false;
     reason = failure_reason(log.failure(), config.max_threads);
   } else if (!decoder.ended()) {
@@ -352,7 +377,7 @@ int record_under_valgrind(const ValgrindSetup& setup, const std::vector<std::str
   }
   const std::string& maps = decoder.maps().empty() ? maps_snapshot.text() : decoder.maps();
   write_capture(*session, capture_path, complete, reason, maps);
-  return wait_status;
+  return died_of_signal ? log.terminating_signal() : wait_status;
 }
 
 }  // namespace weft

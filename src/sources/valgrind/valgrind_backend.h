@@ -26,9 +26,18 @@ class ValgrindLogFilter {
   bool pass(const std::string& line);
   // Valgrind's failure in one line; empty when it did not fail.
   const std::string& failure() const { return failure_; }
+  // The signal of Valgrind's "Process terminating with default action of
+  // signal N": the program's own ending; 0 when it printed none.
+  int terminating_signal() const { return terminating_signal_; }
+  // Valgrind ended the program with that signal but could not re-raise it
+  // on itself (its "signal was supposed to be fatal" panic, a race in
+  // Valgrind when threads are exiting): the program died of the signal,
+  // Valgrind's failure is only in reporting it.
+  bool failed_to_reraise() const;
 
  private:
   std::string failure_;
+  int terminating_signal_ = 0;
   bool failed_ = false;
   bool cause_next_ = false;  // the cause of "the 'impossible' happened" is the next line
   bool skip_blank_ = false;
