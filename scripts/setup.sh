@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake make g++ gcc clang llvm-14-dev libomp-14-dev gfortran  # toolchains
+  cmake make g++ gcc clang llvm-19-dev libomp-14-dev gfortran  # toolchains; LLVM 19: docs/loops.md
   libclang-rt-14-dev                                            # libFuzzer, clang's sanitizers (fuzz/)
   libcli11-dev libfmt-dev nlohmann-json3-dev                    # CLI, output
   libsqlite3-dev sqlite3                                        # the profile

@@ -176,7 +176,7 @@ struct ReportCommand : Command {
         ->transform(whole_number(1))
         ->capture_default_str();
     c->add_option("--cpu", options.cpu,
-                  "CPU model of the hot loops' static analysis (an LLVM 14 -mcpu name; default: "
+                  "CPU model of the hot loops' static analysis (an LLVM 19 -mcpu name; default: "
                   "this machine's)");
     c->add_option("--binary", options.binary,
                   "a build of the profiled program without weft-cc, for the hot loops' static "

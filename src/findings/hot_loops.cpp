@@ -203,7 +203,7 @@ class LoopAnalyses {
       return m;
     }
     m.instrumented = !m.binary->functions_named(kInstrumentationMarker).empty();
-    // The file reads: what fails now is the CPU (unknown to LLVM 14), which
+    // The file reads: what fails now is the CPU (unknown to the linked LLVM), which
     // fails every loop alike.
     try {
       m.analyzer = std::make_unique<LoopPerformanceAnalyzer>(path, cpu_);

@@ -1,6 +1,7 @@
 #include "static/loop_performance.h"
 
 #include <llvm/ADT/StringRef.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/MC/MCAsmInfo.h>
 #include <llvm/MC/MCContext.h>
 #include <llvm/MC/MCDisassembler/MCDisassembler.h>
@@ -23,7 +24,7 @@
 #include <llvm/Object/Binary.h>
 #include <llvm/Object/ELFObjectFile.h>
 #include <llvm/Support/Error.h>
-#include <llvm/Support/Host.h>
+#include <llvm/TargetParser/Host.h>
 #include <llvm/Support/MathExtras.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -48,6 +49,8 @@ constexpr unsigned kSimulatedIterations = 200;
 // Unrolled iterations of the dependence-chain computation (the bound is the
 // growth of the longest path over the second half).
 constexpr unsigned kChainIterations = 128;
+// The linked LLVM's major version, as its tools are suffixed (llvm-mca-19).
+const std::string kLlvmMajor = std::to_string(LLVM_VERSION_MAJOR);
 
 std::string lower(std::string_view text) {
   std::string result(text);
@@ -168,7 +171,7 @@ class PipelineRecorder : public llvm::mca::HWEventListener {
           unit_slot_of_resource_[resource] == UINT32_MAX)
         continue;
       const uint32_t slot = unit_slot_of_resource_[resource] +
-                            static_cast<uint32_t>(llvm::countTrailingZeros(use.first.second));
+                            static_cast<uint32_t>(llvm::countr_zero(use.first.second));
       if (slot < unit_cycles_.size()) unit_cycles_[slot] += static_cast<double>(use.second);
     }
   }
@@ -327,9 +330,9 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
     for (const llvm::MCOperand& operand : inst) {
       if (!operand.isReg() || operand.getReg() == 0) continue;
       const llvm::StringRef name = registers->getName(operand.getReg());
-      if (name.startswith("XMM")) bits = std::max(bits, 128u);
-      if (name.startswith("YMM")) bits = std::max(bits, 256u);
-      if (name.startswith("ZMM")) bits = std::max(bits, 512u);
+      if (name.starts_with("XMM")) bits = std::max(bits, 128u);
+      if (name.starts_with("YMM")) bits = std::max(bits, 256u);
+      if (name.starts_with("ZMM")) bits = std::max(bits, 512u);
     }
     return bits;
   }
@@ -408,7 +411,7 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
   int memory_operand(const llvm::MCInst& inst) const {
     const llvm::MCInstrDesc& desc = instr_info->get(inst.getOpcode());
     for (unsigned i = 0; i < desc.getNumOperands() && i + 4 < inst.getNumOperands(); ++i)
-      if (desc.OpInfo[i].OperandType == llvm::MCOI::OPERAND_MEMORY) return static_cast<int>(i);
+      if (desc.operands()[i].OperandType == llvm::MCOI::OPERAND_MEMORY) return static_cast<int>(i);
     return -1;
   }
 
@@ -426,8 +429,7 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
     for (unsigned i = 0; i < desc.getNumDefs() && i < inst.getNumOperands(); ++i)
       if (inst.getOperand(i).isReg() && inst.getOperand(i).getReg() != 0)
         written.push_back(widest_alias(inst.getOperand(i).getReg()));
-    for (unsigned i = 0; i < desc.getNumImplicitDefs(); ++i) {
-      const llvm::MCPhysReg reg = desc.getImplicitDefs()[i];
+    for (const llvm::MCPhysReg reg : desc.implicit_defs()) {
       const llvm::StringRef name = registers->getName(reg);
       if (name == "EFLAGS" || name == "RIP" || name == "MXCSR" || name == "FPSW") continue;
       written.push_back(widest_alias(reg));
@@ -442,8 +444,7 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
     for (unsigned i = desc.getNumDefs(); i < inst.getNumOperands(); ++i)
       if (inst.getOperand(i).isReg() && inst.getOperand(i).getReg() != 0)
         read.push_back(widest_alias(inst.getOperand(i).getReg()));
-    for (unsigned i = 0; i < desc.getNumImplicitUses(); ++i)
-      read.push_back(widest_alias(desc.getImplicitUses()[i]));
+    for (const llvm::MCPhysReg reg : desc.implicit_uses()) read.push_back(widest_alias(reg));
     return read;
   }
 
@@ -522,8 +523,8 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
       if ((add || sub) && std::regex_match(name, accumulator_form)) {
         const llvm::MCInstrDesc& desc = backend_.instr_info->get(inst.getOpcode());
         const std::optional<int64_t> value = last_immediate();
-        if (value && desc.getNumImplicitDefs() > 0 &&
-            backend_.widest_alias(desc.getImplicitDefs()[0]) == reg)
+        if (value && !desc.implicit_defs().empty() &&
+            backend_.widest_alias(desc.implicit_defs()[0]) == reg)
           return add ? *value : -*value;
       }
       if ((starts_with(name, "INC") || starts_with(name, "DEC")) && ends_with(name, "r") &&
@@ -609,8 +610,8 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
         if (access.address.empty()) access.address = "absolute";
         // A gather's vector of indices (VSIB addressing).
         const llvm::StringRef index_name = index != 0 ? registers->getName(index) : "";
-        const bool vector_index = index_name.startswith("XMM") || index_name.startswith("YMM") ||
-                                  index_name.startswith("ZMM");
+        const bool vector_index = index_name.starts_with("XMM") || index_name.starts_with("YMM") ||
+                                  index_name.starts_with("ZMM");
         const RegisterStep base_step = steps.of(base), index_step = steps.of(index);
         if (vector_index || base_step.kind == RegisterStep::Kind::kLoadDependent ||
             index_step.kind == RegisterStep::Kind::kLoadDependent) {
@@ -717,10 +718,16 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
   Simulation simulate(const std::vector<llvm::MCInst>& instructions,
                       unsigned iterations = kSimulatedIterations, bool bounds = true) const {
     Simulation result;
-    llvm::mca::InstrBuilder builder(*cpu_subtarget, *instr_info, *registers, analysis.get());
+    // No instruments (llvm-mca's source comments), and llvm-mca's default
+    // latency of a call.
+    const llvm::mca::InstrumentManager instruments(*cpu_subtarget, *instr_info);
+    constexpr unsigned kCallLatency = 100;
+    llvm::mca::InstrBuilder builder(*cpu_subtarget, *instr_info, *registers, analysis.get(),
+                                    instruments, kCallLatency);
+    const llvm::SmallVector<llvm::mca::Instrument*> no_instruments;
     std::vector<std::unique_ptr<llvm::mca::Instruction>> sequence;
     for (const llvm::MCInst& inst : instructions) {
-      auto built = builder.createInstruction(inst);
+      auto built = builder.createInstruction(inst, no_instruments);
       if (!built) {
         result.error =
             "LLVM MCA cannot model '" + mnemonic(inst) + "': " + error_text(built.takeError());
@@ -781,7 +788,7 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
 
   void run_pipeline(const std::vector<std::unique_ptr<llvm::mca::Instruction>>& sequence,
                     unsigned iterations, Simulation& result) const {
-    llvm::mca::SourceMgr source(sequence, iterations);
+    llvm::mca::CircularSourceMgr source(sequence, iterations);
     llvm::mca::Context mca_context(*registers, *cpu_subtarget);
     // llvm-mca's defaults: the model's queue sizes and widths, no aliasing
     // between loads and stores.
@@ -974,14 +981,17 @@ LoopPerformanceAnalyzer::LoopPerformanceAnalyzer(const std::string& elf_path,
     throw LoopPerformanceError("LLVM's x86-64 target is incomplete: " + error);
 
   cpu_.host = cpu.empty();
+  cpu_.llvm_version = LLVM_VERSION_MAJOR;
   cpu_.name = cpu.empty() ? llvm::sys::getHostCPUName().str() : cpu;
   // Checked first: LLVM only warns on stderr about a CPU it does not know.
   if (!b.subtarget->isCPUStringValid(cpu_.name))
-    throw LoopPerformanceError("unknown CPU '" + cpu_.name +
-                               "' for LLVM 14 (`llvm-mca-14 -mcpu=help` lists the names it knows)");
+    throw LoopPerformanceError("unknown CPU '" + cpu_.name + "' for LLVM " + kLlvmMajor +
+                               " (`llvm-mca-" + kLlvmMajor +
+                               " -mcpu=help` lists the names it knows)");
   b.cpu_subtarget.reset(b.target->createMCSubtargetInfo(kX86Triple, cpu_.name, ""));
   if (!b.cpu_subtarget || !b.cpu_subtarget->getSchedModel().hasInstrSchedModel())
-    throw LoopPerformanceError("LLVM 14 has no scheduling model for CPU '" + cpu_.name + "'");
+    throw LoopPerformanceError("LLVM " + kLlvmMajor + " has no scheduling model for CPU '" +
+                               cpu_.name + "'");
 
   // Syntax variant 1: Intel.
   b.printer.reset(b.target->createMCInstPrinter(llvm::Triple(kX86Triple), 1, *b.asm_info,

@@ -253,12 +253,13 @@ struct LoopPerformance {
 struct CpuModel {
   std::string name;
   bool host = false;               // the host's CPU, not --cpu
+  uint32_t llvm_version = 0;       // the major version of the LLVM whose tables these are
   uint32_t vector_width_bits = 0;  // 128, 256 or 512
   uint32_t dispatch_width = 0;
   std::vector<std::string> ports;  // the names PortPressure uses, in model order
 };
 
-// A CPU LLVM 14 does not know, a model without scheduling tables, or a file
+// A CPU the linked LLVM does not know, a model without scheduling tables, or a file
 // that cannot be read. what() is one line.
 class LoopPerformanceError : public std::runtime_error {
  public:
@@ -268,7 +269,7 @@ class LoopPerformanceError : public std::runtime_error {
 // One ELF file and one CPU model. Not thread-safe.
 class LoopPerformanceAnalyzer {
  public:
-  // cpu: a name LLVM 14 knows; empty: the host's (llvm::sys::getHostCPUName).
+  // cpu: a name the linked LLVM knows; empty: the host's (llvm::sys::getHostCPUName).
   // Throws LoopPerformanceError.
   LoopPerformanceAnalyzer(const std::string& elf_path, const std::string& cpu);
   ~LoopPerformanceAnalyzer();

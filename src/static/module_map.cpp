@@ -27,7 +27,7 @@ ElfLayout layout_of(const llvm::object::ELFFile<ELFT>& elf) {
       for (const auto& note : elf.notes(header, error)) {
         if (note.getType() != llvm::ELF::NT_GNU_BUILD_ID || note.getName() != "GNU") continue;
         static constexpr char kHex[] = "0123456789abcdef";
-        for (uint8_t byte : note.getDesc()) {
+        for (uint8_t byte : note.getDesc(header.p_align)) {
           layout.build_id += kHex[byte >> 4];
           layout.build_id += kHex[byte & 0xf];
         }

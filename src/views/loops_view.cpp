@@ -172,9 +172,10 @@ void render_version(std::string& out, const LoopPerformance& loop, size_t number
 std::string render_table(const LoopFindings& findings) {
   const CpuModel& cpu = findings.cpu;
   std::string out = fmt::format(
-      "weft loops: {}\nCPU model: {}{} (LLVM 14), vectors {} bits, dispatch {} micro-ops per "
+      "weft loops: {}\nCPU model: {}{} (LLVM {}), vectors {} bits, dispatch {} micro-ops per "
       "cycle\n",
-      findings.binary, cpu.name, cpu.host ? " (this machine)" : "", cpu.vector_width_bits,
+      findings.binary, cpu.name, cpu.host ? " (this machine)" : "", cpu.llvm_version,
+      cpu.vector_width_bits,
       cpu.dispatch_width);
   if (findings.calibration.used)
     out += fmt::format("calibration: {} ({}; {}; {})\n", findings.calibration.path,
@@ -333,7 +334,7 @@ std::string render_json(const LoopFindings& findings) {
   out["binary"] = findings.binary;
   out["cpu"] = {{"name", findings.cpu.name},
                 {"host", findings.cpu.host},
-                {"llvm_version", 14},
+                {"llvm_version", findings.cpu.llvm_version},
                 {"vector_width_bits", findings.cpu.vector_width_bits},
                 {"dispatch_width", findings.cpu.dispatch_width},
                 {"ports", findings.cpu.ports}};

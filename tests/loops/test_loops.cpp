@@ -300,7 +300,7 @@ TEST_F(LoopPerformanceTest, BadInputsAreOneLineErrors) {
   query.binary = WEFT_LOOPS_GCC_SCALAR;
   query.cpu = "pentium9000";
   EXPECT_EQ(message(),
-            "unknown CPU 'pentium9000' for LLVM 14 (`llvm-mca-14 -mcpu=help` lists the names it "
+            "unknown CPU 'pentium9000' for LLVM 19 (`llvm-mca-19 -mcpu=help` lists the names it "
             "knows)");
   query.cpu = "skylake";
   query.function = "no_such_function";

@@ -43,7 +43,7 @@ TEST_F(LoopsCommand, TableNamesTheDividerOfADivisionLoop) {
   const CommandResult r =
       run(std::string(WEFT_LOOPS_GCC_SCALAR) + " --function divide_arrays --cpu skylake");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("CPU model: skylake (LLVM 14), vectors 256 bits"), std::string::npos)
+  EXPECT_NE(r.out.find("CPU model: skylake (LLVM 19), vectors 256 bits"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("source loop loop_kernels.c:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cycles per iteration (L1): 4.00"), std::string::npos) << r.out;
@@ -188,7 +188,7 @@ TEST_F(LoopsCommand, BadInputsAreOneLineCauses) {
     expect_failure(WEFT_LOOPS_STRIPPED, "has no function symbols");
   REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
   const std::string binary = WEFT_LOOPS_GCC_SCALAR;
-  expect_failure(binary + " --cpu pentium9000", "llvm-mca-14 -mcpu=help");
+  expect_failure(binary + " --cpu pentium9000", "llvm-mca-19 -mcpu=help");
   expect_failure(binary + " --function nothing_here", "no function named 'nothing_here'");
   expect_failure(binary + " --line loop_kernels.c", "--line wants FILE:LINE");
   expect_failure(binary + " --line loop_kernels.c:0", "--line wants FILE:LINE");
