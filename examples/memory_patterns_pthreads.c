@@ -13,6 +13,13 @@
  *     reuse           a 16-tap filter over 4096 samples: each tap is loaded
  *                     again for every sample, 16 loads later, and each
  *                     sample for 16 outputs (65536 loads of each array).
+ *   and one that is no finding (the line marked "bisection"):
+ *     bisection       4096 ascending keys each located in a sorted table of
+ *                     4096 entries by bisection (a resampling step's
+ *                     search): successive searches probe the same entries
+ *                     (12 probes per key, 49152 loads), but through
+ *                     data-dependent indices no register can hold, and
+ *                     every reload hits the L1.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -28,6 +35,7 @@ typedef struct {
   double aliased[LEN + 512]; /* a = aliased, b = aliased + 512 (4096 bytes on) */
   double taps[16];
   double samples[LEN / 16 + 16];
+  double table[LEN / 16];
   double result;
 } work_t;
 
@@ -58,6 +66,26 @@ __attribute__((noinline)) static double reuse(work_t *w) {
   return s;
 }
 
+/* The first entry of `table` (ascending, n entries) not below `key`. */
+static int locate(const double *table, int n, double key) {
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (table[mid] < key) /* weft:bisection */
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+__attribute__((noinline)) static double bisections(work_t *w) {
+  const int n = LEN / 16;
+  long found = 0;
+  for (int i = 0; i < n; i++) found += locate(w->table, n, (i + 0.5) * 3.0);
+  return (double)found;
+}
+
 static void *worker(void *arg) {
   work_t *w = arg;
   for (int i = 0; i < N; i++)
@@ -66,7 +94,8 @@ static void *worker(void *arg) {
   for (int i = 0; i < LEN + 512; i++) w->aliased[i] = i % 5;
   for (int i = 0; i < 16; i++) w->taps[i] = 1.0 / (i + 1);
   for (int i = 0; i < LEN / 16 + 16; i++) w->samples[i] = i % 3;
-  double s = column_sum(w) + real_parts(w) + reuse(w);
+  for (int i = 0; i < LEN / 16; i++) w->table[i] = 3.0 * i;
+  double s = column_sum(w) + real_parts(w) + reuse(w) + bisections(w);
   shift(w->aliased, w->aliased + 512, LEN - 512);
   w->result = s + w->aliased[LEN];
   return NULL;

@@ -614,7 +614,10 @@ std::vector<MemoryHint> access_pattern_hints(const DecodedTraces& traces,
       hint = non_unit_stride_hint(pattern, t);
     else if (stride.kind == StrideClass::Large)
       hint = large_stride_hint(pattern, t, line_size);
-    else if (t.reads && !t.writes)
+    // Reuse through irregular addresses (a bisection's probes, a gather)
+    // is none a register can take: the compiler cannot name the reloaded
+    // element, and the reloads already hit the L1.
+    else if (t.reads && !t.writes && stride.kind != StrideClass::Irregular)
       hint = reuse_hint(t, line_reuse.of(t), line_size);
     if (!hint) continue;
     hint->pc = pc;
