@@ -26,7 +26,8 @@ struct LoopsCommand : Command {
     c->add_option("binary", binary, "an executable or shared library")->required();
     c->add_option("--function", function, "only this function's loops");
     c->add_option("--line", line, "only the source loops that span FILE:LINE");
-    c->add_option("--cpu", cpu, "the CPU model, any name the linked LLVM (19) knows (default: this machine's)");
+    c->add_option("--cpu", cpu,
+                  "the CPU model, any name the linked LLVM (19) knows (default: this machine's)");
     c->add_option("--calibration", calibration,
                   "the calibration JSON of the L2/RAM estimates (default: this machine's, from "
                   "`weft calibrate`)");

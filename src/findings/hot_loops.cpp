@@ -178,6 +178,12 @@ class LoopAnalyses {
     return *symbolizer_;
   }
 
+  std::vector<std::string> cpu_caveats() const {
+    for (const auto& [path, m] : modules_)
+      if (m.analyzer) return m.analyzer->cpu().caveats;
+    return {};
+  }
+
   std::string cpu_name() const {
     for (const auto& [path, m] : modules_)
       if (m.analyzer) return m.analyzer->cpu().name;
@@ -390,6 +396,7 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
       loop.recorded_strides = join_recorded_accesses(*loop.performance, loop.analyzed_in, lines[l],
                                                      traced, profile, analyses.plain_symbolizer());
   f.cpu = analyses.cpu_name();
+  f.cpu_caveats = analyses.cpu_caveats();
   // The L2 and RAM estimates of weft loops, with this machine's calibration.
   const LoopCalibration calibration = resolve_calibration(calibration_file);
   f.calibration_note = calibration.note;

@@ -65,10 +65,11 @@ struct HotLoop {
 };
 
 struct HotLoopFindings {
-  bool recorded = false;      // the profile has the imbalance analysis' block counts
-  uint64_t instructions = 0;  // every executed instruction the counts saw
-  std::string cpu;            // the CPU model of the static analysis
-  std::string plain_binary;   // the uninstrumented build given, if any
+  bool recorded = false;                 // the profile has the imbalance analysis' block counts
+  uint64_t instructions = 0;             // every executed instruction the counts saw
+  std::string cpu;                       // the CPU model of the static analysis
+  std::vector<std::string> cpu_caveats;  // where its tables are wrong (CpuModel::caveats)
+  std::string plain_binary;              // the uninstrumented build given, if any
   // Without this machine's calibration, how to get one (the loops then have
   // no L2/RAM estimates).
   std::string calibration_note;

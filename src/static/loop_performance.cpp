@@ -24,14 +24,15 @@
 #include <llvm/Object/Binary.h>
 #include <llvm/Object/ELFObjectFile.h>
 #include <llvm/Support/Error.h>
-#include <llvm/TargetParser/Host.h>
 #include <llvm/Support/MathExtras.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -315,6 +316,7 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
   std::unique_ptr<llvm::MCSubtargetInfo> cpu_subtarget;
   std::unique_ptr<llvm::MCInstPrinter> printer;
 
+  bool divider_unmodeled = false;  // the model's caveat: divsd costs the ports under 2 cycles
   std::unordered_map<std::string, unsigned> opcode_by_name;
   std::unordered_map<std::string, unsigned> register_by_name;
   std::vector<uint64_t> resource_masks;  // by processor resource index
@@ -914,6 +916,25 @@ struct LoopPerformanceAnalyzer::Backend : X86MachineCode {
     return it == opcode_by_name.end() ? 0 : it->second;
   }
 
+  // The cycles the model's ports spend on one `divsd xmm0, xmm1` (its
+  // divider occupancy: every x86 core takes 4 or more); 0 if the model
+  // cannot build it.
+  double scalar_divide_port_cycles() const {
+    const auto opcode = opcode_by_name.find("DIVSDrr");
+    const auto xmm0 = register_by_name.find("XMM0"), xmm1 = register_by_name.find("XMM1");
+    if (opcode == opcode_by_name.end() || xmm0 == register_by_name.end() ||
+        xmm1 == register_by_name.end())
+      return 0;
+    llvm::MCInst divide;
+    divide.setOpcode(opcode->second);
+    const unsigned operands = instr_info->get(opcode->second).getNumOperands();
+    for (unsigned i = 0; i < operands; ++i)
+      divide.addOperand(
+          llvm::MCOperand::createReg(i + 1 == operands ? xmm1->second : xmm0->second));
+    const Simulation simulation = simulate({divide}, 16);
+    return simulation.ok ? simulation.port_bound : 0;
+  }
+
   unsigned widened_register(unsigned reg) const {
     const std::string name = registers->getName(reg);
     if (!starts_with(name, "XMM") || vector_width == 128) return reg;
@@ -1026,6 +1047,20 @@ LoopPerformanceAnalyzer::LoopPerformanceAnalyzer(const std::string& elf_path,
   cpu_.vector_width_bits = b.vector_width;
   cpu_.dispatch_width = sm.IssueWidth;
   cpu_.ports = b.unit_names;
+  // LLVM's tables are not always the core's: LLVM 19's sapphirerapids and
+  // alderlake tables give the FP divider no occupancy, so every division
+  // loop comes out too fast and never divider-bound.
+  if (const double divide = b.scalar_divide_port_cycles(); divide > 0 && divide < 2.0) {
+    b.divider_unmodeled = true;
+    char cycles[32];
+    snprintf(cycles, sizeof cycles, "%.2f", divide);
+    cpu_.caveats.push_back(
+        "LLVM " + kLlvmMajor + "'s " + cpu_.name + " tables have no FP divider (a divsd takes " +
+        cycles +
+        " cycles of port time; x86 cores keep the divider busy 4 or more): loops that divide "
+        "are predicted too fast and never divider-bound; a model with a divider "
+        "(`--cpu icelake-server` for Intel cores since Ice Lake) predicts them");
+  }
 
   auto binary = llvm::object::createBinary(elf_path);
   if (!binary) throw LoopPerformanceError(elf_path + ": " + error_text(binary.takeError()));
@@ -1287,6 +1322,10 @@ LoopPerformance LoopPerformanceAnalyzer::analyze_loop(const FunctionStructure& f
   if (scalar_fp > 0)
     result.hints.push_back(packed_fp == 0 ? "scalar FP: not vectorized"
                                           : "scalar FP: partly vectorized");
+  if (b.divider_unmodeled && result.mix.fp_div > 0)
+    result.hints.push_back(
+        "the model has no FP divider (model caveat): this loop's divisions take longer than "
+        "predicted");
   if (below_fp > 0)
     result.hints.push_back(
         "packed FP below the CPU's width (" + std::to_string(result.vector_width_used) + " of " +

@@ -257,6 +257,10 @@ struct CpuModel {
   uint32_t vector_width_bits = 0;  // 128, 256 or 512
   uint32_t dispatch_width = 0;
   std::vector<std::string> ports;  // the names PortPressure uses, in model order
+  // Where the model's tables are known to be wrong for every x86 core, in
+  // one sentence each, checked on the tables themselves (docs/loops.md,
+  // "Model caveats").
+  std::vector<std::string> caveats;
 };
 
 // A CPU the linked LLVM does not know, a model without scheduling tables, or a file

@@ -673,6 +673,8 @@ struct Page {
         esc(h.cpu) + "</p>";
     if (!h.calibration_note.empty())
       html += "<p class=\"note\">" + esc(h.calibration_note) + "</p>";
+    for (const std::string& caveat : h.cpu_caveats)
+      html += "<p class=\"note\">model caveat: " + esc(caveat) + "</p>";
     html +=
         "<table><tr><th>share</th><th>loop</th><th>raw</th><th>rar</th><th>crd</th><th>busiest "
         "thread</th><th>static analysis</th></tr>";

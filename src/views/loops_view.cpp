@@ -175,8 +175,8 @@ std::string render_table(const LoopFindings& findings) {
       "weft loops: {}\nCPU model: {}{} (LLVM {}), vectors {} bits, dispatch {} micro-ops per "
       "cycle\n",
       findings.binary, cpu.name, cpu.host ? " (this machine)" : "", cpu.llvm_version,
-      cpu.vector_width_bits,
-      cpu.dispatch_width);
+      cpu.vector_width_bits, cpu.dispatch_width);
+  for (const std::string& caveat : cpu.caveats) out += fmt::format("model caveat: {}\n", caveat);
   if (findings.calibration.used)
     out += fmt::format("calibration: {} ({}; {}; {})\n", findings.calibration.path,
                        level_text(findings.calibration.l2), level_text(findings.calibration.ram),
@@ -337,7 +337,8 @@ std::string render_json(const LoopFindings& findings) {
                 {"llvm_version", findings.cpu.llvm_version},
                 {"vector_width_bits", findings.cpu.vector_width_bits},
                 {"dispatch_width", findings.cpu.dispatch_width},
-                {"ports", findings.cpu.ports}};
+                {"ports", findings.cpu.ports},
+                {"caveats", findings.cpu.caveats}};
   const LoopCalibration& calibration = findings.calibration;
   auto level_json = [](const MemoryLevelCalibration& level) {
     return nlohmann::json{{"load_bytes_per_cycle", level.load_bytes_per_cycle},

@@ -232,6 +232,7 @@ std::string render_hot_loops(const ReportFindings& data) {
       "with its static analysis on CPU model {} (details: weft loops BINARY --line FILE:LINE)\n",
       h.cpu);
   if (!h.calibration_note.empty()) text += "  (" + h.calibration_note + ")\n";
+  for (const std::string& caveat : h.cpu_caveats) text += "  (model caveat: " + caveat + ")\n";
   for (const HotLoop& loop : h.loops) {
     text += fmt::format("  {:5.1f}%  {}  raw {} rar {}{}  busiest thread {:.2f}x the mean\n",
                         100 * loop.share, loop.region.name, loop.raw, loop.rar,
@@ -532,6 +533,7 @@ json hot_loops_json(const HotLoopFindings& h) {
          {"recorded_strides", loop.recorded_strides},
          {"crd", hot_loop_crd_json(loop)}});
   return {{"cpu", h.cpu},
+          {"cpu_caveats", h.cpu_caveats},
           {"instructions", h.instructions},
           {"calibration_note", optional_text(h.calibration_note)},
           {"loops", loops}};

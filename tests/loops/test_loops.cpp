@@ -191,6 +191,50 @@ TEST_F(LoopPerformanceTest, DivisionBoundLoopNamesTheDivider) {
   }
 }
 
+// LLVM 19's Sapphire Rapids and Alder Lake tables give divsd one cycle of
+// port time and no divider: weft says so once per model and on every loop
+// that divides, and names the models that have a divider. The models with
+// a divider say nothing.
+TEST_F(LoopPerformanceTest, AModelWithoutADividerSaysSo) {
+  REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
+  auto findings_on = [](const std::string& cpu, const std::string& function) {
+    LoopQuery query;
+    query.binary = WEFT_LOOPS_GCC_SCALAR;
+    query.function = function;
+    query.cpu = cpu;
+    return find_loops(query);
+  };
+  const std::string kNoDivider = "the model has no FP divider (model caveat)";
+  for (const std::string cpu : {"sapphirerapids", "alderlake"}) {
+    const LoopFindings divide = findings_on(cpu, "divide_arrays");
+    ASSERT_EQ(divide.cpu.caveats.size(), 1u) << cpu;
+    EXPECT_EQ(divide.cpu.caveats[0].rfind("LLVM 19's " + cpu +
+                                              " tables have no FP divider (a divsd takes 1.00 "
+                                              "cycles of port time",
+                                          0),
+              0u)
+        << divide.cpu.caveats[0];
+    EXPECT_NE(divide.cpu.caveats[0].find("--cpu icelake-server"), std::string::npos);
+    ASSERT_EQ(divide.source_loops.size(), 1u);
+    const LoopPerformance& loop = divide.source_loops[0].versions.at(0);
+    EXPECT_LT(loop.cycles_per_iteration, 2.0) << cpu;  // the model's figure, not the core's
+    EXPECT_NE(std::find(loop.hints.begin(), loop.hints.end(),
+                        kNoDivider + ": this loop's divisions take longer than predicted"),
+              loop.hints.end())
+        << cpu;
+    // A loop that does not divide gets no such hint.
+    const LoopFindings sum = findings_on(cpu, "sum_array");
+    for (const std::string& hint : sum.source_loops.at(0).versions.at(0).hints)
+      EXPECT_EQ(hint.find(kNoDivider), std::string::npos) << hint;
+  }
+  for (const std::string cpu : {"skylake", "haswell", "icelake-server", "znver3", "znver4"}) {
+    const LoopFindings divide = findings_on(cpu, "divide_arrays");
+    EXPECT_TRUE(divide.cpu.caveats.empty()) << cpu << ": " << divide.cpu.caveats[0];
+    EXPECT_EQ(divide.source_loops.at(0).versions.at(0).bottleneck.kind, BottleneckKind::kPort)
+        << cpu;
+  }
+}
+
 TEST_F(LoopPerformanceTest, LoopCarriedFpAddIsBoundByTheAddLatency) {
   REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
   // addsd xmm0, [rdi]: the chain runs through xmm0 only; the folded load's

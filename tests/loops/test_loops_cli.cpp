@@ -51,6 +51,23 @@ TEST_F(LoopsCommand, TableNamesTheDividerOfADivisionLoop) {
       << r.out;
   EXPECT_NE(r.out.find("hint: divider bound: multiply by the reciprocal"), std::string::npos);
   EXPECT_NE(r.out.find("hint: scalar FP: not vectorized"), std::string::npos);
+  EXPECT_EQ(r.out.find("model caveat"), std::string::npos) << r.out;
+
+  // A model without a divider says so under the model's line, and in JSON.
+  const CommandResult spr =
+      run(std::string(WEFT_LOOPS_GCC_SCALAR) + " --function divide_arrays --cpu sapphirerapids");
+  ASSERT_EQ(spr.code, 0) << spr.err;
+  EXPECT_NE(spr.out.find("(LLVM 19), vectors 512 bits, dispatch 6 micro-ops per cycle\nmodel "
+                         "caveat: LLVM 19's sapphirerapids tables have no FP divider"),
+            std::string::npos)
+      << spr.out;
+  const CommandResult json_out =
+      run(std::string(WEFT_LOOPS_GCC_SCALAR) +
+          " --function divide_arrays --cpu sapphirerapids --format json");
+  ASSERT_EQ(json_out.code, 0) << json_out.err;
+  const nlohmann::json caveats = nlohmann::json::parse(json_out.out)["cpu"]["caveats"];
+  ASSERT_EQ(caveats.size(), 1u) << caveats.dump();
+  EXPECT_NE(caveats[0].get<std::string>().find("no FP divider"), std::string::npos);
 }
 
 TEST_F(LoopsCommand, JsonOnASharedLibraryNamedDirectly) {
