@@ -38,6 +38,12 @@ constexpr uint64_t kMinimumRamWorkingSet = uint64_t{128} << 20;
 // Runs of the multiply chain behind each TSC-per-core-cycle figure.
 constexpr unsigned kChainRepetitions = 2000;
 
+uint64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+                               : kMinimumRamWorkingSet * 4;
+}
+
 std::string cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -107,7 +113,9 @@ MachineCalibration measure_calibration(const CalibrationKey& key) {
   // Working sets: half of L1 (the stack and code share it); half of L2, but
   // at least 4 L1s; a quarter of L3 (shared with other cores, and a
   // sliced L3 keeps far slices slower), but at least 4 L2s; RAM: 4 L3s, at
-  // least 128 MiB.
+  // least 128 MiB, and 4 times the largest cache any source describes,
+  // credible or not (a virtual machine's 260 MiB L3 is its host's, shared,
+  // but it still holds a 128 MiB stream), at most a quarter of the memory.
   struct Level {
     const char* name;
     uint64_t cache_bytes;
@@ -125,7 +133,10 @@ MachineCalibration measure_calibration(const CalibrationKey& key) {
          std::min(std::max(key.l3_bytes / 4, 4 * key.l2_bytes), key.l3_bytes * 3 / 4)});
     largest_cache = key.l3_bytes;
   }
-  levels.push_back({"RAM", 0, std::max(4 * largest_cache, kMinimumRamWorkingSet)});
+  const uint64_t ram_set = std::max(
+      {4 * largest_cache, kMinimumRamWorkingSet,
+       std::min(4 * this_machine_caches().largest_described_bytes, physical_memory_bytes() / 4)});
+  levels.push_back({"RAM", 0, ram_set});
 
   uint64_t largest_set = 0;
   for (Level& level : levels) {

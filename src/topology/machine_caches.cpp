@@ -290,6 +290,9 @@ MachineCaches choose_caches(const std::vector<CacheDescription>& sysfs,
   const unsigned last = std::max({deepest(sysfs), deepest(hwloc), deepest(cpuid), 3u});
   m.last_level =
       choose_level(candidates_at(last, sysfs, hwloc, cpuid), last, machine_cores, m.warnings);
+  for (const std::vector<CacheDescription>* source : {&sysfs, &hwloc, &cpuid})
+    for (const CacheDescription& cache : *source)
+      m.largest_described_bytes = std::max(m.largest_described_bytes, cache.size_bytes);
   return m;
 }
 

@@ -37,6 +37,10 @@ struct ChosenCache {
 
 struct MachineCaches {
   ChosenCache l1, l2, last_level;
+  // The largest cache any source describes, credible or not: a virtual
+  // machine may see its host's whole L3, which holds data whatever its
+  // share of it (a benchmark meant to miss every cache must exceed it).
+  uint64_t largest_described_bytes = 0;
   // One line each: a source that disagrees with the chosen one, or a size no
   // real processor has. `weft record` prints them as warnings.
   std::vector<std::string> warnings;
