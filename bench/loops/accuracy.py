@@ -59,7 +59,14 @@ import time
 
 L1 = (16384, 8192)
 L2 = (262144, 131072)
-RAM = (64 << 20, 32 << 20)
+# RAM's sizes: at least 64 and 32 MiB, and the calibration's RAM working
+# set and its half when that is larger (4 times the largest cache any
+# source describes: a virtual machine's L3 of 260 MiB held 64 MiB).
+RAM_MIN = (64 << 20, 32 << 20)
+# The Valgrind recording at RAM's size: its strides and footprints do not
+# depend on the size beyond this (the irregular tables are fixed-size).
+RAM_RECORDED = 64 << 20
+RAM = RAM_MIN  # main() sets it from the calibration
 COUNT_SIZES = (8192, 12288, 16384)
 
 
@@ -229,6 +236,10 @@ def main():
         # a file from before weft measured the ratio: its figures would stay in TSC ticks
         calibration = json.loads(run([args.weft, "calibrate", "--force", "--format", "json"]))
     levels = {l["level"]: l for l in calibration["levels"]}
+    global RAM
+    ram_set = levels["RAM"]["working_set_bytes"] if "RAM" in levels else 0
+    RAM = (max(RAM_MIN[0], ram_set), max(RAM_MIN[1], ram_set // 2))
+    print(f"RAM sizes: {RAM[0] >> 20} and {RAM[1] >> 20} MiB")
     print(f"calibration: {calibration['path']} (measured {calibration['measured_at']}): "
           + "; ".join(f"{name} load {levels[name]['load_bytes_per_cycle']:.2f} B/tick, store "
                       f"{levels[name]['store_bytes_per_cycle']:.2f}, latency "
@@ -243,8 +254,10 @@ def main():
     # driver run let a preempted call be the minimum (copy and scale, the
     # same traffic, measured 38.6 and 14.6 cycles); 10 calls in 2 rounds and
     # the best of 3 driver runs.
+    # Beyond 64 MiB a call lasts long enough that 4 calls per round do.
+    ram_calls = 10 if RAM[0] <= RAM_MIN[0] else 4
     plan = {"L1": (300, 2), "L2": (30, 2), "RAM": (2, 1)} if args.quick else \
-        {"L1": (500, 2), "L2": (50, 2), "RAM": (10, 2)}
+        {"L1": (500, 2), "L2": (50, 2), "RAM": (ram_calls, 2)}
     rows = []
     notes = []
     ratios = []
@@ -262,9 +275,9 @@ def main():
         # Runs at the L2 and RAM sizes under weft (traces): the strides and
         # footprints of `weft loops --profile`, for the run-joined columns.
         log(started, f"{tag}: recording the L2 and RAM runs")
-        profiles = {level: record_profile(args.weft, binary, sizes[0], names, args.out, tag,
+        profiles = {level: record_profile(args.weft, binary, size, names, args.out, tag,
                                           level, notes)
-                    for level, sizes in (("L2", L2), ("RAM", RAM))}
+                    for level, size in (("L2", L2[0]), ("RAM", min(RAM[0], RAM_RECORDED)))}
         # Iterations of every version.
         log(started, f"{tag}: counting iterations")
         counted = [callgrind_counts(binary, s, names, args.out, tag) for s in COUNT_SIZES]
