@@ -202,8 +202,17 @@ double store_bytes_per_tick(const BenchmarkBuffer& buffer, size_t working_set,
 
 double chase_ticks_per_load(const BenchmarkBuffer& buffer, size_t working_set, size_t line_bytes,
                             size_t steps, unsigned repetitions) {
-  const size_t lines = working_set / line_bytes;
-  if (lines < 2) throw std::invalid_argument("the pointer chase needs at least two lines");
+  const size_t all_lines = working_set / line_bytes;
+  if (all_lines < 2) throw std::invalid_argument("the pointer chase needs at least two lines");
+  // A cycle through every line of a large working set costs a cache miss
+  // per line to link, each time the streams overwrote it: one through at
+  // most kMaxChaseLines lines spread evenly over it (every `spacing`-th)
+  // misses as well, and no repetition comes back to a line (the chase
+  // loads far fewer).
+  constexpr size_t kMaxChaseLines = size_t{1} << 20;
+  const size_t spacing = (all_lines + kMaxChaseLines - 1) / kMaxChaseLines;
+  const size_t lines = all_lines / spacing;
+  line_bytes *= spacing;
   // Sattolo's shuffle: a uniformly random permutation with a single cycle,
   // so the chase visits every line before it repeats. Made once per size
   // (every round chases each level again, and RAM's has millions of lines).
