@@ -66,7 +66,6 @@ RAM_MIN = (64 << 20, 32 << 20)
 # The Valgrind recording at RAM's size: its strides and footprints do not
 # depend on the size beyond this (the irregular tables are fixed-size).
 RAM_RECORDED = 64 << 20
-RAM = RAM_MIN  # main() sets it from the calibration
 COUNT_SIZES = (8192, 12288, 16384)
 
 
@@ -236,10 +235,9 @@ def main():
         # a file from before weft measured the ratio: its figures would stay in TSC ticks
         calibration = json.loads(run([args.weft, "calibrate", "--force", "--format", "json"]))
     levels = {l["level"]: l for l in calibration["levels"]}
-    global RAM
     ram_set = levels["RAM"]["working_set_bytes"] if "RAM" in levels else 0
-    RAM = (max(RAM_MIN[0], ram_set), max(RAM_MIN[1], ram_set // 2))
-    print(f"RAM sizes: {RAM[0] >> 20} and {RAM[1] >> 20} MiB")
+    ram = (max(RAM_MIN[0], ram_set), max(RAM_MIN[1], ram_set // 2))
+    print(f"RAM sizes: {ram[0] >> 20} and {ram[1] >> 20} MiB")
     print(f"calibration: {calibration['path']} (measured {calibration['measured_at']}): "
           + "; ".join(f"{name} load {levels[name]['load_bytes_per_cycle']:.2f} B/tick, store "
                       f"{levels[name]['store_bytes_per_cycle']:.2f}, latency "
@@ -255,7 +253,7 @@ def main():
     # same traffic, measured 38.6 and 14.6 cycles); 10 calls in 2 rounds and
     # the best of 3 driver runs.
     # Beyond 64 MiB a call lasts long enough that 4 calls per round do.
-    ram_calls = 10 if RAM[0] <= RAM_MIN[0] else 4
+    ram_calls = 10 if ram[0] <= RAM_MIN[0] else 4
     plan = {"L1": (300, 2), "L2": (30, 2), "RAM": (2, 1)} if args.quick else \
         {"L1": (500, 2), "L2": (50, 2), "RAM": (ram_calls, 2)}
     rows = []
@@ -277,7 +275,7 @@ def main():
         log(started, f"{tag}: recording the L2 and RAM runs")
         profiles = {level: record_profile(args.weft, binary, size, names, args.out, tag,
                                           level, notes)
-                    for level, size in (("L2", L2[0]), ("RAM", min(RAM[0], RAM_RECORDED)))}
+                    for level, size in (("L2", L2[0]), ("RAM", min(ram[0], RAM_RECORDED)))}
         # Iterations of every version.
         log(started, f"{tag}: counting iterations")
         counted = [callgrind_counts(binary, s, names, args.out, tag) for s in COUNT_SIZES]
@@ -296,7 +294,7 @@ def main():
     measured_by_build = {tag: {level: {} for level in passes_per_level} for tag, *_ in prepared}
     for round_index in range(max(passes_per_level.values())):
         for tag, binary, *_ in prepared:
-            for level, sizes in (("L1", L1), ("L2", L2), ("RAM", RAM)):
+            for level, sizes in (("L1", L1), ("L2", L2), ("RAM", ram)):
                 if round_index >= passes_per_level[level]:
                     continue
                 log(started, f"round {round_index + 1}: {tag}: timing {level}")

@@ -88,8 +88,9 @@ const MemoryLevelCalibration* MachineCalibration::level(std::string_view name) c
   return nullptr;
 }
 
-CalibrationKey this_machine_key() {
-  const MachineCaches caches = this_machine_caches();
+namespace {
+
+CalibrationKey key_of(const MachineCaches& caches) {
   CalibrationKey key;
   key.cpu_model = cpu_model_name();
   key.l1_bytes = caches.l1.cache.size_bytes;
@@ -99,7 +100,12 @@ CalibrationKey this_machine_key() {
   return key;
 }
 
-MachineCalibration measure_calibration(const CalibrationKey& key) {
+}  // namespace
+
+CalibrationKey this_machine_key() { return key_of(this_machine_caches()); }
+
+MachineCalibration measure_calibration(const CalibrationKey& key,
+                                       uint64_t largest_described_cache_bytes) {
   const auto started = std::chrono::steady_clock::now();
   MachineCalibration calibration;
   calibration.key = key;
@@ -133,9 +139,9 @@ MachineCalibration measure_calibration(const CalibrationKey& key) {
          std::min(std::max(key.l3_bytes / 4, 4 * key.l2_bytes), key.l3_bytes * 3 / 4)});
     largest_cache = key.l3_bytes;
   }
-  const uint64_t ram_set = std::max(
-      {4 * largest_cache, kMinimumRamWorkingSet,
-       std::min(4 * this_machine_caches().largest_described_bytes, physical_memory_bytes() / 4)});
+  const uint64_t ram_set =
+      std::max({4 * largest_cache, kMinimumRamWorkingSet,
+                std::min(4 * largest_described_cache_bytes, physical_memory_bytes() / 4)});
   levels.push_back({"RAM", 0, ram_set});
 
   uint64_t largest_set = 0;
@@ -260,7 +266,8 @@ std::string default_calibration_path() {
 CalibrationResult calibrate_this_machine(bool force) {
   CalibrationResult result;
   result.path = default_calibration_path();
-  const CalibrationKey key = this_machine_key();
+  const MachineCaches caches = this_machine_caches();
+  const CalibrationKey key = key_of(caches);
   std::error_code ec;
   if (force) {
     result.reason = "--force";
@@ -281,7 +288,7 @@ CalibrationResult calibrate_this_machine(bool force) {
       result.reason = std::string("the stored calibration is unreadable: ") + error.what();
     }
   }
-  result.calibration = measure_calibration(key);
+  result.calibration = measure_calibration(key, caches.largest_described_bytes);
   if (result.path.empty()) return result;
   const std::filesystem::path path(result.path);
   std::filesystem::create_directories(path.parent_path(), ec);

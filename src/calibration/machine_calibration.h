@@ -65,8 +65,11 @@ inline constexpr int kCalibrationFormat = 1;
 // (topology/machine_caches.h).
 CalibrationKey this_machine_key();
 
-// Runs the micro-benchmarks on this machine (a few seconds).
-MachineCalibration measure_calibration(const CalibrationKey& key);
+// Runs the micro-benchmarks on this machine (a few seconds), RAM's beyond
+// every cache the key's and 4 times `largest_described_cache_bytes`
+// (MachineCaches::largest_described_bytes).
+MachineCalibration measure_calibration(const CalibrationKey& key,
+                                       uint64_t largest_described_cache_bytes);
 
 // The file's JSON text, and back. parse throws CalibrationError naming
 // `origin` (the path) and what is wrong.

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 #include <new>
 #include <numeric>
 #include <random>
@@ -214,18 +213,13 @@ double chase_ticks_per_load(const BenchmarkBuffer& buffer, size_t working_set, s
   const size_t lines = all_lines / spacing;
   line_bytes *= spacing;
   // Sattolo's shuffle: a uniformly random permutation with a single cycle,
-  // so the chase visits every line before it repeats. Made once per size
-  // (every round chases each level again, and RAM's has millions of lines).
-  static thread_local std::map<size_t, std::vector<uint32_t>> order_of_size;
-  std::vector<uint32_t>& order = order_of_size[lines];
-  if (order.size() != lines) {
-    order.resize(lines);
-    std::iota(order.begin(), order.end(), 0u);
-    std::mt19937_64 random(0x5eed);
-    for (size_t i = lines - 1; i > 0; --i) {
-      std::uniform_int_distribution<size_t> pick(0, i - 1);
-      std::swap(order[i], order[pick(random)]);
-    }
+  // so the chase visits every line before it repeats.
+  std::vector<uint32_t> order(lines);
+  std::iota(order.begin(), order.end(), 0u);
+  std::mt19937_64 random(0x5eed);
+  for (size_t i = lines - 1; i > 0; --i) {
+    std::uniform_int_distribution<size_t> pick(0, i - 1);
+    std::swap(order[i], order[pick(random)]);
   }
   std::byte* base = buffer.data();
   for (size_t i = 0; i < lines; ++i) {

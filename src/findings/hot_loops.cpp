@@ -178,15 +178,16 @@ class LoopAnalyses {
     return *symbolizer_;
   }
 
-  std::vector<std::string> cpu_caveats() const {
+  // The CPU model of the static analyses (every module's is the same one);
+  // null before any module was analyzed.
+  const CpuModel* cpu_model() const {
     for (const auto& [path, m] : modules_)
-      if (m.analyzer) return m.analyzer->cpu().caveats;
-    return {};
+      if (m.analyzer) return &m.analyzer->cpu();
+    return nullptr;
   }
 
   std::string cpu_name() const {
-    for (const auto& [path, m] : modules_)
-      if (m.analyzer) return m.analyzer->cpu().name;
+    if (const CpuModel* model = cpu_model()) return model->name;
     return cpu_.empty() ? "this machine's" : cpu_;
   }
 
@@ -396,7 +397,7 @@ HotLoopFindings find_hot_loops(const Profile& profile, size_t top, const std::st
       loop.recorded_strides = join_recorded_accesses(*loop.performance, loop.analyzed_in, lines[l],
                                                      traced, profile, analyses.plain_symbolizer());
   f.cpu = analyses.cpu_name();
-  f.cpu_caveats = analyses.cpu_caveats();
+  if (const CpuModel* model = analyses.cpu_model()) f.cpu_caveats = model->caveats;
   // The L2 and RAM estimates of weft loops, with this machine's calibration.
   const LoopCalibration calibration = resolve_calibration(calibration_file);
   f.calibration_note = calibration.note;

@@ -47,14 +47,20 @@ class LoopPerformanceTest : public ::testing::Test {
     delete cache_;
   }
 
-  // The one source loop of `function` (the kernels have one each).
-  static SourceLoop source_loop(const std::string& binary, const std::string& function,
-                                const std::string& cpu) {
+  // `function`'s loops in `binary` on the model `cpu`.
+  static LoopFindings findings_of(const std::string& binary, const std::string& function,
+                                  const std::string& cpu) {
     LoopQuery query;
     query.binary = binary;
     query.function = function;
     query.cpu = cpu;
-    const LoopFindings findings = find_loops(query);
+    return find_loops(query);
+  }
+
+  // The one source loop of `function` (the kernels have one each).
+  static SourceLoop source_loop(const std::string& binary, const std::string& function,
+                                const std::string& cpu) {
+    const LoopFindings findings = findings_of(binary, function, cpu);
     EXPECT_EQ(findings.cpu.name, cpu);
     EXPECT_EQ(findings.source_loops.size(), 1u) << binary << " " << function;
     if (findings.source_loops.empty()) return {};
@@ -198,11 +204,7 @@ TEST_F(LoopPerformanceTest, DivisionBoundLoopNamesTheDivider) {
 TEST_F(LoopPerformanceTest, AModelWithoutADividerSaysSo) {
   REQUIRE_PROGRAM(WEFT_LOOPS_GCC_SCALAR);
   auto findings_on = [](const std::string& cpu, const std::string& function) {
-    LoopQuery query;
-    query.binary = WEFT_LOOPS_GCC_SCALAR;
-    query.function = function;
-    query.cpu = cpu;
-    return find_loops(query);
+    return findings_of(WEFT_LOOPS_GCC_SCALAR, function, cpu);
   };
   const std::string kNoDivider = "the model has no FP divider (model caveat)";
   for (const std::string cpu : {"sapphirerapids", "alderlake"}) {
