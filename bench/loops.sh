@@ -12,24 +12,29 @@
 # the `weft` target first). Needs gcc, clang, valgrind (callgrind counts the
 # binary loops' iterations).
 #
-#   bench/loops.sh [--cpu NAME] [--kernels REGEX] [--quick]
+#   bench/loops.sh [--cpu NAME] [--kernels REGEX] [--quick] [--reuse-timings]
 #
 # --cpu: the model `weft loops` uses (default: the host's, as weft names it);
-# --kernels: only the kernels whose name matches; --quick: fewer repetitions.
+# --kernels: only the kernels whose name matches; --quick: fewer repetitions;
+# --reuse-timings: no timing, the predictions compared with the timings the
+# last run saved (build/bench/loops/timings.json), to try a change of the
+# model in a minute instead of half an hour.
 set -euo pipefail
-USAGE="usage: bench/loops.sh [--cpu NAME] [--kernels REGEX] [--quick]"
+USAGE="usage: bench/loops.sh [--cpu NAME] [--kernels REGEX] [--quick] [--reuse-timings]"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$ROOT/build/bench/loops
 WEFT=$ROOT/build/bin/weft
 CPU=""
 ONLY=""
 QUICK=()
+REUSE=()
 while (($#)); do
   case $1 in
     --cpu | --kernels) (($# >= 2)) || { echo "$USAGE" >&2; exit 2; } ;;&
     --cpu) CPU=$2; shift 2 ;;
     --kernels) ONLY=$2; shift 2 ;;
     --quick) QUICK=(--quick); shift ;;
+    --reuse-timings) REUSE=(--reuse-timings); shift ;;
     -h | --help) echo "$USAGE"; exit 0 ;;
     *) echo "$USAGE" >&2; exit 2 ;;
   esac
@@ -64,7 +69,7 @@ for entry in "${BUILDS[@]}"; do
   binaries+=("$name=$OUT/$name")
 done
 
-args=(--weft "$WEFT" --kernels "$SRC/kernels.c" --out "$OUT" "${QUICK[@]}")
+args=(--weft "$WEFT" --kernels "$SRC/kernels.c" --out "$OUT" "${QUICK[@]}" "${REUSE[@]}")
 [[ -n $CPU ]] && args+=(--cpu "$CPU")
 [[ -n $ONLY ]] && args+=(--only "$ONLY")
 python3 "$SRC/accuracy.py" "${args[@]}" "${binaries[@]}"

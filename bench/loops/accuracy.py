@@ -204,6 +204,8 @@ def main():
     ap.add_argument("--cpu", default="")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="", help="regex over kernel names")
+    ap.add_argument("--reuse-timings", action="store_true",
+                    help="predict again against the timings the last run saved in OUT")
     ap.add_argument("builds", nargs="+")
     args = ap.parse_args()
     started = time.time()
@@ -292,7 +294,21 @@ def main():
     passes_per_level = {"L1": 1, "L2": 1, "RAM": 1} if args.quick else \
         {"L1": 4, "L2": 4, "RAM": 3}
     measured_by_build = {tag: {level: {} for level in passes_per_level} for tag, *_ in prepared}
-    for round_index in range(max(passes_per_level.values())):
+    # Every run saves its timings; --reuse-timings predicts again against
+    # them (a change of the model, not of the kernels or the machine).
+    timings_file = os.path.join(args.out, "timings.json")
+    timing_rounds = max(passes_per_level.values())
+    if args.reuse_timings:
+        with open(timings_file) as f:
+            saved = json.load(f)
+        if saved["ram_sizes"] != list(ram) or any(
+                name not in saved["builds"].get(tag, {}).get(level, {})
+                for tag, *_ in prepared for level in passes_per_level for name in names):
+            sys.exit(f"accuracy.py: {timings_file} is of other builds, kernels or RAM sizes")
+        measured_by_build = {tag: saved["builds"][tag] for tag, *_ in prepared}
+        print(f"timings: {timings_file} (measured {saved['measured_at']})")
+        timing_rounds = 0
+    for round_index in range(timing_rounds):
         for tag, binary, *_ in prepared:
             for level, sizes in (("L1", L1), ("L2", L2), ("RAM", ram)):
                 if round_index >= passes_per_level[level]:
@@ -308,6 +324,11 @@ def main():
                         small = min(small, b_small, key=lambda x: x[1])
                         rmin, rmax = min(rmin, b_rmin), max(rmax, b_rmax)
                     best[n] = (big, small, (rmin, rmax))
+
+    if timing_rounds:
+        with open(timings_file, "w") as f:
+            json.dump({"measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                       "ram_sizes": list(ram), "builds": measured_by_build}, f)
 
     for tag, binary, versions, counted, profiles in prepared:
         measured = measured_by_build[tag]

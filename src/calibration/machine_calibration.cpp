@@ -82,6 +82,13 @@ T field(const nlohmann::json& object, const char* name, const std::string& origi
 
 }  // namespace
 
+const StreamMixCalibration* MemoryLevelCalibration::stream_mix(unsigned loads,
+                                                               unsigned stores) const {
+  for (const StreamMixCalibration& mix : stream_mixes)
+    if (mix.loads == loads && mix.stores == stores) return &mix;
+  return nullptr;
+}
+
 const MemoryLevelCalibration* MachineCalibration::level(std::string_view name) const {
   for (const MemoryLevelCalibration& candidate : levels)
     if (candidate.level == name) return &candidate;
@@ -89,6 +96,10 @@ const MemoryLevelCalibration* MachineCalibration::level(std::string_view name) c
 }
 
 namespace {
+
+// The levels `weft loops` estimates from (loop_findings.cpp), which get the
+// stream mixes; the L3's figures are not used for an estimate.
+bool levels_with_stream_mixes(std::string_view level) { return level == "L2" || level == "RAM"; }
 
 CalibrationKey key_of(const MachineCaches& caches) {
   CalibrationKey key;
@@ -98,6 +109,14 @@ CalibrationKey key_of(const MachineCaches& caches) {
   key.l3_bytes = caches.last_level.cache.depth >= 3 ? caches.last_level.cache.size_bytes : 0;
   key.line_bytes = caches.l1.cache.line_bytes != 0 ? caches.l1.cache.line_bytes : 64;
   return key;
+}
+
+// Whether every level weft estimates from has its stream mixes (a file
+// written before weft measured them is measured again).
+bool has_stream_mixes(const MachineCalibration& calibration) {
+  for (const MemoryLevelCalibration& level : calibration.levels)
+    if (levels_with_stream_mixes(level.level) && level.stream_mixes.empty()) return false;
+  return true;
 }
 
 }  // namespace
@@ -158,9 +177,26 @@ MachineCalibration measure_calibration(const CalibrationKey& key,
     measured.working_set = level.working_set;
     calibration.levels.push_back(measured);
   }
+  // The stream mixes of the levels `weft loops` estimates.
+  std::vector<std::vector<StreamMixBenchmark>> mixes(calibration.levels.size());
+  for (size_t n = 0; n < calibration.levels.size(); ++n) {
+    MemoryLevelCalibration& measured = calibration.levels[n];
+    if (!levels_with_stream_mixes(measured.level)) continue;
+    for (unsigned loads = 0; loads <= kMaxMixedLoadStreams; ++loads)
+      for (unsigned stores = 0; stores <= kMaxMixedStoreStreams; ++stores)
+        if (loads + stores != 0) {
+          mixes[n].emplace_back(buffer, measured.working_set, loads, stores);
+          measured.stream_mixes.push_back({loads, stores, 0.0});
+        }
+  }
   // Cycles are TSC ticks (reference cycles): the figures are per tick.
   for (unsigned round = 0; round < kRounds; ++round)
-    for (MemoryLevelCalibration& measured : calibration.levels) {
+    for (size_t n = 0; n < calibration.levels.size(); ++n) {
+      MemoryLevelCalibration& measured = calibration.levels[n];
+      for (size_t m = 0; m < mixes[n].size(); ++m)
+        measured.stream_mixes[m].bytes_per_cycle =
+            std::max(measured.stream_mixes[m].bytes_per_cycle,
+                     mixes[n][m].bytes_per_tick(kBytesPerRepetition, kRepetitionsPerRound));
       const size_t set = measured.working_set;
       measured.load_bytes_per_cycle =
           std::max(measured.load_bytes_per_cycle,
@@ -181,13 +217,23 @@ MachineCalibration measure_calibration(const CalibrationKey& key,
 
 std::string calibration_json(const MachineCalibration& calibration) {
   nlohmann::json levels = nlohmann::json::array();
-  for (const MemoryLevelCalibration& level : calibration.levels)
-    levels.push_back({{"level", level.level},
-                      {"cache_bytes", level.cache_bytes},
-                      {"working_set_bytes", level.working_set},
-                      {"load_bytes_per_cycle", level.load_bytes_per_cycle},
-                      {"store_bytes_per_cycle", level.store_bytes_per_cycle},
-                      {"latency_cycles", level.latency_cycles}});
+  for (const MemoryLevelCalibration& level : calibration.levels) {
+    nlohmann::json entry = {{"level", level.level},
+                            {"cache_bytes", level.cache_bytes},
+                            {"working_set_bytes", level.working_set},
+                            {"load_bytes_per_cycle", level.load_bytes_per_cycle},
+                            {"store_bytes_per_cycle", level.store_bytes_per_cycle},
+                            {"latency_cycles", level.latency_cycles}};
+    if (!level.stream_mixes.empty()) {
+      nlohmann::json mixes = nlohmann::json::array();
+      for (const StreamMixCalibration& mix : level.stream_mixes)
+        mixes.push_back({{"loads", mix.loads},
+                         {"stores", mix.stores},
+                         {"bytes_per_cycle", mix.bytes_per_cycle}});
+      entry["stream_mixes"] = mixes;
+    }
+    levels.push_back(entry);
+  }
   const CalibrationKey& key = calibration.key;
   nlohmann::json out = {{"format", kCalibrationFormat},
                         {"machine",
@@ -244,6 +290,23 @@ MachineCalibration parse_calibration(const std::string& text, const std::string&
         !(level.latency_cycles > 0))
       throw CalibrationError(origin + ": level " + level.level +
                              " has a bandwidth or latency that is not positive");
+    // Optional: files written before weft measured the mixes have none.
+    if (entry.contains("stream_mixes")) {
+      const nlohmann::json mixes = field<nlohmann::json>(entry, "stream_mixes", origin);
+      if (!mixes.is_array())
+        throw CalibrationError(origin + ": level " + level.level +
+                               "'s 'stream_mixes' is not an array");
+      for (const nlohmann::json& item : mixes) {
+        StreamMixCalibration mix;
+        mix.loads = field<unsigned>(item, "loads", origin);
+        mix.stores = field<unsigned>(item, "stores", origin);
+        mix.bytes_per_cycle = field<double>(item, "bytes_per_cycle", origin);
+        if (!(mix.bytes_per_cycle > 0) || mix.loads + mix.stores == 0)
+          throw CalibrationError(origin + ": level " + level.level +
+                                 " has a stream mix without streams or bandwidth");
+        level.stream_mixes.push_back(mix);
+      }
+    }
     calibration.levels.push_back(level);
   }
   if (calibration.key.line_bytes == 0) throw CalibrationError(origin + ": 'line_bytes' is 0");
@@ -278,12 +341,15 @@ CalibrationResult calibrate_this_machine(bool force) {
   } else {
     try {
       MachineCalibration stored = read_calibration_file(result.path);
-      if (stored.key == key) {
+      if (!(stored.key == key)) {
+        result.reason = "the machine changed (CPU model or caches)";
+      } else if (!has_stream_mixes(stored)) {
+        result.reason = "the stored calibration has no mixed load/store streams";
+      } else {
         result.calibration = std::move(stored);
         result.reused = true;
         return result;
       }
-      result.reason = "the machine changed (CPU model or caches)";
     } catch (const CalibrationError& error) {
       result.reason = std::string("the stored calibration is unreadable: ") + error.what();
     }

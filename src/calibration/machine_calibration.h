@@ -27,6 +27,20 @@ struct CalibrationKey {
   bool operator==(const CalibrationKey&) const = default;
 };
 
+// The largest numbers of load and of store streams a stream mix is
+// measured for (StreamMixBenchmark, micro_benchmarks.h).
+inline constexpr unsigned kMaxMixedLoadStreams = 4;
+inline constexpr unsigned kMaxMixedStoreStreams = 2;
+
+// Loads and stores at once: `loads` stride-1 streams read and `stores`
+// written in step over the level's working set (StreamMixBenchmark), bytes
+// read and written together per cycle.
+struct StreamMixCalibration {
+  unsigned loads = 0;
+  unsigned stores = 0;
+  double bytes_per_cycle = 0;
+};
+
 struct MemoryLevelCalibration {
   std::string level;         // "L1", "L2", "L3", "RAM"
   uint64_t cache_bytes = 0;  // the level's size (0 for RAM)
@@ -34,6 +48,14 @@ struct MemoryLevelCalibration {
   double load_bytes_per_cycle = 0;
   double store_bytes_per_cycle = 0;
   double latency_cycles = 0;  // one dependent load
+  // Every mix of 0 to kMaxMixedLoadStreams loads and 0 to
+  // kMaxMixedStoreStreams stores, for the levels `weft loops` estimates (L2
+  // and RAM); empty in other levels and in files written before weft
+  // measured them.
+  std::vector<StreamMixCalibration> stream_mixes;
+
+  // The mix of exactly `loads` and `stores` streams, or nullptr.
+  const StreamMixCalibration* stream_mix(unsigned loads, unsigned stores) const;
 };
 
 struct MachineCalibration {

@@ -49,6 +49,33 @@ double load_bytes_per_tick(const BenchmarkBuffer& buffer, size_t working_set,
 double store_bytes_per_tick(const BenchmarkBuffer& buffer, size_t working_set,
                             size_t bytes_per_repetition, unsigned repetitions);
 
+// A loop's mix of stride-1 streams over one working set, MAQAO's "Load X
+// Store Y": `loads` streams read and `stores` streams written in step (a
+// 64-byte line of each per step), each in its own part of the working set.
+// Each repetition moves at least `bytes_per_repetition` bytes, every stream
+// going on from where the last repetition left it (so a working set larger
+// than one repetition is not re-read from a cache in between); the best of
+// `repetitions`, in bytes (read and written together) per TSC tick.
+// Loads and stores at once do not run at the rate the separate load and
+// store figures give: on the development guest in RAM a copy (1 load, 1
+// store) moves 5.4 bytes per tick where the single streams' figures sum to
+// 4.0 (docs/loops.md, "Mixed streams").
+// 1 <= loads + stores, loads <= kMaxMixedLoadStreams, stores <=
+// kMaxMixedStoreStreams (machine_calibration.h).
+class StreamMixBenchmark {
+ public:
+  StreamMixBenchmark(const BenchmarkBuffer& buffer, size_t working_set, unsigned loads,
+                     unsigned stores);
+  double bytes_per_tick(size_t bytes_per_repetition, unsigned repetitions);
+
+ private:
+  void advance(size_t bytes_per_stream);
+  std::byte* base_;
+  size_t part_bytes_;  // each stream's part of the working set (a multiple of 64)
+  unsigned loads_, stores_;
+  size_t cursor_ = 0;  // where every stream goes on, within its part
+};
+
 // TSC ticks per dependent load: a chase through one pointer per `line_bytes`
 // line of the first `working_set` bytes of `buffer`, the lines linked in a
 // random single cycle (Sattolo's shuffle, fixed seed, so no prefetcher can

@@ -109,6 +109,8 @@ LoopCalibration resolve_calibration(const std::string& explicit_file) {
     for (MemoryLevelCalibration* level : {&result.l1, &result.l2, &result.ram}) {
       level->load_bytes_per_cycle *= calibration.tsc_ticks_per_core_cycle;
       level->store_bytes_per_cycle *= calibration.tsc_ticks_per_core_cycle;
+      for (StreamMixCalibration& mix : level->stream_mixes)
+        mix.bytes_per_cycle *= calibration.tsc_ticks_per_core_cycle;
       level->latency_cycles /= calibration.tsc_ticks_per_core_cycle;
     }
   }
@@ -154,6 +156,7 @@ MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
       }
       case AccessPattern::kUnknownStride:
         bytes += access.bytes * per_iteration;  // as if stride 1
+        ++(access.store ? estimate.store_streams : estimate.load_streams);
         break;
       case AccessPattern::kStrided: {
         Stream& stream = streams[{access.address, access.store}];
@@ -178,9 +181,22 @@ MemoryLevelEstimate estimate_memory_level(const LoopPerformance& loop,
       bytes = line * std::clamp(lines, 1.0, static_cast<double>(stream.accesses));
     }
     (key.second ? estimate.store_bytes : estimate.load_bytes) += bytes * stream.per_iteration;
+    if (bytes > 0) ++(key.second ? estimate.store_streams : estimate.load_streams);
   }
-  estimate.bandwidth_cycles = estimate.load_bytes / level.load_bytes_per_cycle +
-                              estimate.store_bytes / level.store_bytes_per_cycle;
+  // Loads and stores at once move what the calibration's mix of as many
+  // streams moved (more streams than its largest mix: as that mix).
+  const StreamMixCalibration* mix =
+      estimate.load_streams + estimate.store_streams == 0
+          ? nullptr
+          : level.stream_mix(std::min<uint32_t>(estimate.load_streams, kMaxMixedLoadStreams),
+                             std::min<uint32_t>(estimate.store_streams, kMaxMixedStoreStreams));
+  if (mix != nullptr) {
+    estimate.stream_mix_bytes_per_cycle = mix->bytes_per_cycle;
+    estimate.bandwidth_cycles = (estimate.load_bytes + estimate.store_bytes) / mix->bytes_per_cycle;
+  } else {
+    estimate.bandwidth_cycles = estimate.load_bytes / level.load_bytes_per_cycle +
+                                estimate.store_bytes / level.store_bytes_per_cycle;
+  }
   estimate.latency_cycles = irregular_latency / kIrregularMemoryParallelism;
   const double memory_cycles = estimate.bandwidth_cycles + estimate.latency_cycles;
   const double core_cycles = loop.effective_cycles_per_iteration();

@@ -158,7 +158,17 @@ struct MemoryLevelEstimate {
   // Recorded irregular accesses whose footprint fits in a nearer cache,
   // which pay that cache's latency (or none, in L1) instead of the level's.
   uint32_t cached_irregular_accesses = 0;
-  double bandwidth_cycles = 0;      // load_bytes / load bandwidth + store_bytes / store bandwidth
+  // The strided and unknown-stride streams that move those bytes (a stream:
+  // one address expression's accesses of one direction, stride not 0).
+  uint32_t load_streams = 0;
+  uint32_t store_streams = 0;
+  // The calibration's bandwidth of that mix of streams (the counts capped at
+  // its largest mix), bytes loaded and stored per cycle; 0 when the
+  // calibration has no mixes (then the separate load and store figures).
+  double stream_mix_bytes_per_cycle = 0;
+  // (load_bytes + store_bytes) / stream_mix_bytes_per_cycle, or without
+  // mixes load_bytes / load bandwidth + store_bytes / store bandwidth.
+  double bandwidth_cycles = 0;
   double latency_cycles = 0;        // irregular accesses x latency / memory-level parallelism
   double cycles_per_iteration = 0;  // max(L1 cycles, bandwidth + latency cycles)
   // "L2 bandwidth", "RAM latency" when the level's cycles exceed the L1

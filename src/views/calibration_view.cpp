@@ -37,6 +37,31 @@ std::string render_table(const CalibrationResult& result) {
                    fmt::format("{:.2f}", level.store_bytes_per_cycle),
                    fmt::format("{:.1f}", level.latency_cycles)});
   out += table.render("");
+  // The stream mixes: one row per number of load streams, one column per
+  // number of store streams.
+  for (const MemoryLevelCalibration& level : calibration.levels) {
+    if (level.stream_mixes.empty()) continue;
+    out += fmt::format(
+        "\n{} stream mixes (bytes loaded and stored together per cycle, loads and stores at "
+        "once):\n",
+        level.level);
+    std::vector<TextTable::Align> align(kMaxMixedStoreStreams + 2, TextTable::Align::Right);
+    align[0] = TextTable::Align::Left;
+    TextTable mixes(align);
+    std::vector<std::string> header{"load streams"};
+    for (unsigned stores = 0; stores <= kMaxMixedStoreStreams; ++stores)
+      header.push_back(fmt::format("{} store{}", stores, stores == 1 ? "" : "s"));
+    mixes.add_row(header);
+    for (unsigned loads = 0; loads <= kMaxMixedLoadStreams; ++loads) {
+      std::vector<std::string> row{std::to_string(loads)};
+      for (unsigned stores = 0; stores <= kMaxMixedStoreStreams; ++stores) {
+        const StreamMixCalibration* mix = level.stream_mix(loads, stores);
+        row.push_back(mix ? fmt::format("{:.2f}", mix->bytes_per_cycle) : std::string("-"));
+      }
+      mixes.add_row(row);
+    }
+    out += mixes.render("");
+  }
   return out;
 }
 

@@ -130,12 +130,21 @@ void render_version(std::string& out, const LoopPerformance& loop, size_t number
                      "    cycles per iteration (L1, {} iterations per entry): {:.2f} (an "
                      "entry far outlasts the out-of-order window: not simulated)\n",
                      trip->trip_count, trip->cycles_per_iteration);
-  for (const MemoryLevelEstimate& level : loop.memory_levels)
+  for (const MemoryLevelEstimate& level : loop.memory_levels) {
+    // Which of the calibration's stream mixes the bandwidth is from.
+    const std::string mix =
+        level.stream_mix_bytes_per_cycle > 0
+            ? fmt::format(" by {} load and {} store stream{} at {:.2f} B/cycle", level.load_streams,
+                          level.store_streams,
+                          level.load_streams + level.store_streams == 1 ? "" : "s",
+                          level.stream_mix_bytes_per_cycle)
+            : std::string();
     out += fmt::format(
-        "    cycles per iteration ({}): {:.2f} ({:g} B loaded, {:g} B stored, {} irregular per "
+        "    cycles per iteration ({}): {:.2f} ({:g} B loaded, {:g} B stored{}, {} irregular per "
         "iteration: bandwidth {:.2f} + latency {:.2f} cycles), bound: {}\n",
-        level.level, level.cycles_per_iteration, level.load_bytes, level.store_bytes,
+        level.level, level.cycles_per_iteration, level.load_bytes, level.store_bytes, mix,
         level.irregular_accesses, level.bandwidth_cycles, level.latency_cycles, level.bottleneck);
+  }
   out += fmt::format(
       "    bounds: front end {:.2f} ({} micro-ops), ports {:.2f} ({}), dependence chain {:.2f}\n",
       loop.front_end_bound, loop.micro_ops, loop.port_bound, loop.port_bound_resource,
@@ -291,6 +300,9 @@ nlohmann::json version_json_of(const LoopPerformance& loop) {
       levels[level.level] = {{"cycles_per_iteration", level.cycles_per_iteration},
                              {"load_bytes", level.load_bytes},
                              {"store_bytes", level.store_bytes},
+                             {"load_streams", level.load_streams},
+                             {"store_streams", level.store_streams},
+                             {"stream_mix_bytes_per_cycle", level.stream_mix_bytes_per_cycle},
                              {"irregular_accesses", level.irregular_accesses},
                              {"recorded_strides", level.recorded_strides},
                              {"cached_irregular_accesses", level.cached_irregular_accesses},

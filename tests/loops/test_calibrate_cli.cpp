@@ -7,8 +7,10 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "support/command_runner.h"
@@ -71,6 +73,20 @@ TEST_F(CalibrateCommand, MeasuresOnceStoresReusesAndForces) {
             levels["L1"]["latency_cycles"].get<double>());
   EXPECT_GT(levels["RAM"]["latency_cycles"].get<double>(),
             levels["L2"]["latency_cycles"].get<double>());
+  // Every mix of 0-4 load and 0-2 store streams for L2 and RAM, the levels
+  // `weft loops` estimates; none for the others.
+  for (const char* name : {"L2", "RAM"}) {
+    ASSERT_TRUE(levels[name].contains("stream_mixes")) << name;
+    std::set<std::pair<unsigned, unsigned>> mixes;
+    for (const nlohmann::json& mix : levels[name]["stream_mixes"]) {
+      EXPECT_GT(mix["bytes_per_cycle"].get<double>(), 0) << name << mix;
+      mixes.insert({mix["loads"].get<unsigned>(), mix["stores"].get<unsigned>()});
+    }
+    EXPECT_EQ(mixes.size(), 14u) << name;
+    EXPECT_EQ(mixes.count({4, 2}), 1u) << name;
+    EXPECT_EQ(mixes.count({0, 0}), 0u) << name;
+  }
+  EXPECT_FALSE(levels["L1"].contains("stream_mixes"));
 
   // Reused: the same figures, no measurement.
   const auto [second, second_seconds] = run("calibrate --format json");
@@ -88,6 +104,20 @@ TEST_F(CalibrateCommand, MeasuresOnceStoresReusesAndForces) {
       << table.out;
   EXPECT_NE(table.out.find("--force measures again"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("latency cycles"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("RAM stream mixes"), std::string::npos) << table.out;
+
+  // A file written before weft measured the stream mixes is measured again.
+  {
+    nlohmann::json old = nlohmann::json::parse(weft_test::slurp(stored));
+    for (nlohmann::json& level : old["levels"]) level.erase("stream_mixes");
+    std::ofstream(stored) << old.dump(2);
+  }
+  const auto [stale, stale_seconds] = run("calibrate --format json");
+  ASSERT_EQ(stale.code, 0) << stale.err;
+  const nlohmann::json refreshed = nlohmann::json::parse(stale.out);
+  EXPECT_EQ(refreshed["reused"], false);
+  EXPECT_EQ(refreshed["reason"], "the stored calibration has no mixed load/store streams");
+  EXPECT_TRUE(weft_test::slurp(stored).find("stream_mixes") != std::string::npos);
 
   // --force measures again.
   const auto [forced, forced_seconds] = run("calibrate --force --format json");

@@ -595,8 +595,77 @@ TEST(CalibratedLoopEstimate, StreamsOfUnrolledAndUnknownStrides) {
   const MemoryLevelEstimate estimate = estimate_memory_level(loop, ram, 64);
   EXPECT_EQ(estimate.load_bytes, 32.0 + 128.0);
   EXPECT_EQ(estimate.store_bytes, 16.0);
+  // rsi and rdx; rcx and rdi (the invariant rip moves nothing).
+  EXPECT_EQ(estimate.load_streams, 2u);
+  EXPECT_EQ(estimate.store_streams, 2u);
+  // No stream mixes in the calibration: the separate figures.
+  EXPECT_EQ(estimate.stream_mix_bytes_per_cycle, 0.0);
   EXPECT_DOUBLE_EQ(estimate.cycles_per_iteration, 160.0 / 4 + 16.0 / 2);
   EXPECT_EQ(estimate.bottleneck, "RAM bandwidth");
+
+  // With the mixes: 2 load and 2 store streams move 176 bytes at their
+  // mix's 8 bytes per cycle (the separate figures said 48 cycles).
+  ram.stream_mixes = {{1, 0, 5.0}, {2, 2, 8.0}, {4, 2, 10.0}};
+  const MemoryLevelEstimate mixed = estimate_memory_level(loop, ram, 64);
+  EXPECT_EQ(mixed.stream_mix_bytes_per_cycle, 8.0);
+  EXPECT_DOUBLE_EQ(mixed.bandwidth_cycles, (160.0 + 16.0) / 8);
+  EXPECT_DOUBLE_EQ(mixed.cycles_per_iteration, 22.0);
+  // More streams than the largest mix (5 loads, 3 stores): as that mix.
+  loop.memory_accesses.push_back(access(false, "rax", 0, AccessPattern::kStrided, 8));
+  loop.memory_accesses.push_back(access(false, "rbx", 0, AccessPattern::kStrided, 8));
+  loop.memory_accesses.push_back(access(false, "r8", 0, AccessPattern::kStrided, 8));
+  loop.memory_accesses.push_back(access(true, "r9", 0, AccessPattern::kStrided, 8));
+  const MemoryLevelEstimate many = estimate_memory_level(loop, ram, 64);
+  EXPECT_EQ(many.load_streams, 5u);
+  EXPECT_EQ(many.store_streams, 3u);
+  EXPECT_EQ(many.stream_mix_bytes_per_cycle, 10.0);
+  EXPECT_DOUBLE_EQ(many.bandwidth_cycles, (184.0 + 24.0) / 10);
+  // A mix the calibration lacks (1 load, 1 store): the separate figures.
+  loop.memory_accesses = {access(false, "rsi", 0, AccessPattern::kStrided, 8),
+                          access(true, "rdi", 0, AccessPattern::kStrided, 8)};
+  const MemoryLevelEstimate copy = estimate_memory_level(loop, ram, 64);
+  EXPECT_EQ(copy.stream_mix_bytes_per_cycle, 0.0);
+  EXPECT_DOUBLE_EQ(copy.bandwidth_cycles, 8.0 / 4 + 8.0 / 2);
+}
+
+// The calibration file keeps the stream mixes and reads them back; a file
+// without them (written before weft measured them) is still read, and a
+// mix without streams is refused.
+TEST(CalibrationFile, StreamMixesRoundTrip) {
+  MachineCalibration calibration;
+  calibration.key = {"test machine", 32768, 524288, 0, 64};
+  calibration.tsc_hz = 2e9;
+  calibration.measured_at = "2026-01-01T00:00:00Z";
+  calibration.repetitions = 3;
+  MemoryLevelCalibration ram;
+  ram.level = "RAM";
+  ram.working_set = 1 << 27;
+  ram.load_bytes_per_cycle = 6.0;
+  ram.store_bytes_per_cycle = 3.5;
+  ram.latency_cycles = 380;
+  ram.stream_mixes = {{1, 1, 5.75}, {2, 1, 6.5}, {0, 2, 4.5}};
+  calibration.levels = {ram};
+  const MachineCalibration back = parse_calibration(calibration_json(calibration), "test");
+  ASSERT_EQ(back.levels.size(), 1u);
+  ASSERT_EQ(back.levels[0].stream_mixes.size(), 3u);
+  ASSERT_NE(back.levels[0].stream_mix(2, 1), nullptr);
+  EXPECT_EQ(back.levels[0].stream_mix(2, 1)->bytes_per_cycle, 6.5);
+  EXPECT_EQ(back.levels[0].stream_mix(0, 2)->bytes_per_cycle, 4.5);
+  EXPECT_EQ(back.levels[0].stream_mix(1, 0), nullptr);
+
+  calibration.levels[0].stream_mixes.clear();
+  const std::string without = calibration_json(calibration);
+  EXPECT_EQ(without.find("stream_mixes"), std::string::npos);
+  EXPECT_TRUE(parse_calibration(without, "test").levels[0].stream_mixes.empty());
+
+  calibration.levels[0].stream_mixes = {{0, 0, 5.0}};
+  try {
+    parse_calibration(calibration_json(calibration), "bad.json");
+    ADD_FAILURE() << "a mix without streams was read";
+  } catch (const CalibrationError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "bad.json: level RAM has a stream mix without streams or bandwidth");
+  }
 }
 
 // A calibration with its TSC ticks per core cycle: the figures are per
