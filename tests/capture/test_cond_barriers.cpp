@@ -342,6 +342,52 @@ TEST_F(CondBarrier, AWaitLoopThatBlocksBetweenItsTestsIsNoSpin) {
   EXPECT_TRUE(barrier_instances().empty());
 }
 
+// A spinning read looks at the communication shadow before the analyzer
+// counts it, and the two are not one step: here the release's hook runs
+// between them (its store after), so the read loads the old value but its
+// count takes the release; the next read loads the new value and finds the
+// write read already. The change of writer since the previous read is the
+// release: the flag is learned in this first episode. Before, the waiter
+// left without learning it, and md_cells_spin_barrier_pthreads lost its
+// first episode in about one run of 300 under load.
+TEST_F(CondBarrier, AReleaseBetweenASpinsLookAndItsCountTeachesTheFlag) {
+  constexpr uint64_t kFlag = 0x7100, kWork = 0x7200;
+  constexpr uint64_t kSpinPc = 0x401300, kStorePc = 0x401310, kWorkPc = 0x401320;
+  ThreadContext* waiter = start(-1);
+  ThreadContext* releaser = start(0);
+  auto look = [&](ThreadContext* t, uint64_t pc, uint64_t addr, bool is_write) {
+    session->watch_access(*t, pc, addr, is_write);
+  };
+  auto count = [&](ThreadContext* t, uint64_t pc, uint64_t addr, bool is_write) {
+    CommunicationAnalyzer::ThreadState* s = t->comm.load();
+    ASSERT_NE(s, nullptr);
+    if (is_write)
+      session->communication().write(*s, pc, addr, 4);
+    else
+      session->communication().read(*s, pc, addr, 4);
+  };
+  for (int spin = 0; spin < 10; ++spin) {  // while (flag != sense)
+    look(waiter, kSpinPc, kFlag, false);
+    count(waiter, kSpinPc, kFlag, false);
+  }
+  look(waiter, kSpinPc, kFlag, false);    // loads the old value, then ...
+  look(releaser, kStorePc, kFlag, true);  // ... the releaser's hook, before its store
+  count(releaser, kStorePc, kFlag, true);
+  count(waiter, kSpinPc, kFlag, false);  // ... the waiter's count takes the release
+  look(waiter, kSpinPc, kFlag, false);   // the new value: the loop ends
+  count(waiter, kSpinPc, kFlag, false);
+  look(waiter, kWorkPc, kWork, true);  // the next step's work
+  count(waiter, kWorkPc, kWork, true);
+
+  const std::vector<SyncRecord> waits = of_kind(SyncKind::SpinBarrier);
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_EQ(waits[0].thread, waiter->tid);
+  EXPECT_EQ(waits[0].object, kFlag);
+  EXPECT_EQ(waits[0].arg1, 0);  // release 0: the writes before the flag was learned
+  // The releaser's write came before the flag was learned: not logged.
+  EXPECT_TRUE(of_kind(SyncKind::SpinRelease).empty());
+}
+
 // The releaser wakes the waiters with one signal each, in one lock hold:
 // one episode, and the later signals belong to it.
 TEST_F(CondBarrier, SignalsCoveringEveryWaiterAreOneRelease) {

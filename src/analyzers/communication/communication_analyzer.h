@@ -274,14 +274,17 @@ class CommunicationAnalyzer {
   }
 
   // The thread whose write of addr's granule `t` has not read yet (what
-  // t's next read of it will count as a raw event), else -1. Reads the
-  // shadow only: call it before read(). The spin-wait recognition asks it
-  // whether a spinning read sees another thread's release.
-  int32_t unread_writer(ThreadState& t, uintptr_t addr) {
+  // t's next read of it will count as a raw event), else -1; `writer_tag`
+  // (when not null) gets the granule's last writer's tag (thread id + 1, 0:
+  // none). Reads the shadow only: call it before read(). The spin-wait
+  // recognition asks it whether a spinning read sees another thread's
+  // release.
+  int32_t unread_writer(ThreadState& t, uintptr_t addr, uint64_t* writer_tag_out = nullptr) {
     const std::atomic<uint64_t>* word = shadow_.word(addr, t.chunks);
     if (!word) return -1;
     const uint64_t w = word->load(std::memory_order_acquire);
     const uint64_t writer_tag = w & kWriterMask;
+    if (writer_tag_out) *writer_tag_out = writer_tag;
     if (writer_tag == 0 || writer_tag == t.writer_tag) return -1;
     const auto writer = static_cast<int32_t>(writer_tag - 1);
     if (!(w & kExtended)) return t.reader_bit && !(w & t.reader_bit) ? writer : -1;

@@ -312,6 +312,10 @@ class CaptureSession {
   // Whether the thread's read of `addr` sees another thread's write it had
   // not read (the communication shadow's raw event).
   bool saw_other_write(ThreadContext& t, uint64_t addr);
+  // Whether a repeated read of the watched address sees another thread's
+  // write it had not seen: one it has not read, or one that came after
+  // the writer the watch saw at its previous read.
+  bool saw_new_write(ThreadContext& t);
 
   // The time spin waits are logged with: the source's clock, or (without
   // one, the Valgrind backend) the latest synchronization record's time.

@@ -28,12 +28,34 @@ bool CaptureSession::saw_other_write(ThreadContext& thread, uint64_t addr) {
   return comm && communication().unread_writer(*comm, addr) >= 0;
 }
 
+// The watch looks at the shadow before the communication analyzer counts
+// the same read, and the two are not one atomic step: a release that lands
+// between them (the releaser's hook runs, then its store) is counted as
+// read, while the value this read loaded is the old one. The next read
+// loads the new value and finds the write read already: without the
+// writer's change, every waiter that took the release that way left its
+// spin without learning the flag (a whole first episode lost, about one
+// run in 300 of md_cells_spin_barrier_pthreads with four recordings at
+// once). From the watch's second read on, a writer tag that changed to
+// another thread's since the previous read is such a release.
+bool CaptureSession::saw_new_write(ThreadContext& thread) {
+  CommunicationAnalyzer::ThreadState* comm = thread.comm.load(std::memory_order_relaxed);
+  if (!comm) return false;
+  SpinWatch& w = thread.spin;
+  uint64_t writer_tag = 0;
+  const bool unread = communication().unread_writer(*comm, w.addr, &writer_tag) >= 0;
+  const bool changed = w.reads > 2 && writer_tag != w.seen_writer_tag && writer_tag != 0 &&
+                       writer_tag != comm->writer_tag;
+  w.seen_writer_tag = writer_tag;
+  return unread || changed;
+}
+
 void CaptureSession::watch_repeated(ThreadContext& thread, uint64_t pc) {
   SpinWatch& w = thread.spin;
   w.pc = pc;
   ++w.reads;
   w.between = 0;
-  w.saw_release |= saw_other_write(thread, w.addr);
+  w.saw_release |= saw_new_write(thread);
   if (w.spinning)
     hold_spin_tail(thread);  // the loop went round once more: its events were the wait's
   else if (w.reads >= SpinWatch::kSpinReads)

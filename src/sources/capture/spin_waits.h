@@ -47,6 +47,9 @@ struct SpinWatch {
   bool spinning = false;     // waiting since arrival_ns; its events are held
   bool known_flag = false;   // addr is a learned flag
   bool saw_release = false;  // a read of addr saw a write of another thread
+  // The last writer (tag) of addr's granule when the watch's latest repeated
+  // read looked (CaptureSession::saw_new_write); 0: none yet.
+  uint64_t seen_writer_tag = 0;
   uint64_t arrival_ns = 0;
   // The address the thread spun on and stopped spinning on before any
   // release, while it reads little else (a spin-then-block barrier's
