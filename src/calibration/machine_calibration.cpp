@@ -177,26 +177,38 @@ MachineCalibration measure_calibration(const CalibrationKey& key,
     measured.working_set = level.working_set;
     calibration.levels.push_back(measured);
   }
-  // The stream mixes of the levels `weft loops` estimates.
-  std::vector<std::vector<StreamMixBenchmark>> mixes(calibration.levels.size());
+  // The stream mixes of the levels `weft loops` estimates. A mix of one
+  // stream is the level's load or store figure, measured below anyway: only
+  // mixes of two streams or more have a benchmark of their own, which keeps
+  // its place in the working set from round to round.
+  struct MixMeasurement {
+    size_t level;  // in calibration.levels
+    size_t mix;    // in that level's stream_mixes
+    StreamMixBenchmark benchmark;
+  };
+  std::vector<MixMeasurement> mixes;
   for (size_t n = 0; n < calibration.levels.size(); ++n) {
     MemoryLevelCalibration& measured = calibration.levels[n];
     if (!levels_with_stream_mixes(measured.level)) continue;
     for (unsigned loads = 0; loads <= kMaxMixedLoadStreams; ++loads)
-      for (unsigned stores = 0; stores <= kMaxMixedStoreStreams; ++stores)
-        if (loads + stores != 0) {
-          mixes[n].emplace_back(buffer, measured.working_set, loads, stores);
-          measured.stream_mixes.push_back({loads, stores, 0.0});
-        }
+      for (unsigned stores = 0; stores <= kMaxMixedStoreStreams; ++stores) {
+        if (loads + stores == 0) continue;
+        measured.stream_mixes.push_back({loads, stores, 0.0});
+        if (loads + stores >= 2)
+          mixes.push_back({n, measured.stream_mixes.size() - 1,
+                           StreamMixBenchmark(buffer, measured.working_set, loads, stores)});
+      }
   }
   // Cycles are TSC ticks (reference cycles): the figures are per tick.
   for (unsigned round = 0; round < kRounds; ++round)
     for (size_t n = 0; n < calibration.levels.size(); ++n) {
       MemoryLevelCalibration& measured = calibration.levels[n];
-      for (size_t m = 0; m < mixes[n].size(); ++m)
-        measured.stream_mixes[m].bytes_per_cycle =
-            std::max(measured.stream_mixes[m].bytes_per_cycle,
-                     mixes[n][m].bytes_per_tick(kBytesPerRepetition, kRepetitionsPerRound));
+      for (MixMeasurement& m : mixes)
+        if (m.level == n) {
+          double& figure = measured.stream_mixes[m.mix].bytes_per_cycle;
+          figure = std::max(figure,
+                            m.benchmark.bytes_per_tick(kBytesPerRepetition, kRepetitionsPerRound));
+        }
       const size_t set = measured.working_set;
       measured.load_bytes_per_cycle =
           std::max(measured.load_bytes_per_cycle,
@@ -208,6 +220,10 @@ MachineCalibration measure_calibration(const CalibrationKey& key,
           chase_ticks_per_load(buffer, set, key.line_bytes, kChaseSteps, kRepetitionsPerRound);
       if (round == 0 || latency < measured.latency_cycles) measured.latency_cycles = latency;
     }
+  for (MemoryLevelCalibration& level : calibration.levels)
+    for (StreamMixCalibration& mix : level.stream_mixes)
+      if (mix.loads + mix.stores == 1)
+        mix.bytes_per_cycle = mix.loads ? level.load_bytes_per_cycle : level.store_bytes_per_cycle;
   calibration.tsc_ticks_per_core_cycle =
       std::min(calibration.tsc_ticks_per_core_cycle, tsc_ticks_per_core_cycle(kChainRepetitions));
   calibration.measurement_seconds =

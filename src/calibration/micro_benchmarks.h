@@ -58,8 +58,8 @@ double store_bytes_per_tick(const BenchmarkBuffer& buffer, size_t working_set,
 // `repetitions`, in bytes (read and written together) per TSC tick.
 // Loads and stores at once do not run at the rate the separate load and
 // store figures give: on the development guest in RAM a copy (1 load, 1
-// store) moves 5.4 bytes per tick where the single streams' figures sum to
-// 4.0 (docs/loops.md, "Mixed streams").
+// store) moves 5.85 bytes per tick where the single streams' figures,
+// their times added, give 4.57 (docs/loops.md, "Mixed streams").
 // 1 <= loads + stores, loads <= kMaxMixedLoadStreams, stores <=
 // kMaxMixedStoreStreams (machine_calibration.h).
 class StreamMixBenchmark {

@@ -47,6 +47,24 @@ class CondBarrier : public ::testing::Test {
   }
   void leave(ThreadContext* t) { sync(t, SyncKind::CondWaitLeave, kWaitPc, kCv); }
   void broadcast(ThreadContext* t) { sync(t, SyncKind::CondBroadcast, kCastPc, kCv); }
+  // A memory access as the runtime feeds it: the spin-wait watch looks
+  // first, then the communication analyzer counts it (two steps another
+  // thread's access may fall between).
+  void look(ThreadContext* t, uint64_t pc, uint64_t addr, bool is_write) {
+    session->watch_access(*t, pc, addr, is_write);
+  }
+  void count(ThreadContext* t, uint64_t pc, uint64_t addr, bool is_write) {
+    CommunicationAnalyzer::ThreadState* s = t->comm.load();
+    ASSERT_NE(s, nullptr);
+    if (is_write)
+      session->communication().write(*s, pc, addr, 4);
+    else
+      session->communication().read(*s, pc, addr, 4);
+  }
+  void access(ThreadContext* t, uint64_t pc, uint64_t addr, bool is_write) {
+    look(t, pc, addr, is_write);
+    count(t, pc, addr, is_write);
+  }
   void signal(ThreadContext* t) { sync(t, SyncKind::CondSignal, kCastPc, kCv); }
 
   // Every thread's log, in thread order.
@@ -310,32 +328,23 @@ TEST_F(CondBarrier, AWaitLoopThatBlocksBetweenItsTestsIsNoSpin) {
   ThreadContext* consumer = start(0);
   ThreadContext* thief = start(0);
   sync(t0, SyncKind::ThreadJoinEnter, 0x400100, 0, 1);
-  auto access = [&](ThreadContext* t, uint64_t pc, bool is_write, uint64_t addr = kSize) {
-    session->watch_access(*t, pc, addr, is_write);
-    CommunicationAnalyzer::ThreadState* s = t->comm.load();
-    ASSERT_NE(s, nullptr);
-    if (is_write)
-      session->communication().write(*s, pc, addr, 4);
-    else
-      session->communication().read(*s, pc, addr, 4);
-  };
   lock(consumer);
   for (int wake = 0; wake < 6; ++wake) {
-    access(consumer, kTestPc, false);  // while (queue.size == 0)
-    enter(consumer);                   //   pthread_cond_wait
+    access(consumer, kTestPc, kSize, false);  // while (queue.size == 0)
+    enter(consumer);                          //   pthread_cond_wait
     lock(producer);
-    access(producer, kPushPc, true);  // an item
+    access(producer, kPushPc, kSize, true);  // an item
     signal(producer);
     unlock(producer);
     lock(thief);
-    access(thief, kTestPc, false);  // the other consumer takes it first
-    access(thief, kPushPc, true);
+    access(thief, kTestPc, kSize, false);  // the other consumer takes it first
+    access(thief, kPushPc, kSize, true);
     unlock(thief);
     leave(consumer);
   }
-  access(consumer, kTestPc, false);
-  access(consumer, kPushPc, true, kHead);  // it pops one at last: the head first
-  access(consumer, kPushPc, true);
+  access(consumer, kTestPc, kSize, false);
+  access(consumer, kPushPc, kHead, true);  // it pops one at last: the head first
+  access(consumer, kPushPc, kSize, true);
   unlock(consumer);
   EXPECT_TRUE(of_kind(SyncKind::SpinBarrier).empty());
   EXPECT_TRUE(of_kind(SyncKind::SpinRelease).empty());
@@ -355,29 +364,14 @@ TEST_F(CondBarrier, AReleaseBetweenASpinsLookAndItsCountTeachesTheFlag) {
   constexpr uint64_t kSpinPc = 0x401300, kStorePc = 0x401310, kWorkPc = 0x401320;
   ThreadContext* waiter = start(-1);
   ThreadContext* releaser = start(0);
-  auto look = [&](ThreadContext* t, uint64_t pc, uint64_t addr, bool is_write) {
-    session->watch_access(*t, pc, addr, is_write);
-  };
-  auto count = [&](ThreadContext* t, uint64_t pc, uint64_t addr, bool is_write) {
-    CommunicationAnalyzer::ThreadState* s = t->comm.load();
-    ASSERT_NE(s, nullptr);
-    if (is_write)
-      session->communication().write(*s, pc, addr, 4);
-    else
-      session->communication().read(*s, pc, addr, 4);
-  };
-  for (int spin = 0; spin < 10; ++spin) {  // while (flag != sense)
-    look(waiter, kSpinPc, kFlag, false);
-    count(waiter, kSpinPc, kFlag, false);
-  }
-  look(waiter, kSpinPc, kFlag, false);    // loads the old value, then ...
-  look(releaser, kStorePc, kFlag, true);  // ... the releaser's hook, before its store
+  for (int spin = 0; spin < 10; ++spin)
+    access(waiter, kSpinPc, kFlag, false);  // while (flag != sense)
+  look(waiter, kSpinPc, kFlag, false);      // loads the old value, then ...
+  look(releaser, kStorePc, kFlag, true);    // ... the releaser's hook, before its store
   count(releaser, kStorePc, kFlag, true);
-  count(waiter, kSpinPc, kFlag, false);  // ... the waiter's count takes the release
-  look(waiter, kSpinPc, kFlag, false);   // the new value: the loop ends
-  count(waiter, kSpinPc, kFlag, false);
-  look(waiter, kWorkPc, kWork, true);  // the next step's work
-  count(waiter, kWorkPc, kWork, true);
+  count(waiter, kSpinPc, kFlag, false);   // ... the waiter's count takes the release
+  access(waiter, kSpinPc, kFlag, false);  // the new value: the loop ends
+  access(waiter, kWorkPc, kWork, true);   // the next step's work
 
   const std::vector<SyncRecord> waits = of_kind(SyncKind::SpinBarrier);
   ASSERT_EQ(waits.size(), 1u);
