@@ -301,6 +301,10 @@ CaptureConfig capture_config(const RecordOptions& options, const AnalysisPlan& p
   config.granularity = options.granularity;
   config.max_threads = options.max_threads;
   config.analyses = plan.analyses;
+  // Where sampled section instances begin, as the runtime reads it (a knob
+  // for tests; docs/metrics.md).
+  if (const char* after = std::getenv("WEFT_SAMPLING_AFTER_BLOCKS"); after && *after)
+    config.sampling_after_blocks = std::strtoull(after, nullptr, 10);
   for (const auto& [key, value] : plan.values)
     if (!config.apply_setting(key, value.c_str()))
       throw std::runtime_error(fmt::format("setting {} = '{}' is not valid", key, value));

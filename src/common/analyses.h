@@ -122,8 +122,13 @@ inline constexpr AnalysisSetting kFalseSharingSettings[] = {
     {"line_size", "--line-size", "WEFT_LINE_SIZE",
      "cache line of the false-sharing analysis, bytes (power of two, 8..4096)", "64",
      SettingType::PowerOfTwo, 8, 4096},
+    {"falseshare_sampling", "--falseshare-sampling", "WEFT_FALSESHARE_SAMPLING",
+     "in a long run, analyze the section instances of 1 in N time slices, each event counting "
+     "N (1: every instance; --exact; docs/metrics.md)",
+     "8", SettingType::Unsigned, 1, 1024, "1"},
 };
-inline constexpr std::string_view kFalseSharingCounters[] = {"untracked_accesses"};
+inline constexpr std::string_view kFalseSharingCounters[] = {"untracked_accesses",
+                                                             "falseshare_skipped_segments"};
 inline constexpr std::string_view kFalseSharingTables[] = {"line_sharing", "sharing_totals",
                                                            "data_objects"};
 
@@ -132,7 +137,12 @@ inline constexpr AnalysisSetting kTracesSettings[] = {
      "memory per thread for compressed traces (e.g. 64M); beyond it the traces keep their "
      "beginning and count the rest as lost",
      "8M", SettingType::ByteSize, 4096},
+    {"trace_sampling", "--trace-sampling", "WEFT_TRACE_SAMPLING",
+     "in a long run, trace the section instances of 1 in N time slices (1: every instance; "
+     "--exact; docs/metrics.md)",
+     "8", SettingType::Unsigned, 1, 1024, "1"},
 };
+inline constexpr std::string_view kTracesCounters[] = {"trace_skipped_segments"};
 inline constexpr std::string_view kTracesTables[] = {"memory_traces"};
 
 inline constexpr AnalysisSetting kReuseSettings[] = {
@@ -183,7 +193,7 @@ inline constexpr std::array<AnalysisDescriptor, kAnalysisCount> kAnalyses = {{
      "compressed per-thread, per-instruction memory traces",
      {},
      analysis_catalog::kTracesSettings,
-     {},
+     analysis_catalog::kTracesCounters,
      analysis_catalog::kTracesTables},
     {AnalysisId::PageUsage,
      "pages",

@@ -18,6 +18,11 @@ ProfileFacts profile_facts(const Profile& profile) {
   facts.crd_sample_shift = static_cast<unsigned>(
       std::min<uint64_t>(63, profile.meta_unsigned("crd_sample_shift").value_or(0)));
   facts.crd_sample_granules = profile.meta_unsigned("crd_sample_granules").value_or(0);
+  facts.falseshare_skipped_segments =
+      profile.meta_unsigned("falseshare_skipped_segments").value_or(0);
+  facts.falseshare_sampling = profile.meta_unsigned("falseshare_sampling").value_or(1);
+  facts.trace_skipped_segments = profile.meta_unsigned("trace_skipped_segments").value_or(0);
+  facts.trace_sampling = profile.meta_unsigned("trace_sampling").value_or(1);
   return facts;
 }
 
@@ -28,6 +33,21 @@ std::string crd_sampling_note(const ProfileFacts& facts) {
          std::to_string(uint64_t{1} << facts.crd_sample_shift) +
          "; distances under 64 are exact, the rest and their counts are estimates "
          "(`weft record --exact` measures every event)";
+}
+
+std::string instance_sampling_note(const ProfileFacts& facts) {
+  std::string which;
+  auto add = [&](uint64_t skipped, uint64_t rate, const char* what) {
+    if (skipped == 0) return;
+    if (!which.empty()) which += "; ";
+    which += std::string(what) + " 1 in " + std::to_string(rate);
+  };
+  add(facts.falseshare_skipped_segments, facts.falseshare_sampling,
+      "false sharing (its counts are estimates)");
+  add(facts.trace_skipped_segments, facts.trace_sampling, "traces");
+  if (which.empty()) return "";
+  return "a long run: past each loop's first executions, section instances analyzed by " + which +
+         " (`weft record --exact` analyzes every one)";
 }
 
 void refuse_lost_data(const Profile& profile, std::string_view analysis) {

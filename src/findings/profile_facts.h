@@ -25,6 +25,13 @@ struct ProfileFacts {
   // crd_sample_shift): 0 when every event was measured.
   unsigned crd_sample_shift = 0;
   uint64_t crd_sample_granules = 0;  // the budget per reading thread (meta)
+  // Section instances the false-sharing analysis and the traces skipped
+  // (docs/metrics.md, "Sampled section instances"), and 1 in how many they
+  // analyzed past the first; 0 skipped: every instance was analyzed.
+  uint64_t falseshare_skipped_segments = 0;
+  uint64_t falseshare_sampling = 1;
+  uint64_t trace_skipped_segments = 0;
+  uint64_t trace_sampling = 1;
   // Several threads, and none of their sections closed at a barrier: the
   // program synchronizes in a way weft does not recognise (spin flags, a
   // hand-written barrier), so there is no section to analyze but the
@@ -35,6 +42,11 @@ struct ProfileFacts {
 };
 
 ProfileFacts profile_facts(const Profile& profile);
+
+// One sentence saying which analyses saw only a sample of the section
+// instances (false sharing: its counts are estimates; traces: the loops'
+// executions traced), and how to see every one; "" when none did.
+std::string instance_sampling_note(const ProfileFacts& facts);
 
 // One sentence saying that the CRD figures (distances, their counts, the
 // CRR's borrowed epochs) are estimates from a sample, and how to measure

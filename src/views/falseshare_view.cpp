@@ -124,6 +124,8 @@ std::string render_table(const FalseSharingFindings& findings,
   if (!untracked.empty() && untracked != "0")
     text +=
         fmt::format("  note: {} accesses by threads 48 and above were not analyzed\n", untracked);
+  if (const std::string note = instance_sampling_note(findings.profile); !note.empty())
+    text += "  note: " + note + "\n";
   const auto races =
       static_cast<size_t>(std::count_if(items.begin(), items.end(), [](const SharingItem& item) {
         return item.kind == SharingKind::Unsynchronised;

@@ -354,6 +354,8 @@ struct Page {
             : "<span class=\"warn\">INCOMPLETE: " + esc(r.profile.incomplete_reason) + "</span>");
     row("granularity", esc(r.profile.granularity) + " bytes");
     if (const std::string note = crd_sampling_note(r.profile); !note.empty()) row("crd", esc(note));
+    if (const std::string note = instance_sampling_note(r.profile); !note.empty())
+      row("sampled", esc(note));
     if (run.dropped_events.value_or(0) != 0 || run.dropped_sync_events.value_or(0) != 0)
       row("dropped",
           fmt::format("{} accesses, {} sync events not accounted", run.dropped_events.value_or(0),

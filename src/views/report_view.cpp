@@ -165,6 +165,8 @@ std::string render_run_facts(const ReportFindings& data) {
   facts.add_row({"granularity", data.profile.granularity + " bytes"});
   if (const std::string note = crd_sampling_note(data.profile); !note.empty())
     facts.add_row({"crd", note});
+  if (const std::string note = instance_sampling_note(data.profile); !note.empty())
+    facts.add_row({"sampled", note});
   facts.add_row({"threads", std::to_string(data.profile.threads)});
   facts.add_row({"topology", run.topology});
   const int64_t dropped = run.dropped_events.value_or(0);

@@ -26,6 +26,9 @@ std::string render_traces(const TraceFindings& findings, const TraceRenderOption
   std::string text;
   if (!options.json && !findings.profile.complete)
     text += fmt::format("warning: INCOMPLETE profile ({})\n", findings.profile.incomplete_reason);
+  if (!options.json)
+    if (const std::string note = instance_sampling_note(findings.profile); !note.empty())
+      text += "note: " + note + "\n";
   for (const TraceStream& s : findings.streams) {
     if (options.json) {
       nlohmann::json nodes = nlohmann::json::array();

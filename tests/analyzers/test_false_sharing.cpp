@@ -126,6 +126,38 @@ TEST_F(FalseSharingTest, FalseSharingAdjacentCountersInOneLine) {
   EXPECT_EQ(d_->untracked_accesses(), 0u);
 }
 
+// Sampled section instances (docs/metrics.md): a paused thread's plain
+// accesses change nothing; a warm-up segment (weight 0) brings the line's
+// state up to date without counting; a counted one counts each event
+// `weight` times. The ping-pong of the test above, ten rounds, thread 1's
+// rounds 0-2 analyzed in full, 3-5 paused (both threads), round 6 a warm-up
+// for both, rounds 7-9 counted with weight 3.
+TEST_F(FalseSharingTest, SampledSegmentsCountWeightedEventsFromAWarmedUpState) {
+  make(64);
+  auto both = [&](bool analyzed, uint32_t weight) {
+    for (uint32_t tid : {0u, 1u}) FalseSharingDetector::sample_segment(t(tid), analyzed, weight);
+  };
+  for (int round = 0; round < 10; ++round) {
+    if (round == 3) both(false, 1);
+    if (round == 6) both(true, 0);
+    if (round == 7) both(true, 3);
+    read(0, 0x100, kBase + 0, 8);
+    write(0, 0x104, kBase + 0, 8);
+    read(1, 0x200, kBase + 8, 8);
+    write(1, 0x204, kBase + 8, 8);
+  }
+  // Rounds 0-2: thread 1 takes the line 3 times, thread 0 twice; rounds 7-9:
+  // 3 transfers each way, 3 events each.
+  const Pairs expected_pairs = {{{1, 0}, {0, 3 + 3 * 3}}, {{0, 1}, {0, 2 + 3 * 3}}};
+  EXPECT_EQ(pairs_of(*d_), expected_pairs);
+  const Lines expected_lines = {
+      {{kBase, 0x200, 1, 0}, {3 + 3 * 3, 0xffull << 8, 0xffull << 0}},
+      {{kBase, 0x100, 0, 1}, {2 + 3 * 3, 0xffull << 0, 0xffull << 8}},
+  };
+  EXPECT_EQ(lines_of(*d_), expected_lines);
+  EXPECT_EQ(d_->skipped_segments(), 2u);  // one paused segment begun by each thread
+}
+
 // Freed memory: the lines lying entirely inside a released block forget
 // writer, copies and written bytes; a line it shares with a neighbour keeps
 // its state.

@@ -609,6 +609,35 @@ TEST(MemoryTrace, SegmentRunsSayWhereAStreamCrossesSegments) {
   for (const Captured& c : streams) EXPECT_EQ(c.header.kinds & kTraceSegmentsLost, 0u);
 }
 
+// A segment the capture does not trace (trace_segment false at its
+// beginning) leaves no access in any stream, and its stream's segment runs
+// step over it: the traced segments 0, 2, 4 and 6 of a stream read four
+// times in every one.
+TEST(MemoryTrace, UntracedSegmentsLeaveNoAccessAndTheRunsStepOverThem) {
+  MemoryTraceRecorder recorder(small_config());
+  MemoryTraceRecorder::ThreadState* t = recorder.attach(0);
+  ASSERT_NE(t, nullptr);
+  for (uint32_t segment = 0; segment <= 6; ++segment) {
+    MemoryTraceRecorder::trace_segment(*t, segment % 2 == 0);
+    for (int i = 0; i < 4; ++i) {
+      const uint64_t address = 0x1000 + 8 * (4 * segment + i);
+      if (!MemoryTraceRecorder::access_fast(*t, kPc, address, 8, false))
+        recorder.access(*t, kPc, address, 8, false);
+    }
+    MemoryTraceRecorder::close_segment(*t);
+  }
+  EXPECT_EQ(recorder.skipped_segments(), 3u);
+  const std::vector<Captured> streams = capture(recorder);
+  ASSERT_EQ(streams.size(), 1u);
+  EXPECT_EQ(streams[0].header.accesses, 16u);
+  EXPECT_EQ(streams[0].segments, (std::vector<TraceSegmentRun>{segment_run(4, 4, 2, 2, 3)}));
+  // The addresses of the traced segments, in order.
+  std::vector<uint64_t> expected;
+  for (uint32_t segment = 0; segment <= 6; segment += 2)
+    for (int i = 0; i < 4; ++i) expected.push_back(0x1000 + 8 * (4 * segment + i));
+  EXPECT_EQ(expand_loop_trace(streams[0].decoded()), expected);
+}
+
 // Segment runs come out of the thread's budget: without room, the stream
 // says they are lost rather than keep some.
 TEST(MemoryTrace, SegmentRunsBeyondTheBudgetAreLost) {

@@ -507,6 +507,83 @@ TEST_P(MemoryAnalyses, SchedulesOfLoopsRunEveryTimeStep) {
   EXPECT_NE(text.out.find("static,8 in all 12 executions"), std::string::npos) << text.out;
 }
 
+// Sampled section instances (docs/metrics.md): with sampling from the first
+// basic block (WEFT_SAMPLING_AFTER_BLOCKS=0), weft concludes what it does
+// from every instance. The time step's static loops are traced in some
+// executions, every thread in each of them, so their schedules are
+// recognised in every traced execution; the dynamic ones come from the
+// runtime as before. The false sharing of the turn-taking counters is the
+// same one finding, with its object and fix, its events an estimate.
+TEST_P(MemoryAnalyses, SampledInstancesKeepTheSchedulesAndTheFalseSharing) {
+  const Build& b = GetParam();
+  TempDir dir;
+  constexpr int kSteps = 40;
+  const std::string sampled = "WEFT_SAMPLING_AFTER_BLOCKS=0 ";
+  const std::string exact_profile =
+      record(dir, b, "--analyses comm,traces",
+             program("flame_steps_omp", b) + " " + std::to_string(kSteps), "exact");
+  const std::string sampled_profile = (dir.path / "sampled.db").string();
+  auto rec = run_command(sampled + kWeft + " record --backend " + b.backend +
+                             " --analyses comm,traces --trace-sampling 4 -o " + sampled_profile +
+                             " -- " + program("flame_steps_omp", b) + " " + std::to_string(kSteps),
+                         dir.path);
+  ASSERT_EQ(rec.code, 0) << rec.err;
+  const json exact = view(dir, "report --format json " + exact_profile)["schedules"];
+  const json schedules = view(dir, "report --format json " + sampled_profile)["schedules"];
+  ASSERT_EQ(schedules.size(), exact.size()) << schedules.dump();
+  int traced = 0;
+  for (size_t i = 0; i < exact.size(); ++i) {
+    const json& e = exact[i];
+    const json& s = schedules[i];
+    SCOPED_TRACE(e.dump());
+    EXPECT_EQ(s["line"], e["line"]);
+    EXPECT_EQ(s["schedule"], e["schedule"]);
+    EXPECT_EQ(s["chunk"], e["chunk"]);
+    EXPECT_EQ(s["source"], e["source"]);
+    EXPECT_EQ(s["agreeing_executions"], s["executions"]) << s.dump();
+    EXPECT_EQ(s["other_schedules"], json::array()) << s.dump();
+    if (s["source"] == "traces") {
+      ++traced;
+      EXPECT_LT(s["executions"].get<int>(), kSteps) << s.dump();
+      EXPECT_GE(s["executions"].get<int>(), 2) << s.dump();
+    } else {
+      EXPECT_EQ(s["executions"], kSteps) << s.dump();
+    }
+  }
+  if (b.build.find("gcc") != std::string::npos) {
+    EXPECT_EQ(traced, 2);
+  }
+  auto text = run_command(kWeft + " report " + sampled_profile, dir.path);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("section instances analyzed by traces 1 in 4"), std::string::npos)
+      << text.out;
+
+  constexpr int T = 4, R = 60;
+  const std::string pairs = program("false_sharing_pairs_pthreads", b) + " packed 4 60 20";
+  const json exact_lines =
+      view(dir, "falseshare --format json " +
+                    record(dir, b, "--analyses comm,falseshare", pairs, "fs_exact"));
+  const std::string fs_profile = (dir.path / "fs_sampled.db").string();
+  rec = run_command(sampled + kWeft + " record --backend " + b.backend +
+                        " --analyses comm,falseshare --falseshare-sampling 4 -o " + fs_profile +
+                        " -- " + pairs,
+                    dir.path);
+  ASSERT_EQ(rec.code, 0) << rec.err;
+  const json lines = view(dir, "falseshare --format json " + fs_profile);
+  ASSERT_EQ(exact_lines.size(), 1u);
+  ASSERT_EQ(lines.size(), 1u) << lines.dump();
+  EXPECT_EQ(exact_lines[0]["events"], T * (T - 1) * R);
+  for (const char* key : {"kind", "symbol", "object_kind", "lines", "fix", "read_only"})
+    EXPECT_EQ(lines[0][key], exact_lines[0][key]) << key;
+  const double events = lines[0]["events"].get<double>();
+  EXPECT_NEAR(events / (T * (T - 1) * R), 1.0, 0.25) << lines.dump();
+  EXPECT_EQ(lines[0]["pairs"].size(), static_cast<size_t>(T * (T - 1))) << lines.dump();
+  text = run_command(kWeft + " falseshare " + fs_profile, dir.path);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("false sharing (its counts are estimates) 1 in 4"), std::string::npos)
+      << text.out;
+}
+
 // Each kernel of memory_patterns_pthreads is reported as its finding, at
 // its line.
 TEST_P(MemoryAnalyses, TracesRevealAccessPatterns) {

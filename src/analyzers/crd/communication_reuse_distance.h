@@ -67,16 +67,9 @@ struct GranuleEpoch {
 // Whether a trace sampled at rate 2^-shift holds `granule` (fixed-size
 // SHARDS: the granules whose hash has its top `shift` bits clear), for every
 // sampled trace of granules (the CRD's readers, the reuse analysis' threads).
-// The hash is a full 64-bit finalizer (murmur3's fmix64): the tables'
-// one-round hash_key keeps its top bits alike over runs of tens of
-// neighbouring granules, which would take or leave whole stretches of an
-// array together.
-inline uint64_t sample_hash(uint64_t granule) {
-  uint64_t h = hash_key(granule);  // fmix64's first round
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 33;
-  return h;
-}
+// The hash is sample_hash (a full finalizer): the tables' one-round hash_key
+// keeps its top bits alike over runs of tens of neighbouring granules, which
+// would take or leave whole stretches of an array together.
 inline bool granule_in_sample(uint64_t granule, unsigned shift) {
   return shift == 0 || (sample_hash(granule) >> (64 - shift)) == 0;
 }

@@ -8,8 +8,12 @@ namespace weft {
 
 namespace {
 
-bool configure(CaptureConfig& config, const AnalysisSetting&, const char*, uint64_t number) {
-  config.false_sharing.line_size = static_cast<unsigned>(number);  // line_size
+bool configure(CaptureConfig& config, const AnalysisSetting& setting, const char*,
+               uint64_t number) {
+  if (setting.key == "falseshare_sampling")
+    config.false_sharing.segment_sampling = static_cast<uint32_t>(number);
+  else
+    config.false_sharing.line_size = static_cast<unsigned>(number);  // line_size
   return true;
 }
 
@@ -30,6 +34,8 @@ uint64_t dropped(const CaptureAnalyzers& a) { return a.false_sharing->dropped();
 
 void values(const CaptureAnalyzers& a, ValueLines& out) {
   out.number("line_size", a.false_sharing->config().line_size);
+  out.number("falseshare_sampling", a.false_sharing->config().segment_sampling);
+  out.number("falseshare_skipped_segments", a.false_sharing->skipped_segments());
   out.number("untracked_accesses", a.false_sharing->untracked_accesses());
 }
 

@@ -272,6 +272,7 @@ void FalseSharingDetector::note_written(ThreadState& t, uint64_t mask) {
 
 void FalseSharingDetector::count_unsync(ThreadState& t, uint64_t pc, uint64_t line_address,
                                         uint32_t writer, uint64_t bytes) {
+  if (t.weight == 0) return;  // a segment that only warms the lines' states up
   if (t.busy) {
     ++t.dropped;
     return;
@@ -283,7 +284,7 @@ void FalseSharingDetector::count_unsync(ThreadState& t, uint64_t pc, uint64_t li
   key.pc = pc;
   key.writer_tag = uint64_t{writer} + 1;
   if (UnsyncEntry* e = t.unsync.find_or_insert(key)) {
-    ++e->events;
+    e->events += t.weight;
     e->bytes |= bytes;
   } else {
     ++t.dropped;
@@ -295,6 +296,7 @@ void FalseSharingDetector::count_unsync(ThreadState& t, uint64_t pc, uint64_t li
 void FalseSharingDetector::count_transfer(ThreadState& t, uint64_t pc, uint64_t line_address,
                                           uint32_t writer, uint64_t mask, uint64_t written,
                                           bool is_write) {
+  if (t.weight == 0) return;  // a segment that only warms the lines' states up
   if (t.busy) {
     ++t.dropped;
     return;
@@ -303,15 +305,15 @@ void FalseSharingDetector::count_transfer(ThreadState& t, uint64_t pc, uint64_t 
   std::atomic_signal_fence(std::memory_order_seq_cst);
   PairCounts& pair = t.pairs[writer];
   if (mask & written) {
-    ++pair.true_events;
+    pair.true_events += t.weight;
   } else {
-    ++pair.false_events;
+    pair.false_events += t.weight;
     FalseSharingLineKey key;
     key.line_address = line_address;
     key.pc = pc;
     key.writer_tag = uint64_t{writer} + 1;
     if (LineEntry* e = t.lines.find_or_insert(key)) {
-      ++e->false_events;
+      e->false_events += t.weight;
       e->thread_bytes |= mask;
       e->writer_bytes |= written;
       if (is_write) {

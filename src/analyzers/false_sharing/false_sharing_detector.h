@@ -111,6 +111,9 @@ namespace weft {
 struct FalseSharingConfig {
   unsigned line_size = 64;      // bytes; rounded up to a power of two, clamped to [8, 4096]
   unsigned max_threads = 1024;  // ids beyond this are refused by attach()
+  // 1 in how many section instances a long run analyzes (the capture decides
+  // which: docs/metrics.md, "Sampled section instances"); 1: every one.
+  uint32_t segment_sampling = 1;
 };
 
 // Key of a line record: the line, the instruction, the writer (tid + 1, so
@@ -174,6 +177,14 @@ class FalseSharingDetector {
     uint32_t epoch = 0;       // releases so far (see above)
     uint32_t locks_held = 0;  // mutexes acquired and not released
     volatile int busy = 0;
+    // Sampled section instances (the capture's choice, docs/metrics.md): while
+    // `paused` the thread's plain accesses are not analyzed (its atomic ones
+    // and its synchronization still are: they order later writes); each
+    // event counted otherwise stands for `weight` events (0: the segment
+    // only brings the lines' states up to date for the next one).
+    bool paused = false;
+    uint32_t weight = 1;
+    uint32_t skipped_segments = 0;  // segments begun paused
     uint64_t dropped = 0;
     uint64_t untracked = 0;
     // The record of the thread's latest false-sharing event, while its next
@@ -201,6 +212,21 @@ class FalseSharingDetector {
   // beyond max_threads or out of memory. Thread-safe.
   ThreadState* attach(uint32_t tid);
 
+  // Whether the thread's plain accesses from now on are analyzed, each event
+  // then counting `weight` (the capture's sampled section instances). Only
+  // the thread owning `t` may call it.
+  static void sample_segment(ThreadState& t, bool analyzed, uint32_t weight) {
+    t.paused = !analyzed;
+    t.weight = weight;
+    t.skipped_segments += !analyzed;
+  }
+  // Segments no thread analyzed (sample_segment), over all threads.
+  uint64_t skipped_segments() const {
+    uint64_t n = 0;
+    threads_.for_each([&](const ThreadState& t) { n += t.skipped_segments; });
+    return n;
+  }
+
   // The thread exited: its tables move into packed memory of their size
   // (they grow again if it still accesses memory).
   static void finish_thread(ThreadState& t) {
@@ -222,10 +248,12 @@ class FalseSharingDetector {
       access_slow(t, pc, address, size, is_write);
   }
 
-  // True when a plain access changes nothing: one line, its chunk cached, a
-  // read of a copy the thread holds, or a write by the line's owner of bytes
-  // it wrote. The fast path, also for inline callers.
+  // True when a plain access changes nothing: the thread is paused, or one
+  // line, its chunk cached, a read of a copy the thread holds, or a write by
+  // the line's owner of bytes it wrote. The fast path, also for inline
+  // callers.
   bool changes_nothing(const ThreadState& t, uint64_t address, uint32_t size, bool is_write) const {
+    if (t.paused) return true;
     if (__builtin_expect(((address ^ (address + size - 1)) >> line_log2_) != 0, 0)) return false;
     const LineWords* line;
     if (!ShadowTable<LineWords>::find_cached(t.chunks, line_log2_, address, line)) return false;

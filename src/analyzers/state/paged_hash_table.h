@@ -23,6 +23,16 @@ inline size_t hash_key(uint64_t key) {
   return static_cast<size_t>(key);
 }
 
+// A full 64-bit finalizer (murmur3's fmix64), for sampling decisions taken
+// by a hash: every output bit depends on every input bit, so neighbouring
+// keys (granules, segment ordinals) are taken or left independently.
+inline uint64_t sample_hash(uint64_t key) {
+  uint64_t h = hash_key(key);  // fmix64's first round
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
 // The index into a table's few recently found entries: cheaper than
 // hash_key, it only needs to separate the keys of one loop body.
 inline size_t recent_index(uint64_t key) {

@@ -225,6 +225,12 @@ void MemoryTraceRecorder::finish() {
   finished_ = true;
 }
 
+uint64_t MemoryTraceRecorder::skipped_segments() const {
+  uint64_t n = 0;
+  for_each_thread([&](const ThreadState& t) { n += t.skipped_segments; });
+  return n;
+}
+
 uint64_t MemoryTraceRecorder::dropped() const {
   uint64_t n = 0;
   for_each_thread([&](const ThreadState& t) {

@@ -43,6 +43,12 @@
 // compare; a run is appended only when a crossing breaks the previous run's
 // progression.
 //
+// Traced segments: a long run need not be traced whole. The schedule, the
+// strides and the footprint of a loop run once per time step are the same in
+// every step. The capture may pause a thread's tracing for a segment
+// (trace_segment): the same segments in every thread, each traced whole or
+// not at all; a paused access costs one test.
+//
 // Memory: per thread, a budget of max_bytes_per_thread for the streams'
 // stacks, outputs and segment runs, from mmap'ed blocks (page_memory.h); the
 // per-thread table of streams (PagedHashTable) is outside the budget. When
@@ -79,6 +85,9 @@ struct MemoryTraceConfig {
                                // the stack is full (K&C "elements to throw": here they are
                                // emitted, not lost)
   unsigned max_depth = 8;      // max loop nesting (at most loop_trace_format::kMaxDepth)
+  // 1 in how many segments a long run traces (the capture decides which:
+  // docs/metrics.md, "Sampled section instances"); 1: every one.
+  uint32_t segment_sampling = 1;
 };
 
 namespace memory_trace_detail {
@@ -224,9 +233,11 @@ class MemoryTraceRecorder {
   // Opaque to callers: pass it back to access().
   struct ThreadState {
     uint32_t tid = 0;
-    uint32_t segment = 0;    // section-closing records logged so far (close_segment)
-    bool exhausted = false;  // the budget ran out: no stream of the thread records any more
-    uint64_t untracked = 0;  // accesses of no stream (pc 0, or the table out of memory)
+    uint32_t segment = 0;           // section-closing records logged so far (close_segment)
+    bool exhausted = false;         // the budget ran out: no stream of the thread records any more
+    bool paused = false;            // the open segment is not traced (trace_segment)
+    uint32_t skipped_segments = 0;  // segments closed while paused
+    uint64_t untracked = 0;         // accesses of no stream (pc 0, or the table out of memory)
     PagedHashTable<memory_trace_detail::Stream> streams;
     memory_trace_detail::Arena arena;
   };
@@ -287,6 +298,7 @@ class MemoryTraceRecorder {
   // thread owning `t` may call it. pc 0 is not recorded (counted in
   // dropped() only).
   void access(ThreadState& t, uint64_t pc, uint64_t address, uint32_t size, bool is_write) {
+    if (t.paused) return;
     memory_trace_detail::Stream* s = pc ? t.streams.find_or_insert(pc) : nullptr;
     if (__builtin_expect(s == nullptr, 0)) {
       ++t.untracked;
@@ -315,6 +327,7 @@ class MemoryTraceRecorder {
   // inline caller.
   static bool access_fast(ThreadState& t, uint64_t pc, uint64_t address, uint32_t size,
                           bool is_write) {
+    if (t.paused) return true;
     memory_trace_detail::Stream* s = t.streams.find_recent(pc);
     if (__builtin_expect(s == nullptr || s->segment != t.segment || t.exhausted, 0)) return false;
     if (s->fast_count == nullptr || address != s->predicted || *s->fast_count + 1 == s->next_check)
@@ -329,7 +342,16 @@ class MemoryTraceRecorder {
 
   // Thread t logged a section-closing record: its next accesses are in its
   // next segment. Only the thread owning `t` may call it.
-  void close_segment(ThreadState& t) { ++t.segment; }
+  static void close_segment(ThreadState& t) {
+    ++t.segment;
+    t.skipped_segments += t.paused;
+  }
+  // Whether the thread's accesses from now on are traced (the capture's
+  // choice of segments). Only the thread owning `t` may call it.
+  static void trace_segment(ThreadState& t, bool traced) { t.paused = !traced; }
+
+  // Segments no thread traced (segment_sampling), over all threads.
+  uint64_t skipped_segments() const;
 
   // After the run (no thread recording): closes every stream (its remaining
   // stack is the end of its encoding, written by Body::write straight from

@@ -7,8 +7,12 @@ namespace weft {
 
 namespace {
 
-bool configure(CaptureConfig& config, const AnalysisSetting&, const char*, uint64_t number) {
-  config.traces.max_bytes_per_thread = number;  // trace_budget
+bool configure(CaptureConfig& config, const AnalysisSetting& setting, const char*,
+               uint64_t number) {
+  if (setting.key == "trace_sampling")
+    config.traces.segment_sampling = static_cast<uint32_t>(number);
+  else
+    config.traces.max_bytes_per_thread = number;  // trace_budget
   return true;
 }
 
@@ -30,6 +34,8 @@ uint64_t dropped(const CaptureAnalyzers&) { return 0; }
 
 void values(const CaptureAnalyzers& a, ValueLines& out) {
   out.number("trace_budget", a.traces->config().max_bytes_per_thread);
+  out.number("trace_sampling", a.traces->config().segment_sampling);
+  out.number("trace_skipped_segments", a.traces->skipped_segments());
 }
 
 void write_sections(CaptureSession& session, RawWriter& out) {

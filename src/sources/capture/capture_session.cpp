@@ -61,7 +61,8 @@ CaptureSession* CaptureSession::create(const CaptureConfig& config) {
 CaptureSession::CaptureSession(const CaptureConfig& config)
     : analyses_(config.analyses.with_requirements()),
       max_threads_(config.max_threads),
-      compact_exited_(config.compact_exited_threads) {
+      compact_exited_(config.compact_exited_threads),
+      sampled_segments_(config.sampling_after_blocks) {
   // An analysis whose memory cannot be reserved does not run (create()
   // refuses a session without communication).
   const AnalysisSet wanted = analyses_;
@@ -70,6 +71,9 @@ CaptureSession::CaptureSession(const CaptureConfig& config)
   });
   if (CommunicationAnalyzer* communication = analyzers_.communication)
     communication->connect(analyzers_.distances, analyzers_.footprint, analyzers_.sections);
+  samples_segments_ =
+      (analyzers_.traces && analyzers_.traces->config().segment_sampling > 1) ||
+      (analyzers_.false_sharing && analyzers_.false_sharing->config().segment_sampling > 1);
   threads_ = static_cast<ThreadRecord*>(reserve_zeroed(max_threads_ * sizeof(ThreadRecord)));
   contexts_ = static_cast<std::atomic<ThreadContext*>*>(
       reserve_zeroed(max_threads_ * sizeof(std::atomic<ThreadContext*>)));
@@ -230,7 +234,12 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
   // closing records), to split a stream into its loop's executions.
   if (closes_section(kind))
     if (auto* traces = thread.traces.load(std::memory_order_relaxed))
-      analyzers_.traces->close_segment(*traces);
+      MemoryTraceRecorder::close_segment(*traces);
+  if (samples_segments_) {
+    if (closes_section(kind)) sampled_segments_.on_close(thread.basic_blocks);
+    if ((closes_section(kind) && !waits_after_closing(kind)) || resumes_section(kind))
+      begin_segment(thread, kind, object, arg1);
+  }
 
   if (analyzers_.imbalance && thread.tid < max_threads_) {
     count_segments(thread, kind);
@@ -245,6 +254,20 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
   // team's (log_spin_part decides).
   if (closes_section(kind) && kind != SyncKind::SpinBarrier && kind != SyncKind::SpinRelease)
     close_communication_section(thread, pc, kind == SyncKind::ThreadExit);
+}
+
+void CaptureSession::begin_segment(ThreadContext& thread, SyncKind kind, uint64_t object,
+                                   int64_t arg1) {
+  const SampledSegments::Position at = sampled_segments_.begin(thread.sampling, kind, object, arg1);
+  if (auto* s = thread.traces.load(std::memory_order_relaxed))
+    MemoryTraceRecorder::trace_segment(
+        *s,
+        SampledSegments::decide(at, analyzers_.traces->config().segment_sampling, false).analyzed);
+  if (auto* s = thread.false_sharing.load(std::memory_order_relaxed)) {
+    const SampledSegments::Decision d =
+        SampledSegments::decide(at, analyzers_.false_sharing->config().segment_sampling, true);
+    FalseSharingDetector::sample_segment(*s, d.analyzed, d.weight);
+  }
 }
 
 void CaptureSession::close_communication_section(ThreadContext& thread, uint64_t pc,

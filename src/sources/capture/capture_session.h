@@ -28,6 +28,7 @@
 #include "analyzers/traces/memory_trace_recorder.h"
 #include "common/analyses.h"
 #include "common/run_capture.h"
+#include "sources/capture/sampled_segments.h"
 #include "sources/capture/spin_waits.h"
 
 namespace weft {
@@ -45,6 +46,9 @@ struct CaptureConfig {
   // capture configured without it.
   MemoryTraceConfig traces{1024, size_t{8} << 20};
   ReuseConfig reuse;
+  // Basic blocks some thread runs before the traces and false sharing sample
+  // section instances (SampledSegments).
+  uint64_t sampling_after_blocks = SampledSegments::kDefaultAfterBlocks;
   // An exited thread keeps only its results, moved into packed memory of
   // their size (CaptureSession::finish_thread); false keeps its states as
   // they were (tests compare the two captures).
@@ -159,6 +163,7 @@ struct ThreadContext {
   SyncLog sync;
   CondThreadState cond;
   SpinWatch spin;
+  SampledSegments::ThreadState sampling;
   // Heap blocks the thread allocated (with the false-sharing or the
   // page-usage analysis, which name data objects by them).
   RecordLog<AllocationRecord> allocations;
@@ -447,6 +452,10 @@ class CaptureSession {
   void end_watch(ThreadContext& thread);
   uint64_t spin_now() const;
 
+  // A segment of the thread begins: the sampling analyses learn whether
+  // they analyze it (SampledSegments).
+  void begin_segment(ThreadContext& thread, SyncKind kind, uint64_t object, int64_t arg1);
+
   void write_meta(RawWriter& out, bool complete, const char* reason);
   void write_threads(RawWriter& out);
   void write_sync(RawWriter& out);
@@ -474,6 +483,8 @@ class CaptureSession {
   std::atomic<uint64_t> latest_sync_ns_{0};
   ThreadRecord* threads_ = nullptr;                  // [max_threads]
   std::atomic<ThreadContext*>* contexts_ = nullptr;  // [max_threads]
+  SampledSegments sampled_segments_;
+  bool samples_segments_ = false;  // some analysis samples section instances
 };
 
 // The compile-time hooks are linked into each program module and read

@@ -1,0 +1,127 @@
+// SampledSegments: which section instances (segments: a thread's stretch
+// between two section-closing synchronization records) the analyses that
+// sample them analyze in a long run: the traces and false sharing
+// (docs/metrics.md, "Sampled section instances").
+//
+// Every member of a team must analyze the same instances, each whole: a
+// loop's schedule is recovered from all its threads' traces of one
+// execution, and a line moves between two threads only if both are
+// watched. So the decision is a function of what the members agree on, not
+// of time or of each thread's own ordinal (the main thread closes segments
+// no worker does: its thread creations, its serial code). A segment begins
+// where its thread resumes (leaving a barrier, beginning an implicit task)
+// or, at a close it does not wait at, at the close itself. Its key is the
+// kind of that record and its object (the barrier, the outlined function);
+// each thread counts the segments it began at each key, and the members of a
+// team pass each barrier, or begin each region, equally often:
+//   - the first kFirstAtEachKey segments at each key are analyzed (a loop
+//     run a few times, every loop's first executions);
+//   - no segment is sampled before some thread has run `after_blocks` basic
+//     blocks (a short program is analyzed whole, its counts exact); the
+//     count from which a thread samples at a key is then rounded up to a
+//     multiple of kStartAlign, so that members seeing the start one pass
+//     apart still agree;
+//   - past those, a hash of (kind, count) selects 1 in N: the barriers of
+//     one time step have the same count, so a step is analyzed whole. A
+//     spin flag's wait and release carry the flag's release number, which
+//     every member shares, in place of the count.
+// Keys beyond kKeys per thread fall back to the thread's own ordinal.
+//
+// Runs at synchronization records only, never per access: each analyzer
+// tests a flag in its own thread state.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+
+#include "analyzers/state/paged_hash_table.h"
+#include "common/run_capture.h"
+
+namespace weft {
+
+class SampledSegments {
+ public:
+  static constexpr uint64_t kDefaultAfterBlocks = uint64_t{1} << 24;
+  static constexpr uint32_t kFirstAtEachKey = 2;
+  static constexpr uint32_t kStartAlign = 8;
+  static constexpr uint32_t kKeys = 16;
+
+  struct ThreadState {
+    uint32_t ordinal = 0;  // segments begun
+    uint32_t keys_used = 0;
+    uint64_t key[kKeys] = {};
+    uint32_t count[kKeys] = {};
+    uint32_t from[kKeys] = {};  // the count sampling starts at (0: not yet started)
+  };
+
+  // A segment's place among the team's: the count the decision hashes, and
+  // the count below which it is analyzed regardless.
+  struct Position {
+    uint64_t count = 0;
+    uint64_t sampled_from = ~uint64_t{0};
+    uint64_t kind = 0;  // the record's kind, a spin flag's wait and release alike
+  };
+
+  explicit SampledSegments(uint64_t after_blocks = kDefaultAfterBlocks)
+      : after_blocks_(after_blocks) {}
+
+  uint64_t after_blocks() const { return after_blocks_; }
+
+  // A thread closed a segment having run `blocks` basic blocks.
+  void on_close(uint64_t blocks) {
+    if (blocks >= after_blocks_ && !started_.load(std::memory_order_relaxed))
+      started_.store(true, std::memory_order_relaxed);
+  }
+
+  // The thread begins a segment at a record of `kind` with `object` and
+  // `arg1`: where it stands among the team's.
+  Position begin(ThreadState& t, SyncKind kind, uint64_t object, int64_t arg1) const {
+    ++t.ordinal;
+    const bool started = started_.load(std::memory_order_relaxed);
+    const uint64_t key = hash_key(object ^ (uint64_t{static_cast<uint32_t>(kind)} << 56)) | 1;
+    uint32_t i = 0;
+    while (i < t.keys_used && t.key[i] != key) ++i;
+    if (i == t.keys_used) {
+      if (i == kKeys) return {t.ordinal, started ? 0 : ~uint64_t{0}};
+      t.key[i] = key;
+      ++t.keys_used;
+    }
+    const uint32_t count = t.count[i]++;
+    if (started && t.from[i] == 0) t.from[i] = (count + kStartAlign) / kStartAlign * kStartAlign;
+    Position p;
+    // A spin flag's release number is the team's own count (its releaser
+    // logs a release, the others a wait).
+    const bool spin = kind == SyncKind::SpinBarrier || kind == SyncKind::SpinRelease;
+    p.count = spin && arg1 > 0 ? static_cast<uint64_t>(arg1) : count;
+    p.kind = static_cast<uint32_t>(spin ? SyncKind::SpinBarrier : kind);
+    if (t.from[i] != 0) p.sampled_from = std::max<uint64_t>(t.from[i], kFirstAtEachKey);
+    return p;
+  }
+
+  // For an analysis sampling 1 in `rate`, the segment at `p`: whether it is
+  // analyzed, and how many events each of its events stands for.
+  // `warm_up`: an analysis whose events depend on what happened before the
+  // segment (false sharing: a line's last writer) also analyzes the segment
+  // before each counted one, counting nothing there (weight 0), so that a
+  // counted segment starts from the state the program left.
+  struct Decision {
+    bool analyzed = true;
+    uint32_t weight = 1;
+    bool operator==(const Decision&) const = default;
+  };
+  static Decision decide(const Position& p, uint32_t rate, bool warm_up) {
+    if (rate <= 1 || p.count < p.sampled_from) return {};
+    if (selected(p.count, rate, p.kind)) return {true, rate};
+    return {warm_up && selected(p.count + 1, rate, p.kind), 0};
+  }
+  static bool selected(uint64_t count, uint32_t rate, uint64_t kind) {
+    return (sample_hash(count ^ (kind << 40)) >> 32) % rate == 0;
+  }
+
+ private:
+  uint64_t after_blocks_;
+  std::atomic<bool> started_{false};
+};
+
+}  // namespace weft
