@@ -230,25 +230,61 @@ class CommunicationAnalyzer {
   // hook a frame of its own).
   __attribute__((always_inline)) static bool read_fast(ThreadState& t, uint64_t pc, uintptr_t addr,
                                                        size_t size) {
+    const int decided = read_fast_or_alternation(t, pc, addr, size);
+    if (decided == kReadNotDecided) return false;
+    return decided == kReadDecided || alternate(t, static_cast<unsigned>(decided));
+  }
+
+  // read_fast without its one call: kReadDecided, kReadNotDecided, or the
+  // memo entry whose alternation (alternate(t, entry)) decides the read. An
+  // inline caller that goes on after a decided read (the hooks' composed
+  // path) calls alternate itself, in a tail position, so that its fast path
+  // saves no registers.
+  static constexpr int kReadDecided = -1;
+  static constexpr int kReadNotDecided = -2;
+  __attribute__((always_inline)) static int read_fast_or_alternation(ThreadState& t, uint64_t pc,
+                                                                     uintptr_t addr, size_t size) {
     const unsigned g = t.granularity_log2;
-    if (__builtin_expect(((addr ^ (addr + size - 1)) >> g) != 0, 0)) return false;
+    if (__builtin_expect(((addr ^ (addr + size - 1)) >> g) != 0, 0)) return kReadNotDecided;
     const std::atomic<uint64_t>* word;
-    if (__builtin_expect(!ShadowMemory::find_cached(t.chunks, g, addr, word), 0)) return false;
+    if (__builtin_expect(!ShadowMemory::find_cached(t.chunks, g, addr, word), 0))
+      return kReadNotDecided;
     const uint64_t w = word->load(std::memory_order_relaxed);
-    if ((w & kWriterMask) == t.writer_tag || w == t.unwritten_word) return true;
-    if ((w & (kExtended | kLocked)) || !(w & t.reader_bit)) return false;
+    if ((w & kWriterMask) == t.writer_tag || w == t.unwritten_word) return kReadDecided;
+    if ((w & (kExtended | kLocked)) || !(w & t.reader_bit)) return kReadNotDecided;
     for (unsigned i = 0; i < kReuseMemos; ++i) {
       if ((w & kWriterMask) != t.reuse_keys[i].writer_tag || pc != t.reuse_keys[i].pc) continue;
       const ReuseMemo& m = t.reuse_memo[i];
       if ((((addr >> g) ^ m.granule) & m.granule_mask) ||
           ((addr >> kWordBytesLog2) & m.word_mask) == m.sampled_word)
         continue;  // the pair's other entry may hold this granule
-      if (__builtin_expect(m.recent != nullptr, 0) && i != t.crd_front) return alternate(t, i);
+      if (__builtin_expect(m.recent != nullptr, 0) && i != t.crd_front) return static_cast<int>(i);
       for (uint64_t* c : m.counters)
         if (c) ++*c;
-      return true;
+      return kReadDecided;
     }
-    return false;
+    return kReadNotDecided;
+  }
+
+  // A re-read of the pair's second latest granule (with CRD, entry `i`, the
+  // one of entries 0 and 1 that is not crd_front): distance 1, and the two
+  // granules trade places (the entries stay where they are: the front moves).
+  // Out of line: only a sampled CRD's reads come here.
+  __attribute__((noinline)) static bool alternate(ThreadState& t, unsigned i) {
+    if (t.busy) return false;
+    t.busy = 1;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    ReuseMemo& m = t.reuse_memo[i];
+    for (uint64_t* c : {m.counters[0], m.counters[1], m.second_counters[0], m.second_counters[1]})
+      if (c) ++*c;
+    std::swap(m.recent[0], m.recent[1]);
+    const unsigned previous = t.crd_front;
+    t.crd_front = i;
+    // A sampled granule's re-read, now at distance 1, is the slow path's.
+    if (!t.reuse_memo[previous].recent) t.reuse_keys[previous].writer_tag = 0;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t.busy = 0;
+    return true;
   }
 
   // Empties the thread's memo: its entries point into tables about to move
@@ -467,27 +503,6 @@ class CommunicationAnalyzer {
     for (unsigned i = 0; i < kReuseMemos; ++i) t.reuse_keys[i].writer_tag = tags[i];
     std::atomic_signal_fence(std::memory_order_seq_cst);
     t.busy = 0;
-  }
-
-  // A re-read of the pair's second latest granule (with CRD, entry `i`, the
-  // one of entries 0 and 1 that is not crd_front): distance 1, and the two
-  // granules trade places (the entries stay where they are: the front moves).
-  // Out of line: only a sampled CRD's reads come here.
-  __attribute__((noinline)) static bool alternate(ThreadState& t, unsigned i) {
-    if (t.busy) return false;
-    t.busy = 1;
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    ReuseMemo& m = t.reuse_memo[i];
-    for (uint64_t* c : {m.counters[0], m.counters[1], m.second_counters[0], m.second_counters[1]})
-      if (c) ++*c;
-    std::swap(m.recent[0], m.recent[1]);
-    const unsigned previous = t.crd_front;
-    t.crd_front = i;
-    // A sampled granule's re-read, now at distance 1, is the slow path's.
-    if (!t.reuse_memo[previous].recent) t.reuse_keys[previous].writer_tag = 0;
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    t.busy = 0;
-    return true;
   }
 
   // With CRD, after an event of pair `peer` at `pc` on addr's granule (a

@@ -44,25 +44,48 @@ __attribute__((always_inline)) inline bool communication_fast(CommunicationAnaly
                   : CommunicationAnalyzer::read_fast(s, pc, addr, n);
 }
 
+// The other parts of an access the communication analyzer decided.
+template <bool kIsWrite>
+__attribute__((always_inline)) inline void feed_decided(ThreadContext& t, uint64_t pc,
+                                                        const volatile void* a, size_t n) {
+  const uint32_t remaining = t.session->feed_access_fast(t, pc, reinterpret_cast<uintptr_t>(a),
+                                                         static_cast<uint32_t>(n), kIsWrite);
+  if (__builtin_expect(remaining != 0, 0)) weft_access_remaining(pc, a, n, kIsWrite, remaining);
+}
+
+// A read the communication memo decides by an alternation (with CRD):
+// its own function, so that the composed path calls it in a tail position.
+__attribute__((noinline)) void composed_alternation(ThreadContext& t,
+                                                    CommunicationAnalyzer::ThreadState& c,
+                                                    unsigned entry, uint64_t pc,
+                                                    const volatile void* a, size_t n) {
+  if (CommunicationAnalyzer::alternate(c, entry))
+    feed_decided<false>(t, pc, a, n);
+  else
+    weft_access_read(pc, a, n);
+}
+
 // The composed path, out of the hooks themselves (one direct call, inside
 // the module) so that the dormant and communication-only paths above keep
-// a prologue without register saves.
+// a prologue without register saves. Its own calls are tail calls: its
+// fast path saves no registers either.
 template <bool kIsWrite>
 __attribute__((noinline)) void composed_access(ThreadContext& t, uint64_t pc,
                                                const volatile void* a, size_t n) {
   const auto addr = reinterpret_cast<uintptr_t>(a);
   CommunicationAnalyzer::ThreadState* c = t.comm.load(std::memory_order_relaxed);
   if (__builtin_expect(c == nullptr, 0)) return;  // saved, or beyond max_threads
-  if (__builtin_expect(communication_fast<kIsWrite>(*c, pc, addr, n), 1)) {
-    const uint32_t remaining =
-        t.session->feed_access_fast(t, pc, addr, static_cast<uint32_t>(n), kIsWrite);
-    if (__builtin_expect(remaining != 0, 0)) weft_access_remaining(pc, a, n, kIsWrite, remaining);
-    return;
+  if constexpr (kIsWrite) {
+    if (__builtin_expect(CommunicationAnalyzer::is_local_write(*c, addr, n), 1))
+      return feed_decided<true>(t, pc, a, n);
+    return weft_access_write(pc, a, n);
+  } else {
+    const int decided = CommunicationAnalyzer::read_fast_or_alternation(*c, pc, addr, n);
+    if (__builtin_expect(decided == CommunicationAnalyzer::kReadDecided, 1))
+      return feed_decided<false>(t, pc, a, n);
+    if (decided == CommunicationAnalyzer::kReadNotDecided) return weft_access_read(pc, a, n);
+    return composed_alternation(t, *c, static_cast<unsigned>(decided), pc, a, n);
   }
-  if (kIsWrite)
-    weft_access_write(pc, a, n);
-  else
-    weft_access_read(pc, a, n);
 }
 
 template <bool kIsWrite>
