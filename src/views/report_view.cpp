@@ -302,6 +302,10 @@ json optional_text(const std::string& value) { return value.empty() ? json(nullp
 
 json optional_line(uint32_t line) { return line == 0 ? json(nullptr) : json(line); }
 
+double instance_sample_rate(uint64_t skipped, uint64_t rate) {
+  return skipped == 0 || rate == 0 ? 1.0 : 1.0 / static_cast<double>(rate);
+}
+
 json run_json(const ReportFindings& data) {
   const RunFacts& facts = data.run;
   return {
@@ -323,6 +327,12 @@ json run_json(const ReportFindings& data) {
       {"dropped_events", optional_integer(facts.dropped_events)},
       {"dropped_sync_events", optional_integer(facts.dropped_sync_events)},
       {"crd_sample_rate", 1.0 / static_cast<double>(uint64_t{1} << data.profile.crd_sample_shift)},
+      // The share of section instances past their first ones the traces and
+      // false sharing analyzed (1: every one; docs/metrics.md).
+      {"trace_sample_rate",
+       instance_sample_rate(data.profile.trace_skipped_segments, data.profile.trace_sampling)},
+      {"falseshare_sample_rate", instance_sample_rate(data.profile.falseshare_skipped_segments,
+                                                      data.profile.falseshare_sampling)},
   };
 }
 

@@ -528,8 +528,12 @@ TEST_P(MemoryAnalyses, SampledInstancesKeepTheSchedulesAndTheFalseSharing) {
                              " -- " + program("flame_steps_omp", b) + " " + std::to_string(kSteps),
                          dir.path);
   ASSERT_EQ(rec.code, 0) << rec.err;
-  const json exact = view(dir, "report --format json " + exact_profile)["schedules"];
-  const json schedules = view(dir, "report --format json " + sampled_profile)["schedules"];
+  const json exact_report = view(dir, "report --format json " + exact_profile);
+  const json sampled_report = view(dir, "report --format json " + sampled_profile);
+  EXPECT_EQ(exact_report["run"]["trace_sample_rate"], 1.0);
+  EXPECT_EQ(sampled_report["run"]["trace_sample_rate"], 0.25);
+  const json& exact = exact_report["schedules"];
+  const json& schedules = sampled_report["schedules"];
   ASSERT_EQ(schedules.size(), exact.size()) << schedules.dump();
   int traced = 0;
   for (size_t i = 0; i < exact.size(); ++i) {
@@ -570,6 +574,7 @@ TEST_P(MemoryAnalyses, SampledInstancesKeepTheSchedulesAndTheFalseSharing) {
                     dir.path);
   ASSERT_EQ(rec.code, 0) << rec.err;
   const json lines = view(dir, "falseshare --format json " + fs_profile);
+  EXPECT_EQ(view(dir, "report --format json " + fs_profile)["run"]["falseshare_sample_rate"], 0.25);
   ASSERT_EQ(exact_lines.size(), 1u);
   ASSERT_EQ(lines.size(), 1u) << lines.dump();
   EXPECT_EQ(exact_lines[0]["events"], T * (T - 1) * R);
