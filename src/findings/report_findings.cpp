@@ -183,7 +183,9 @@ ReportFindings find_report(const Profile& profile, const ReportOptions& options)
     // By lost time, descending (analyze_imbalance's order).
     for (SectionImbalance& section : analyze_imbalance(profile, ImbalanceOptions{})) {
       data.imbalance_total_lost += section.lost;
-      if (data.imbalance.size() == kReportSections || !(section.lost > 0)) continue;
+      if (data.imbalance.size() == kReportSections || !(section.lost > 0) ||
+          section.imbalance < kNegligibleImbalance)
+        continue;
       std::erase_if(section.causes,
                     [](const ImbalanceCauseLine& c) { return c.score < kNegligibleCauseScore; });
       if (section.causes.size() > kReportCauses) section.causes.resize(kReportCauses);

@@ -51,8 +51,13 @@ inline constexpr size_t kReportLoops = 5;
 
 // The sections of the report: the kReportSections that lost the most time
 // (idle thread-time at their closing points, summed over instances),
-// whatever their imbalance percentage, with kReportCauses causes at most.
+// whatever their imbalance percentage above kNegligibleImbalance, with
+// kReportCauses causes at most.
 inline constexpr size_t kReportSections = 3;
+// A section whose threads' idle fraction averages under this (it prints as
+// "imbalance 0.0%") is not listed: a few thousand idle cycles out of
+// billions are the simulated shared cache's interleaving, nothing to act on.
+inline constexpr double kNegligibleImbalance = 0.0005;
 inline constexpr size_t kReportCauses = 3;
 
 // The run as the profile's meta table records it.

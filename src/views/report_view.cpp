@@ -95,7 +95,8 @@ std::string render_imbalance_summary(const ReportFindings& data) {
       "\nLoad imbalance: the sections that lost the most time (idle thread-time at their "
       "closing points, modeled cycles, summed over instances; details: weft imbalance)\n";
   if (data.profile.no_barrier_recognised()) text += no_barrier_note(data.profile.threads, "  ");
-  if (data.imbalance.empty()) return text + "  none: no section had an idle thread\n";
+  if (data.imbalance.empty())
+    return text + "  none: no section's threads waited for each other (imbalance under 0.05%)\n";
   for (const SectionImbalance& section : data.imbalance) {
     text += fmt::format(
         "  {}  {} instance{}  lost {:.3g} ({:.0f}% of all lost)  imbalance {:.1f}%\n",
