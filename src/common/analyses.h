@@ -123,8 +123,8 @@ inline constexpr AnalysisSetting kFalseSharingSettings[] = {
      "cache line of the false-sharing analysis, bytes (power of two, 8..4096)", "64",
      SettingType::PowerOfTwo, 8, 4096},
     {"falseshare_sampling", "--falseshare-sampling", "WEFT_FALSESHARE_SAMPLING",
-     "in a long run, analyze the section instances of 1 in N time slices, each event counting "
-     "N (1: every instance; --exact; docs/metrics.md)",
+     "in a long run, analyze 1 in N section instances (time steps), each event counting N "
+     "(1: every instance; --exact; docs/metrics.md)",
      "8", SettingType::Unsigned, 1, 1024, "1"},
 };
 inline constexpr std::string_view kFalseSharingCounters[] = {"untracked_accesses",
@@ -138,8 +138,8 @@ inline constexpr AnalysisSetting kTracesSettings[] = {
      "beginning and count the rest as lost",
      "8M", SettingType::ByteSize, 4096},
     {"trace_sampling", "--trace-sampling", "WEFT_TRACE_SAMPLING",
-     "in a long run, trace the section instances of 1 in N time slices (1: every instance; "
-     "--exact; docs/metrics.md)",
+     "in a long run, trace 1 in N section instances (time steps), each whole, the same ones in "
+     "every thread (1: every instance; --exact; docs/metrics.md)",
      "8", SettingType::Unsigned, 1, 1024, "1"},
 };
 inline constexpr std::string_view kTracesCounters[] = {"trace_skipped_segments"};
