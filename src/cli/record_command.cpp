@@ -303,7 +303,7 @@ CaptureConfig capture_config(const RecordOptions& options, const AnalysisPlan& p
   config.analyses = plan.analyses;
   // Where sampled section instances begin, as the runtime reads it (a knob
   // for tests; docs/metrics.md).
-  if (const char* after = std::getenv("WEFT_SAMPLING_AFTER_BLOCKS"); after && *after)
+  if (const char* after = std::getenv(SampledSegments::kAfterBlocksVariable); after && *after)
     config.sampling_after_blocks = std::strtoull(after, nullptr, 10);
   for (const auto& [key, value] : plan.values)
     if (!config.apply_setting(key, value.c_str()))

@@ -548,8 +548,9 @@ TEST_P(MemoryAnalyses, SampledInstancesKeepTheSchedulesAndTheFalseSharing) {
     EXPECT_EQ(s["other_schedules"], json::array()) << s.dump();
     if (s["source"] == "traces") {
       ++traced;
-      EXPECT_LT(s["executions"].get<int>(), kSteps) << s.dump();
-      EXPECT_GE(s["executions"].get<int>(), 2) << s.dump();
+      // The first 8 passes of each region, then the steps the hash selects
+      // (the decision depends on the pass counts alone: every build agrees).
+      EXPECT_EQ(s["executions"], 18) << s.dump();
     } else {
       EXPECT_EQ(s["executions"], kSteps) << s.dump();
     }
@@ -580,8 +581,9 @@ TEST_P(MemoryAnalyses, SampledInstancesKeepTheSchedulesAndTheFalseSharing) {
   EXPECT_EQ(exact_lines[0]["events"], T * (T - 1) * R);
   for (const char* key : {"kind", "symbol", "object_kind", "lines", "fix", "read_only"})
     EXPECT_EQ(lines[0][key], exact_lines[0][key]) << key;
-  const double events = lines[0]["events"].get<double>();
-  EXPECT_NEAR(events / (T * (T - 1) * R), 1.0, 0.25) << lines.dump();
+  // 8 turns counted once, then the selected turns counted 4 times each (the
+  // same in every build and source): 660, an estimate of the 720.
+  EXPECT_EQ(lines[0]["events"], 660) << lines.dump();
   EXPECT_EQ(lines[0]["pairs"].size(), static_cast<size_t>(T * (T - 1))) << lines.dump();
   text = run_command(kWeft + " falseshare " + fs_profile, dir.path);
   ASSERT_EQ(text.code, 0) << text.err;

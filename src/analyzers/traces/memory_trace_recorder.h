@@ -236,7 +236,7 @@ class MemoryTraceRecorder {
     uint32_t segment = 0;           // section-closing records logged so far (close_segment)
     bool exhausted = false;         // the budget ran out: no stream of the thread records any more
     bool paused = false;            // the open segment is not traced (trace_segment)
-    uint32_t skipped_segments = 0;  // segments closed while paused
+    uint32_t skipped_segments = 0;  // segments begun paused
     uint64_t untracked = 0;         // accesses of no stream (pc 0, or the table out of memory)
     PagedHashTable<memory_trace_detail::Stream> streams;
     memory_trace_detail::Arena arena;
@@ -342,13 +342,14 @@ class MemoryTraceRecorder {
 
   // Thread t logged a section-closing record: its next accesses are in its
   // next segment. Only the thread owning `t` may call it.
-  static void close_segment(ThreadState& t) {
-    ++t.segment;
-    t.skipped_segments += t.paused;
+  static void close_segment(ThreadState& t) { ++t.segment; }
+  // Whether the thread's accesses from now on, a segment it begins, are
+  // traced (the capture's choice of segments). Only the thread owning `t`
+  // may call it.
+  static void trace_segment(ThreadState& t, bool traced) {
+    t.paused = !traced;
+    t.skipped_segments += !traced;
   }
-  // Whether the thread's accesses from now on are traced (the capture's
-  // choice of segments). Only the thread owning `t` may call it.
-  static void trace_segment(ThreadState& t, bool traced) { t.paused = !traced; }
 
   // Segments no thread traced (segment_sampling), over all threads.
   uint64_t skipped_segments() const;

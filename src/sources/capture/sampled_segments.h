@@ -14,13 +14,12 @@
 // kind of that record and its object (the barrier, the outlined function);
 // each thread counts the segments it began at each key, and the members of a
 // team pass each barrier, or begin each region, equally often:
-//   - the first kFirstAtEachKey segments at each key are analyzed (a loop
-//     run a few times, every loop's first executions);
 //   - no segment is sampled before some thread has run `after_blocks` basic
-//     blocks (a short program is analyzed whole, its counts exact); the
-//     count from which a thread samples at a key is then rounded up to a
-//     multiple of kStartAlign, so that members seeing the start one pass
-//     apart still agree;
+//     blocks (a short program is analyzed whole, its counts exact); a
+//     thread samples at a key from the multiple of kStartAlign after the
+//     count at which it saw the start, so that members seeing the start one
+//     pass apart still agree, and every loop's first kStartAlign executions
+//     at least are analyzed (a loop run a few times is analyzed whole);
 //   - past those, a hash of (kind, count) selects 1 in N: the barriers of
 //     one time step have the same count, so a step is analyzed whole. A
 //     spin flag's wait and release carry the flag's release number, which
@@ -31,7 +30,6 @@
 // tests a flag in its own thread state.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -43,7 +41,9 @@ namespace weft {
 class SampledSegments {
  public:
   static constexpr uint64_t kDefaultAfterBlocks = uint64_t{1} << 24;
-  static constexpr uint32_t kFirstAtEachKey = 2;
+  // Where `weft record` and the runtime read another after_blocks (a knob
+  // for tests; docs/metrics.md).
+  static constexpr const char* kAfterBlocksVariable = "WEFT_SAMPLING_AFTER_BLOCKS";
   static constexpr uint32_t kStartAlign = 8;
   static constexpr uint32_t kKeys = 16;
 
@@ -52,21 +52,19 @@ class SampledSegments {
     uint32_t keys_used = 0;
     uint64_t key[kKeys] = {};
     uint32_t count[kKeys] = {};
-    uint32_t from[kKeys] = {};  // the count sampling starts at (0: not yet started)
+    uint64_t from[kKeys] = {};  // the count sampling starts at (0: not yet started)
   };
 
   // A segment's place among the team's: the count the decision hashes, and
   // the count below which it is analyzed regardless.
   struct Position {
     uint64_t count = 0;
-    uint64_t sampled_from = ~uint64_t{0};
+    uint64_t sampled_from = ~uint64_t{0};  // ~0: not sampled yet
     uint64_t kind = 0;  // the record's kind, a spin flag's wait and release alike
   };
 
   explicit SampledSegments(uint64_t after_blocks = kDefaultAfterBlocks)
       : after_blocks_(after_blocks) {}
-
-  uint64_t after_blocks() const { return after_blocks_; }
 
   // A thread closed a segment having run `blocks` basic blocks.
   void on_close(uint64_t blocks) {
@@ -88,14 +86,14 @@ class SampledSegments {
       ++t.keys_used;
     }
     const uint32_t count = t.count[i]++;
-    if (started && t.from[i] == 0) t.from[i] = (count + kStartAlign) / kStartAlign * kStartAlign;
     Position p;
     // A spin flag's release number is the team's own count (its releaser
     // logs a release, the others a wait).
     const bool spin = kind == SyncKind::SpinBarrier || kind == SyncKind::SpinRelease;
     p.count = spin && arg1 > 0 ? static_cast<uint64_t>(arg1) : count;
     p.kind = static_cast<uint32_t>(spin ? SyncKind::SpinBarrier : kind);
-    if (t.from[i] != 0) p.sampled_from = std::max<uint64_t>(t.from[i], kFirstAtEachKey);
+    if (started && t.from[i] == 0) t.from[i] = (p.count + kStartAlign) / kStartAlign * kStartAlign;
+    if (t.from[i] != 0) p.sampled_from = t.from[i];
     return p;
   }
 

@@ -252,8 +252,8 @@ void initialize() {
   config.granularity = static_cast<unsigned>(parse_u64(getenv("WEFT_GRANULARITY"), 64));
   config.max_threads = static_cast<unsigned>(parse_u64(getenv("WEFT_MAX_THREADS"), 1024));
   // Where sampled section instances begin (docs/metrics.md): a knob for tests.
-  config.sampling_after_blocks =
-      parse_u64(getenv("WEFT_SAMPLING_AFTER_BLOCKS"), SampledSegments::kDefaultAfterBlocks);
+  config.sampling_after_blocks = parse_u64(getenv(SampledSegments::kAfterBlocksVariable),
+                                           SampledSegments::kDefaultAfterBlocks);
   if (config.granularity == 0 || config.granularity > 4096 ||
       (config.granularity & (config.granularity - 1)) != 0 || config.max_threads == 0 ||
       config.max_threads > CommunicationAnalyzer::kMaxThreadsLimit) {
