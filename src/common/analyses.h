@@ -112,8 +112,14 @@ inline constexpr AnalysisSetting kImbalanceSettings[] = {
      "simulate 1 in N sets of each cache of the imbalance analysis, each miss counting N "
      "(1: every set, the exact model; --exact; docs/metrics.md)",
      "8", SettingType::PowerOfTwo, 1, 64, "1"},
+    {"imbalance_instance_sampling", "--imbalance-instance-sampling",
+     "WEFT_IMBALANCE_INSTANCE_SAMPLING",
+     "in a long run, count the memory instructions (executions, misses) of 1 in N section "
+     "instances, control flow in all (1: every instance; --exact; docs/metrics.md)",
+     "8", SettingType::Unsigned, 1, 1024, "1"},
 };
-inline constexpr std::string_view kImbalanceCounters[] = {"imbalance_repeated_segments"};
+inline constexpr std::string_view kImbalanceCounters[] = {"imbalance_repeated_segments",
+                                                          "imbalance_unmeasured_segments"};
 inline constexpr std::string_view kImbalanceTables[] = {
     "section_instances", "section_instance_threads", "instance_edges", "instance_instructions",
     "control_flow_blocks"};

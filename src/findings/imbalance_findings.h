@@ -51,6 +51,9 @@ struct SectionImbalance {
   RegionInfo region;
   size_t instances = 0;
   size_t analyzed_instances = 0;
+  // Instances whose memory instructions were counted (sampled section
+  // instances): only these are diagnosed; the others' misses are estimates.
+  size_t measured_instances = 0;
   double imbalance = 0;                    // mean over instances of the idle fraction
   double lost = 0;                         // sum over instances and threads of (max - busy)
   std::vector<uint32_t> threads;           // thread ids, ascending

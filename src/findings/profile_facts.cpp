@@ -23,6 +23,10 @@ ProfileFacts profile_facts(const Profile& profile) {
   facts.falseshare_sampling = profile.meta_unsigned("falseshare_sampling").value_or(1);
   facts.trace_skipped_segments = profile.meta_unsigned("trace_skipped_segments").value_or(0);
   facts.trace_sampling = profile.meta_unsigned("trace_sampling").value_or(1);
+  facts.imbalance_unmeasured_segments =
+      profile.meta_unsigned("imbalance_unmeasured_segments").value_or(0);
+  facts.imbalance_instance_sampling =
+      profile.meta_unsigned("imbalance_instance_sampling").value_or(1);
   return facts;
 }
 
@@ -45,6 +49,8 @@ std::string instance_sampling_note(const ProfileFacts& facts) {
   add(facts.falseshare_skipped_segments, facts.falseshare_sampling,
       "false sharing (its counts are estimates)");
   add(facts.trace_skipped_segments, facts.trace_sampling, "traces");
+  add(facts.imbalance_unmeasured_segments, facts.imbalance_instance_sampling,
+      "the imbalance analysis' memory counts (the other instances' misses are estimated)");
   if (which.empty()) return "";
   return "a long run: past each loop's first executions, section instances analyzed by " + which +
          " (`weft record --exact` analyzes every one)";

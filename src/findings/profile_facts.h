@@ -32,6 +32,9 @@ struct ProfileFacts {
   uint64_t falseshare_sampling = 1;
   uint64_t trace_skipped_segments = 0;
   uint64_t trace_sampling = 1;
+  // Segments whose memory instructions the imbalance analysis did not count.
+  uint64_t imbalance_unmeasured_segments = 0;
+  uint64_t imbalance_instance_sampling = 1;
   // Several threads, and none of their sections closed at a barrier: the
   // program synchronizes in a way weft does not recognise (spin flags, a
   // hand-written barrier), so there is no section to analyze but the

@@ -136,6 +136,8 @@ constexpr MetaRule kMetaRules[] = {
     {"trace_skipped_segments", "a whole number", is_count},
     {"imbalance_repeated_segments", "a whole number", is_count},
     {"imbalance_cache_sampling", "a whole number", is_count},
+    {"imbalance_instance_sampling", "a whole number", is_count},
+    {"imbalance_unmeasured_segments", "a whole number", is_count},
     {"untracked_accesses", "a whole number", is_count},
 };
 

@@ -8,11 +8,11 @@
 
 namespace weft {
 
-inline constexpr int kProfileSchemaVersion = 4;
+inline constexpr int kProfileSchemaVersion = 5;
 // The oldest schema this weft reads: older ones are refused with a request to
-// record again (docs/profile-format.md, "Versions", says how to migrate a v2
-// profile by hand).
-inline constexpr int kOldestReadableSchemaVersion = 4;
+// record again (docs/profile-format.md, "Versioning", says how to migrate a
+// v4 profile by hand).
+inline constexpr int kOldestReadableSchemaVersion = 5;
 
 // PRAGMA application_id of every profile ("weft" in ASCII), so that `file`
 // and other tools can recognise one.

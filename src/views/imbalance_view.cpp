@@ -35,6 +35,7 @@ std::string render_json(const ImbalanceFindings& findings, size_t top) {
                                {"region", s.region.name},
                                {"instances", s.instances},
                                {"analyzed_instances", s.analyzed_instances},
+                               {"measured_instances", s.measured_instances},
                                {"imbalance", s.imbalance},
                                {"lost", s.lost},
                                {"unlocated_causes", s.unlocated_causes},
@@ -56,14 +57,19 @@ std::string render_table(const ImbalanceFindings& findings, size_t top) {
       unit);
   if (!findings.profile.complete)
     out += fmt::format("warning: INCOMPLETE profile ({})\n", findings.profile.incomplete_reason);
+  if (const std::string note = instance_sampling_note(findings.profile); !note.empty())
+    out += "note: " + note + "\n";
   if (findings.profile.no_barrier_recognised())
     out += no_barrier_note(findings.profile.threads, "");
   if (sections.empty()) out += "\nNo section instance with two or more threads was recorded.\n";
   constexpr size_t kBarWidth = 40;
   for (const SectionImbalance& s : sections) {
-    out += fmt::format("\n{}  instances {} (analyzed {})  lost {:.3g}  imbalance {:.1f}%\n",
-                       section_location(s.region), s.instances, s.analyzed_instances, s.lost,
-                       100 * s.imbalance);
+    const std::string measured = s.measured_instances < s.instances
+                                     ? fmt::format("memory counted in {}, ", s.measured_instances)
+                                     : std::string();
+    out += fmt::format("\n{}  instances {} ({}analyzed {})  lost {:.3g}  imbalance {:.1f}%\n",
+                       section_location(s.region), s.instances, measured, s.analyzed_instances,
+                       s.lost, 100 * s.imbalance);
     out += "  busy per thread, summed over the instances:\n";
     const double longest = s.busy.empty() ? 0 : *std::max_element(s.busy.begin(), s.busy.end());
     for (size_t i = 0; i < s.threads.size(); ++i) {

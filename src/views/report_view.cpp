@@ -328,12 +328,16 @@ json run_json(const ReportFindings& data) {
       {"dropped_events", optional_integer(facts.dropped_events)},
       {"dropped_sync_events", optional_integer(facts.dropped_sync_events)},
       {"crd_sample_rate", 1.0 / static_cast<double>(uint64_t{1} << data.profile.crd_sample_shift)},
-      // The share of section instances past their first ones the traces and
-      // false sharing analyzed (1: every one; docs/metrics.md).
+      // The share of section instances past their first ones the traces,
+      // false sharing and the imbalance analysis' memory counts analyzed (1:
+      // every one; docs/metrics.md).
       {"trace_sample_rate",
        instance_sample_rate(data.profile.trace_skipped_segments, data.profile.trace_sampling)},
       {"falseshare_sample_rate", instance_sample_rate(data.profile.falseshare_skipped_segments,
                                                       data.profile.falseshare_sampling)},
+      {"imbalance_memory_sample_rate",
+       instance_sample_rate(data.profile.imbalance_unmeasured_segments,
+                            data.profile.imbalance_instance_sampling)},
   };
 }
 

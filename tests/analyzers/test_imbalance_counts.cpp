@@ -437,6 +437,61 @@ TEST(ImbalanceCounts, SegmentsWithTheCountsOfAnEarlierOneAreRepeats) {
   EXPECT_EQ(expand_logs(counts), expected);
 }
 
+// Sampled section instances (ImbalanceConfig::segment_sampling): a segment
+// whose memory instructions are not measured counts its edges exactly and
+// no access at all, and logs a SegmentUnmeasured; the decision made for the
+// next segment takes effect where that segment begins (at the close, or at
+// the resume after a wait), not in the segment still open.
+TEST(ImbalanceCounts, UnmeasuredSegmentsCountEdgesAndNoAccess) {
+  ImbalanceCounts counts(small_config());
+  ImbalanceCounts::ThreadState* t = counts.attach(3);
+  ASSERT_NE(t, nullptr);
+  auto work = [&](uint64_t line) {
+    counts.block(*t, 0x10, 2);
+    counts.access(*t, 0x11, line * 64, 8);
+    EXPECT_TRUE(counts.access_fast(*t, 0x11, line * 64, 8));  // the same line again
+    counts.block(*t, 0x20, 3);
+  };
+  work(100);                                         // segment 0: measured
+  ImbalanceCounts::measure_next_segment(*t, false);  // decided for segment 1
+  work(101);                                         // still segment 0
+  counts.close_segment(*t);                          // segment 1 begins unmeasured
+  EXPECT_TRUE(t->memory_paused);
+  work(102);
+  ImbalanceCounts::measure_next_segment(*t, true);
+  counts.close_segment(*t);  // segment 2 begins measured
+  work(103);
+  ImbalanceCounts::measure_next_segment(*t, false);
+  counts.close_segment(*t);  // a close the thread waits at: segment 3 ...
+  ImbalanceCounts::measure_next_segment(*t, true);
+  ImbalanceCounts::resume_segment(*t);               // ... begins measured at the resume
+  for (uint64_t line : {104, 105, 106}) work(line);  // (not a repeat of an earlier segment)
+  counts.close_segment(*t);
+
+  std::map<uint32_t, uint64_t> executions;  // by segment
+  std::map<uint32_t, uint64_t> misses;
+  counts.for_each_instruction([&](const SegmentInstruction& r) {
+    executions[r.segment] += r.executions;
+    misses[r.segment] += r.l1_misses;
+  });
+  // Each work() runs the instruction twice on one new line: one cold miss,
+  // then a hit the fast path counts. Segment 0 ran it twice, segment 1 is
+  // not counted, segment 2 once, segment 3 three times.
+  EXPECT_EQ(executions, (std::map<uint32_t, uint64_t>{{0, 4}, {2, 2}, {3, 6}}));
+  EXPECT_EQ(misses, (std::map<uint32_t, uint64_t>{{0, 2}, {2, 1}, {3, 3}}));
+  std::map<uint32_t, uint64_t> edges;
+  counts.for_each_edge([&](const SegmentEdge& e) { edges[e.segment] += e.count; });
+  EXPECT_EQ(edges, (std::map<uint32_t, uint64_t>{{0, 4}, {1, 2}, {2, 2}, {3, 6}}));
+  std::vector<uint32_t> unmeasured;
+  counts.for_each_unmeasured([&](const SegmentUnmeasured& u) {
+    EXPECT_EQ(u.thread, 3u);
+    unmeasured.push_back(u.segment);
+  });
+  EXPECT_EQ(unmeasured, std::vector<uint32_t>{1});
+  EXPECT_EQ(counts.unmeasured_segments(), 1u);
+  EXPECT_EQ(counts.dropped(), 0u);
+}
+
 // Each thread repeats only its own segments.
 TEST(ImbalanceCounts, RepeatsAreWithinAThread) {
   ImbalanceCounts counts(small_config());

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -76,7 +77,8 @@ const std::map<uint32_t, std::vector<int>> kKinds = {
     {2, {3, 3, 3, 3, 3, 3, 3, 3, 3}},
 };
 
-RunCapture capture(bool with_repeats) {
+RunCapture capture(bool with_repeats,
+                   const std::set<std::pair<uint32_t, uint32_t>>& unmeasured = {}) {
   RunCapture c;
   c.complete = true;
   c.max_threads = 3;
@@ -98,6 +100,14 @@ RunCapture capture(bool with_repeats) {
         add_segment(thread, segment, kinds[segment], edges, instructions);
     }
   }
+  std::vector<SegmentUnmeasured> unmeasured_records;
+  for (const auto& [thread, segment] : unmeasured) {
+    std::erase_if(instructions, [&](const SegmentInstruction& r) {
+      return r.thread == thread && r.segment == segment;
+    });
+    unmeasured_records.push_back({thread, segment});
+  }
+  if (!unmeasured.empty()) c.set_records(kSegmentsUnmeasured, unmeasured_records);
   c.set_records(kSegmentEdges, edges);
   c.set_records(kSegmentInstructions, instructions);
   if (with_repeats) c.set_records(kSegmentRepeats, repeats);
@@ -172,6 +182,78 @@ TEST(ImbalanceRepeats, GiveTheTablesOfFullSegments) {
   EXPECT_EQ(std::get<4>(busy[1]), 8u * 4 + 2);
   EXPECT_EQ(std::get<5>(busy[0]), 1u);  // L1 misses: k
   EXPECT_EQ(std::get<5>(busy[1]), 3u);
+}
+
+// Sampled section instances: an instance with a segment whose memory
+// instructions were not counted is unmeasured. Its edges and instructions are
+// exact, it has no instance_instructions, and its threads' misses are their
+// instructions at the thread's miss rates in the section's nearest measured
+// instance before it (after it, for the first); the control-flow totals (hot
+// loops' block counts) come from the measured instances alone.
+TEST(ImbalanceRepeats, UnmeasuredInstancesTakeTheNearestMeasuredMissRates) {
+  weft_test::TempDir dir("weft-test-unmeasured");
+  RunInfo info;
+  info.command = "/bin/app";
+  const std::string full = dir.path / "full.weft", sampled = dir.path / "sampled.weft";
+  build_profile(capture(false), info, full);
+  // Rounds 0, 4 and 5 of both workers (instances 1, 5, 6), round 6 of
+  // thread 2 only (instance 7).
+  build_profile(capture(false, {{1, 0}, {2, 0}, {1, 4}, {2, 4}, {1, 5}, {2, 5}, {2, 6}}), info,
+                sampled);
+  const ImbalanceTables exact = read_tables(full);
+  const ImbalanceTables got = read_tables(sampled);
+  const Profile profile = Profile::open(sampled);
+  std::vector<int64_t> unmeasured;
+  for (const SectionInstanceInfo& i : section_instances(profile))
+    if (!i.measured) unmeasured.push_back(i.id);
+  EXPECT_EQ(unmeasured, (std::vector<int64_t>{1, 5, 6, 7}));
+
+  EXPECT_EQ(got.edges, exact.edges);
+  for (int64_t id : {1, 5, 6, 7}) EXPECT_FALSE(got.instructions.contains(id)) << id;
+  for (int64_t id : {2, 3, 4, 8, 9}) EXPECT_EQ(got.instructions.at(id), exact.instructions.at(id));
+
+  // Thread 1's rounds are of kinds 0, 1, 0, 1, 1, 0, 0, 1: round 3 (kind 1:
+  // 18 instructions, 1 L1 and 1 L2 miss) is the nearest measured one before
+  // rounds 4, 5 and 6; round 1 (kind 1 too) the nearest after round 0. A
+  // kind-0 round (10 instructions) at those rates: 10 / 18 = 0.56 -> 1 L1,
+  // 1 L2 (its true counts are 0 and 1). Thread 2 is of kind 3 in every round
+  // (34 instructions, 3 L1, 1 L2): its estimates are exact.
+  auto thread_row = [&](size_t instance, size_t k) {
+    return std::get<4>(got.instances[instance])[k];
+  };
+  auto expect_row = [&](const ThreadRow& row, uint32_t thread, uint64_t instructions, uint64_t l1,
+                        uint64_t l2) {
+    EXPECT_EQ(std::get<0>(row), thread);
+    EXPECT_EQ(std::get<4>(row), instructions);
+    EXPECT_EQ(std::get<5>(row), l1);
+    EXPECT_EQ(std::get<6>(row), l2);
+    EXPECT_EQ(std::get<7>(row), 0u);
+    EXPECT_DOUBLE_EQ(std::get<8>(row), static_cast<double>(instructions) +
+                                           info.miss_penalties[0] * static_cast<double>(l1) +
+                                           info.miss_penalties[1] * static_cast<double>(l2));
+  };
+  expect_row(thread_row(0, 0), 1, 10, 1, 1);
+  expect_row(thread_row(0, 1), 2, 34, 3, 1);
+  expect_row(thread_row(4, 0), 1, 18, 1, 1);
+  expect_row(thread_row(5, 0), 1, 10, 1, 1);
+  expect_row(thread_row(6, 0), 1, 10, 1, 1);
+  expect_row(thread_row(6, 1), 2, 34, 3, 1);
+  // A measured instance keeps its counts.
+  EXPECT_EQ(got.instances[2], exact.instances[2]);
+
+  // Control-flow totals: the measured instances' edges and executions only.
+  // Edge 0x1010 -> 0x1000 runs k times per segment: instances 1 (k = 0 and
+  // 3), 5 (1, 3), 6 (0, 3) and 7 (0, 3) are left out; instruction 0x1004
+  // runs k + 1 times.
+  auto loop_back = [](const Profile& p) {
+    for (const EdgeTotal& e : edge_totals(p))
+      if (e.from == 0x1010 && e.to == 0x1000) return e.count;
+    return uint64_t{0};
+  };
+  const Profile all = Profile::open(full);
+  EXPECT_EQ(loop_back(profile), loop_back(all) - 13);
+  EXPECT_EQ(instruction_executions(profile).at(0x1004),
+            instruction_executions(all).at(0x1004) - 21);
 }
 
 }  // namespace

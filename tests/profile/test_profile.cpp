@@ -177,9 +177,9 @@ TEST_F(ProfileTest, RoundTripMetaAndThreads) {
   build_profile(sample_capture(), sample_info(), path);
   Profile profile = Profile::open(path);
 
-  EXPECT_EQ(profile.schema_version(), 4);
+  EXPECT_EQ(profile.schema_version(), 5);
   EXPECT_TRUE(profile.complete());
-  EXPECT_EQ(profile.meta_value("schema_version"), "4");
+  EXPECT_EQ(profile.meta_value("schema_version"), "5");
   EXPECT_EQ(profile.meta_value("weft_version"), "0.1.0-test");
   EXPECT_EQ(profile.meta_value("source"), "compile");
   EXPECT_EQ(profile.meta_value("command"), "/bin/app");
@@ -385,17 +385,17 @@ TEST_F(ProfileTest, NewerSchemaIsRefused) {
   write_placeholder_profile(path, sample_info(), "compile", 64, "test");
   sql(path, "UPDATE meta SET value = '99' WHERE key = 'schema_version'");
   EXPECT_EQ(expect_open_error(path),
-            path + " has profile schema version 99, this weft reads up to 4; upgrade weft");
+            path + " has profile schema version 99, this weft reads up to 5; upgrade weft");
 }
 
 TEST_F(ProfileTest, OlderSchemaAsksToRecordAgain) {
   const std::string path = file("past.weft");
   write_placeholder_profile(path, sample_info(), "compile", 64, "test");
-  // Version 3 had no word distances (crd_word_distances).
-  sql(path, "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+  // Version 4 had no measured column in section_instances.
+  sql(path, "UPDATE meta SET value = '4' WHERE key = 'schema_version'");
   EXPECT_EQ(expect_open_error(path), path +
-                                         " has profile schema version 3, older than this weft "
-                                         "reads (4); record it again");
+                                         " has profile schema version 4, older than this weft "
+                                         "reads (5); record it again");
 }
 
 // CRD distances, footprints and sections: pooled per region, and the

@@ -8,13 +8,16 @@ namespace weft {
 
 namespace {
 
-// cache_levels and imbalance_cache_sampling; miss_penalties is weft record's
+// cache_levels, imbalance_cache_sampling and imbalance_instance_sampling;
+// miss_penalties is weft record's
 // alone (the runtime ignores it).
 bool configure(CaptureConfig& config, const AnalysisSetting& setting, const char* value,
                uint64_t number) {
   if (setting.key == "cache_levels") return parse_cache_levels(value, config.imbalance.cache);
   if (setting.key == "imbalance_cache_sampling")
     config.imbalance.cache_sampling = static_cast<uint32_t>(number);
+  if (setting.key == "imbalance_instance_sampling")
+    config.imbalance.segment_sampling = static_cast<uint32_t>(number);
   return true;
 }
 
@@ -44,6 +47,8 @@ void values(const CaptureAnalyzers& a, ValueLines& out) {
   out.text("cache_levels", levels);
   out.number("imbalance_cache_sampling", a.imbalance->cache_sampling());
   out.number("imbalance_repeated_segments", a.imbalance->repeated_segments());
+  out.number("imbalance_instance_sampling", a.imbalance->config().segment_sampling);
+  out.number("imbalance_unmeasured_segments", a.imbalance->unmeasured_segments());
 }
 
 void write_sections(CaptureSession& session, RawWriter& out) {
@@ -52,6 +57,8 @@ void write_sections(CaptureSession& session, RawWriter& out) {
   write_records(out, kSegmentInstructions,
                 [&](auto&& emit) { imbalance->for_each_instruction(emit); });
   write_records(out, kSegmentRepeats, [&](auto&& emit) { imbalance->for_each_repeat(emit); });
+  write_records(out, kSegmentsUnmeasured,
+                [&](auto&& emit) { imbalance->for_each_unmeasured(emit); });
 }
 
 }  // namespace

@@ -57,12 +57,15 @@ ImbalanceCounts::ThreadState* ImbalanceCounts::attach(uint32_t tid) {
     t.edge_log.set_max_chunks(config_.max_log_chunks);
     t.instruction_log.set_max_chunks(config_.max_log_chunks);
     t.repeat_log.set_max_chunks(config_.max_log_chunks);
+    t.unmeasured_log.set_max_chunks(config_.max_log_chunks);
     return true;
   });
 }
 
 void ImbalanceCounts::close_segment(ThreadState& t) {
   if (t.edges.size() != 0 || t.instructions.size() != 0) log_counts(t);
+  if (t.memory_paused) t.unmeasured_log.append(SegmentUnmeasured{t.tid, t.segment});
+  t.memory_paused = t.next_memory_paused;
   t.edges.zero();
   t.instructions.zero();
   // Held events continue into the next segment from their own last block.
@@ -103,6 +106,7 @@ void ImbalanceCounts::compact_thread(ThreadState& t) {
   t.edge_log.compact();
   t.instruction_log.compact();
   t.repeat_log.compact();
+  t.unmeasured_log.compact();
   forget_pages(t.frames, kMaxFrames * sizeof(uint64_t));
 }
 
@@ -242,7 +246,8 @@ void ImbalanceCounts::log_counts(ThreadState& t) {
 uint64_t ImbalanceCounts::dropped() const {
   uint64_t n = 0;
   for_each_thread([&](const ThreadState& t) {
-    n += t.dropped + t.edge_log.dropped() + t.instruction_log.dropped() + t.repeat_log.dropped();
+    n += t.dropped + t.edge_log.dropped() + t.instruction_log.dropped() + t.repeat_log.dropped() +
+         t.unmeasured_log.dropped();
   });
   return n;
 }
@@ -250,6 +255,12 @@ uint64_t ImbalanceCounts::dropped() const {
 uint64_t ImbalanceCounts::repeated_segments() const {
   uint64_t n = 0;
   for_each_thread([&](const ThreadState& t) { n += t.repeat_log.size(); });
+  return n;
+}
+
+uint64_t ImbalanceCounts::unmeasured_segments() const {
+  uint64_t n = 0;
+  for_each_thread([&](const ThreadState& t) { n += t.unmeasured_log.size(); });
   return n;
 }
 

@@ -52,6 +52,12 @@ struct ImbalanceConfig {
   // set, the exact model (the default here; `weft record`'s is its
   // imbalance_cache_sampling setting, src/common/analyses.h).
   uint32_t cache_sampling = 1;
+  // In a long run, the memory instructions of 1 in this many section
+  // instances are analyzed (SampledSegments; docs/metrics.md, "Sampled
+  // section instances"); the others count their control flow only. 1: every
+  // instance (the default here; `weft record`'s is its
+  // imbalance_instance_sampling setting).
+  uint32_t segment_sampling = 1;
 };
 
 // Set sampling of the simulated caches (docs/metrics.md, "Simulated
@@ -167,6 +173,11 @@ class ImbalanceCounts {
     RecordLog<SegmentRepeat> repeat_log;
     uint64_t dropped = 0;  // events lost to memory exhaustion
     HeldEvents held;
+    // The open segment's memory instructions are not analyzed (sampled
+    // section instances); the next segment's, once the open one closes.
+    bool memory_paused = false;
+    bool next_memory_paused = false;
+    RecordLog<SegmentUnmeasured> unmeasured_log;
   };
 
   explicit ImbalanceCounts(const ImbalanceConfig& config);
@@ -244,6 +255,7 @@ class ImbalanceCounts {
   // One execution of memory instruction `pc` on [addr, addr + size): one
   // cache lookup per line it touches.
   void access(ThreadState& t, uint64_t pc, uint64_t addr, uint64_t size) {
+    if (t.memory_paused) return;
     InstructionCount* c = __builtin_expect(t.held.active, 0) ? held_instruction(t, pc)
                                                              : t.instructions.find_or_insert(pc);
     if (__builtin_expect(c == nullptr, 0)) {
@@ -264,6 +276,7 @@ class ImbalanceCounts {
   // instruction found recently on one line that needs no cache lookup
   // (true); otherwise nothing is changed (false): call access().
   bool access_fast(ThreadState& t, uint64_t pc, uint64_t addr, uint64_t size) const {
+    if (t.memory_paused) return true;
     if (__builtin_expect(t.held.active, 0)) return false;
     const uint64_t line = addr >> line_shift_;
     if (__builtin_expect(((addr + (size ? size - 1 : 0)) >> line_shift_) != line, 0)) return false;
@@ -274,8 +287,17 @@ class ImbalanceCounts {
     return true;
   }
 
+  // Whether the memory instructions of the thread's next segment (the one
+  // a close_segment or a resume_segment begins) are analyzed.
+  static void measure_next_segment(ThreadState& t, bool measured) {
+    t.next_memory_paused = !measured;
+  }
+  // The thread resumes after waiting: its next segment begins.
+  static void resume_segment(ThreadState& t) { t.memory_paused = t.next_memory_paused; }
+
   // Ends the thread's open segment: its counts go to the logs, in full or
-  // as a repeat of an earlier segment.
+  // as a repeat of an earlier segment (a segment whose memory instructions
+  // were not analyzed also logs a SegmentUnmeasured).
   void close_segment(ThreadState& t);
 
   // The thread ended (its last segment closed): its caches and open-segment
@@ -300,10 +322,16 @@ class ImbalanceCounts {
   void for_each_repeat(Visitor&& visit) const {
     for_each_thread([&](const ThreadState& t) { t.repeat_log.for_each(visit); });
   }
+  template <class Visitor>
+  void for_each_unmeasured(Visitor&& visit) const {
+    for_each_thread([&](const ThreadState& t) { t.unmeasured_log.for_each(visit); });
+  }
 
   uint64_t dropped() const;
   // Segments logged as repeats of an earlier one.
   uint64_t repeated_segments() const;
+  // Segments whose memory instructions were not analyzed.
+  uint64_t unmeasured_segments() const;
   // Misses each simulated miss counts for (1: the exact model).
   uint64_t cache_sampling() const { return sampling_.rate(); }
 

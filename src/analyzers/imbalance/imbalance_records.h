@@ -1,7 +1,7 @@
 // What the imbalance analysis hands from the capture to the profile builder:
 // per thread and segment, the control-flow edges and the memory
 // instructions' executions and simulated misses, or that they repeat an
-// earlier segment's.
+// earlier segment's, or that its memory instructions were not analyzed.
 #pragma once
 
 #include <cstdint>
@@ -43,11 +43,21 @@ struct SegmentRepeat {
   uint32_t same_as = 0;  // < segment
 };
 
+// A segment whose memory instructions were not analyzed (sampled section
+// instances, ImbalanceConfig::segment_sampling): its edges are exact, its
+// memory instructions' executions and misses were not counted.
+struct SegmentUnmeasured {
+  uint32_t thread = 0;
+  uint32_t segment = 0;
+};
+
 inline constexpr RecordSection<SegmentEdge> kSegmentEdges{
     analysis_section_tag(AnalysisId::Imbalance, 1)};
 inline constexpr RecordSection<SegmentInstruction> kSegmentInstructions{
     analysis_section_tag(AnalysisId::Imbalance, 2)};
 inline constexpr RecordSection<SegmentRepeat> kSegmentRepeats{
     analysis_section_tag(AnalysisId::Imbalance, 3)};
+inline constexpr RecordSection<SegmentUnmeasured> kSegmentsUnmeasured{
+    analysis_section_tag(AnalysisId::Imbalance, 4)};
 
 }  // namespace weft

@@ -1,6 +1,8 @@
 #include "analyzers/imbalance/imbalance_tables.h"
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <span>
@@ -25,7 +27,8 @@ namespace {
 constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE section_instances(
   id INTEGER PRIMARY KEY, region_id INTEGER NOT NULL REFERENCES regions(id),
-  instance INTEGER NOT NULL, thread_count INTEGER NOT NULL, imbalance REAL NOT NULL);
+  instance INTEGER NOT NULL, thread_count INTEGER NOT NULL, imbalance REAL NOT NULL,
+  measured INTEGER NOT NULL);
 CREATE TABLE section_instance_threads(
   instance_id INTEGER NOT NULL REFERENCES section_instances(id), thread INTEGER NOT NULL,
   start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, wall_ns INTEGER NOT NULL,
@@ -73,6 +76,23 @@ struct InstanceThreadTotals {
   uint64_t instructions = 0;
   uint64_t misses[3] = {0, 0, 0};
   double modeled_cycles = 0;
+};
+
+// A thread's instructions and misses in a measured instance: the rates an
+// unmeasured instance's misses are estimated at.
+struct MissRates {
+  uint64_t instructions = 0;
+  uint64_t misses[3] = {0, 0, 0};
+  void add(const InstanceThreadTotals& t) {
+    instructions += t.instructions;
+    for (int level = 0; level < 3; ++level) misses[level] += t.misses[level];
+  }
+  uint64_t estimate(uint64_t executed, int level) const {
+    if (instructions == 0) return 0;
+    return static_cast<uint64_t>(
+        std::llround(static_cast<double>(executed) * static_cast<double>(misses[level]) /
+                     static_cast<double>(instructions)));
+  }
 };
 
 // Orders records and (thread, segment) keys by thread, then segment.
@@ -126,6 +146,8 @@ class ImbalanceRows : public AnalysisRows {
         instructions_(by_segment(build.capture.records(kSegmentInstructions))),
         repeats_(by_segment(build.capture.records(kSegmentRepeats))),
         instances_(find_section_instances(build.capture.sync)) {
+    for (const SegmentUnmeasured& u : build.capture.records(kSegmentsUnmeasured))
+      unmeasured_.insert({u.thread, u.segment});
     for (const SectionInstance& instance : instances_)
       for (const SectionInstanceThread& t : instance.threads)
         for (uint32_t segment = t.first_segment; segment <= t.segment; ++segment)
@@ -163,12 +185,27 @@ class ImbalanceRows : public AnalysisRows {
     }
   }
   InstanceThreadTotals totals_of(const SectionInstanceThread& t) const;
+  // Whether every segment of the instance had its memory instructions
+  // analyzed (sampled section instances).
+  bool measured_instance(const SectionInstance& instance) const {
+    for (const SectionInstanceThread& t : instance.threads)
+      for (uint32_t s = t.first_segment; s <= t.segment; ++s)
+        if (unmeasured_.contains({t.thread, s})) return false;
+    return true;
+  }
+  double modeled_cycles(const InstanceThreadTotals& total) const {
+    double cycles = static_cast<double>(total.instructions);
+    for (int level = 0; level < 3; ++level)
+      cycles += static_cast<double>(total.misses[level]) * info_.miss_penalties[level];
+    return cycles;
+  }
 
   const RunInfo& info_;
   std::vector<SegmentEdge> edges_;                // by segment
   std::vector<SegmentInstruction> instructions_;  // by segment
   std::vector<SegmentRepeat> repeats_;            // by segment
   std::vector<SectionInstance> instances_;
+  std::set<std::pair<uint32_t, uint32_t>> unmeasured_;  // (thread, segment)
   // The (thread, segment) pairs whose records hold some instance's counts
   std::set<std::pair<uint32_t, uint32_t>> counted_;
   std::map<uint64_t, ControlFlowBlock> blocks_;  // by the pc a block record gave
@@ -186,9 +223,7 @@ InstanceThreadTotals ImbalanceRows::totals_of(const SectionInstanceThread& t) co
       total.misses[2] += r.llc_misses;
     }
   }
-  total.modeled_cycles = static_cast<double>(total.instructions);
-  for (int level = 0; level < 3; ++level)
-    total.modeled_cycles += static_cast<double>(total.misses[level]) * info_.miss_penalties[level];
+  total.modeled_cycles = modeled_cycles(total);
   return total;
 }
 
@@ -198,9 +233,10 @@ void ImbalanceRows::write(const sqlite::Database& db, const RunRegions& regions)
                                  " VALUES (?, ?, ?)");
   for (const auto& [pc, block] : blocks_)
     insert_block.run(pc, block.instructions, block.decision_pc);
-  sqlite::Statement insert_instance(db,
-                                    "INSERT INTO section_instances(id, region_id, instance,"
-                                    " thread_count, imbalance) VALUES (?, ?, ?, ?, ?)");
+  sqlite::Statement insert_instance(
+      db,
+      "INSERT INTO section_instances(id, region_id, instance,"
+      " thread_count, imbalance, measured) VALUES (?, ?, ?, ?, ?, ?)");
   sqlite::Statement insert_thread(
       db,
       "INSERT INTO section_instance_threads(instance_id, thread, start_ns, end_ns, wall_ns,"
@@ -216,24 +252,58 @@ void ImbalanceRows::write(const sqlite::Database& db, const RunRegions& regions)
       " l2_misses, llc_misses) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
       " executions = executions + excluded.executions, l1_misses = l1_misses + excluded.l1_misses,"
       " l2_misses = l2_misses + excluded.l2_misses, llc_misses = llc_misses + excluded.llc_misses");
+  // Every instance's totals, and each thread's measured instances per
+  // section (by instance index, ascending).
+  std::vector<std::vector<InstanceThreadTotals>> totals(instances_.size());
+  std::vector<bool> measured(instances_.size());
+  std::vector<int64_t> region_of(instances_.size());
+  std::map<std::pair<int64_t, uint32_t>, std::vector<std::pair<size_t, MissRates>>> rates;
+  for (size_t i = 0; i < instances_.size(); ++i) {
+    const SectionInstance& instance = instances_[i];
+    region_of[i] = regions.of_section(instance.site_thread, instance.site);
+    measured[i] = measured_instance(instance);
+    for (const SectionInstanceThread& t : instance.threads) {
+      totals[i].push_back(totals_of(t));
+      if (!measured[i]) continue;
+      MissRates r;
+      r.add(totals[i].back());
+      rates[{region_of[i], t.thread}].emplace_back(i, r);
+    }
+  }
+  // An unmeasured instance's misses: its exact instruction count at the
+  // thread's miss rates in the nearest measured instance of the section
+  // before it (after it when none is before; none: no misses), the state an
+  // iterative code is in (docs/metrics.md, "Sampled section instances").
+  for (size_t i = 0; i < instances_.size(); ++i) {
+    if (measured[i]) continue;
+    for (size_t k = 0; k < instances_[i].threads.size(); ++k) {
+      InstanceThreadTotals& total = totals[i][k];
+      const MissRates* nearest = nullptr;
+      auto found = rates.find({region_of[i], instances_[i].threads[k].thread});
+      if (found != rates.end()) {
+        const auto& measured_ones = found->second;
+        auto after = std::lower_bound(measured_ones.begin(), measured_ones.end(), i,
+                                      [](const auto& m, size_t index) { return m.first < index; });
+        nearest = after != measured_ones.begin() ? &std::prev(after)->second : &after->second;
+      }
+      for (int level = 0; level < 3; ++level)
+        total.misses[level] = nearest ? nearest->estimate(total.instructions, level) : 0;
+      total.modeled_cycles = modeled_cycles(total);
+    }
+  }
   std::map<int64_t, int64_t> ordinal_in_region;
-  std::vector<InstanceThreadTotals> totals;
   std::vector<double> cycles;
   for (size_t i = 0; i < instances_.size(); ++i) {
     const SectionInstance& instance = instances_[i];
     const int64_t id = static_cast<int64_t>(i) + 1;
-    totals.clear();
     cycles.clear();
-    for (const SectionInstanceThread& t : instance.threads) {
-      totals.push_back(totals_of(t));
-      cycles.push_back(totals.back().modeled_cycles);
-    }
-    const int64_t region = regions.of_section(instance.site_thread, instance.site);
+    for (const InstanceThreadTotals& total : totals[i]) cycles.push_back(total.modeled_cycles);
+    const int64_t region = region_of[i];
     insert_instance.run(id, region, ordinal_in_region[region]++, instance.threads.size(),
-                        idle_fraction(cycles));
+                        idle_fraction(cycles), measured[i] ? 1 : 0);
     for (size_t k = 0; k < instance.threads.size(); ++k) {
       const SectionInstanceThread& t = instance.threads[k];
-      const InstanceThreadTotals& total = totals[k];
+      const InstanceThreadTotals& total = totals[i][k];
       insert_thread.run(
           id, t.thread, t.start_ns, t.end_ns,
           t.end_ns > t.start_ns + t.waited_ns ? t.end_ns - t.start_ns - t.waited_ns : 0,
@@ -243,6 +313,7 @@ void ImbalanceRows::write(const sqlite::Database& db, const RunRegions& regions)
         const uint32_t segment = counts_segment(t.thread, s);
         for (const SegmentEdge& e : records_of(edges_, t.thread, segment))
           insert_edge.run(id, t.thread, e.from, e.to, e.count);
+        if (!measured[i]) continue;  // a part measured alone is no instance's events
         for (const SegmentInstruction& r : records_of(instructions_, t.thread, segment))
           insert_instruction.run(id, t.thread, r.pc, r.executions, r.l1_misses, r.l2_misses,
                                  r.llc_misses);
@@ -265,14 +336,15 @@ std::vector<SectionInstanceInfo> section_instances(const Profile& profile) {
     std::vector<SectionInstanceInfo> out;
     std::map<int64_t, size_t> index;
     sqlite::Statement instances(db,
-                                "SELECT id, region_id, instance, imbalance FROM section_instances"
-                                " ORDER BY id");
+                                "SELECT id, region_id, instance, imbalance, measured"
+                                " FROM section_instances ORDER BY id");
     while (instances.step()) {
       index[instances.column_int(0)] = out.size();
       out.push_back({instances.column_int(0),
                      instances.column_int(1),
                      instances.column_int(2),
                      instances.column_double(3),
+                     instances.column_int(4) != 0,
                      {}});
     }
     sqlite::Statement threads(db,
@@ -352,8 +424,10 @@ std::vector<EdgeTotal> edge_totals(const Profile& profile) {
   return profile.read([&](const sqlite::Database& db) {
     std::vector<EdgeTotal> out;
     sqlite::Statement query(db,
-                            "SELECT from_pc, to_pc, SUM(count) FROM instance_edges"
-                            " WHERE from_pc != 0 GROUP BY from_pc, to_pc ORDER BY from_pc, to_pc");
+                            "SELECT from_pc, to_pc, SUM(count) FROM instance_edges e"
+                            " JOIN section_instances i ON i.id = e.instance_id"
+                            " WHERE from_pc != 0 AND i.measured != 0"
+                            " GROUP BY from_pc, to_pc ORDER BY from_pc, to_pc");
     while (query.step())
       out.push_back({query.column_u64(0), query.column_u64(1), query.column_u64(2)});
     return out;
@@ -364,7 +438,10 @@ std::map<uint64_t, uint64_t> instruction_executions(const Profile& profile) {
   return profile.read([&](const sqlite::Database& db) {
     std::map<uint64_t, uint64_t> out;
     sqlite::Statement query(
-        db, "SELECT pc, SUM(executions) FROM instance_instructions GROUP BY pc ORDER BY pc");
+        db,
+        "SELECT pc, SUM(executions) FROM instance_instructions r"
+        " JOIN section_instances i ON i.id = r.instance_id WHERE i.measured != 0"
+        " GROUP BY pc ORDER BY pc");
     while (query.step()) out[query.column_u64(0)] = query.column_u64(1);
     return out;
   });

@@ -30,8 +30,11 @@ struct InstanceThreadBusy {
 struct SectionInstanceInfo {
   int64_t id = 0;
   int64_t region_id = 0;
-  int64_t instance = 0;                     // ordinal among the region's instances
-  double imbalance = 0;                     // by modeled cycles
+  int64_t instance = 0;  // ordinal among the region's instances
+  double imbalance = 0;  // by modeled cycles
+  // Its memory instructions were analyzed (sampled section instances): false,
+  // its misses are estimates and it has no instance_instructions.
+  bool measured = true;
   std::vector<InstanceThreadBusy> threads;  // by thread id
 };
 
@@ -79,8 +82,9 @@ struct DecisionInstructions {
 };
 std::vector<DecisionInstructions> executed_instructions(const Profile& profile);
 
-// Every control-flow edge between block pcs, summed over section instances
-// and threads (from = 0, a section's entry, left out); by from, then to.
+// Every control-flow edge between block pcs, summed over the measured
+// section instances (those instruction_executions counts too) and threads
+// (from = 0, a section's entry, left out); by from, then to.
 struct EdgeTotal {
   uint64_t from = 0;
   uint64_t to = 0;
@@ -88,8 +92,8 @@ struct EdgeTotal {
 };
 std::vector<EdgeTotal> edge_totals(const Profile& profile);
 
-// How often each memory instruction ran, summed over section instances and
-// threads, by pc.
+// How often each memory instruction ran, summed over the measured section
+// instances and threads, by pc.
 std::map<uint64_t, uint64_t> instruction_executions(const Profile& profile);
 
 }  // namespace weft

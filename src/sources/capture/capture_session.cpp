@@ -73,7 +73,8 @@ CaptureSession::CaptureSession(const CaptureConfig& config)
     communication->connect(analyzers_.distances, analyzers_.footprint, analyzers_.sections);
   samples_segments_ =
       (analyzers_.traces && analyzers_.traces->config().segment_sampling > 1) ||
-      (analyzers_.false_sharing && analyzers_.false_sharing->config().segment_sampling > 1);
+      (analyzers_.false_sharing && analyzers_.false_sharing->config().segment_sampling > 1) ||
+      (analyzers_.imbalance && analyzers_.imbalance->config().segment_sampling > 1);
   threads_ = static_cast<ThreadRecord*>(reserve_zeroed(max_threads_ * sizeof(ThreadRecord)));
   contexts_ = static_cast<std::atomic<ThreadContext*>*>(
       reserve_zeroed(max_threads_ * sizeof(std::atomic<ThreadContext*>)));
@@ -268,6 +269,12 @@ void CaptureSession::begin_segment(ThreadContext& thread, SyncKind kind, uint64_
         SampledSegments::decide(at, analyzers_.false_sharing->config().segment_sampling, true);
     FalseSharingDetector::sample_segment(*s, d.analyzed, d.weight);
   }
+  // The imbalance counts learn it for the segment their next close or resume
+  // begins (count_segments runs after this).
+  if (ImbalanceCounts* imbalance = analyzers_.imbalance; imbalance && thread.tid < max_threads_)
+    if (ImbalanceCounts::ThreadState* s = imbalance->attach(thread.tid))
+      ImbalanceCounts::measure_next_segment(
+          *s, SampledSegments::decide(at, imbalance->config().segment_sampling, false).analyzed);
 }
 
 void CaptureSession::close_communication_section(ThreadContext& thread, uint64_t pc,
@@ -615,8 +622,11 @@ void CaptureSession::cond_thread_event(CondThreadState& me, SyncKind kind, int64
 void CaptureSession::count_segments(ThreadContext& thread, SyncKind kind) {
   ImbalanceCounts* imbalance = analyzers_.imbalance;
   if (resumes_section(kind)) {
-    if (counting_.load(std::memory_order_relaxed))
-      thread.imbalance.store(imbalance->attach(thread.tid), std::memory_order_relaxed);
+    if (counting_.load(std::memory_order_relaxed)) {
+      ImbalanceCounts::ThreadState* t = imbalance->attach(thread.tid);
+      if (t) ImbalanceCounts::resume_segment(*t);
+      thread.imbalance.store(t, std::memory_order_relaxed);
+    }
     return;
   }
   if (!closes_section(kind)) return;
