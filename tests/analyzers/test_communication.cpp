@@ -104,8 +104,12 @@ class CommunicationOracle {
   Distances distances_;
 };
 
-Counts analyzer_counts(const CommunicationAnalyzer& analyzer) {
+// The analyzer's counts, its reuse memos' pending hits settled first (as
+// the capture's writer does): the CRD's and the sections' counts are final too.
+Counts analyzer_counts(CommunicationAnalyzer& analyzer) {
+  analyzer.settle_all();
   Counts out;
+  analyzer.settle_all();
   analyzer.for_each_count([&](const PcCommunication& c) {
     auto& v = out[{c.pc, c.thread, c.peer}];
     v[0] += c.raw;
@@ -307,6 +311,7 @@ TEST(CommunicationAnalyzer, InterleavedStreamsOfOneWriterCountedInline) {
   // d = 1); with one memo entry every read would be slow.
   EXPECT_EQ(slow, 64u + 2u + 2u);
   Counts counts;
+  analyzer.settle_all();
   analyzer.for_each_count([&](const PcCommunication& c) {
     counts[{c.pc, c.thread, c.peer}] = {c.raw, c.rar, c.inval};
   });
@@ -478,6 +483,7 @@ TEST(CommunicationAnalyzer, SpanningAccessTouchesEveryGranule) {
   analyzer.write(*w, 0x10, reinterpret_cast<uintptr_t>(data), sizeof data);
   analyzer.read(*r, 0x20, reinterpret_cast<uintptr_t>(data) + 4, 16);  // granules 0,1,2
   uint64_t comm = 0;
+  analyzer.settle_all();
   analyzer.for_each_count([&](const PcCommunication& c) { comm += c.raw; });
   EXPECT_EQ(comm, 3u);
 }
@@ -498,6 +504,7 @@ TEST(CommunicationAnalyzer, ForgetCleansOnlyTheGranulesEntirelyInside) {
   analyzer.read(*r, 0x20, base, sizeof data);
   analyzer.write(*r, 0x30, base, sizeof data);
   std::array<uint64_t, 3> totals{};
+  analyzer.settle_all();
   analyzer.for_each_count([&](const PcCommunication& c) {
     totals[0] += c.raw;
     totals[1] += c.rar;
@@ -568,6 +575,7 @@ TEST(CommunicationAnalyzer, ConcurrentRingIsExact) {
     }
     for (auto& th : team) th.join();
     std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> matrix;
+    analyzer.settle_all();
     analyzer.for_each_count([&](const PcCommunication& c) {
       auto& m = matrix[{c.peer, c.thread}];
       m.first += c.raw;
@@ -607,6 +615,7 @@ TEST(CommunicationAnalyzer, ConcurrentReadersOfOneWriter) {
   }
   for (auto& th : team) th.join();
   std::vector<std::pair<uint64_t, uint64_t>> per_reader(kThreads + 1);
+  analyzer.settle_all();
   analyzer.for_each_count([&](const PcCommunication& c) {
     ASSERT_EQ(c.peer, 0u);
     per_reader[c.thread].first += c.raw;
@@ -619,6 +628,7 @@ TEST(CommunicationAnalyzer, ConcurrentReadersOfOneWriter) {
   // The next write by thread 0 invalidates all 96 readers on each of the 8 lines.
   analyzer.write(*main_state, 0x3, reinterpret_cast<uintptr_t>(shared), sizeof shared);
   uint64_t inval = 0;
+  analyzer.settle_all();
   analyzer.for_each_count([&](const PcCommunication& c) { inval += c.inval; });
   EXPECT_EQ(inval, 8u * kThreads);
 }

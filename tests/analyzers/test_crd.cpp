@@ -135,6 +135,7 @@ TEST(CommunicationReuseDistance, FedByTheCommunicationAnalyzer) {
   ASSERT_GT(words, 1u);  // 40 granules, one in 8 expected
   const std::map<DistanceKey, uint64_t> expected = {
       {{0x2000, 1, 0, kN - 1}, kN}, {{0x2000, 1, 0, kWordDistance | (words - 1)}, words}};
+  comm.settle_all();
   EXPECT_EQ(collect(crd), expected);
 
   // Every granule is shared; its first toucher is the writer's instruction.
@@ -167,6 +168,7 @@ TEST(CommunicationReuseDistance, CappedPairReportsUnmeasuredEvents) {
   for (int g : {0, 1, 0, 2, 3, 0}) comm.read(*t1, 0x20, unsampled(g), 1);
   const std::map<DistanceKey, uint64_t> expected = {{{0x20, 1, 0, 1}, 1},
                                                     {{0x20, 1, 0, kUnmeasured}, 3}};
+  comm.settle_all();
   EXPECT_EQ(collect(crd), expected);
   EXPECT_EQ(crd.capped_pairs(), 1u);
 }

@@ -465,6 +465,7 @@ TEST_F(LocalityViewsTest, CrrOfDataFirstReadInAnotherRegion) {
   capture.granularity = 64;
   capture.sections.clear();
   std::vector<PcCommunication> counts;
+  comm.settle_all();
   comm.for_each_count([&](const PcCommunication& c) { counts.push_back(c); });
   capture.set_records(kCommunicationCounts, counts);
   std::vector<ReuseSetNode> sets;

@@ -135,6 +135,10 @@ class CommunicationAnalyzer {
     // recent granules; null `recent`: the entry never alternates.
     uint64_t* second_counters[2] = {};
     uint64_t* recent = nullptr;
+    // Hits the fast path counted and `counters` do not hold yet: one
+    // increment per hit instead of four, added by settle_reuses before
+    // anything reads or moves the counters (forget_reuses, settle_all).
+    uint64_t pending = 0;
   };
   // A thread's latest communication event that went to the CRD: the pair
   // (writer_tag), instruction and granule, for the slow path to tell which
@@ -254,13 +258,12 @@ class CommunicationAnalyzer {
     if ((w & (kExtended | kLocked)) || !(w & t.reader_bit)) return kReadNotDecided;
     for (unsigned i = 0; i < kReuseMemos; ++i) {
       if ((w & kWriterMask) != t.reuse_keys[i].writer_tag || pc != t.reuse_keys[i].pc) continue;
-      const ReuseMemo& m = t.reuse_memo[i];
+      ReuseMemo& m = t.reuse_memo[i];
       if ((((addr >> g) ^ m.granule) & m.granule_mask) ||
           ((addr >> kWordBytesLog2) & m.word_mask) == m.sampled_word)
         continue;  // the pair's other entry may hold this granule
       if (__builtin_expect(m.recent != nullptr, 0) && i != t.crd_front) return static_cast<int>(i);
-      for (uint64_t* c : m.counters)
-        if (c) ++*c;
+      ++m.pending;
       return kReadDecided;
     }
     return kReadNotDecided;
@@ -287,9 +290,28 @@ class CommunicationAnalyzer {
     return true;
   }
 
+  // Adds the hits the thread's memo holds to their counters (ReuseMemo::
+  // pending). Every entry, whatever its tag: an entry a tag no longer names
+  // keeps valid counters until forget_reuses, which settles first.
+  static void settle_reuses(ThreadState& t) {
+    for (ReuseMemo& m : t.reuse_memo) {
+      if (m.pending == 0) continue;
+      for (uint64_t* c : m.counters)
+        if (c) *c += m.pending;
+      m.pending = 0;
+    }
+  }
+  // settle_reuses for every thread: before the counts are read (the
+  // capture's writer). Call when no thread is counting; a thread still in
+  // its fast path may lose the hit it is counting.
+  void settle_all() {
+    threads_.for_each_mutable([](ThreadState& t) { settle_reuses(t); });
+  }
+
   // Empties the thread's memo: its entries point into tables about to move
-  // or state about to go.
+  // or state about to go. Their pending hits are counted first.
   static void forget_reuses(ThreadState& t) {
+    settle_reuses(t);
     for (ReuseMemoKey& k : t.reuse_keys) k.writer_tag = 0;
   }
 

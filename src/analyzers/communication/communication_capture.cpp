@@ -32,6 +32,9 @@ uint64_t dropped(const CaptureAnalyzers& a) {
 }
 
 void write_sections(CaptureSession& session, RawWriter& out) {
+  // The memos' pending hits go to the communication, section and CRD counts
+  // first (the communication analysis writes before every other).
+  session.analyzers().communication->settle_all();
   const CaptureAnalyzers& a = session.analyzers();
   write_records(out, kCommunicationCounts,
                 [&](auto&& emit) { a.communication->for_each_count(emit); });

@@ -75,6 +75,12 @@ class PerThreadStates {
     for (unsigned i = 0; i < size_; ++i)
       if (const State* s = slots_[i].load(std::memory_order_acquire)) visit(*s);
   }
+  template <class Visitor>
+  void for_each_mutable(Visitor&& visit) {
+    if (!slots_) return;
+    for (unsigned i = 0; i < size_; ++i)
+      if (State* s = slots_[i].load(std::memory_order_acquire)) visit(*s);
+  }
 
   unsigned size() const { return size_; }
 
