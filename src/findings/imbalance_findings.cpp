@@ -164,12 +164,14 @@ std::vector<std::pair<double, const SectionInstanceInfo*>> measure_busy_times(
 // The diagnoses of the most imbalanced instances (they carry the
 // aggregation's weight), each with its imbalance; counts them in
 // section.analyzed_instances. Only instances whose memory instructions were
-// counted are diagnosed: an unmeasured one has no per-instruction events
-// (sampled section instances, docs/metrics.md).
+// counted are diagnosed (an unmeasured one has no per-instruction events),
+// each weighted by the instances it stands for, so that the ones measured
+// because they came first do not outweigh the sample (sampled section
+// instances, docs/metrics.md).
 std::vector<std::pair<double, InstanceDiagnosis>> diagnose_instances(
     ImbalanceContext& context, SectionImbalance& section,
     std::vector<std::pair<double, const SectionInstanceInfo*>> weighted) {
-  std::erase_if(weighted, [](const auto& w) { return !w.second->measured; });
+  std::erase_if(weighted, [](const auto& w) { return !w.second->measured(); });
   section.measured_instances = weighted.size();
   std::stable_sort(weighted.begin(), weighted.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -183,7 +185,7 @@ std::vector<std::pair<double, InstanceDiagnosis>> diagnose_instances(
         context.diagnosis);
     if (!d.analyzable) continue;
     ++section.analyzed_instances;
-    diagnoses.emplace_back(imbalance, std::move(d));
+    diagnoses.emplace_back(imbalance * instance->memory_weight, std::move(d));
   }
   return diagnoses;
 }

@@ -438,11 +438,11 @@ TEST(ImbalanceCounts, SegmentsWithTheCountsOfAnEarlierOneAreRepeats) {
 }
 
 // Sampled section instances (ImbalanceConfig::segment_sampling): a segment
-// whose memory instructions are not measured counts its edges exactly and
-// no access at all, and logs a SegmentUnmeasured; the decision made for the
+// of weight 0 counts its edges exactly and no access at all; a segment of
+// weight other than 1 logs a SegmentMemoryWeight. The weight given for the
 // next segment takes effect where that segment begins (at the close, or at
 // the resume after a wait), not in the segment still open.
-TEST(ImbalanceCounts, UnmeasuredSegmentsCountEdgesAndNoAccess) {
+TEST(ImbalanceCounts, WeightedSegmentsLogTheirWeightAndUnmeasuredOnesNoAccess) {
   ImbalanceCounts counts(small_config());
   ImbalanceCounts::ThreadState* t = counts.attach(3);
   ASSERT_NE(t, nullptr);
@@ -452,18 +452,18 @@ TEST(ImbalanceCounts, UnmeasuredSegmentsCountEdgesAndNoAccess) {
     EXPECT_TRUE(counts.access_fast(*t, 0x11, line * 64, 8));  // the same line again
     counts.block(*t, 0x20, 3);
   };
-  work(100);                                         // segment 0: measured
-  ImbalanceCounts::measure_next_segment(*t, false);  // decided for segment 1
-  work(101);                                         // still segment 0
-  counts.close_segment(*t);                          // segment 1 begins unmeasured
+  work(100);                                   // segment 0: measured
+  ImbalanceCounts::weigh_next_segment(*t, 0);  // decided for segment 1
+  work(101);                                   // still segment 0
+  counts.close_segment(*t);                    // segment 1 begins unmeasured
   EXPECT_TRUE(t->memory_paused);
   work(102);
-  ImbalanceCounts::measure_next_segment(*t, true);
-  counts.close_segment(*t);  // segment 2 begins measured
+  ImbalanceCounts::weigh_next_segment(*t, 8);
+  counts.close_segment(*t);  // segment 2 begins measured, standing for 8
   work(103);
-  ImbalanceCounts::measure_next_segment(*t, false);
+  ImbalanceCounts::weigh_next_segment(*t, 0);
   counts.close_segment(*t);  // a close the thread waits at: segment 3 ...
-  ImbalanceCounts::measure_next_segment(*t, true);
+  ImbalanceCounts::weigh_next_segment(*t, 1);
   ImbalanceCounts::resume_segment(*t);               // ... begins measured at the resume
   for (uint64_t line : {104, 105, 106}) work(line);  // (not a repeat of an earlier segment)
   counts.close_segment(*t);
@@ -482,12 +482,12 @@ TEST(ImbalanceCounts, UnmeasuredSegmentsCountEdgesAndNoAccess) {
   std::map<uint32_t, uint64_t> edges;
   counts.for_each_edge([&](const SegmentEdge& e) { edges[e.segment] += e.count; });
   EXPECT_EQ(edges, (std::map<uint32_t, uint64_t>{{0, 4}, {1, 2}, {2, 2}, {3, 6}}));
-  std::vector<uint32_t> unmeasured;
-  counts.for_each_unmeasured([&](const SegmentUnmeasured& u) {
-    EXPECT_EQ(u.thread, 3u);
-    unmeasured.push_back(u.segment);
+  std::vector<std::pair<uint32_t, uint32_t>> weights;  // (segment, weight)
+  counts.for_each_memory_weight([&](const SegmentMemoryWeight& w) {
+    EXPECT_EQ(w.thread, 3u);
+    weights.emplace_back(w.segment, w.weight);
   });
-  EXPECT_EQ(unmeasured, std::vector<uint32_t>{1});
+  EXPECT_EQ(weights, (std::vector<std::pair<uint32_t, uint32_t>>{{1, 0}, {2, 8}}));
   EXPECT_EQ(counts.unmeasured_segments(), 1u);
   EXPECT_EQ(counts.dropped(), 0u);
 }

@@ -7,7 +7,6 @@
 
 #include <filesystem>
 #include <map>
-#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -77,8 +76,13 @@ const std::map<uint32_t, std::vector<int>> kKinds = {
     {2, {3, 3, 3, 3, 3, 3, 3, 3, 3}},
 };
 
+// `weights`: the memory weight of some (thread, segment) (0: not counted,
+// its instruction records left out). `kind_1_branches`: a kind-1 segment
+// also runs block 0x1018 once (one instruction), so that its code differs
+// from a kind-0 one's.
 RunCapture capture(bool with_repeats,
-                   const std::set<std::pair<uint32_t, uint32_t>>& unmeasured = {}) {
+                   const std::map<std::pair<uint32_t, uint32_t>, uint32_t>& weights = {},
+                   bool kind_1_branches = false) {
   RunCapture c;
   c.complete = true;
   c.max_threads = 3;
@@ -98,16 +102,20 @@ RunCapture capture(bool with_repeats,
         repeats.insert(repeats.begin(), SegmentRepeat{thread, segment, first->second});
       else
         add_segment(thread, segment, kinds[segment], edges, instructions);
+      if (kind_1_branches && kinds[segment] == 1)
+        edges.push_back({thread, segment, 0x1010, 0x1018, 1, 1});
     }
   }
-  std::vector<SegmentUnmeasured> unmeasured_records;
-  for (const auto& [thread, segment] : unmeasured) {
-    std::erase_if(instructions, [&](const SegmentInstruction& r) {
-      return r.thread == thread && r.segment == segment;
-    });
-    unmeasured_records.push_back({thread, segment});
+  std::vector<SegmentMemoryWeight> weight_records;
+  for (const auto& [at, weight] : weights) {
+    const auto [thread, segment] = at;
+    if (weight == 0)
+      std::erase_if(instructions, [&](const SegmentInstruction& r) {
+        return r.thread == thread && r.segment == segment;
+      });
+    weight_records.push_back({thread, segment, weight});
   }
-  if (!unmeasured.empty()) c.set_records(kSegmentsUnmeasured, unmeasured_records);
+  if (!weights.empty()) c.set_records(kSegmentMemoryWeights, weight_records);
   c.set_records(kSegmentEdges, edges);
   c.set_records(kSegmentInstructions, instructions);
   if (with_repeats) c.set_records(kSegmentRepeats, repeats);
@@ -185,39 +193,54 @@ TEST(ImbalanceRepeats, GiveTheTablesOfFullSegments) {
 }
 
 // Sampled section instances: an instance with a segment whose memory
-// instructions were not counted is unmeasured. Its edges and instructions are
-// exact, it has no instance_instructions, and its threads' misses are their
+// instructions were not counted has memory weight 0; one the sample selected
+// stands for N. An unmeasured instance's edges and instructions are exact, it
+// has no instance_instructions, and its threads' misses are their
 // instructions at the thread's miss rates in the section's nearest measured
-// instance before it (after it, for the first); the control-flow totals (hot
-// loops' block counts) come from the measured instances alone.
-TEST(ImbalanceRepeats, UnmeasuredInstancesTakeTheNearestMeasuredMissRates) {
+// instance that ran the same blocks, before it when there is one; the
+// control-flow totals (hot loops' block counts) come from the measured
+// instances alone.
+TEST(ImbalanceRepeats, UnmeasuredInstancesTakeTheMissRatesOfTheNearestOneRunningTheSameCode) {
   weft_test::TempDir dir("weft-test-unmeasured");
   RunInfo info;
   info.command = "/bin/app";
   const std::string full = dir.path / "full.weft", sampled = dir.path / "sampled.weft";
-  build_profile(capture(false), info, full);
-  // Rounds 0, 4 and 5 of both workers (instances 1, 5, 6), round 6 of
-  // thread 2 only (instance 7).
-  build_profile(capture(false, {{1, 0}, {2, 0}, {1, 4}, {2, 4}, {1, 5}, {2, 5}, {2, 6}}), info,
-                sampled);
+  build_profile(capture(false, {}, true), info, full);
+  // Rounds 0, 4 and 5 of both workers (instances 1, 5, 6) and round 6 of
+  // thread 2 only (instance 7) are not counted; round 3 (instance 4) stands
+  // for 8.
+  build_profile(capture(false,
+                        {{{1, 0}, 0},
+                         {{2, 0}, 0},
+                         {{1, 4}, 0},
+                         {{2, 4}, 0},
+                         {{1, 5}, 0},
+                         {{2, 5}, 0},
+                         {{2, 6}, 0},
+                         {{1, 3}, 8},
+                         {{2, 3}, 8}},
+                        true),
+                info, sampled);
   const ImbalanceTables exact = read_tables(full);
   const ImbalanceTables got = read_tables(sampled);
   const Profile profile = Profile::open(sampled);
-  std::vector<int64_t> unmeasured;
+  std::vector<uint32_t> weights;
   for (const SectionInstanceInfo& i : section_instances(profile))
-    if (!i.measured) unmeasured.push_back(i.id);
-  EXPECT_EQ(unmeasured, (std::vector<int64_t>{1, 5, 6, 7}));
+    weights.push_back(i.memory_weight);
+  EXPECT_EQ(weights, (std::vector<uint32_t>{0, 1, 1, 8, 0, 0, 0, 1, 1}));
 
   EXPECT_EQ(got.edges, exact.edges);
   for (int64_t id : {1, 5, 6, 7}) EXPECT_FALSE(got.instructions.contains(id)) << id;
   for (int64_t id : {2, 3, 4, 8, 9}) EXPECT_EQ(got.instructions.at(id), exact.instructions.at(id));
 
-  // Thread 1's rounds are of kinds 0, 1, 0, 1, 1, 0, 0, 1: round 3 (kind 1:
-  // 18 instructions, 1 L1 and 1 L2 miss) is the nearest measured one before
-  // rounds 4, 5 and 6; round 1 (kind 1 too) the nearest after round 0. A
-  // kind-0 round (10 instructions) at those rates: 10 / 18 = 0.56 -> 1 L1,
-  // 1 L2 (its true counts are 0 and 1). Thread 2 is of kind 3 in every round
-  // (34 instructions, 3 L1, 1 L2): its estimates are exact.
+  // Thread 1's rounds are of kinds 0, 1, 0, 1, 1, 0, 0, 1; kind 0 runs 10
+  // instructions with 0 L1 and 1 L2 miss, kind 1 19 (with block 0x1018)
+  // with 1 and 1. Round 2 is the nearest measured kind-0 round of rounds 0
+  // (after it), 5 and 6 (before them), round 3 the nearest kind-1 round
+  // before round 4: every estimate is the true count. At the rates of the
+  // nearest measured round whatever its code, round 5 would take round 3's
+  // (10 / 19 = 0.53 -> 1 L1 miss, against the true 0). Thread 2 is of kind
+  // 3 in every round (34 instructions, 3 L1, 1 L2).
   auto thread_row = [&](size_t instance, size_t k) {
     return std::get<4>(got.instances[instance])[k];
   };
@@ -232,11 +255,11 @@ TEST(ImbalanceRepeats, UnmeasuredInstancesTakeTheNearestMeasuredMissRates) {
                                            info.miss_penalties[0] * static_cast<double>(l1) +
                                            info.miss_penalties[1] * static_cast<double>(l2));
   };
-  expect_row(thread_row(0, 0), 1, 10, 1, 1);
+  expect_row(thread_row(0, 0), 1, 10, 0, 1);
   expect_row(thread_row(0, 1), 2, 34, 3, 1);
-  expect_row(thread_row(4, 0), 1, 18, 1, 1);
-  expect_row(thread_row(5, 0), 1, 10, 1, 1);
-  expect_row(thread_row(6, 0), 1, 10, 1, 1);
+  expect_row(thread_row(4, 0), 1, 19, 1, 1);
+  expect_row(thread_row(5, 0), 1, 10, 0, 1);
+  expect_row(thread_row(6, 0), 1, 10, 0, 1);
   expect_row(thread_row(6, 1), 2, 34, 3, 1);
   // A measured instance keeps its counts.
   EXPECT_EQ(got.instances[2], exact.instances[2]);

@@ -57,8 +57,8 @@ void write_sections(CaptureSession& session, RawWriter& out) {
   write_records(out, kSegmentInstructions,
                 [&](auto&& emit) { imbalance->for_each_instruction(emit); });
   write_records(out, kSegmentRepeats, [&](auto&& emit) { imbalance->for_each_repeat(emit); });
-  write_records(out, kSegmentsUnmeasured,
-                [&](auto&& emit) { imbalance->for_each_unmeasured(emit); });
+  write_records(out, kSegmentMemoryWeights,
+                [&](auto&& emit) { imbalance->for_each_memory_weight(emit); });
 }
 
 }  // namespace

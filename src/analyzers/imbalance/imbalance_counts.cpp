@@ -57,15 +57,16 @@ ImbalanceCounts::ThreadState* ImbalanceCounts::attach(uint32_t tid) {
     t.edge_log.set_max_chunks(config_.max_log_chunks);
     t.instruction_log.set_max_chunks(config_.max_log_chunks);
     t.repeat_log.set_max_chunks(config_.max_log_chunks);
-    t.unmeasured_log.set_max_chunks(config_.max_log_chunks);
+    t.weight_log.set_max_chunks(config_.max_log_chunks);
     return true;
   });
 }
 
 void ImbalanceCounts::close_segment(ThreadState& t) {
   if (t.edges.size() != 0 || t.instructions.size() != 0) log_counts(t);
-  if (t.memory_paused) t.unmeasured_log.append(SegmentUnmeasured{t.tid, t.segment});
-  t.memory_paused = t.next_memory_paused;
+  if (t.memory_weight != 1)
+    t.weight_log.append(SegmentMemoryWeight{t.tid, t.segment, t.memory_weight});
+  resume_segment(t);
   t.edges.zero();
   t.instructions.zero();
   // Held events continue into the next segment from their own last block.
@@ -106,7 +107,7 @@ void ImbalanceCounts::compact_thread(ThreadState& t) {
   t.edge_log.compact();
   t.instruction_log.compact();
   t.repeat_log.compact();
-  t.unmeasured_log.compact();
+  t.weight_log.compact();
   forget_pages(t.frames, kMaxFrames * sizeof(uint64_t));
 }
 
@@ -247,7 +248,7 @@ uint64_t ImbalanceCounts::dropped() const {
   uint64_t n = 0;
   for_each_thread([&](const ThreadState& t) {
     n += t.dropped + t.edge_log.dropped() + t.instruction_log.dropped() + t.repeat_log.dropped() +
-         t.unmeasured_log.dropped();
+         t.weight_log.dropped();
   });
   return n;
 }
@@ -260,7 +261,9 @@ uint64_t ImbalanceCounts::repeated_segments() const {
 
 uint64_t ImbalanceCounts::unmeasured_segments() const {
   uint64_t n = 0;
-  for_each_thread([&](const ThreadState& t) { n += t.unmeasured_log.size(); });
+  for_each_thread([&](const ThreadState& t) {
+    t.weight_log.for_each([&](const SegmentMemoryWeight& w) { n += w.weight == 0; });
+  });
   return n;
 }
 

@@ -174,10 +174,12 @@ class ImbalanceCounts {
     uint64_t dropped = 0;  // events lost to memory exhaustion
     HeldEvents held;
     // The open segment's memory instructions are not analyzed (sampled
-    // section instances); the next segment's, once the open one closes.
+    // section instances: its weight is 0), and how many segments its memory
+    // counts stand for; the next segment's, once the open one closes.
     bool memory_paused = false;
-    bool next_memory_paused = false;
-    RecordLog<SegmentUnmeasured> unmeasured_log;
+    uint32_t memory_weight = 1;
+    uint32_t next_memory_weight = 1;
+    RecordLog<SegmentMemoryWeight> weight_log;  // the segments of weight != 1
   };
 
   explicit ImbalanceCounts(const ImbalanceConfig& config);
@@ -287,17 +289,19 @@ class ImbalanceCounts {
     return true;
   }
 
-  // Whether the memory instructions of the thread's next segment (the one
-  // a close_segment or a resume_segment begins) are analyzed.
-  static void measure_next_segment(ThreadState& t, bool measured) {
-    t.next_memory_paused = !measured;
-  }
+  // How many segments the memory counts of the thread's next segment (the
+  // one a close_segment or a resume_segment begins) stand for: 0, they are
+  // not counted; 1, itself; N, a sample's.
+  static void weigh_next_segment(ThreadState& t, uint32_t weight) { t.next_memory_weight = weight; }
   // The thread resumes after waiting: its next segment begins.
-  static void resume_segment(ThreadState& t) { t.memory_paused = t.next_memory_paused; }
+  static void resume_segment(ThreadState& t) {
+    t.memory_weight = t.next_memory_weight;
+    t.memory_paused = t.memory_weight == 0;
+  }
 
   // Ends the thread's open segment: its counts go to the logs, in full or
-  // as a repeat of an earlier segment (a segment whose memory instructions
-  // were not analyzed also logs a SegmentUnmeasured).
+  // as a repeat of an earlier segment (a segment of weight other than 1
+  // also logs a SegmentMemoryWeight).
   void close_segment(ThreadState& t);
 
   // The thread ended (its last segment closed): its caches and open-segment
@@ -323,8 +327,8 @@ class ImbalanceCounts {
     for_each_thread([&](const ThreadState& t) { t.repeat_log.for_each(visit); });
   }
   template <class Visitor>
-  void for_each_unmeasured(Visitor&& visit) const {
-    for_each_thread([&](const ThreadState& t) { t.unmeasured_log.for_each(visit); });
+  void for_each_memory_weight(Visitor&& visit) const {
+    for_each_thread([&](const ThreadState& t) { t.weight_log.for_each(visit); });
   }
 
   uint64_t dropped() const;

@@ -1,7 +1,7 @@
 // What the imbalance analysis hands from the capture to the profile builder:
 // per thread and segment, the control-flow edges and the memory
 // instructions' executions and simulated misses, or that they repeat an
-// earlier segment's, or that its memory instructions were not analyzed.
+// earlier segment's, or what its memory counts stand for in a sampled run.
 #pragma once
 
 #include <cstdint>
@@ -43,12 +43,15 @@ struct SegmentRepeat {
   uint32_t same_as = 0;  // < segment
 };
 
-// A segment whose memory instructions were not analyzed (sampled section
-// instances, ImbalanceConfig::segment_sampling): its edges are exact, its
-// memory instructions' executions and misses were not counted.
-struct SegmentUnmeasured {
+// A segment of a sampled run (sampled section instances, ImbalanceConfig::
+// segment_sampling) whose memory counts do not stand for itself alone:
+// weight 0, its memory instructions' executions and misses were not counted
+// (its edges are exact); weight N > 1, a segment the sample selected, which
+// stands for N. A segment without one stands for itself (weight 1).
+struct SegmentMemoryWeight {
   uint32_t thread = 0;
   uint32_t segment = 0;
+  uint32_t weight = 0;
 };
 
 inline constexpr RecordSection<SegmentEdge> kSegmentEdges{
@@ -57,7 +60,7 @@ inline constexpr RecordSection<SegmentInstruction> kSegmentInstructions{
     analysis_section_tag(AnalysisId::Imbalance, 2)};
 inline constexpr RecordSection<SegmentRepeat> kSegmentRepeats{
     analysis_section_tag(AnalysisId::Imbalance, 3)};
-inline constexpr RecordSection<SegmentUnmeasured> kSegmentsUnmeasured{
+inline constexpr RecordSection<SegmentMemoryWeight> kSegmentMemoryWeights{
     analysis_section_tag(AnalysisId::Imbalance, 4)};
 
 }  // namespace weft

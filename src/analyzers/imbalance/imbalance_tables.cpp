@@ -28,7 +28,7 @@ constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE section_instances(
   id INTEGER PRIMARY KEY, region_id INTEGER NOT NULL REFERENCES regions(id),
   instance INTEGER NOT NULL, thread_count INTEGER NOT NULL, imbalance REAL NOT NULL,
-  measured INTEGER NOT NULL);
+  memory_weight INTEGER NOT NULL);
 CREATE TABLE section_instance_threads(
   instance_id INTEGER NOT NULL REFERENCES section_instances(id), thread INTEGER NOT NULL,
   start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, wall_ns INTEGER NOT NULL,
@@ -76,6 +76,7 @@ struct InstanceThreadTotals {
   uint64_t instructions = 0;
   uint64_t misses[3] = {0, 0, 0};
   double modeled_cycles = 0;
+  uint64_t code = 0;  // a hash of the blocks the thread ran (not how often)
 };
 
 // A thread's instructions and misses in a measured instance: the rates an
@@ -146,8 +147,8 @@ class ImbalanceRows : public AnalysisRows {
         instructions_(by_segment(build.capture.records(kSegmentInstructions))),
         repeats_(by_segment(build.capture.records(kSegmentRepeats))),
         instances_(find_section_instances(build.capture.sync)) {
-    for (const SegmentUnmeasured& u : build.capture.records(kSegmentsUnmeasured))
-      unmeasured_.insert({u.thread, u.segment});
+    for (const SegmentMemoryWeight& w : build.capture.records(kSegmentMemoryWeights))
+      weights_[{w.thread, w.segment}] = w.weight;
     for (const SectionInstance& instance : instances_)
       for (const SectionInstanceThread& t : instance.threads)
         for (uint32_t segment = t.first_segment; segment <= t.segment; ++segment)
@@ -185,13 +186,19 @@ class ImbalanceRows : public AnalysisRows {
     }
   }
   InstanceThreadTotals totals_of(const SectionInstanceThread& t) const;
-  // Whether every segment of the instance had its memory instructions
-  // analyzed (sampled section instances).
-  bool measured_instance(const SectionInstance& instance) const {
+  // How many instances the memory counts of the instance stand for (sampled
+  // section instances): 0 when a segment of it was not counted, else the
+  // largest weight of its segments (1, or the sample's N: the members of a
+  // team decide alike).
+  uint32_t memory_weight(const SectionInstance& instance) const {
+    uint32_t weight = 1;
     for (const SectionInstanceThread& t : instance.threads)
       for (uint32_t s = t.first_segment; s <= t.segment; ++s)
-        if (unmeasured_.contains({t.thread, s})) return false;
-    return true;
+        if (auto w = weights_.find({t.thread, s}); w != weights_.end()) {
+          if (w->second == 0) return 0;
+          weight = std::max(weight, w->second);
+        }
+    return weight;
   }
   double modeled_cycles(const InstanceThreadTotals& total) const {
     double cycles = static_cast<double>(total.instructions);
@@ -205,7 +212,7 @@ class ImbalanceRows : public AnalysisRows {
   std::vector<SegmentInstruction> instructions_;  // by segment
   std::vector<SegmentRepeat> repeats_;            // by segment
   std::vector<SectionInstance> instances_;
-  std::set<std::pair<uint32_t, uint32_t>> unmeasured_;  // (thread, segment)
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> weights_;  // (thread, segment): != 1
   // The (thread, segment) pairs whose records hold some instance's counts
   std::set<std::pair<uint32_t, uint32_t>> counted_;
   std::map<uint64_t, ControlFlowBlock> blocks_;  // by the pc a block record gave
@@ -213,10 +220,13 @@ class ImbalanceRows : public AnalysisRows {
 
 InstanceThreadTotals ImbalanceRows::totals_of(const SectionInstanceThread& t) const {
   InstanceThreadTotals total;
+  std::set<uint64_t> blocks;
   for (uint32_t s = t.first_segment; s <= t.segment; ++s) {
     const uint32_t segment = counts_segment(t.thread, s);
-    for (const SegmentEdge& e : records_of(edges_, t.thread, segment))
+    for (const SegmentEdge& e : records_of(edges_, t.thread, segment)) {
       total.instructions += e.count * blocks_.at(e.to).instructions;
+      blocks.insert(e.to);
+    }
     for (const SegmentInstruction& r : records_of(instructions_, t.thread, segment)) {
       total.misses[0] += r.l1_misses;
       total.misses[1] += r.l2_misses;
@@ -224,7 +234,19 @@ InstanceThreadTotals ImbalanceRows::totals_of(const SectionInstanceThread& t) co
     }
   }
   total.modeled_cycles = modeled_cycles(total);
+  for (uint64_t block : blocks)
+    total.code = (total.code ^ block) * 0x100000001b3ULL;  // over the sorted set
   return total;
+}
+
+// The miss rates of a thread's measured instances, by instance index
+// (ascending): the nearest one to instance `i`, before it when there is one.
+using MeasuredRates = std::vector<std::pair<size_t, MissRates>>;
+const MissRates* nearest_rates(const MeasuredRates* measured, size_t i) {
+  if (measured == nullptr || measured->empty()) return nullptr;
+  auto after = std::lower_bound(measured->begin(), measured->end(), i,
+                                [](const auto& m, size_t index) { return m.first < index; });
+  return after != measured->begin() ? &std::prev(after)->second : &after->second;
 }
 
 void ImbalanceRows::write(const sqlite::Database& db, const RunRegions& regions) const {
@@ -236,7 +258,7 @@ void ImbalanceRows::write(const sqlite::Database& db, const RunRegions& regions)
   sqlite::Statement insert_instance(
       db,
       "INSERT INTO section_instances(id, region_id, instance,"
-      " thread_count, imbalance, measured) VALUES (?, ?, ?, ?, ?, ?)");
+      " thread_count, imbalance, memory_weight) VALUES (?, ?, ?, ?, ?, ?)");
   sqlite::Statement insert_thread(
       db,
       "INSERT INTO section_instance_threads(instance_id, thread, start_ns, end_ns, wall_ns,"
@@ -253,39 +275,42 @@ void ImbalanceRows::write(const sqlite::Database& db, const RunRegions& regions)
       " executions = executions + excluded.executions, l1_misses = l1_misses + excluded.l1_misses,"
       " l2_misses = l2_misses + excluded.l2_misses, llc_misses = llc_misses + excluded.llc_misses");
   // Every instance's totals, and each thread's measured instances per
-  // section (by instance index, ascending).
+  // section, by the code they ran and all together.
   std::vector<std::vector<InstanceThreadTotals>> totals(instances_.size());
-  std::vector<bool> measured(instances_.size());
+  std::vector<uint32_t> weight(instances_.size());
   std::vector<int64_t> region_of(instances_.size());
-  std::map<std::pair<int64_t, uint32_t>, std::vector<std::pair<size_t, MissRates>>> rates;
+  std::map<std::tuple<int64_t, uint32_t, uint64_t>, MeasuredRates> same_code;
+  std::map<std::pair<int64_t, uint32_t>, MeasuredRates> any_code;
   for (size_t i = 0; i < instances_.size(); ++i) {
     const SectionInstance& instance = instances_[i];
     region_of[i] = regions.of_section(instance.site_thread, instance.site);
-    measured[i] = measured_instance(instance);
+    weight[i] = memory_weight(instance);
     for (const SectionInstanceThread& t : instance.threads) {
       totals[i].push_back(totals_of(t));
-      if (!measured[i]) continue;
+      if (weight[i] == 0) continue;
       MissRates r;
       r.add(totals[i].back());
-      rates[{region_of[i], t.thread}].emplace_back(i, r);
+      same_code[{region_of[i], t.thread, totals[i].back().code}].emplace_back(i, r);
+      any_code[{region_of[i], t.thread}].emplace_back(i, r);
     }
   }
   // An unmeasured instance's misses: its exact instruction count at the
   // thread's miss rates in the nearest measured instance of the section
-  // before it (after it when none is before; none: no misses), the state an
-  // iterative code is in (docs/metrics.md, "Sampled section instances").
+  // that ran the same blocks (a section may alternate loops), before it
+  // when there is one; else in the nearest measured one; none: no misses
+  // (docs/metrics.md, "Sampled section instances").
+  auto rates_of = [](const auto& map, const auto& key) {
+    auto found = map.find(key);
+    return found != map.end() ? &found->second : nullptr;
+  };
   for (size_t i = 0; i < instances_.size(); ++i) {
-    if (measured[i]) continue;
+    if (weight[i] != 0) continue;
     for (size_t k = 0; k < instances_[i].threads.size(); ++k) {
       InstanceThreadTotals& total = totals[i][k];
-      const MissRates* nearest = nullptr;
-      auto found = rates.find({region_of[i], instances_[i].threads[k].thread});
-      if (found != rates.end()) {
-        const auto& measured_ones = found->second;
-        auto after = std::lower_bound(measured_ones.begin(), measured_ones.end(), i,
-                                      [](const auto& m, size_t index) { return m.first < index; });
-        nearest = after != measured_ones.begin() ? &std::prev(after)->second : &after->second;
-      }
+      const uint32_t thread = instances_[i].threads[k].thread;
+      const MissRates* nearest =
+          nearest_rates(rates_of(same_code, std::tuple{region_of[i], thread, total.code}), i);
+      if (!nearest) nearest = nearest_rates(rates_of(any_code, std::pair{region_of[i], thread}), i);
       for (int level = 0; level < 3; ++level)
         total.misses[level] = nearest ? nearest->estimate(total.instructions, level) : 0;
       total.modeled_cycles = modeled_cycles(total);
@@ -300,7 +325,7 @@ void ImbalanceRows::write(const sqlite::Database& db, const RunRegions& regions)
     for (const InstanceThreadTotals& total : totals[i]) cycles.push_back(total.modeled_cycles);
     const int64_t region = region_of[i];
     insert_instance.run(id, region, ordinal_in_region[region]++, instance.threads.size(),
-                        idle_fraction(cycles), measured[i] ? 1 : 0);
+                        idle_fraction(cycles), weight[i]);
     for (size_t k = 0; k < instance.threads.size(); ++k) {
       const SectionInstanceThread& t = instance.threads[k];
       const InstanceThreadTotals& total = totals[i][k];
@@ -313,7 +338,7 @@ void ImbalanceRows::write(const sqlite::Database& db, const RunRegions& regions)
         const uint32_t segment = counts_segment(t.thread, s);
         for (const SegmentEdge& e : records_of(edges_, t.thread, segment))
           insert_edge.run(id, t.thread, e.from, e.to, e.count);
-        if (!measured[i]) continue;  // a part measured alone is no instance's events
+        if (weight[i] == 0) continue;  // a part measured alone is no instance's events
         for (const SegmentInstruction& r : records_of(instructions_, t.thread, segment))
           insert_instruction.run(id, t.thread, r.pc, r.executions, r.l1_misses, r.l2_misses,
                                  r.llc_misses);
@@ -336,7 +361,7 @@ std::vector<SectionInstanceInfo> section_instances(const Profile& profile) {
     std::vector<SectionInstanceInfo> out;
     std::map<int64_t, size_t> index;
     sqlite::Statement instances(db,
-                                "SELECT id, region_id, instance, imbalance, measured"
+                                "SELECT id, region_id, instance, imbalance, memory_weight"
                                 " FROM section_instances ORDER BY id");
     while (instances.step()) {
       index[instances.column_int(0)] = out.size();
@@ -344,7 +369,7 @@ std::vector<SectionInstanceInfo> section_instances(const Profile& profile) {
                      instances.column_int(1),
                      instances.column_int(2),
                      instances.column_double(3),
-                     instances.column_int(4) != 0,
+                     static_cast<uint32_t>(instances.column_int(4)),
                      {}});
     }
     sqlite::Statement threads(db,
@@ -426,7 +451,7 @@ std::vector<EdgeTotal> edge_totals(const Profile& profile) {
     sqlite::Statement query(db,
                             "SELECT from_pc, to_pc, SUM(count) FROM instance_edges e"
                             " JOIN section_instances i ON i.id = e.instance_id"
-                            " WHERE from_pc != 0 AND i.measured != 0"
+                            " WHERE from_pc != 0 AND i.memory_weight != 0"
                             " GROUP BY from_pc, to_pc ORDER BY from_pc, to_pc");
     while (query.step())
       out.push_back({query.column_u64(0), query.column_u64(1), query.column_u64(2)});
@@ -440,7 +465,7 @@ std::map<uint64_t, uint64_t> instruction_executions(const Profile& profile) {
     sqlite::Statement query(
         db,
         "SELECT pc, SUM(executions) FROM instance_instructions r"
-        " JOIN section_instances i ON i.id = r.instance_id WHERE i.measured != 0"
+        " JOIN section_instances i ON i.id = r.instance_id WHERE i.memory_weight != 0"
         " GROUP BY pc ORDER BY pc");
     while (query.step()) out[query.column_u64(0)] = query.column_u64(1);
     return out;

@@ -32,9 +32,12 @@ struct SectionInstanceInfo {
   int64_t region_id = 0;
   int64_t instance = 0;  // ordinal among the region's instances
   double imbalance = 0;  // by modeled cycles
-  // Its memory instructions were analyzed (sampled section instances): false,
-  // its misses are estimates and it has no instance_instructions.
-  bool measured = true;
+  // How many instances its memory counts stand for (sampled section
+  // instances): 1, itself; N, one the sample selected; 0, its memory
+  // instructions were not counted: its misses are estimates and it has no
+  // instance_instructions.
+  uint32_t memory_weight = 1;
+  bool measured() const { return memory_weight != 0; }
   std::vector<InstanceThreadBusy> threads;  // by thread id
 };
 

@@ -273,8 +273,8 @@ void CaptureSession::begin_segment(ThreadContext& thread, SyncKind kind, uint64_
   // begins (count_segments runs after this).
   if (ImbalanceCounts* imbalance = analyzers_.imbalance; imbalance && thread.tid < max_threads_)
     if (ImbalanceCounts::ThreadState* s = imbalance->attach(thread.tid))
-      ImbalanceCounts::measure_next_segment(
-          *s, SampledSegments::decide(at, imbalance->config().segment_sampling, false).analyzed);
+      ImbalanceCounts::weigh_next_segment(
+          *s, SampledSegments::decide(at, imbalance->config().segment_sampling, false).weight);
 }
 
 void CaptureSession::close_communication_section(ThreadContext& thread, uint64_t pc,
