@@ -29,6 +29,8 @@ uint64_t ReaderSetPool::allocate() {
   return index < capacity_sets_ ? index : kNone;
 }
 
+CommunicationAnalyzer::ReuseMemo CommunicationAnalyzer::empty_memo_;
+
 CommunicationAnalyzer::CommunicationAnalyzer(const CommunicationConfig& config)
     : config_(config),
       granularity_log2_(log2_of(config.granularity)),
@@ -70,7 +72,7 @@ bool CommunicationAnalyzer::any_thread_busy() const {
 CommunicationAnalyzer::ReuseMemo CommunicationAnalyzer::reuse_to_remember(
     ThreadState& t, uint64_t pc, uint32_t peer, uintptr_t addr, PcPeerCounts& c,
     uint64_t distance) {
-  ReuseMemo m;
+  ReuseMemo m = empty_memo_;
   m.pc = pc;
   m.counters[0] = &c.rar;
   bool alternates = false;
@@ -86,29 +88,29 @@ CommunicationAnalyzer::ReuseMemo CommunicationAnalyzer::reuse_to_remember(
     if (alternates) {
       m.sampled_word = 1;  // never equal to a masked offset of 0
     } else {
-      if (distance != 0) return {};
+      if (distance != 0) return empty_memo_;
       const SampledWord& word = distances_->sampled_word();
       m.word_mask = (uint64_t{1} << word.word_bits) - 1;
       m.sampled_word = word.word_bits ? word.offset(m.granule) : 1;
     }
     m.counters[2] = distances_->count_of(*t.distances, pc, peer, 0);
-    if (!m.counters[2]) return {};
+    if (!m.counters[2]) return empty_memo_;
     if (alternates) {
       m.second_counters[0] = distances_->count_of(*t.distances, pc, peer, 1);
       m.recent = distances_->recent_granules(*t.distances, peer);
-      if (!m.second_counters[0] || !m.recent) return {};
+      if (!m.second_counters[0] || !m.recent) return empty_memo_;
     }
   }
   if (t.sections) {
     m.counters[1] = sections_->open_reuse_count(*t.sections, peer);
-    if (!m.counters[1]) return {};
+    if (!m.counters[1]) return empty_memo_;
     if (t.distances) {
       m.counters[3] = sections_->open_distance_count(*t.sections, peer, 0);
-      if (!m.counters[3]) return {};
+      if (!m.counters[3]) return empty_memo_;
     }
     if (alternates) {
       m.second_counters[1] = sections_->open_distance_count(*t.sections, peer, 1);
-      if (!m.second_counters[1]) return {};
+      if (!m.second_counters[1]) return empty_memo_;
     }
   }
   m.writer_tag = uint64_t{peer} + 1;
@@ -171,7 +173,8 @@ void CommunicationAnalyzer::remember_crd_reuses(ThreadState& t, const uint64_t* 
                                    *before_counts, 0);
     }
     if (table_generation(t) == generation) return;
-    latest = second = ReuseMemo{};
+    latest = empty_memo_;
+    second = empty_memo_;
   }
 }
 

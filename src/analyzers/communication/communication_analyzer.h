@@ -473,8 +473,8 @@ class CommunicationAnalyzer {
     const uint64_t generation = table_generation(t);
     forget_reuses(t);
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    ReuseMemo latest;
-    ReuseMemo second;  // with CRD: the pair's second latest granule
+    ReuseMemo latest = empty_memo_;
+    ReuseMemo second = empty_memo_;  // with CRD: the pair's second latest granule
     PcPeerCounts* c = t.counts.find_or_insert(PcPeerCounts::make_key(pc, peer));
     if (c) {
       c->count(what);
@@ -567,6 +567,12 @@ class CommunicationAnalyzer {
   void write_granule_extended(ThreadState& t, uint64_t pc, std::atomic<uint64_t>& word);
   void forget_extended(std::atomic<uint64_t>& word);
   uint64_t lock(std::atomic<uint64_t>& word);
+
+  // An empty ReuseMemo that the compiler cannot see into (it is not const):
+  // the slow path starts its memos as copies of it, seven 16-byte moves,
+  // where zeroing one is a `rep stos` whose start-up cost was a third of
+  // add()'s samples on the CRD's slow path (docs/performance.md).
+  static ReuseMemo empty_memo_;
 
   CommunicationConfig config_;
   unsigned granularity_log2_;
