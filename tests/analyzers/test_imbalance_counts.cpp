@@ -456,7 +456,7 @@ TEST(ImbalanceCounts, WeightedSegmentsLogTheirWeightAndUnmeasuredOnesNoAccess) {
   ImbalanceCounts::weigh_next_segment(*t, 0);  // decided for segment 1
   work(101);                                   // still segment 0
   counts.close_segment(*t);                    // segment 1 begins unmeasured
-  EXPECT_TRUE(t->memory_paused);
+  EXPECT_EQ(t->memory_weight, 0u);
   work(102);
   ImbalanceCounts::weigh_next_segment(*t, 8);
   counts.close_segment(*t);  // segment 2 begins measured, standing for 8

@@ -173,10 +173,9 @@ class ImbalanceCounts {
     RecordLog<SegmentRepeat> repeat_log;
     uint64_t dropped = 0;  // events lost to memory exhaustion
     HeldEvents held;
-    // The open segment's memory instructions are not analyzed (sampled
-    // section instances: its weight is 0), and how many segments its memory
-    // counts stand for; the next segment's, once the open one closes.
-    bool memory_paused = false;
+    // How many segments the open segment's memory counts stand for (sampled
+    // section instances; 0: its memory instructions are not analyzed); the
+    // next segment's, once the open one closes.
     uint32_t memory_weight = 1;
     uint32_t next_memory_weight = 1;
     RecordLog<SegmentMemoryWeight> weight_log;  // the segments of weight != 1
@@ -257,7 +256,7 @@ class ImbalanceCounts {
   // One execution of memory instruction `pc` on [addr, addr + size): one
   // cache lookup per line it touches.
   void access(ThreadState& t, uint64_t pc, uint64_t addr, uint64_t size) {
-    if (t.memory_paused) return;
+    if (t.memory_weight == 0) return;
     InstructionCount* c = __builtin_expect(t.held.active, 0) ? held_instruction(t, pc)
                                                              : t.instructions.find_or_insert(pc);
     if (__builtin_expect(c == nullptr, 0)) {
@@ -278,7 +277,7 @@ class ImbalanceCounts {
   // instruction found recently on one line that needs no cache lookup
   // (true); otherwise nothing is changed (false): call access().
   bool access_fast(ThreadState& t, uint64_t pc, uint64_t addr, uint64_t size) const {
-    if (t.memory_paused) return true;
+    if (t.memory_weight == 0) return true;
     if (__builtin_expect(t.held.active, 0)) return false;
     const uint64_t line = addr >> line_shift_;
     if (__builtin_expect(((addr + (size ? size - 1 : 0)) >> line_shift_) != line, 0)) return false;
@@ -294,10 +293,7 @@ class ImbalanceCounts {
   // not counted; 1, itself; N, a sample's.
   static void weigh_next_segment(ThreadState& t, uint32_t weight) { t.next_memory_weight = weight; }
   // The thread resumes after waiting: its next segment begins.
-  static void resume_segment(ThreadState& t) {
-    t.memory_weight = t.next_memory_weight;
-    t.memory_paused = t.memory_weight == 0;
-  }
+  static void resume_segment(ThreadState& t) { t.memory_weight = t.next_memory_weight; }
 
   // Ends the thread's open segment: its counts go to the logs, in full or
   // as a repeat of an earlier segment (a segment of weight other than 1

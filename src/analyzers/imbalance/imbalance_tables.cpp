@@ -79,22 +79,15 @@ struct InstanceThreadTotals {
   uint64_t code = 0;  // a hash of the blocks the thread ran (not how often)
 };
 
-// A thread's instructions and misses in a measured instance: the rates an
-// unmeasured instance's misses are estimated at.
-struct MissRates {
-  uint64_t instructions = 0;
-  uint64_t misses[3] = {0, 0, 0};
-  void add(const InstanceThreadTotals& t) {
-    instructions += t.instructions;
-    for (int level = 0; level < 3; ++level) misses[level] += t.misses[level];
-  }
-  uint64_t estimate(uint64_t executed, int level) const {
-    if (instructions == 0) return 0;
-    return static_cast<uint64_t>(
-        std::llround(static_cast<double>(executed) * static_cast<double>(misses[level]) /
-                     static_cast<double>(instructions)));
-  }
-};
+// The misses at `level` of `executed` instructions at the rate of a
+// measured instance's thread (`rates`): how an unmeasured instance's misses
+// are estimated.
+uint64_t estimated_misses(const InstanceThreadTotals& rates, uint64_t executed, int level) {
+  if (rates.instructions == 0) return 0;
+  return static_cast<uint64_t>(
+      std::llround(static_cast<double>(executed) * static_cast<double>(rates.misses[level]) /
+                   static_cast<double>(rates.instructions)));
+}
 
 // Orders records and (thread, segment) keys by thread, then segment.
 struct BySegment {
@@ -241,8 +234,8 @@ InstanceThreadTotals ImbalanceRows::totals_of(const SectionInstanceThread& t) co
 
 // The miss rates of a thread's measured instances, by instance index
 // (ascending): the nearest one to instance `i`, before it when there is one.
-using MeasuredRates = std::vector<std::pair<size_t, MissRates>>;
-const MissRates* nearest_rates(const MeasuredRates* measured, size_t i) {
+using MeasuredRates = std::vector<std::pair<size_t, InstanceThreadTotals>>;
+const InstanceThreadTotals* nearest_rates(const MeasuredRates* measured, size_t i) {
   if (measured == nullptr || measured->empty()) return nullptr;
   auto after = std::lower_bound(measured->begin(), measured->end(), i,
                                 [](const auto& m, size_t index) { return m.first < index; });
@@ -288,10 +281,9 @@ void ImbalanceRows::write(const sqlite::Database& db, const RunRegions& regions)
     for (const SectionInstanceThread& t : instance.threads) {
       totals[i].push_back(totals_of(t));
       if (weight[i] == 0) continue;
-      MissRates r;
-      r.add(totals[i].back());
-      same_code[{region_of[i], t.thread, totals[i].back().code}].emplace_back(i, r);
-      any_code[{region_of[i], t.thread}].emplace_back(i, r);
+      const InstanceThreadTotals& measured = totals[i].back();
+      same_code[{region_of[i], t.thread, measured.code}].emplace_back(i, measured);
+      any_code[{region_of[i], t.thread}].emplace_back(i, measured);
     }
   }
   // An unmeasured instance's misses: its exact instruction count at the
@@ -308,11 +300,11 @@ void ImbalanceRows::write(const sqlite::Database& db, const RunRegions& regions)
     for (size_t k = 0; k < instances_[i].threads.size(); ++k) {
       InstanceThreadTotals& total = totals[i][k];
       const uint32_t thread = instances_[i].threads[k].thread;
-      const MissRates* nearest =
+      const InstanceThreadTotals* nearest =
           nearest_rates(rates_of(same_code, std::tuple{region_of[i], thread, total.code}), i);
       if (!nearest) nearest = nearest_rates(rates_of(any_code, std::pair{region_of[i], thread}), i);
       for (int level = 0; level < 3; ++level)
-        total.misses[level] = nearest ? nearest->estimate(total.instructions, level) : 0;
+        total.misses[level] = nearest ? estimated_misses(*nearest, total.instructions, level) : 0;
       total.modeled_cycles = modeled_cycles(total);
     }
   }
