@@ -95,8 +95,13 @@ inline constexpr AnalysisSetting kCrdSettings[] = {
      "granules each reading thread traces before its CRD sampling rate halves "
      "(0: every granule, exact; --exact)",
      "16384", SettingType::Unsigned, 0, UINT64_MAX - 1, "0"},
+    {"crd_instance_sampling", "--crd-instance-sampling", "WEFT_CRD_INSTANCE_SAMPLING",
+     "in a long run, measure the CRD in 1 in N section instances (time steps), each event "
+     "counting N (1: every instance; --exact; docs/metrics.md)",
+     "8", SettingType::Unsigned, 1, 1024, "1"},
 };
-inline constexpr std::string_view kCrdCounters[] = {"crd_capped_pairs", "crd_sample_shift"};
+inline constexpr std::string_view kCrdCounters[] = {"crd_capped_pairs", "crd_sample_shift",
+                                                    "crd_skipped_segments"};
 inline constexpr std::string_view kCommunicationTables[] = {"matrix_entries", "pc_communication"};
 inline constexpr std::string_view kCrdTables[] = {"crd_distances", "crd_word_distances",
                                                   "crd_unmeasured", "region_footprints"};

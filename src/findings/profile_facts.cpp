@@ -18,6 +18,8 @@ ProfileFacts profile_facts(const Profile& profile) {
   facts.crd_sample_shift = static_cast<unsigned>(
       std::min<uint64_t>(63, profile.meta_unsigned("crd_sample_shift").value_or(0)));
   facts.crd_sample_granules = profile.meta_unsigned("crd_sample_granules").value_or(0);
+  facts.crd_skipped_segments = profile.meta_unsigned("crd_skipped_segments").value_or(0);
+  facts.crd_instance_sampling = profile.meta_unsigned("crd_instance_sampling").value_or(1);
   facts.falseshare_skipped_segments =
       profile.meta_unsigned("falseshare_skipped_segments").value_or(0);
   facts.falseshare_sampling = profile.meta_unsigned("falseshare_sampling").value_or(1);
@@ -31,12 +33,22 @@ ProfileFacts profile_facts(const Profile& profile) {
 }
 
 std::string crd_sampling_note(const ProfileFacts& facts) {
-  if (facts.crd_sample_shift == 0) return "";
-  return "CRD sampled (SHARDS): past " + std::to_string(facts.crd_sample_granules) +
-         " granules a reading thread traced a hashed sample of them, at rates down to 1/" +
-         std::to_string(uint64_t{1} << facts.crd_sample_shift) +
-         "; distances under 64 are exact, the rest and their counts are estimates "
-         "(`weft record --exact` measures every event)";
+  std::string which;
+  if (facts.crd_sample_shift != 0)
+    which = "past " + std::to_string(facts.crd_sample_granules) +
+            " granules a reading thread traced a hashed sample of them (SHARDS), at rates down "
+            "to 1/" +
+            std::to_string(uint64_t{1} << facts.crd_sample_shift) +
+            "; distances under 64 are exact, the rest and their counts are estimates";
+  if (facts.crd_skipped_segments != 0) {
+    if (!which.empty()) which += "; ";
+    which += "a long run: past each loop's first executions, the CRD was measured in 1 in " +
+             std::to_string(facts.crd_instance_sampling) +
+             " section instances, each event counting " +
+             std::to_string(facts.crd_instance_sampling);
+  }
+  if (which.empty()) return "";
+  return "CRD sampled: " + which + " (`weft record --exact` measures every event)";
 }
 
 std::string instance_sampling_note(const ProfileFacts& facts) {

@@ -25,6 +25,10 @@ struct ProfileFacts {
   // crd_sample_shift): 0 when every event was measured.
   unsigned crd_sample_shift = 0;
   uint64_t crd_sample_granules = 0;  // the budget per reading thread (meta)
+  // Section instances the CRD did not see, and 1 in how many it measured
+  // (docs/metrics.md, "Sampled section instances"); 0 skipped: every one.
+  uint64_t crd_skipped_segments = 0;
+  uint64_t crd_instance_sampling = 1;
   // Section instances the false-sharing analysis and the traces skipped
   // (docs/metrics.md, "Sampled section instances"), and 1 in how many they
   // analyzed past the first; 0 skipped: every instance was analyzed.

@@ -328,9 +328,11 @@ json run_json(const ReportFindings& data) {
       {"dropped_events", optional_integer(facts.dropped_events)},
       {"dropped_sync_events", optional_integer(facts.dropped_sync_events)},
       {"crd_sample_rate", 1.0 / static_cast<double>(uint64_t{1} << data.profile.crd_sample_shift)},
-      // The share of section instances past their first ones the traces,
-      // false sharing and the imbalance analysis' memory counts analyzed (1:
-      // every one; docs/metrics.md).
+      // The share of section instances past their first ones the CRD, the
+      // traces, false sharing and the imbalance analysis' memory counts
+      // analyzed (1: every one; docs/metrics.md).
+      {"crd_instance_sample_rate",
+       instance_sample_rate(data.profile.crd_skipped_segments, data.profile.crd_instance_sampling)},
       {"trace_sample_rate",
        instance_sample_rate(data.profile.trace_skipped_segments, data.profile.trace_sampling)},
       {"falseshare_sample_rate", instance_sample_rate(data.profile.falseshare_skipped_segments,

@@ -337,9 +337,10 @@ struct SampledCrdResults {
 
 // Runs `accesses` through an analyzer with a sampled CRD (a budget of 16
 // granules per reader, so that most granules leave the sample), through the
-// fast paths (the reuse memo) or through the slow path only.
+// fast paths (the reuse memo) or through the slow path only; every thread
+// in a section instance whose CRD events stand for `crd_weight` each.
 SampledCrdResults run_sampled_crd(const std::vector<Access>& accesses, bool fast,
-                                  uint64_t* slow_reads = nullptr) {
+                                  uint64_t* slow_reads = nullptr, uint64_t crd_weight = 1) {
   CommunicationConfig config;
   config.granularity = 64;
   config.max_threads = 8;
@@ -347,9 +348,14 @@ SampledCrdResults run_sampled_crd(const std::vector<Access>& accesses, bool fast
   CommunicationReuseDistance crd({config.max_threads, 0, 16});
   SectionAttribution sections(config.max_threads);
   analyzer.connect(&crd, nullptr, &sections);
+  std::vector<bool> begun(config.max_threads);
   for (size_t i = 0; i < accesses.size(); ++i) {
     const Access& a = accesses[i];
     auto* t = analyzer.attach(a.tid);
+    if (!begun[a.tid]) {
+      CommunicationAnalyzer::sample_crd_segment(*t, true, crd_weight);
+      begun[a.tid] = true;
+    }
     if (a.write) {
       analyzer.write(*t, a.pc, a.addr, a.size);
     } else if (!fast || !CommunicationAnalyzer::read_fast(*t, a.pc, a.addr, a.size)) {
@@ -462,6 +468,20 @@ TEST(CommunicationAnalyzer, SampledCrdMemoMatchesTheSlowPathOnRandomAlternations
       }
     }
     EXPECT_EQ(run_sampled_crd(accesses, true), run_sampled_crd(accesses, false)) << "seed " << seed;
+    // In a section instance the sample selected (docs/metrics.md, "Sampled
+    // section instances") every distance count, the memo's included, is 4
+    // times the unweighted one; the reuse counts are the same.
+    SampledCrdResults weighted = run_sampled_crd(accesses, true, nullptr, 4);
+    EXPECT_EQ(weighted, run_sampled_crd(accesses, false, nullptr, 4)) << "seed " << seed;
+    SampledCrdResults once = run_sampled_crd(accesses, false);
+    EXPECT_EQ(weighted.counts, once.counts);
+    EXPECT_EQ(weighted.section_reuses, once.section_reuses);
+    for (auto* counts : {&once.distances, &weighted.distances})
+      EXPECT_FALSE(counts->empty());
+    for (auto& [key, n] : once.distances) n *= 4;
+    for (auto& [key, n] : once.section_distances) n *= 4;
+    EXPECT_EQ(weighted.distances, once.distances) << "seed " << seed;
+    EXPECT_EQ(weighted.section_distances, once.section_distances) << "seed " << seed;
   }
 }
 

@@ -51,7 +51,7 @@ CommunicationAnalyzer::ThreadState* CommunicationAnalyzer::attach(uint32_t tid) 
     fresh.unwritten_word = footprint_ ? kRetiredTag : 0;
     fresh.reader_bit = tid < kInlineReaders ? uint64_t{1} << (kReaderShift + tid) : 0;
     fresh.footprint_tag = SharingFootprint::owner_tag(tid);
-    if (distances_) fresh.distances = distances_->attach(tid);
+    if (distances_) fresh.distances = fresh.crd_reader = distances_->attach(tid);
     if (sections_) fresh.sections = sections_->attach(tid);
     return true;
   });

@@ -174,8 +174,15 @@ class CommunicationAnalyzer {
     volatile int busy = 0;
     uint64_t dropped = 0;
     PcPeerCounters counts;
-    CommunicationReuseDistance::ReaderState* distances = nullptr;  // when connected
-    SectionAttribution::ThreadState* sections = nullptr;           // when connected
+    // The thread's CRD state when CRD runs (connected), while the open
+    // section instance is one the CRD analyzes (sample_crd_segment); null
+    // otherwise, and then the thread counts as without CRD.
+    CommunicationReuseDistance::ReaderState* distances = nullptr;
+    CommunicationReuseDistance::ReaderState* crd_reader = nullptr;  // when connected
+    // What each distance count the memo holds stands for (the instance's
+    // weight: ReaderState::instance_weight); the reuse counts count 1.
+    uint64_t crd_weight = 1;
+    SectionAttribution::ThreadState* sections = nullptr;  // when connected
     uint64_t footprint_tag = 0;
   };
 
@@ -200,12 +207,14 @@ class CommunicationAnalyzer {
   // parallel section (see SectionAttribution; the reuse distances' epochs
   // note the section too).
   void close_section(ThreadState& t, uint64_t site) {
-    if ((!t.sections && !t.distances) || t.busy) return;
+    if ((!t.sections && !t.crd_reader) || t.busy) return;
     t.busy = 1;
     forget_reuses(t);  // the open section's entries are emptied
     std::atomic_signal_fence(std::memory_order_seq_cst);
     if (t.sections) sections_->close(*t.sections, site);
-    if (t.distances) distances_->close_section(*t.distances, site);
+    // Sampled out or not, the reader numbers every section (its epochs name
+    // the sections that read them).
+    if (t.crd_reader) distances_->close_section(*t.crd_reader, site);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     t.busy = 0;
   }
@@ -213,6 +222,30 @@ class CommunicationAnalyzer {
   // The state of thread `tid`, created on first call; nullptr when tid is
   // beyond max_threads. Thread-safe.
   ThreadState* attach(uint32_t tid);
+
+  // The thread begins a section instance the CRD analyzes (`analyzed`: its
+  // events go to the CRD, each standing for `weight`, 0 in a warm-up
+  // instance) or not (the thread counts as without CRD until the next
+  // one). Settles the memo first: its entries belong to the other mode or
+  // weight. Docs/metrics.md, "Sampled section instances".
+  static void sample_crd_segment(ThreadState& t, bool analyzed, uint64_t weight) {
+    if (!t.crd_reader || t.busy) return;
+    CommunicationReuseDistance::ReaderState* distances = analyzed ? t.crd_reader : nullptr;
+    if (distances == t.distances && weight == t.crd_weight) {
+      t.crd_reader->skipped_segments += !analyzed;
+      return;
+    }
+    t.busy = 1;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    forget_reuses(t);
+    t.crd_front = 0;
+    t.latest_crd_event = {};
+    t.distances = distances;
+    t.crd_weight = analyzed ? weight : 0;
+    CommunicationReuseDistance::sample_segment(*t.crd_reader, analyzed, weight);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t.busy = 0;
+  }
 
   // The thread exited (its last section closed): its counts and those of
   // its CRD and section states move into packed memory of their size (what
@@ -278,8 +311,10 @@ class CommunicationAnalyzer {
     t.busy = 1;
     std::atomic_signal_fence(std::memory_order_seq_cst);
     ReuseMemo& m = t.reuse_memo[i];
-    for (uint64_t* c : {m.counters[0], m.counters[1], m.second_counters[0], m.second_counters[1]})
+    for (uint64_t* c : {m.counters[0], m.counters[1]})
       if (c) ++*c;
+    for (uint64_t* c : m.second_counters)
+      if (c) *c += t.crd_weight;
     std::swap(m.recent[0], m.recent[1]);
     const unsigned previous = t.crd_front;
     t.crd_front = i;
@@ -296,8 +331,10 @@ class CommunicationAnalyzer {
   static void settle_reuses(ThreadState& t) {
     for (ReuseMemo& m : t.reuse_memo) {
       if (m.pending == 0) continue;
-      for (uint64_t* c : m.counters)
-        if (c) *c += m.pending;
+      // counters[0] and [1] count reuses, [2] and [3] distances (of an
+      // instance standing for crd_weight).
+      for (unsigned i = 0; i < 4; ++i)
+        if (uint64_t* c = m.counters[i]) *c += i < 2 ? m.pending : m.pending * t.crd_weight;
       m.pending = 0;
     }
   }

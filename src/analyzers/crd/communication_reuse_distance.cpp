@@ -207,6 +207,8 @@ PairReuseTrace* CommunicationReuseDistance::create_pair(PairReuseTrace** pairs, 
 
 void CommunicationReuseDistance::end_epoch(ReaderState& reader, uint32_t writer,
                                            const GranuleEpoch& epoch, uint64_t weight) {
+  weight *= instance_weight(epoch);
+  if (weight == 0) return;  // began in a warm-up instance: stands for none
   reader.code_sets.node(epoch.code).count += weight;
   if (epoch.section == kLostSet) return;
   if (epoch.ordinal == reader.ordinal) {
@@ -236,6 +238,7 @@ CommunicationReuseDistance::EventDistances CommunicationReuseDistance::on_sample
     ReaderState& reader, uint64_t pc, uint32_t writer, uintptr_t addr, uint64_t granule,
     bool true_communication) {
   EventDistances out;
+  out.weight = reader.instance_weight;
   PairReuseTrace* pair = pair_of(reader, false, writer);
   if (pair == nullptr) {
     out.line = PairReuseTrace::kOutOfMemory;
@@ -249,7 +252,7 @@ CommunicationReuseDistance::EventDistances CommunicationReuseDistance::on_sample
     // measured on the sample only, which stands for the rest.
     if (near < kNear) {
       out.line = near;
-      count(reader, pc, writer, near, 0, 1);
+      count(reader, pc, writer, near, 0, out.weight);
     }
     return out;
   }
@@ -261,7 +264,7 @@ CommunicationReuseDistance::EventDistances CommunicationReuseDistance::on_sample
     // The sample's distance scaled by the rate; at least kNear, which the
     // recent granules rule out.
     out.line = std::max<uint64_t>(kNear, traced << shift);
-    out.weight = uint64_t{1} << shift;
+    out.weight = reader.instance_weight << shift;
   } else {
     out.line = traced;
   }
@@ -394,6 +397,13 @@ unsigned CommunicationReuseDistance::max_sample_shift() const {
   for (unsigned i = 0; i < config_.max_threads; ++i)
     if (const ReaderState* r = readers_[i].load()) shift = std::max(shift, r->sample_shift);
   return shift;
+}
+
+uint64_t CommunicationReuseDistance::skipped_segments() const {
+  uint64_t n = 0;
+  for (unsigned i = 0; i < config_.max_threads; ++i)
+    if (const ReaderState* r = readers_[i].load()) n += r->skipped_segments;
+  return n;
 }
 
 size_t CommunicationReuseDistance::memory_bytes() const {

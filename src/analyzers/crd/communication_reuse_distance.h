@@ -61,7 +61,12 @@ namespace weft {
 struct GranuleEpoch {
   uint32_t code = ReuseSets::kNone;     // set of reading instructions; kNone: not tracked
   uint32_t section = ReuseSets::kNone;  // set of closed sections' sites; kNone: none closed yet
-  uint32_t ordinal = 0;                 // the reader's section at its latest read
+  uint32_t ordinal : 30 = 0;            // the reader's section at its latest read
+  // What the epoch stands for, from the section instance it began in
+  // (CommunicationReuseDistance::InstanceWeight): an epoch that began in a
+  // sampled instance stands for the epochs of the instances it was chosen
+  // for, whenever it ends.
+  uint32_t instance_class : 2 = 0;
 };
 
 // Whether a trace sampled at rate 2^-shift holds `granule` (fixed-size
@@ -250,6 +255,10 @@ struct CrdConfig {
   // Granules a reader traces over all its pairs before its sampling rate
   // halves (fixed-size SHARDS); 0: every granule traced (exact).
   uint64_t sample_granules = 0;
+  // In a long run, the CRD of 1 in this many section instances (each event
+  // counting as many), the instance before each traced uncounted
+  // (docs/metrics.md, "Sampled section instances"); 1: every instance.
+  uint32_t segment_sampling = 1;
 };
 
 class CommunicationReuseDistance {
@@ -291,7 +300,23 @@ class CommunicationReuseDistance {
     // the line traces of all pairs.
     unsigned sample_shift = 0;
     uint64_t traced = 0;
+    // Section-instance sampling (docs/metrics.md, "Sampled section
+    // instances"): what each event of the open instance stands for (the
+    // rate for a sampled instance, 0 in the warm-up instance before it,
+    // which is traced but not counted; 1 before sampling began), and the
+    // instances whose events the reader did not see at all.
+    uint64_t instance_weight = 1;
+    uint64_t skipped_segments = 0;
   };
+
+  // A reader's next section instance (CaptureSession::begin_segment): its
+  // events stand for `weight` each (0: traced, not counted); `analyzed`
+  // false: the reader sees none of them (the communication analyzer keeps
+  // them from it).
+  static void sample_segment(ReaderState& reader, bool analyzed, uint64_t weight) {
+    reader.instance_weight = analyzed ? weight : 0;
+    reader.skipped_segments += !analyzed;
+  }
 
   // One row of the results: `count` events of pair (writer, reader) at `pc`
   // had this distance (kUnmeasured for events of a capped pair; with
@@ -326,7 +351,9 @@ class CommunicationReuseDistance {
   struct EventDistances {
     uint64_t line = PairReuseTrace::kFirstEvent;
     uint64_t word = PairReuseTrace::kFirstEvent;
-    uint64_t weight = 1;  // the events this one stands for (sampled: 2^shift)
+    // The events this one stands for (a sampled granule: 2^shift; times the
+    // section instance's weight; 0 in a warm-up instance).
+    uint64_t weight = 1;
   };
 
   // One communication event of pair (writer, reader) at `addr` (the first
@@ -341,9 +368,10 @@ class CommunicationReuseDistance {
     if (__builtin_expect(reader.sample_shift != 0, 0))
       return on_sampled_event(reader, pc, writer, addr, granule, true_communication);
     EventDistances out;
+    out.weight = reader.instance_weight;
     out.line = trace(reader, false, writer, granule);
     after_line_event(reader, writer, pc, true_communication, out.line, 1);
-    count(reader, pc, writer, out.line, 0, 1);
+    count(reader, pc, writer, out.line, 0, out.weight);
     if (out.line != PairReuseTrace::kUnmeasured) trace_word(reader, pc, writer, addr, granule, out);
     if (__builtin_expect(reader.traced > sample_budget_, 0)) lower_rate(reader);
     return out;
@@ -386,6 +414,9 @@ class CommunicationReuseDistance {
       const ReaderState* r = readers_[tid].load(std::memory_order_acquire);
       if (!r) continue;
       r->distances.for_each([&](const PcWriterDistanceCount& c) {
+        // Made ready by the reuse memo and never used, or counted in warm-up
+        // instances only (weight 0): no row.
+        if (c.count == 0) return;
         visit(Record{c.key.pc_writer >> 16, tid, static_cast<uint32_t>(c.key.pc_writer & 0xffff),
                      c.key.distance, c.count});
       });
@@ -405,6 +436,8 @@ class CommunicationReuseDistance {
   uint64_t capped_pairs() const;
   // The lowest sampling rate of any reader, as its shift (0: exact).
   unsigned max_sample_shift() const;
+  // Section instances readers did not see (sample_segment), over all readers.
+  uint64_t skipped_segments() const;
   // Memory held by all pairs' traces now.
   size_t memory_bytes() const;
 
@@ -436,7 +469,8 @@ class CommunicationReuseDistance {
     return distance;
   }
   // After a line-trace event that returned `traced`: the granule's epoch
-  // (standing for `weight` epochs), the traced count, or the capped pair's
+  // (standing for `weight` epochs at the rate of the sample of granules,
+  // times its instance's weight), the traced count, or the capped pair's
   // epochs ending.
   void after_line_event(ReaderState& reader, uint32_t writer, uint64_t pc, bool true_communication,
                         uint64_t traced, uint64_t weight) {
@@ -455,13 +489,15 @@ class CommunicationReuseDistance {
     const uint64_t word = trace(reader, true, writer, granule);
     const unsigned shift = reader.sample_shift;
     out.word = word < PairReuseTrace::kOutOfMemory ? word << shift : word;
-    count(reader, pc, writer, out.word, kWordDistance, uint64_t{1} << shift);
+    count(reader, pc, writer, out.word, kWordDistance, reader.instance_weight << shift);
   }
   // Counts `weight` events at `distance` (of the trace `unit` says); a
   // capped line trace's events are counted once, as unmeasured lines.
   void count(ReaderState& reader, uint64_t pc, uint32_t writer, uint64_t distance, uint64_t unit,
              uint64_t weight) {
-    if (distance == PairReuseTrace::kFirstEvent || distance == PairReuseTrace::kOutOfMemory) return;
+    if (distance == PairReuseTrace::kFirstEvent || distance == PairReuseTrace::kOutOfMemory ||
+        weight == 0)
+      return;
     const uint64_t key = distance == PairReuseTrace::kUnmeasured ? distance : distance | unit;
     PcWriterDistanceCount* c = reader.distances.find_or_insert({(pc << 16) | writer, key});
     if (c)
@@ -500,15 +536,23 @@ class CommunicationReuseDistance {
     if (epoch.code != ReuseSets::kNone) end_epoch(reader, writer, epoch, weight);
     epoch.code = reader.code_sets.root(writer, pc);
     epoch.section = ReuseSets::kNone;
-    epoch.ordinal = reader.ordinal;
+    epoch.ordinal = reader.ordinal & kOrdinalMask;
+    epoch.instance_class = instance_class(reader.instance_weight);
   }
+  // The instance weight an epoch keeps from where it began: 1 (before
+  // sampling), the sampling rate, or 0 (a warm-up instance), in two bits.
+  uint32_t instance_class(uint64_t weight) const { return weight == 1 ? 0 : weight == 0 ? 2 : 1; }
+  uint64_t instance_weight(const GranuleEpoch& epoch) const {
+    return epoch.instance_class == 0 ? 1 : epoch.instance_class == 2 ? 0 : config_.segment_sampling;
+  }
+  static constexpr uint32_t kOrdinalMask = (uint32_t{1} << 30) - 1;
   // A reuse at `pc` of a tracked epoch: `pc` joins its instructions, and the
   // section of its previous read, when closed since, its sections.
   void reuse_in_epoch(ReaderState& reader, uint32_t writer, uint64_t pc, GranuleEpoch& epoch) {
     epoch.code = reader.code_sets.add(epoch.code, pc);
-    if (epoch.ordinal != reader.ordinal) {
+    if (epoch.ordinal != (reader.ordinal & kOrdinalMask)) {
       epoch.section = with_site(reader, writer, epoch.section, reader.sites[epoch.ordinal]);
-      epoch.ordinal = reader.ordinal;
+      epoch.ordinal = reader.ordinal & kOrdinalMask;
     }
   }
   // `set` of `writer` with `site`: the root {site} for kNone.
@@ -517,7 +561,8 @@ class CommunicationReuseDistance {
     const uint32_t grown = reader.section_sets.extend(writer, set, site);
     return grown == ReuseSets::kNone ? kLostSet : grown;
   }
-  // The epoch ends, standing for `weight` epochs: its code set counts them,
+  // The epoch ends, standing for `weight` epochs (at the sample of
+  // granules' rate) times its instance's weight: its code set counts them,
   // and its section set, which gains its latest section, now if that
   // section is closed, else when it closes.
   void end_epoch(ReaderState& reader, uint32_t writer, const GranuleEpoch& epoch, uint64_t weight);
@@ -544,18 +589,21 @@ void CommunicationReuseDistance::for_each_reuse_set(Visitor&& visit) {
     // section set with their latest section, when closed.
     const uint64_t weight = uint64_t{1} << r->sample_shift;
     PagedHashTable<LiveEnds> live;
-    auto add_live = [&](uint32_t kind, uint32_t set) {
-      if (LiveEnds* l = live.find_or_insert(uint64_t{kind} << 32 | set)) l->count += weight;
+    auto add_live = [&](uint32_t kind, uint32_t set, uint64_t epochs) {
+      if (LiveEnds* l = live.find_or_insert(uint64_t{kind} << 32 | set))
+        l->count += weight * epochs;
     };
     for (unsigned writer = 0; writer < r->pair_slots; ++writer) {
       const PairReuseTrace* pair = r->pairs[writer];
       if (!pair) continue;
       pair->for_each_epoch([&](const GranuleEpoch& e) {
         if (e.code == ReuseSets::kNone) return;
-        add_live(kReuseSetCode, e.code);
-        if (e.ordinal >= r->ordinal) return;
+        const uint64_t epochs = instance_weight(e);
+        if (epochs == 0) return;
+        add_live(kReuseSetCode, e.code, epochs);
+        if (e.ordinal >= (r->ordinal & kOrdinalMask)) return;
         const uint32_t set = with_site(*r, writer, e.section, r->sites[e.ordinal]);
-        if (set != kLostSet) add_live(kReuseSetSection, set);
+        if (set != kLostSet) add_live(kReuseSetSection, set, epochs);
       });
     }
     auto emit = [&](const ReuseSets& sets, uint32_t kind) {

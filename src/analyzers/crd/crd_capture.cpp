@@ -12,6 +12,8 @@ bool configure(CaptureConfig& config, const AnalysisSetting& setting, const char
                uint64_t number) {
   if (setting.key == "crd_sample_granules")
     config.crd.sample_granules = number;
+  else if (setting.key == "crd_instance_sampling")
+    config.crd.segment_sampling = static_cast<uint32_t>(number);
   else
     config.crd.max_granules_per_pair = number;
   return true;
@@ -36,6 +38,8 @@ void values(const CaptureAnalyzers& a, ValueLines& out) {
   out.number("crd_sample_granules", a.distances->config().sample_granules);
   out.number("crd_capped_pairs", a.distances->capped_pairs());
   out.number("crd_sample_shift", a.distances->max_sample_shift());
+  out.number("crd_instance_sampling", a.distances->config().segment_sampling);
+  out.number("crd_skipped_segments", a.distances->skipped_segments());
 }
 
 void write_sections(CaptureSession& session, RawWriter& out) {

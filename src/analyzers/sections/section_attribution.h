@@ -62,7 +62,7 @@ class SectionAttribution {
   // One counted event of the open section; `distance` is the event's CRD of
   // lines and `word_distance` of the sampled word trace, each
   // PairReuseTrace::kFirstEvent when it has none (or CRD is off); the
-  // distances stand for `weight` events (a sampled CRD's).
+  // distances stand for `weight` events (a sampled CRD's; 0: none).
   void on_event(ThreadState& t, uint32_t peer, CommunicationEvent what, uint64_t distance,
                 uint64_t word_distance = PairReuseTrace::kFirstEvent, uint64_t weight = 1) {
     PcPeerCounts* c = t.open_counts.find_or_insert(PcPeerCounts::make_key(kOpen, peer));
@@ -107,7 +107,11 @@ class SectionAttribution {
   template <class Visitor>
   void for_each_distance(Visitor&& visit) const {
     for_each_thread([&](const ThreadState& t) {
-      t.distances.for_each([&](const PcWriterDistanceCount& d) { visit(t.tid, d); });
+      // A count the memo made ready and never used, or only a warm-up
+      // instance's events (weight 0), stays 0: no row.
+      t.distances.for_each([&](const PcWriterDistanceCount& d) {
+        if (d.count != 0) visit(t.tid, d);
+      });
     });
   }
 
@@ -116,7 +120,9 @@ class SectionAttribution {
  private:
   void count_distance(ThreadState& t, uint32_t peer, uint64_t distance, uint64_t unit,
                       uint64_t weight) {
-    if (distance == PairReuseTrace::kFirstEvent || distance == PairReuseTrace::kOutOfMemory) return;
+    if (distance == PairReuseTrace::kFirstEvent || distance == PairReuseTrace::kOutOfMemory ||
+        weight == 0)  // a warm-up instance's event (CommunicationReuseDistance::sample_segment)
+      return;
     if (distance != PairReuseTrace::kUnmeasured) distance |= unit;
     if (PcWriterDistanceCount* d =
             t.open_distances.find_or_insert({(kOpen << 16) | peer, distance}))

@@ -74,7 +74,8 @@ CaptureSession::CaptureSession(const CaptureConfig& config)
   samples_segments_ =
       (analyzers_.traces && analyzers_.traces->config().segment_sampling > 1) ||
       (analyzers_.false_sharing && analyzers_.false_sharing->config().segment_sampling > 1) ||
-      (analyzers_.imbalance && analyzers_.imbalance->config().segment_sampling > 1);
+      (analyzers_.imbalance && analyzers_.imbalance->config().segment_sampling > 1) ||
+      (analyzers_.distances && analyzers_.distances->config().segment_sampling > 1);
   threads_ = static_cast<ThreadRecord*>(reserve_zeroed(max_threads_ * sizeof(ThreadRecord)));
   contexts_ = static_cast<std::atomic<ThreadContext*>*>(
       reserve_zeroed(max_threads_ * sizeof(std::atomic<ThreadContext*>)));
@@ -269,6 +270,15 @@ void CaptureSession::begin_segment(ThreadContext& thread, SyncKind kind, uint64_
         SampledSegments::decide(at, analyzers_.false_sharing->config().segment_sampling, true);
     FalseSharingDetector::sample_segment(*s, d.analyzed, d.weight);
   }
+  // The CRD, like false sharing, depends on what came before the instance
+  // (each pair's latest granules): it traces the instance before each
+  // counted one too.
+  if (analyzers_.distances)
+    if (CommunicationAnalyzer::ThreadState* s = thread.comm.load(std::memory_order_relaxed)) {
+      const SampledSegments::Decision d =
+          SampledSegments::decide(at, analyzers_.distances->config().segment_sampling, true);
+      CommunicationAnalyzer::sample_crd_segment(*s, d.analyzed, d.weight);
+    }
   // The imbalance counts learn it for the segment their next close or resume
   // begins (count_segments runs after this).
   if (ImbalanceCounts* imbalance = analyzers_.imbalance; imbalance && thread.tid < max_threads_)

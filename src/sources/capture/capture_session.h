@@ -492,7 +492,7 @@ class CaptureSession {
 // a fingerprint of those layouts, which the runtime compares with the one
 // each module's hooks were built with (weft_module_init). Raise the version
 // when a layout changes without changing these sizes.
-constexpr uint64_t kInlineLayoutVersion = 2;
+constexpr uint64_t kInlineLayoutVersion = 3;
 constexpr uint64_t inline_layout_fingerprint() {
   uint64_t h = kInlineLayoutVersion;
   for (uint64_t size :
