@@ -179,10 +179,7 @@ class CommunicationAnalyzer {
     // otherwise, and then the thread counts as without CRD.
     CommunicationReuseDistance::ReaderState* distances = nullptr;
     CommunicationReuseDistance::ReaderState* crd_reader = nullptr;  // when connected
-    // What each distance count the memo holds stands for (the instance's
-    // weight: ReaderState::instance_weight); the reuse counts count 1.
-    uint64_t crd_weight = 1;
-    SectionAttribution::ThreadState* sections = nullptr;  // when connected
+    SectionAttribution::ThreadState* sections = nullptr;            // when connected
     uint64_t footprint_tag = 0;
   };
 
@@ -231,17 +228,14 @@ class CommunicationAnalyzer {
   static void sample_crd_segment(ThreadState& t, bool analyzed, uint64_t weight) {
     if (!t.crd_reader || t.busy) return;
     CommunicationReuseDistance::ReaderState* distances = analyzed ? t.crd_reader : nullptr;
-    if (distances == t.distances && weight == t.crd_weight) {
-      t.crd_reader->skipped_segments += !analyzed;
-      return;
-    }
     t.busy = 1;
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    forget_reuses(t);
-    t.crd_front = 0;
-    t.latest_crd_event = {};
-    t.distances = distances;
-    t.crd_weight = analyzed ? weight : 0;
+    if (distances != t.distances || (analyzed ? weight : 0) != t.crd_reader->instance_weight) {
+      forget_reuses(t);  // settled at the weight they were counted at
+      t.crd_front = 0;
+      t.latest_crd_event = {};
+      t.distances = distances;
+    }
     CommunicationReuseDistance::sample_segment(*t.crd_reader, analyzed, weight);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     t.busy = 0;
@@ -313,8 +307,8 @@ class CommunicationAnalyzer {
     ReuseMemo& m = t.reuse_memo[i];
     for (uint64_t* c : {m.counters[0], m.counters[1]})
       if (c) ++*c;
-    for (uint64_t* c : m.second_counters)
-      if (c) *c += t.crd_weight;
+    for (uint64_t* c : m.second_counters)  // distances: the instance's weight each
+      if (c) *c += t.crd_reader->instance_weight;
     std::swap(m.recent[0], m.recent[1]);
     const unsigned previous = t.crd_front;
     t.crd_front = i;
@@ -329,12 +323,13 @@ class CommunicationAnalyzer {
   // pending). Every entry, whatever its tag: an entry a tag no longer names
   // keeps valid counters until forget_reuses, which settles first.
   static void settle_reuses(ThreadState& t) {
+    // counters[0] and [1] count reuses, [2] and [3] (set only with CRD)
+    // distances, each standing for the instance's weight.
+    const uint64_t weight = t.crd_reader ? t.crd_reader->instance_weight : 1;
     for (ReuseMemo& m : t.reuse_memo) {
       if (m.pending == 0) continue;
-      // counters[0] and [1] count reuses, [2] and [3] distances (of an
-      // instance standing for crd_weight).
       for (unsigned i = 0; i < 4; ++i)
-        if (uint64_t* c = m.counters[i]) *c += i < 2 ? m.pending : m.pending * t.crd_weight;
+        if (uint64_t* c = m.counters[i]) *c += i < 2 ? m.pending : m.pending * weight;
       m.pending = 0;
     }
   }

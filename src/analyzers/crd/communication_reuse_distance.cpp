@@ -350,7 +350,9 @@ void CommunicationReuseDistance::close_section(ReaderState& reader, uint64_t sit
   if (reader.ordinal == reader.site_capacity) {
     // Doubles; a thread closes a section per barrier, so this is rare.
     const uint32_t capacity = reader.site_capacity ? reader.site_capacity * 2 : 1024;
-    auto* sites = static_cast<uint64_t*>(reserve_zeroed(capacity * sizeof(uint64_t)));
+    auto* sites = capacity <= ReaderState::kMaxSections
+                      ? static_cast<uint64_t*>(reserve_zeroed(capacity * sizeof(uint64_t)))
+                      : nullptr;
     if (!sites || capacity <= reader.site_capacity) {
       release(sites, capacity * sizeof(uint64_t));
       ++reader.dropped;  // the next section's events join this one's

@@ -61,9 +61,10 @@ namespace weft {
 struct GranuleEpoch {
   uint32_t code = ReuseSets::kNone;     // set of reading instructions; kNone: not tracked
   uint32_t section = ReuseSets::kNone;  // set of closed sections' sites; kNone: none closed yet
-  uint32_t ordinal : 30 = 0;            // the reader's section at its latest read
+  // The reader's section at its latest read (below ReaderState::kMaxSections).
+  uint32_t ordinal : 30 = 0;
   // What the epoch stands for, from the section instance it began in
-  // (CommunicationReuseDistance::InstanceWeight): an epoch that began in a
+  // (CommunicationReuseDistance::instance_weight): an epoch that began in a
   // sampled instance stands for the epochs of the instances it was chosen
   // for, whenever it ends.
   uint32_t instance_class : 2 = 0;
@@ -294,6 +295,10 @@ class CommunicationReuseDistance {
     uint64_t* sites = nullptr;  // [site_capacity]: the site that closed section k
     uint32_t site_capacity = 0;
     uint32_t ordinal = 0;  // the open section: how many closed before it
+    // Sections numbered at most; past them, the next sections' events join
+    // the last one's (as when the sites cannot grow). An epoch keeps the
+    // ordinal in 30 bits.
+    static constexpr uint32_t kMaxSections = uint32_t{1} << 29;
     uint64_t dropped = 0;  // events lost to memory exhaustion
     // Sampling: the granules whose hash has its top `sample_shift` bits
     // clear are traced (rate 2^-sample_shift); `traced` counts them, over
@@ -536,7 +541,7 @@ class CommunicationReuseDistance {
     if (epoch.code != ReuseSets::kNone) end_epoch(reader, writer, epoch, weight);
     epoch.code = reader.code_sets.root(writer, pc);
     epoch.section = ReuseSets::kNone;
-    epoch.ordinal = reader.ordinal & kOrdinalMask;
+    epoch.ordinal = reader.ordinal;
     epoch.instance_class = instance_class(reader.instance_weight);
   }
   // The instance weight an epoch keeps from where it began: 1 (before
@@ -545,14 +550,13 @@ class CommunicationReuseDistance {
   uint64_t instance_weight(const GranuleEpoch& epoch) const {
     return epoch.instance_class == 0 ? 1 : epoch.instance_class == 2 ? 0 : config_.segment_sampling;
   }
-  static constexpr uint32_t kOrdinalMask = (uint32_t{1} << 30) - 1;
   // A reuse at `pc` of a tracked epoch: `pc` joins its instructions, and the
   // section of its previous read, when closed since, its sections.
   void reuse_in_epoch(ReaderState& reader, uint32_t writer, uint64_t pc, GranuleEpoch& epoch) {
     epoch.code = reader.code_sets.add(epoch.code, pc);
-    if (epoch.ordinal != (reader.ordinal & kOrdinalMask)) {
+    if (epoch.ordinal != reader.ordinal) {
       epoch.section = with_site(reader, writer, epoch.section, reader.sites[epoch.ordinal]);
-      epoch.ordinal = reader.ordinal & kOrdinalMask;
+      epoch.ordinal = reader.ordinal;
     }
   }
   // `set` of `writer` with `site`: the root {site} for kNone.
@@ -601,7 +605,7 @@ void CommunicationReuseDistance::for_each_reuse_set(Visitor&& visit) {
         const uint64_t epochs = instance_weight(e);
         if (epochs == 0) return;
         add_live(kReuseSetCode, e.code, epochs);
-        if (e.ordinal >= (r->ordinal & kOrdinalMask)) return;
+        if (e.ordinal >= r->ordinal) return;
         const uint32_t set = with_site(*r, writer, e.section, r->sites[e.ordinal]);
         if (set != kLostSet) add_live(kReuseSetSection, set, epochs);
       });

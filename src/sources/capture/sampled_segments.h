@@ -1,8 +1,8 @@
 // SampledSegments: which section instances (segments: a thread's stretch
 // between two section-closing synchronization records) the analyses that
-// sample them analyze in a long run: the traces, false sharing and the
-// imbalance analysis' memory counts (docs/metrics.md, "Sampled section
-// instances").
+// sample them analyze in a long run: the traces, false sharing, the
+// imbalance analysis' memory counts and the CRD (docs/metrics.md, "Sampled
+// section instances").
 //
 // Every member of a team must analyze the same instances, each whole: a
 // loop's schedule is recovered from all its threads' traces of one
