@@ -36,23 +36,30 @@ void print(const std::string& text) {
   if (!text.empty() && text.back() != '\n') std::fputc('\n', stdout);
 }
 
+// The sampling notes a view's table carries (findings/profile_facts.h):
+// the CRD's sample, the sample of section instances, or both.
+enum SamplingNotes : unsigned { kCrdNote = 1u << 0, kInstanceNote = 1u << 1 };
+
 // Opens each profile, computes and renders, warns about every incomplete
-// profile, prints. Tables carry the warning in their text; CSV and JSON
-// must stay parseable, so for them it goes to stderr.
-int show(const std::vector<std::string>& paths, OutputFormat format,
+// profile, prints. Tables carry the warning and the sampling notes in their
+// text; CSV and JSON must stay parseable, so for them these go to stderr:
+// the notes the view's table would show (`notes`).
+int show(const std::vector<std::string>& paths, OutputFormat format, unsigned notes,
          const std::function<std::string(const std::vector<Profile>&)>& find_and_render) {
   std::vector<Profile> profiles;
   for (const std::string& path : paths) profiles.push_back(Profile::open(path));
   const std::string text = find_and_render(profiles);
   if (format != OutputFormat::Table)
-    for (const Profile& profile : profiles)
+    for (const Profile& profile : profiles) {
       if (!profile.complete())
         fmt::print(stderr, "weft: warning: {} is an INCOMPLETE profile ({})\n", profile.path(),
                    profile.meta_value("incomplete_reason"));
-  if (format != OutputFormat::Table)
-    for (const Profile& profile : profiles)
-      if (const std::string note = crd_sampling_note(profile_facts(profile)); !note.empty())
-        fmt::print(stderr, "weft: note: {}: {}\n", profile.path(), note);
+      const ProfileFacts facts = profile_facts(profile);
+      for (const std::string& note :
+           {notes & kCrdNote ? crd_sampling_note(facts) : std::string(),
+            notes & kInstanceNote ? instance_sampling_note(facts) : std::string()})
+        if (!note.empty()) fmt::print(stderr, "weft: note: {}: {}\n", profile.path(), note);
+    }
   print(text);
   return 0;
 }
@@ -155,7 +162,7 @@ struct CommCommand : Command {
   }
   int run() override {
     options.region = given(region_option, region);
-    return show({profile}, format, [&](const std::vector<Profile>& p) {
+    return show({profile}, format, kCrdNote, [&](const std::vector<Profile>& p) {
       return render_comm(find_comm(p[0], options), format);
     });
   }
@@ -199,7 +206,7 @@ struct ReportCommand : Command {
     Progress progress(quiet);
     if (html.empty()) {
       if (!synthetic.empty()) throw std::runtime_error("--synthetic goes with --html");
-      return show({profile}, format, [&](const std::vector<Profile>& p) {
+      return show({profile}, format, kCrdNote | kInstanceNote, [&](const std::vector<Profile>& p) {
         progress.stage("finding");
         const ReportFindings findings = find_report(p[0], options);
         progress.clear();
@@ -245,7 +252,7 @@ struct CrdCommand : Command {
   int run() override {
     options.region = given(region_option, region);
     options.cache = cache.options();
-    return show({profile}, format, [&](const std::vector<Profile>& p) {
+    return show({profile}, format, kCrdNote, [&](const std::vector<Profile>& p) {
       return render_crd(find_crd(p[0], options), format);
     });
   }
@@ -268,7 +275,7 @@ struct DiffCommand : Command {
   }
   int run() override {
     options.cache = cache.options();
-    return show({a, b}, format, [&](const std::vector<Profile>& p) {
+    return show({a, b}, format, kCrdNote, [&](const std::vector<Profile>& p) {
       return render_diff(find_diff(p[0], p[1], options), format);
     });
   }
@@ -306,7 +313,7 @@ struct ImbalanceCommand : Command {
   int run() override {
     options.section = given(section_option, section);
     Progress progress(quiet);
-    return show({profile}, rendering.format, [&](const std::vector<Profile>& p) {
+    return show({profile}, rendering.format, kInstanceNote, [&](const std::vector<Profile>& p) {
       progress.stage("diagnosing the sections");
       const ImbalanceFindings findings = find_imbalance(p[0], options);
       progress.clear();
@@ -335,7 +342,7 @@ struct FalseShareCommand : Command {
     return c;
   }
   int run() override {
-    return show({profile}, rendering.format, [&](const std::vector<Profile>& p) {
+    return show({profile}, rendering.format, kInstanceNote, [&](const std::vector<Profile>& p) {
       return render_false_sharing(find_false_sharing(p[0], options), rendering);
     });
   }
@@ -378,7 +385,7 @@ struct TraceCommand : Command {
     if (!pc.empty()) options.pc = hex_address(pc);
     if (!line.empty()) options.line = line;
     rendering.json = format == OutputFormat::Json;
-    return show({profile}, format, [&](const std::vector<Profile>& p) {
+    return show({profile}, format, kInstanceNote, [&](const std::vector<Profile>& p) {
       return render_traces(find_traces(p[0], options), rendering);
     });
   }

@@ -1,9 +1,11 @@
 // Which section instances the sampling analyses analyze (SampledSegments,
 // docs/metrics.md "Sampled section instances"): the members of a team agree
-// whatever else each one did, every key's first passes are analyzed, and
-// the sample is 1 in N with a warm-up segment before each counted one.
+// whatever else each one did and whenever each saw the start, every key's
+// first passes are analyzed, and the sample is one pass of each block of N
+// with a warm-up segment before each counted one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "sources/capture/sampled_segments.h"
@@ -15,8 +17,8 @@ using Decision = SampledSegments::Decision;
 constexpr uint64_t kBarrier = 0x7f0000001000;
 
 // The decisions for `n` passes through one barrier.
-std::vector<Decision> barrier_passes(const SampledSegments& s, SampledSegments::ThreadState& t,
-                                     int n, uint32_t rate, bool warm_up) {
+std::vector<Decision> barrier_passes(SampledSegments& s, SampledSegments::ThreadState& t, int n,
+                                     uint32_t rate, bool warm_up) {
   std::vector<Decision> out;
   for (int i = 0; i < n; ++i)
     out.push_back(
@@ -24,35 +26,45 @@ std::vector<Decision> barrier_passes(const SampledSegments& s, SampledSegments::
   return out;
 }
 
+// Decisions from pass `from` on (every earlier one analyzed whole): each
+// block of `rate` passes (its part from `from` on) has exactly one counted
+// pass, which stands for all of the block's; with warm_up, the pass before
+// each counted one is analyzed without counting, and nothing else is.
+void expect_one_counted_per_block(const std::vector<Decision>& d, size_t from, uint32_t rate,
+                                  bool warm_up) {
+  for (size_t i = 0; i < from; ++i) EXPECT_TRUE(d[i] == Decision{}) << i;
+  for (size_t block_end = (from / rate + 1) * rate, first = from; first < d.size();
+       first = block_end, block_end += rate) {
+    if (block_end > d.size()) break;  // a last block the run did not finish
+    size_t counted = 0;
+    for (size_t i = first; i < block_end; ++i) {
+      if (d[i].weight != 0) {
+        ++counted;
+        EXPECT_TRUE(d[i].analyzed) << i;
+        EXPECT_EQ(d[i].weight, block_end - first) << i;
+      } else {
+        const bool before_counted = i + 1 < d.size() && d[i + 1].weight != 0;
+        EXPECT_EQ(d[i].analyzed, warm_up && before_counted) << i;
+      }
+    }
+    EXPECT_EQ(counted, 1u) << "the block from " << first;
+  }
+}
+
 // The main thread begins segments its workers never do (creating them);
 // the barrier's passes decide alike in every member.
 TEST(SampledSegments, TeamMembersAgreeWhateverElseTheyBegan) {
-  SampledSegments s(0);
-  s.on_close(0);
-  SampledSegments::ThreadState main_thread, worker;
-  for (int i = 0; i < 3; ++i) s.begin(main_thread, SyncKind::ThreadCreate, 0, 0);
-  s.begin(worker, SyncKind::ThreadStart, 0, 0);
   for (bool warm_up : {false, true}) {
-    SampledSegments::ThreadState a = main_thread, b = worker;
-    const std::vector<Decision> da = barrier_passes(s, a, 2000, 4, warm_up);
-    EXPECT_TRUE(da == barrier_passes(s, b, 2000, 4, warm_up));
-    // The first kStartAlign passes are analyzed whole, with weight 1.
-    for (uint32_t i = 0; i < SampledSegments::kStartAlign; ++i) EXPECT_TRUE(da[i] == Decision{});
-    // Then 1 in 4 counted, at weight 4; with warm_up, the pass before each
-    // counted one is analyzed without counting, and nothing else is.
-    size_t counted = 0;
-    for (size_t i = SampledSegments::kStartAlign; i < da.size(); ++i) {
-      if (da[i].weight == 4) {
-        ++counted;
-        EXPECT_TRUE(da[i].analyzed);
-      } else {
-        EXPECT_EQ(da[i].weight, 0u);
-        const bool before_counted = i + 1 < da.size() && da[i + 1].weight == 4;
-        EXPECT_EQ(da[i].analyzed, warm_up && before_counted) << i;
-      }
-    }
-    EXPECT_NEAR(static_cast<double>(counted) / (da.size() - SampledSegments::kStartAlign), 0.25,
-                0.03);
+    SampledSegments s(0);
+    s.on_close(0);
+    SampledSegments::ThreadState main_thread, worker;
+    for (int i = 0; i < 3; ++i) s.begin(main_thread, SyncKind::ThreadCreate, 0, 0);
+    s.begin(worker, SyncKind::ThreadStart, 0, 0);
+    const std::vector<Decision> da = barrier_passes(s, main_thread, 2000, 4, warm_up);
+    EXPECT_TRUE(da == barrier_passes(s, worker, 2000, 4, warm_up));
+    // A key's first kFirstPasses passes are analyzed whole; then each
+    // block of 4 counts one pass 4 times.
+    expect_one_counted_per_block(da, SampledSegments::kFirstPasses, 4, warm_up);
   }
 }
 
@@ -64,29 +76,41 @@ TEST(SampledSegments, NothingIsSampledBeforeTheWorkThreshold) {
   s.on_close(999);
   for (const Decision& d : barrier_passes(s, t, 200, 8, true)) EXPECT_TRUE(d == Decision{});
   s.on_close(1000);
-  // Sampling begins at the multiple of kStartAlign after the barrier's
-  // count when the thread saw the start (200: at pass 208).
+  // Sampling begins kStartMargin passes after the one that saw the start
+  // (pass 200: at 202), the block 200-207 counting one of its last six.
   const std::vector<Decision> after = barrier_passes(s, t, 400, 8, false);
-  for (uint32_t i = 0; i < 208 - 200; ++i) EXPECT_TRUE(after[i] == Decision{}) << i;
-  // Then exactly the passes the hash leaves out.
-  for (uint32_t i = 208 - 200; i < after.size(); ++i)
-    EXPECT_EQ(after[i].analyzed,
-              SampledSegments::selected(200 + i, 8, static_cast<uint32_t>(SyncKind::BarrierLeave)))
-        << i;
+  std::vector<Decision> all(200);
+  all.insert(all.end(), after.begin(), after.end());
+  expect_one_counted_per_block(all, 202, 8, false);
 }
 
-// Two members that see the start one pass apart (not across a multiple of
-// kStartAlign) still agree on every pass.
-TEST(SampledSegments, MembersSeeingTheStartOnePassApartAgree) {
-  SampledSegments early(0), late(0);
-  SampledSegments::ThreadState a, b;
-  barrier_passes(early, a, 2, 8, false);  // passes 0 and 1 before the start
-  barrier_passes(late, b, 3, 8, false);   // passes 0, 1 and 2
-  early.on_close(0);
-  const std::vector<Decision> da = barrier_passes(early, a, 501, 8, true);
-  late.on_close(0);
-  const std::vector<Decision> db = barrier_passes(late, b, 500, 8, true);
-  for (size_t i = 0; i < db.size(); ++i) EXPECT_TRUE(da[i + 1] == db[i]) << i;
+// Members that see the start at different passes (a worker leaves the
+// barrier before the thread that crossed the threshold closed its segment)
+// agree on every pass, whichever sees it first and wherever it falls.
+TEST(SampledSegments, MembersSeeingTheStartAPassApartAgree) {
+  for (int before = 0; before < 20; ++before)
+    for (bool ahead_first : {false, true}) {
+      SampledSegments s(0);
+      SampledSegments::ThreadState behind, ahead;
+      barrier_passes(s, behind, before, 8, false);
+      barrier_passes(s, ahead, before + 1, 8, false);
+      s.on_close(0);
+      std::vector<Decision> db, da;
+      if (ahead_first) da = barrier_passes(s, ahead, 300, 8, true);
+      db = barrier_passes(s, behind, 301, 8, true);
+      if (!ahead_first) da = barrier_passes(s, ahead, 300, 8, true);
+      for (size_t i = 0; i < da.size(); ++i)
+        EXPECT_TRUE(db[i + 1] == da[i]) << before << " " << ahead_first << " " << i;
+      // The first to see the start fixed it kStartMargin past its own pass,
+      // at kFirstPasses at least; past 8 the start may fall inside a block
+      // of 8, whose rest then counts one pass for all.
+      const size_t from =
+          std::max<size_t>(before + (ahead_first ? 1 : 0) + SampledSegments::kStartMargin,
+                           SampledSegments::kFirstPasses);
+      std::vector<Decision> all(before);
+      all.insert(all.end(), db.begin(), db.end());
+      expect_one_counted_per_block(all, from, 8, true);
+    }
 }
 
 // A spin flag's wait and release carry the flag's release number, which

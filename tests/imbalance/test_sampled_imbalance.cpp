@@ -102,6 +102,14 @@ TEST_P(SampledImbalance, ConcludesAsTheWholeRecordingDoes) {
                           "are estimated) 1 in 8"),
             std::string::npos)
       << text.out;
+  // In JSON the note goes to stderr: the one the table shows, not the CRD's.
+  const auto json_view =
+      run_command(kWeft + " imbalance --format json " + sampled_profile, dir.path);
+  EXPECT_NE(json_view.err.find("the imbalance analysis' memory counts (the other instances' "
+                               "misses are estimated) 1 in 8"),
+            std::string::npos)
+      << json_view.err;
+  EXPECT_EQ(json_view.err.find("CRD sampled"), std::string::npos) << json_view.err;
   const auto whole_text = run_command(kWeft + " imbalance " + whole_profile, dir.path);
   EXPECT_NE(whole_text.out.find("instances 40 (analyzed 40)"), std::string::npos) << whole_text.out;
   const auto report = run_command(kWeft + " report --format json " + sampled_profile, dir.path);

@@ -16,24 +16,33 @@
 // each thread counts the segments it began at each key, and the members of a
 // team pass each barrier, or begin each region, equally often:
 //   - no segment is sampled before some thread has run `after_blocks` basic
-//     blocks (a short program is analyzed whole, its counts exact); a
-//     thread samples at a key from the multiple of kStartAlign after the
-//     count at which it saw the start, so that members seeing the start one
-//     pass apart still agree, and every loop's first kStartAlign executions
-//     at least are analyzed (a loop run a few times is analyzed whole);
+//     blocks (a short program is analyzed whole, its counts exact), nor
+//     a key's first kFirstPasses (a loop run a few times, a thread's first
+//     creations). The first thread to begin a segment at a key after the
+//     start fixes, for every thread, the count the key's sampling starts
+//     from: kStartMargin past its own, or kFirstPasses. Members of a team
+//     are at most one pass apart at a key, so none has passed it, and all
+//     agree however far apart in time they saw the start (a thread's own
+//     choice, rounded up to a multiple of 8, agreed on 7 starts in 8 and
+//     analyzed 1 to 8 more passes whole);
 //   - past those, 1 in N: of each block of N consecutive counts, the one a
-//     hash of (kind, block) picks; the barriers of one time step have the
-//     same count, so a step is analyzed whole. A
-//     spin flag's wait and release carry the flag's release number, which
-//     every member shares, in place of the count.
-// Keys beyond kKeys per thread fall back to the thread's own ordinal.
+//     hash of (kind, block) picks, counted N times; the barriers of one
+//     time step have the same count, so a step is analyzed whole. Where the
+//     start falls inside a block, the block's remaining counts are sampled
+//     alike, one of them counted as many times as they are. A spin flag's
+//     wait and release carry the flag's release number, which every member
+//     shares, in place of the count.
+// Keys beyond kKeys per thread, or beyond kSharedKeys in the run, fall back
+// to the thread's own ordinal.
 //
 // Runs at synchronization records only, never per access: each analyzer
 // tests a flag in its own thread state.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <thread>
 
 #include "analyzers/state/paged_hash_table.h"
 #include "common/run_capture.h"
@@ -46,8 +55,14 @@ class SampledSegments {
   // Where `weft record` and the runtime read another after_blocks (a knob
   // for tests; docs/metrics.md).
   static constexpr const char* kAfterBlocksVariable = "WEFT_SAMPLING_AFTER_BLOCKS";
-  static constexpr uint32_t kStartAlign = 8;
+  // Passes analyzed whole at a key after the start, counting the one that
+  // saw it (members one pass behind have not reached the first sampled one).
+  static constexpr uint32_t kStartMargin = 2;
+  // Passes analyzed whole at every key: a loop run a few times, a thread's
+  // first creations (one-off segments, each unlike the others).
+  static constexpr uint32_t kFirstPasses = 8;
   static constexpr uint32_t kKeys = 16;
+  static constexpr uint32_t kSharedKeys = 1024;
 
   struct ThreadState {
     uint32_t ordinal = 0;  // segments begun
@@ -76,7 +91,7 @@ class SampledSegments {
 
   // The thread begins a segment at a record of `kind` with `object` and
   // `arg1`: where it stands among the team's.
-  Position begin(ThreadState& t, SyncKind kind, uint64_t object, int64_t arg1) const {
+  Position begin(ThreadState& t, SyncKind kind, uint64_t object, int64_t arg1) {
     ++t.ordinal;
     const bool started = started_.load(std::memory_order_relaxed);
     const uint64_t key = hash_key(object ^ (uint64_t{static_cast<uint32_t>(kind)} << 56)) | 1;
@@ -94,17 +109,18 @@ class SampledSegments {
     const bool spin = kind == SyncKind::SpinBarrier || kind == SyncKind::SpinRelease;
     p.count = spin && arg1 > 0 ? static_cast<uint64_t>(arg1) : count;
     p.kind = static_cast<uint32_t>(spin ? SyncKind::SpinBarrier : kind);
-    if (started && t.from[i] == 0) t.from[i] = (p.count + kStartAlign) / kStartAlign * kStartAlign;
+    // The team's key: a spin flag's releaser and waiters log different kinds.
+    if (started && t.from[i] == 0)
+      t.from[i] = team_start(hash_key(object ^ (p.kind << 56)) | 1, p.count);
     if (t.from[i] != 0) p.sampled_from = t.from[i];
     return p;
   }
 
-  // For an analysis sampling 1 in `rate`, the segment at `p`: whether it is
-  // analyzed, and how many events each of its events stands for.
-  // `warm_up`: an analysis whose events depend on what happened before the
-  // segment (false sharing: a line's last writer) also analyzes the segment
-  // before each counted one, counting nothing there (weight 0), so that a
-  // counted segment starts from the state the program left.
+  // For an analysis sampling 1 in `rate`  // For an analysis sampling 1 in `rate`, the segment at
+  // `p`: whether it is analyzed, and how many events each of its events stands for. `warm_up`: an
+  // analysis whose events depend on what happened before the segment (false sharing: a line's last
+  // writer) also analyzes the segment before each counted one, counting nothing there (weight 0),
+  // so that a counted segment starts from the state the program left.
   struct Decision {
     bool analyzed = true;
     uint32_t weight = 1;
@@ -112,22 +128,56 @@ class SampledSegments {
   };
   static Decision decide(const Position& p, uint32_t rate, bool warm_up) {
     if (rate <= 1 || p.count < p.sampled_from) return {};
-    if (selected(p.count, rate, p.kind)) return {true, rate};
-    return {warm_up && selected(p.count + 1, rate, p.kind), 0};
+    if (const uint32_t weight = stands_for(p.count, p.sampled_from, rate, p.kind))
+      return {true, weight};
+    return {warm_up && stands_for(p.count + 1, p.sampled_from, rate, p.kind) != 0, 0};
   }
-  // Exactly one count of each block of `rate` consecutive counts, at a
-  // place in the block a hash of (block, kind) picks: every N passes are
-  // represented by one (a coin per count selected 2 of 32 passes where 4
-  // stood for them, and the estimates came out 25-40% low on a 40-step
-  // run), and the hash keeps the choice from following a period of the
-  // program's own (two alternating phases).
-  static bool selected(uint64_t count, uint32_t rate, uint64_t kind) {
-    return count % rate == (sample_hash((count / rate) ^ (kind << 40)) >> 32) % rate;
+  // How many counts the count at or past `from` stands for: of each block
+  // of `rate` consecutive counts (its part from `from` on, where the start
+  // falls inside it), the one at a place a hash of (block, kind) picks
+  // stands for all of them; every other count, for none (0). One per block,
+  // not a coin per count: a coin selected 2 of 32 passes where 4 stood for
+  // them, and the estimates came out 25-40% low on a 40-step run; the hash
+  // keeps the choice from following a period of the program's own (two
+  // alternating phases).
+  static uint32_t stands_for(uint64_t count, uint64_t from, uint32_t rate, uint64_t kind) {
+    const uint64_t block = count / rate;
+    const uint64_t first = std::max(block * rate, from);
+    const uint64_t counts = (block + 1) * rate - first;
+    const uint64_t pick = first + (sample_hash(block ^ (kind << 40)) >> 32) % counts;
+    return count == pick ? static_cast<uint32_t>(counts) : 0;
   }
+
+ private:
+  // The count sampling starts from at `key`, the same for every thread:
+  // the first to ask fixes it at kStartMargin past its own count. Runs
+  // once per thread and key, at a synchronization record.
+  uint64_t team_start(uint64_t key, uint64_t count) {
+    for (uint32_t probe = 0; probe < kSharedKeys; ++probe) {
+      SharedStart& slot = shared_[(key + probe) % kSharedKeys];
+      uint64_t held = slot.key.load(std::memory_order_acquire);
+      if (held == 0 && slot.key.compare_exchange_strong(held, key, std::memory_order_acq_rel)) {
+        const uint64_t from = std::max<uint64_t>(count + kStartMargin, kFirstPasses);
+        slot.from.store(from, std::memory_order_release);
+        return from;
+      }
+      if (held != key) continue;
+      uint64_t from;
+      while ((from = slot.from.load(std::memory_order_acquire)) == 0) std::this_thread::yield();
+      return from;
+    }
+    return std::max<uint64_t>(count + kStartMargin, kFirstPasses);  // the table is full
+  }
+
+  struct SharedStart {
+    std::atomic<uint64_t> key{0};
+    std::atomic<uint64_t> from{0};  // 0 until the first asker stored it
+  };
 
  private:
   uint64_t after_blocks_;
   std::atomic<bool> started_{false};
+  SharedStart shared_[kSharedKeys];
 };
 
 }  // namespace weft
