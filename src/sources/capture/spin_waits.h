@@ -120,6 +120,9 @@ struct SpinFlagTable {
   // A bit per hash of the flag's 8-byte word: most writes and reads of a
   // word that is no flag stop at one load.
   bool may_hold(uint64_t addr) const {
+    // Most programs learn no flag (their barriers are the library's): one
+    // load, no hash.
+    if (!any_flag.load(std::memory_order_relaxed)) return false;
     const uint32_t h = filter_hash(addr);
     return (filter[h / 64].load(std::memory_order_relaxed) >> (h % 64)) & 1;
   }
@@ -140,12 +143,14 @@ struct SpinFlagTable {
       flags[k].addr.store(addr, std::memory_order_release);
       const uint32_t h = filter_hash(addr);
       filter[h / 64].fetch_or(uint64_t{1} << (h % 64), std::memory_order_release);
+      any_flag.store(true, std::memory_order_release);
       return &flags[k];
     }
     return nullptr;
   }
 
   SpinFlag flags[kFlags];
+  std::atomic<bool> any_flag{false};  // some flag was added (then the filter decides)
   std::atomic<uint64_t> filter[kFilterBits / 64] = {};
 
  private:
