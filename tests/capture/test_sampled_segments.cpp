@@ -113,6 +113,27 @@ TEST(SampledSegments, MembersSeeingTheStartAPassApartAgree) {
     }
 }
 
+// The segments a thread begins by creating or joining threads are one-off
+// (the main thread's own share of the work after its last creation): none
+// is sampled, however many threads it creates.
+TEST(SampledSegments, ThreadCreationsAndJoinsAreNeverSampled) {
+  SampledSegments s(0);
+  s.on_close(0);
+  SampledSegments::ThreadState main_thread;
+  for (SyncKind kind : {SyncKind::ThreadCreate, SyncKind::ThreadJoin})
+    for (int64_t tid = 1; tid <= 64; ++tid)
+      for (bool warm_up : {false, true})
+        EXPECT_TRUE(SampledSegments::decide(s.begin(main_thread, kind, 0, tid), 8, warm_up) ==
+                    Decision{})
+            << static_cast<int>(kind) << " " << tid;
+  // Its barrier passes are sampled as every member's are.
+  SampledSegments::ThreadState worker;
+  s.begin(worker, SyncKind::ThreadStart, 0, 0);
+  const std::vector<Decision> da = barrier_passes(s, main_thread, 200, 8, true);
+  EXPECT_TRUE(da == barrier_passes(s, worker, 200, 8, true));
+  expect_one_counted_per_block(da, SampledSegments::kFirstPasses, 8, true);
+}
+
 // A spin flag's wait and release carry the flag's release number, which
 // decides in place of the thread's own count (a releasing thread does not
 // wait, the others do).

@@ -17,14 +17,14 @@
 // team pass each barrier, or begin each region, equally often:
 //   - no segment is sampled before some thread has run `after_blocks` basic
 //     blocks (a short program is analyzed whole, its counts exact), nor
-//     a key's first kFirstPasses (a loop run a few times, a thread's first
-//     creations). The first thread to begin a segment at a key after the
-//     start fixes, for every thread, the count the key's sampling starts
-//     from: kStartMargin past its own, or kFirstPasses. Members of a team
-//     are at most one pass apart at a key, so none has passed it, and all
-//     agree however far apart in time they saw the start (a thread's own
-//     choice, rounded up to a multiple of 8, agreed on 7 starts in 8 and
-//     analyzed 1 to 8 more passes whole);
+//     a key's first kFirstPasses (a loop run a few times). The first
+//     thread to begin a segment at a key after the start fixes, for every
+//     thread, the count the key's sampling starts from: kStartMargin past
+//     its own, or kFirstPasses. Members of a team are at most one pass
+//     apart at a key, so none has passed it, and all agree however far
+//     apart in time they saw the start (a thread's own choice, rounded up
+//     to a multiple of 8, agreed on 7 starts in 8 and analyzed 1 to 8 more
+//     passes whole);
 //   - past those, 1 in N: of each block of N consecutive counts, the one a
 //     hash of (kind, block) picks, counted N times; the barriers of one
 //     time step have the same count, so a step is analyzed whole. Where the
@@ -32,8 +32,9 @@
 //     alike, one of them counted as many times as they are. A spin flag's
 //     wait and release carry the flag's release number, which every member
 //     shares, in place of the count.
-// Keys beyond kKeys per thread, or beyond kSharedKeys in the run, fall back
-// to the thread's own ordinal.
+// Segments begun at a thread creation or join are never sampled. Keys
+// beyond kKeys per thread, or beyond kSharedKeys in the run, fall back to
+// the thread's own ordinal.
 //
 // Runs at synchronization records only, never per access: each analyzer
 // tests a flag in its own thread state.
@@ -58,8 +59,7 @@ class SampledSegments {
   // Passes analyzed whole at a key after the start, counting the one that
   // saw it (members one pass behind have not reached the first sampled one).
   static constexpr uint32_t kStartMargin = 2;
-  // Passes analyzed whole at every key: a loop run a few times, a thread's
-  // first creations (one-off segments, each unlike the others).
+  // Passes analyzed whole at every key (a loop run a few times).
   static constexpr uint32_t kFirstPasses = 8;
   static constexpr uint32_t kKeys = 16;
   static constexpr uint32_t kSharedKeys = 1024;
@@ -104,6 +104,13 @@ class SampledSegments {
     }
     const uint32_t count = t.count[i]++;
     Position p;
+    // A thread's creations and joins are one-off segments, each unlike the
+    // others (the main thread's own share of the work often follows its
+    // last creation): never sampled, however many threads there are.
+    if (kind == SyncKind::ThreadCreate || kind == SyncKind::ThreadJoin) {
+      p.count = count;
+      return p;
+    }
     // A spin flag's release number is the team's own count (its releaser
     // logs a release, the others a wait).
     const bool spin = kind == SyncKind::SpinBarrier || kind == SyncKind::SpinRelease;
