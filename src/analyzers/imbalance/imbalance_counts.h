@@ -163,18 +163,6 @@ class ImbalanceCounts {
     uint64_t* frames = nullptr;
     uint64_t last_line = ~uint64_t{0};  // the line of the thread's latest cache lookup
     PagedHashTable<EdgeCount> edges;
-    // The latest edge into each of a few blocks, direct mapped by the block:
-    // a loop body's edges are found by three compares (block_fast), without
-    // the table's hash and the load of its recent entry before the key
-    // compare. An entry holds while the table's generation is its own.
-    struct EdgeMemo {
-      uint64_t from = 0;
-      uint64_t to = 0;  // 0: empty (no block starts at 0)
-      EdgeCount* edge = nullptr;
-      uint64_t generation = 0;
-    };
-    static constexpr size_t kEdgeMemos = 16;
-    EdgeMemo edge_memo[kEdgeMemos];
     PagedHashTable<InstructionCount> instructions;
     PrivateCache l1;
     PrivateCache l2;
@@ -204,22 +192,12 @@ class ImbalanceCounts {
   // max_threads or when out of memory.
   ThreadState* attach(uint32_t tid);
 
-  // The memo entry of edges into block `pc` (blocks a few bytes apart, as a
-  // loop body's are, take different entries).
-  static ThreadState::EdgeMemo& edge_memo(ThreadState& t, uint64_t pc) {
-    return t.edge_memo[(pc >> 3) % ThreadState::kEdgeMemos];
-  }
-
   // Block `pc` starts; `instructions` is its static size when the source
   // knows it (0 otherwise: the profile builder fills it from the binary).
   void block(ThreadState& t, uint64_t pc, uint64_t instructions) {
-    EdgeCount* e;
-    if (__builtin_expect(t.held.active, 0)) {
-      e = held_edge(t, {t.previous_block, pc});
-    } else {
-      e = t.edges.find_or_insert({t.previous_block, pc});
-      if (e != nullptr) edge_memo(t, pc) = {t.previous_block, pc, e, t.edges.generation()};
-    }
+    EdgeCount* e = __builtin_expect(t.held.active, 0)
+                       ? held_edge(t, {t.previous_block, pc})
+                       : t.edges.find_or_insert({t.previous_block, pc});
     t.previous_block = pc;
     if (__builtin_expect(e == nullptr, 0)) {
       ++t.dropped;
@@ -234,15 +212,8 @@ class ImbalanceCounts {
   // inline caller (the compile-time source's hooks).
   static bool block_fast(ThreadState& t, uint64_t pc) {
     if (__builtin_expect(t.held.active, 0)) return false;
-    ThreadState::EdgeMemo& memo = edge_memo(t, pc);
-    EdgeCount* e;
-    if (memo.to == pc && memo.from == t.previous_block && memo.generation == t.edges.generation()) {
-      e = memo.edge;
-    } else {
-      e = t.edges.find_recent({t.previous_block, pc});
-      if (__builtin_expect(e == nullptr, 0)) return false;
-      memo = {t.previous_block, pc, e, t.edges.generation()};
-    }
+    EdgeCount* e = t.edges.find_recent({t.previous_block, pc});
+    if (__builtin_expect(e == nullptr, 0)) return false;
     t.previous_block = pc;
     ++e->count;
     e->to_instructions = 0;
