@@ -93,6 +93,11 @@ class SampledSegments {
   // `arg1`: where it stands among the team's.
   Position begin(ThreadState& t, SyncKind kind, uint64_t object, int64_t arg1) {
     ++t.ordinal;
+    // A thread's creations and joins are one-off segments, each unlike the
+    // others (the main thread's own share of the work often follows its
+    // last creation): never sampled, however many threads there are, and
+    // they take no key.
+    if (kind == SyncKind::ThreadCreate || kind == SyncKind::ThreadJoin) return {t.ordinal};
     const bool started = started_.load(std::memory_order_relaxed);
     const uint64_t key = hash_key(object ^ (uint64_t{static_cast<uint32_t>(kind)} << 56)) | 1;
     uint32_t i = 0;
@@ -104,13 +109,6 @@ class SampledSegments {
     }
     const uint32_t count = t.count[i]++;
     Position p;
-    // A thread's creations and joins are one-off segments, each unlike the
-    // others (the main thread's own share of the work often follows its
-    // last creation): never sampled, however many threads there are.
-    if (kind == SyncKind::ThreadCreate || kind == SyncKind::ThreadJoin) {
-      p.count = count;
-      return p;
-    }
     // A spin flag's release number is the team's own count (its releaser
     // logs a release, the others a wait).
     const bool spin = kind == SyncKind::SpinBarrier || kind == SyncKind::SpinRelease;
@@ -157,23 +155,23 @@ class SampledSegments {
 
  private:
   // The count sampling starts from at `key`, the same for every thread:
-  // the first to ask fixes it at kStartMargin past its own count. Runs
-  // once per thread and key, at a synchronization record.
+  // the first to ask fixes it at kStartMargin past its own count, or at
+  // kFirstPasses. Runs once per thread and key, at a synchronization record.
   uint64_t team_start(uint64_t key, uint64_t count) {
+    const uint64_t own = std::max<uint64_t>(count + kStartMargin, kFirstPasses);
     for (uint32_t probe = 0; probe < kSharedKeys; ++probe) {
       SharedStart& slot = shared_[(key + probe) % kSharedKeys];
       uint64_t held = slot.key.load(std::memory_order_acquire);
       if (held == 0 && slot.key.compare_exchange_strong(held, key, std::memory_order_acq_rel)) {
-        const uint64_t from = std::max<uint64_t>(count + kStartMargin, kFirstPasses);
-        slot.from.store(from, std::memory_order_release);
-        return from;
+        slot.from.store(own, std::memory_order_release);
+        return own;
       }
       if (held != key) continue;
       uint64_t from;
       while ((from = slot.from.load(std::memory_order_acquire)) == 0) std::this_thread::yield();
       return from;
     }
-    return std::max<uint64_t>(count + kStartMargin, kFirstPasses);  // the table is full
+    return own;  // the table is full: this thread's own choice
   }
 
   struct SharedStart {
@@ -181,7 +179,6 @@ class SampledSegments {
     std::atomic<uint64_t> from{0};  // 0 until the first asker stored it
   };
 
- private:
   uint64_t after_blocks_;
   std::atomic<bool> started_{false};
   SharedStart shared_[kSharedKeys];
