@@ -247,5 +247,42 @@ TEST(SampledCrd, SampledInstancesCountTheirEventsAndEpochsByTheirWeight) {
   EXPECT_EQ(code_epochs, 500u);
 }
 
+TEST(SampledCrd, AnEpochKeepsTheWeightOfAGrownBlock) {
+  // Past a key's 16 N-th pass the blocks grow (2N, 4N, ...), and a counted
+  // instance stands for its block: instances at 1 in 4 that stand for 16
+  // and then for 8, each after its warm-up, the same 100 lines per
+  // instance as above.
+  CrdConfig config;
+  config.max_threads = 2;
+  config.segment_sampling = 4;
+  CommunicationReuseDistance crd(config);
+  crd.set_granularity_log2(6);
+  auto* reader = crd.attach(1);
+  auto step = [&] {
+    for (uint64_t g = 0; g < 100; ++g) crd.on_event(*reader, 0x40, 0, g << 6, true);
+    crd.close_section(*reader, 0x5000);
+  };
+  step();
+  for (const uint64_t weight : {16, 8}) {
+    CommunicationReuseDistance::sample_segment(*reader, true, 0);
+    step();
+    CommunicationReuseDistance::sample_segment(*reader, true, weight);
+    step();
+  }
+  std::map<uint64_t, uint64_t> distances;
+  crd.for_each_distance([&](const CommunicationReuseDistance::Record& r) {
+    if (!(r.distance & kWordDistance)) distances[r.distance] += r.count;
+  });
+  EXPECT_EQ(distances, (std::map<uint64_t, uint64_t>{{99, 1600 + 800}}));
+  // Epochs: the first instance's 100, the 16-instance one's 1,600 (ended
+  // in the next warm-up), the 8-instance one's 800 (still going); the
+  // warm-ups' none.
+  uint64_t code_epochs = 0;
+  crd.for_each_reuse_set([&](const ReuseSetNode& n) {
+    if (n.kind == kReuseSetCode) code_epochs += n.count;
+  });
+  EXPECT_EQ(code_epochs, 100u + 1600u + 800u);
+}
+
 }  // namespace
 }  // namespace weft

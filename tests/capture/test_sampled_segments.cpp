@@ -26,16 +26,52 @@ std::vector<Decision> barrier_passes(SampledSegments& s, SampledSegments::Thread
   return out;
 }
 
+// The documented blocks of a key's passes at `rate` N, up to `n`: N each
+// over the first 16N passes, then 8 blocks of 2N up to 32N, 8 of 4N up to
+// 64N, and so on.
+std::vector<size_t> block_edges(size_t n, size_t rate) {
+  std::vector<size_t> edges{0};
+  size_t size = rate, grows_at = 16 * rate;
+  while (edges.back() < n) {
+    if (edges.back() == grows_at) {
+      size *= 2;
+      grows_at *= 2;
+    }
+    edges.push_back(edges.back() + size);
+  }
+  return edges;
+}
+
+// A run twice as long analyzes a fixed number of instances more.
+TEST(SampledSegments, BlocksGrowAsAKeysPassesDouble) {
+  EXPECT_EQ(
+      block_edges(200, 4),
+      (std::vector<size_t>{0,  4,  8,  12, 16, 20, 24,  28,  32,  36,  40,  44,  48,  52,  56,
+                           60, 64, 72, 80, 88, 96, 104, 112, 120, 128, 144, 160, 176, 192, 208}));
+  for (const size_t rate : {3, 4, 8}) {
+    const std::vector<size_t> edges = block_edges(100000, rate);
+    for (size_t i = 0; i + 1 < edges.size(); ++i)
+      for (size_t count : {edges[i], edges[i + 1] - 1}) {
+        const SampledSegments::Block b = SampledSegments::block_of(count, rate);
+        EXPECT_EQ(b.first, edges[i]) << rate << " " << count;
+        EXPECT_EQ(b.first + b.size, edges[i + 1]) << rate << " " << count;
+      }
+  }
+}
+
 // Decisions from pass `from` on (every earlier one analyzed whole): each
-// block of `rate` passes (its part from `from` on) has exactly one counted
+// block (block_edges; its part from `from` on) has exactly one counted
 // pass, which stands for all of the block's; with warm_up, the pass before
 // each counted one is analyzed without counting, and nothing else is.
 void expect_one_counted_per_block(const std::vector<Decision>& d, size_t from, uint32_t rate,
                                   bool warm_up) {
   for (size_t i = 0; i < from; ++i) EXPECT_TRUE(d[i] == Decision{}) << i;
-  for (size_t block_end = (from / rate + 1) * rate, first = from; first < d.size();
-       first = block_end, block_end += rate) {
+  const std::vector<size_t> edges = block_edges(d.size(), rate);
+  for (size_t b = 0; b + 1 < edges.size(); ++b) {
+    const size_t block_end = edges[b + 1];
+    if (block_end <= from) continue;
     if (block_end > d.size()) break;  // a last block the run did not finish
+    const size_t first = std::max(edges[b], from);
     size_t counted = 0;
     for (size_t i = first; i < block_end; ++i) {
       if (d[i].weight != 0) {
@@ -132,6 +168,27 @@ TEST(SampledSegments, ThreadCreationsAndJoinsAreNeverSampled) {
   const std::vector<Decision> da = barrier_passes(s, main_thread, 200, 8, true);
   EXPECT_TRUE(da == barrier_passes(s, worker, 200, 8, true));
   expect_one_counted_per_block(da, SampledSegments::kFirstPasses, 8, true);
+}
+
+// The serial code after a parallel region begins at the region's end, as
+// the program's last phase does (stencil3d_omp's checksum over the whole
+// grid, dropped whole from the sample of the region's ends): never sampled,
+// while the region's implicit tasks are.
+TEST(SampledSegments, SerialCodeAfterARegionIsNeverSampled) {
+  SampledSegments s(0);
+  s.on_close(0);
+  SampledSegments::ThreadState main_thread;
+  constexpr uint64_t kOutlined = 0x401000;
+  std::vector<Decision> tasks;
+  for (int region = 0; region < 300; ++region) {
+    tasks.push_back(SampledSegments::decide(
+        s.begin(main_thread, SyncKind::OmpImplicitTaskBegin, kOutlined, 0), 8, true));
+    EXPECT_TRUE(SampledSegments::decide(
+                    s.begin(main_thread, SyncKind::OmpParallelEnd, kOutlined, 0), 8, true) ==
+                Decision{})
+        << region;
+  }
+  expect_one_counted_per_block(tasks, SampledSegments::kFirstPasses, 8, true);
 }
 
 // A spin flag's wait and release carry the flag's release number, which

@@ -46,7 +46,9 @@
 // (the same instruction, granule and section as the event just recorded).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -62,12 +64,12 @@ struct GranuleEpoch {
   uint32_t code = ReuseSets::kNone;     // set of reading instructions; kNone: not tracked
   uint32_t section = ReuseSets::kNone;  // set of closed sections' sites; kNone: none closed yet
   // The reader's section at its latest read (below ReaderState::kMaxSections).
-  uint32_t ordinal : 30 = 0;
+  uint32_t ordinal : 26 = 0;
   // What the epoch stands for, from the section instance it began in
   // (CommunicationReuseDistance::instance_weight): an epoch that began in a
   // sampled instance stands for the epochs of the instances it was chosen
   // for, whenever it ends.
-  uint32_t instance_class : 2 = 0;
+  uint32_t instance_class : 6 = 0;
 };
 
 // Whether a trace sampled at rate 2^-shift holds `granule` (fixed-size
@@ -297,8 +299,8 @@ class CommunicationReuseDistance {
     uint32_t ordinal = 0;  // the open section: how many closed before it
     // Sections numbered at most; past them, the next sections' events join
     // the last one's (as when the sites cannot grow). An epoch keeps the
-    // ordinal in 30 bits.
-    static constexpr uint32_t kMaxSections = uint32_t{1} << 29;
+    // ordinal in 26 bits.
+    static constexpr uint32_t kMaxSections = uint32_t{1} << 25;
     uint64_t dropped = 0;  // events lost to memory exhaustion
     // Sampling: the granules whose hash has its top `sample_shift` bits
     // clear are traced (rate 2^-sample_shift); `traced` counts them, over
@@ -544,11 +546,21 @@ class CommunicationReuseDistance {
     epoch.ordinal = reader.ordinal;
     epoch.instance_class = instance_class(reader.instance_weight);
   }
-  // The instance weight an epoch keeps from where it began: 1 (before
-  // sampling), the sampling rate, or 0 (a warm-up instance), in two bits.
-  uint32_t instance_class(uint64_t weight) const { return weight == 1 ? 0 : weight == 0 ? 2 : 1; }
+  // The instance weight an epoch keeps from where it began, in six bits: 1
+  // (before sampling; class 0), 0 (a warm-up instance; kWarmUpClass), or
+  // the sampling rate N times 2^k (a sampled instance; class k + 1: a
+  // block's size, which doubles as a long run goes on; a start's partial
+  // block, smaller, is kept as the next size down, N at least).
+  static constexpr uint32_t kWarmUpClass = 63;
+  uint32_t instance_class(uint64_t weight) const {
+    if (weight <= 1) return weight == 1 ? 0 : kWarmUpClass;
+    const uint64_t blocks = weight / config_.segment_sampling;
+    return blocks <= 1 ? 1 : std::min<uint32_t>(std::bit_width(blocks), kWarmUpClass - 1);
+  }
   uint64_t instance_weight(const GranuleEpoch& epoch) const {
-    return epoch.instance_class == 0 ? 1 : epoch.instance_class == 2 ? 0 : config_.segment_sampling;
+    if (epoch.instance_class == 0) return 1;
+    if (epoch.instance_class == kWarmUpClass) return 0;
+    return uint64_t{config_.segment_sampling} << (epoch.instance_class - 1);
   }
   // A reuse at `pc` of a tracked epoch: `pc` joins its instructions, and the
   // section of its previous read, when closed since, its sections.

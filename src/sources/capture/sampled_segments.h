@@ -29,10 +29,13 @@
 //     hash of (kind, block) picks, counted N times; the barriers of one
 //     time step have the same count, so a step is analyzed whole. Where the
 //     start falls inside a block, the block's remaining counts are sampled
-//     alike, one of them counted as many times as they are. A spin flag's
+//     alike, one of them counted as many times as they are. Past a key's
+//     16N-th count the blocks grow, 8 per doubling of the counts (block_of):
+//     1 in 2N up to 32N, 1 in 4N up to 64N, and so on. A spin flag's
 //     wait and release carry the flag's release number, which every member
 //     shares, in place of the count.
-// Segments begun at a thread creation or join are never sampled. Keys
+// Segments begun at a thread creation or join, or at the end of a parallel
+// region (serial code), are never sampled. Keys
 // beyond kKeys per thread, or beyond kSharedKeys in the run, fall back to
 // the thread's own ordinal.
 //
@@ -61,6 +64,8 @@ class SampledSegments {
   static constexpr uint32_t kStartMargin = 2;
   // Passes analyzed whole at every key (a loop run a few times).
   static constexpr uint32_t kFirstPasses = 8;
+  // Blocks of the analysis' own rate N at a key before they grow (block_of).
+  static constexpr uint64_t kBaseRateBlocks = 16;
   static constexpr uint32_t kKeys = 16;
   static constexpr uint32_t kSharedKeys = 1024;
 
@@ -96,8 +101,14 @@ class SampledSegments {
     // A thread's creations and joins are one-off segments, each unlike the
     // others (the main thread's own share of the work often follows its
     // last creation): never sampled, however many threads there are, and
-    // they take no key.
-    if (kind == SyncKind::ThreadCreate || kind == SyncKind::ThreadJoin) return {t.ordinal};
+    // they take no key. Nor is the serial code after a parallel region: it
+    // begins at the region's end, as the program's last phase does (a
+    // checksum over every thread's data, its output), which a sample of
+    // the region's ends dropped whole or counted 8 times; it is one
+    // thread's, the others wait in the pool.
+    if (kind == SyncKind::ThreadCreate || kind == SyncKind::ThreadJoin ||
+        kind == SyncKind::OmpParallelEnd)
+      return {t.ordinal};
     const bool started = started_.load(std::memory_order_relaxed);
     const uint64_t key = hash_key(object ^ (uint64_t{static_cast<uint32_t>(kind)} << 56)) | 1;
     uint32_t i = 0;
@@ -137,19 +148,40 @@ class SampledSegments {
       return {true, weight};
     return {warm_up && stands_for(p.count + 1, p.sampled_from, rate, p.kind) != 0, 0};
   }
+  // Of a key's counts, the block `count` falls in: blocks of `rate` over
+  // the first kBaseRateBlocks * rate counts, then blocks twice as large
+  // each time the counts double (16N to 32N: 8 blocks of 2N; 32N to 64N: 8
+  // of 4N; ...). A run twice as long analyzes 8 more instances per key, not
+  // twice as many: at a fixed rate, a long run spent a quarter of its
+  // passes analyzed whole (each counted pass and its warm-up), five times
+  // as costly as a skipped one (docs/performance.md).
+  struct Block {
+    uint64_t first = 0;
+    uint64_t size = 0;
+  };
+  static Block block_of(uint64_t count, uint64_t rate) {
+    uint64_t start = kBaseRateBlocks * rate;
+    if (count < start) return {count / rate * rate, rate};
+    uint64_t size = 2 * rate;
+    while (count / 2 >= start) {
+      start *= 2;
+      size *= 2;
+    }
+    return {start + (count - start) / size * size, size};
+  }
   // How many counts the count at or past `from` stands for: of each block
-  // of `rate` consecutive counts (its part from `from` on, where the start
-  // falls inside it), the one at a place a hash of (block, kind) picks
-  // stands for all of them; every other count, for none (0). One per block,
-  // not a coin per count: a coin selected 2 of 32 passes where 4 stood for
-  // them, and the estimates came out 25-40% low on a 40-step run; the hash
-  // keeps the choice from following a period of the program's own (two
-  // alternating phases).
+  // (block_of; its part from `from` on, where the start falls inside it),
+  // the one at a place a hash of (block, kind) picks stands for all of
+  // them; every other count, for none (0). One per block, not a coin per
+  // count: a coin selected 2 of 32 passes where 4 stood for them, and the
+  // estimates came out 25-40% low on a 40-step run; the hash keeps the
+  // choice from following a period of the program's own (two alternating
+  // phases).
   static uint32_t stands_for(uint64_t count, uint64_t from, uint32_t rate, uint64_t kind) {
-    const uint64_t block = count / rate;
-    const uint64_t first = std::max(block * rate, from);
-    const uint64_t counts = (block + 1) * rate - first;
-    const uint64_t pick = first + (sample_hash(block ^ (kind << 40)) >> 32) % counts;
+    const Block block = block_of(count, rate);
+    const uint64_t first = std::max(block.first, from);
+    const uint64_t counts = block.first + block.size - first;
+    const uint64_t pick = first + (sample_hash(block.first / rate ^ (kind << 40)) >> 32) % counts;
     return count == pick ? static_cast<uint32_t>(counts) : 0;
   }
 
