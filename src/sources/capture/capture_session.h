@@ -137,6 +137,10 @@ class CaptureSession;
 
 struct ThreadContext {
   uint32_t tid = 0;
+  // Every per-access part but communication and the spin-wait watch skips
+  // the thread's open segment (sampled section instances; set where a
+  // segment begins): feed_access_fast stops after the watch.
+  bool only_watched = false;
   CaptureSession* session = nullptr;  // the session that created it
   // Null once the capture is saved (or for threads beyond max_threads, whose
   // loss the capture reports as incomplete): accesses are then ignored.
@@ -213,6 +217,7 @@ class CaptureSession {
                                                            uint64_t addr, uint32_t size,
                                                            bool is_write) {
     if (!watch_access_fast(t, pc, addr, is_write)) return kRemainingWatch;
+    if (t.only_watched) return 0;
     uint32_t remaining = 0;
     if (auto* s = t.imbalance.load(std::memory_order_relaxed))
       if (!analyzers_.imbalance->access_fast(*s, pc, addr, size)) remaining |= kRemainingImbalance;
