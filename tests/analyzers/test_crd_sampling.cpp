@@ -205,83 +205,83 @@ TEST(SampledCrd, AnExitedReaderKeepsItsResultsAndEndsItsEpochs) {
   EXPECT_EQ(section_epochs[2], 2000u);
 }
 
-TEST(SampledCrd, SampledInstancesCountTheirEventsAndEpochsByTheirWeight) {
-  // Docs/metrics.md, "Sampled section instances": 1 in 4 instances counted,
-  // the one before it traced uncounted. Each instance the writer rewrites
-  // 100 lines and the reader reads each once (a true communication, at
-  // distance 99 from its previous read). Instance 1 comes before the sample
-  // (weight 1), instance 2 is skipped (the CRD sees none of its events),
-  // 3 is the warm-up, 4 counted for 4.
-  CrdConfig config;
-  config.max_threads = 2;
-  config.segment_sampling = 4;
-  CommunicationReuseDistance crd(config);
-  crd.set_granularity_log2(6);
-  auto* reader = crd.attach(1);
-  auto step = [&] {
+// Section instances in which a writer has rewritten 100 lines and the
+// reader reads each once (a true communication, at distance 99 from its
+// previous read), at 1 in 4 instances; the events' distances and the
+// code epochs' count.
+struct HundredLineInstances {
+  CrdConfig config = [] {
+    CrdConfig c;
+    c.max_threads = 2;
+    c.segment_sampling = 4;
+    return c;
+  }();
+  CommunicationReuseDistance crd{config};
+  CommunicationReuseDistance::ReaderState* reader = nullptr;
+  HundredLineInstances() {
+    crd.set_granularity_log2(6);
+    reader = crd.attach(1);
+  }
+  void instance() {
     for (uint64_t g = 0; g < 100; ++g) crd.on_event(*reader, 0x40, 0, g << 6, true);
     crd.close_section(*reader, 0x5000);
-  };
-  step();
-  CommunicationReuseDistance::sample_segment(*reader, false, 0);
-  CommunicationReuseDistance::sample_segment(*reader, true, 0);
-  step();
-  CommunicationReuseDistance::sample_segment(*reader, true, 4);
-  step();
-  EXPECT_EQ(crd.skipped_segments(), 1u);
+  }
+  std::map<uint64_t, uint64_t> distances() {
+    std::map<uint64_t, uint64_t> out;
+    crd.for_each_distance([&](const CommunicationReuseDistance::Record& r) {
+      if (!(r.distance & kWordDistance)) out[r.distance] += r.count;
+    });
+    return out;
+  }
+  uint64_t code_epochs() {
+    uint64_t out = 0;
+    crd.for_each_reuse_set([&](const ReuseSetNode& n) {
+      if (n.kind == kReuseSetCode) out += n.count;
+    });
+    return out;
+  }
+};
+
+TEST(SampledCrd, SampledInstancesCountTheirEventsAndEpochsByTheirWeight) {
+  // Docs/metrics.md, "Sampled section instances": 1 in 4 instances counted,
+  // the one before it traced uncounted. Instance 1 comes before the sample
+  // (weight 1), instance 2 is skipped (the CRD sees none of its events),
+  // 3 is the warm-up, 4 counted for 4.
+  HundredLineInstances run;
+  run.instance();
+  CommunicationReuseDistance::sample_segment(*run.reader, false, 0);
+  CommunicationReuseDistance::sample_segment(*run.reader, true, 0);
+  run.instance();
+  CommunicationReuseDistance::sample_segment(*run.reader, true, 4);
+  run.instance();
+  EXPECT_EQ(run.crd.skipped_segments(), 1u);
   // The warm-up's reads counted nothing but set the lines' previous reads:
   // the counted instance's are at 99, each standing for 4.
-  std::map<uint64_t, uint64_t> distances;
-  crd.for_each_distance([&](const CommunicationReuseDistance::Record& r) {
-    if (!(r.distance & kWordDistance)) distances[r.distance] += r.count;
-  });
-  EXPECT_EQ(distances, (std::map<uint64_t, uint64_t>{{99, 400}}));
+  EXPECT_EQ(run.distances(), (std::map<uint64_t, uint64_t>{{99, 400}}));
   // An epoch weighs what the instance it began in stands for, wherever it
   // ends: instance 1's 100 (ended in the warm-up), none of the warm-up's
   // (ended in the counted instance), 4 x 100 of the counted one's (still
   // going): the 5 instances' 500.
-  uint64_t code_epochs = 0;
-  crd.for_each_reuse_set([&](const ReuseSetNode& n) {
-    if (n.kind == kReuseSetCode) code_epochs += n.count;
-  });
-  EXPECT_EQ(code_epochs, 500u);
+  EXPECT_EQ(run.code_epochs(), 500u);
 }
 
 TEST(SampledCrd, AnEpochKeepsTheWeightOfAGrownBlock) {
   // Past a key's 16 N-th pass the blocks grow (2N, 4N, ...), and a counted
-  // instance stands for its block: instances at 1 in 4 that stand for 16
-  // and then for 8, each after its warm-up, the same 100 lines per
-  // instance as above.
-  CrdConfig config;
-  config.max_threads = 2;
-  config.segment_sampling = 4;
-  CommunicationReuseDistance crd(config);
-  crd.set_granularity_log2(6);
-  auto* reader = crd.attach(1);
-  auto step = [&] {
-    for (uint64_t g = 0; g < 100; ++g) crd.on_event(*reader, 0x40, 0, g << 6, true);
-    crd.close_section(*reader, 0x5000);
-  };
-  step();
+  // instance stands for its block: instances that stand for 16 and then
+  // for 8, each after its warm-up.
+  HundredLineInstances run;
+  run.instance();
   for (const uint64_t weight : {16, 8}) {
-    CommunicationReuseDistance::sample_segment(*reader, true, 0);
-    step();
-    CommunicationReuseDistance::sample_segment(*reader, true, weight);
-    step();
+    CommunicationReuseDistance::sample_segment(*run.reader, true, 0);
+    run.instance();
+    CommunicationReuseDistance::sample_segment(*run.reader, true, weight);
+    run.instance();
   }
-  std::map<uint64_t, uint64_t> distances;
-  crd.for_each_distance([&](const CommunicationReuseDistance::Record& r) {
-    if (!(r.distance & kWordDistance)) distances[r.distance] += r.count;
-  });
-  EXPECT_EQ(distances, (std::map<uint64_t, uint64_t>{{99, 1600 + 800}}));
+  EXPECT_EQ(run.distances(), (std::map<uint64_t, uint64_t>{{99, 1600 + 800}}));
   // Epochs: the first instance's 100, the 16-instance one's 1,600 (ended
   // in the next warm-up), the 8-instance one's 800 (still going); the
   // warm-ups' none.
-  uint64_t code_epochs = 0;
-  crd.for_each_reuse_set([&](const ReuseSetNode& n) {
-    if (n.kind == kReuseSetCode) code_epochs += n.count;
-  });
-  EXPECT_EQ(code_epochs, 100u + 1600u + 800u);
+  EXPECT_EQ(run.code_epochs(), 100u + 1600u + 800u);
 }
 
 }  // namespace
