@@ -96,8 +96,9 @@ inline constexpr AnalysisSetting kCrdSettings[] = {
      "(0: every granule, exact; --exact)",
      "16384", SettingType::Unsigned, 0, UINT64_MAX - 1, "0"},
     {"crd_instance_sampling", "--crd-instance-sampling", "WEFT_CRD_INSTANCE_SAMPLING",
-     "in a long run, measure the CRD in 1 in N section instances (time steps), each event "
-     "counting N (1: every instance; --exact; docs/metrics.md)",
+     "in a long run, measure the CRD in 1 in N section instances (time steps; fewer past a "
+     "loop's 16N-th), each event counting the instances it stands for (1: every instance; "
+     "--exact; docs/metrics.md)",
      "8", SettingType::Unsigned, 1, 1024, "1"},
 };
 inline constexpr std::string_view kCrdCounters[] = {"crd_capped_pairs", "crd_sample_shift",
@@ -120,7 +121,8 @@ inline constexpr AnalysisSetting kImbalanceSettings[] = {
     {"imbalance_instance_sampling", "--imbalance-instance-sampling",
      "WEFT_IMBALANCE_INSTANCE_SAMPLING",
      "in a long run, count the memory instructions (executions, misses) of 1 in N section "
-     "instances, control flow in all (1: every instance; --exact; docs/metrics.md)",
+     "instances (fewer past a loop's 16N-th), control flow in all (1: every instance; --exact; "
+     "docs/metrics.md)",
      "8", SettingType::Unsigned, 1, 1024, "1"},
 };
 inline constexpr std::string_view kImbalanceCounters[] = {"imbalance_repeated_segments",
@@ -134,8 +136,9 @@ inline constexpr AnalysisSetting kFalseSharingSettings[] = {
      "cache line of the false-sharing analysis, bytes (power of two, 8..4096)", "64",
      SettingType::PowerOfTwo, 8, 4096},
     {"falseshare_sampling", "--falseshare-sampling", "WEFT_FALSESHARE_SAMPLING",
-     "in a long run, analyze 1 in N section instances (time steps), each event counting N "
-     "(1: every instance; --exact; docs/metrics.md)",
+     "in a long run, analyze 1 in N section instances (time steps; fewer past a loop's "
+     "16N-th), each event counting the instances it stands for (1: every instance; --exact; "
+     "docs/metrics.md)",
      "8", SettingType::Unsigned, 1, 1024, "1"},
 };
 inline constexpr std::string_view kFalseSharingCounters[] = {"untracked_accesses",
@@ -149,8 +152,8 @@ inline constexpr AnalysisSetting kTracesSettings[] = {
      "beginning and count the rest as lost",
      "8M", SettingType::ByteSize, 4096},
     {"trace_sampling", "--trace-sampling", "WEFT_TRACE_SAMPLING",
-     "in a long run, trace 1 in N section instances (time steps), each whole, the same ones in "
-     "every thread (1: every instance; --exact; docs/metrics.md)",
+     "in a long run, trace 1 in N section instances (time steps; fewer past a loop's 16N-th), "
+     "each whole, the same ones in every thread (1: every instance; --exact; docs/metrics.md)",
      "8", SettingType::Unsigned, 1, 1024, "1"},
 };
 inline constexpr std::string_view kTracesCounters[] = {"trace_skipped_segments"};
