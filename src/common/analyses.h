@@ -97,7 +97,7 @@ inline constexpr AnalysisSetting kCrdSettings[] = {
      "16384", SettingType::Unsigned, 0, UINT64_MAX - 1, "0"},
     {"crd_instance_sampling", "--crd-instance-sampling", "WEFT_CRD_INSTANCE_SAMPLING",
      "in a long run, measure the CRD in 1 in N section instances (time steps; fewer past a "
-     "loop's 16N-th), each event counting the instances it stands for (1: every instance; "
+     "loop's 128N-th), each event counting the instances it stands for (1: every instance; "
      "--exact; docs/metrics.md)",
      "8", SettingType::Unsigned, 1, 1024, "1"},
 };
@@ -121,7 +121,7 @@ inline constexpr AnalysisSetting kImbalanceSettings[] = {
     {"imbalance_instance_sampling", "--imbalance-instance-sampling",
      "WEFT_IMBALANCE_INSTANCE_SAMPLING",
      "in a long run, count the memory instructions (executions, misses) of 1 in N section "
-     "instances (fewer past a loop's 16N-th), control flow in all (1: every instance; --exact; "
+     "instances (fewer past a loop's 128N-th), control flow in all (1: every instance; --exact; "
      "docs/metrics.md)",
      "8", SettingType::Unsigned, 1, 1024, "1"},
 };
@@ -137,7 +137,7 @@ inline constexpr AnalysisSetting kFalseSharingSettings[] = {
      SettingType::PowerOfTwo, 8, 4096},
     {"falseshare_sampling", "--falseshare-sampling", "WEFT_FALSESHARE_SAMPLING",
      "in a long run, analyze 1 in N section instances (time steps; fewer past a loop's "
-     "16N-th), each event counting the instances it stands for (1: every instance; --exact; "
+     "128N-th), each event counting the instances it stands for (1: every instance; --exact; "
      "docs/metrics.md)",
      "8", SettingType::Unsigned, 1, 1024, "1"},
 };
@@ -152,7 +152,7 @@ inline constexpr AnalysisSetting kTracesSettings[] = {
      "beginning and count the rest as lost",
      "8M", SettingType::ByteSize, 4096},
     {"trace_sampling", "--trace-sampling", "WEFT_TRACE_SAMPLING",
-     "in a long run, trace 1 in N section instances (time steps; fewer past a loop's 16N-th), "
+     "in a long run, trace 1 in N section instances (time steps; fewer past a loop's 128N-th), "
      "each whole, the same ones in every thread (1: every instance; --exact; docs/metrics.md)",
      "8", SettingType::Unsigned, 1, 1024, "1"},
 };

@@ -27,11 +27,11 @@ std::vector<Decision> barrier_passes(SampledSegments& s, SampledSegments::Thread
 }
 
 // The documented blocks of a key's passes at `rate` N, up to `n`: N each
-// over the first 16N passes, then 8 blocks of 2N up to 32N, 8 of 4N up to
-// 64N, and so on.
+// over the first 128N passes, then 64 blocks of 2N up to 256N, 64 of 4N
+// up to 512N, and so on.
 std::vector<size_t> block_edges(size_t n, size_t rate) {
   std::vector<size_t> edges{0};
-  size_t size = rate, grows_at = 16 * rate;
+  size_t size = rate, grows_at = 128 * rate;
   while (edges.back() < n) {
     if (edges.back() == grows_at) {
       size *= 2;
@@ -44,12 +44,17 @@ std::vector<size_t> block_edges(size_t n, size_t rate) {
 
 // A run twice as long analyzes a fixed number of instances more.
 TEST(SampledSegments, BlocksGrowAsAKeysPassesDouble) {
-  EXPECT_EQ(
-      block_edges(200, 4),
-      (std::vector<size_t>{0,  4,  8,  12, 16, 20, 24,  28,  32,  36,  40,  44,  48,  52,  56,
-                           60, 64, 72, 80, 88, 96, 104, 112, 120, 128, 144, 160, 176, 192, 208}));
+  // Rate 4: blocks of 4 up to 512, of 8 up to 1024, of 16 up to 2048.
+  const std::vector<size_t> four = block_edges(2100, 4);
+  EXPECT_EQ(four.size(), 259u);  // 0 to 2048 at 0-256, then 2080 and 2112
+  EXPECT_EQ(four[128], 512u);
+  EXPECT_EQ(four[129], 520u);
+  EXPECT_EQ(four[192], 1024u);
+  EXPECT_EQ(four[193], 1040u);
+  EXPECT_EQ(four[256], 2048u);
+  EXPECT_EQ(four[257], 2080u);
   for (const size_t rate : {3, 4, 8}) {
-    const std::vector<size_t> edges = block_edges(100000, rate);
+    const std::vector<size_t> edges = block_edges(1000000, rate);
     for (size_t i = 0; i + 1 < edges.size(); ++i)
       for (size_t count : {edges[i], edges[i + 1] - 1}) {
         const SampledSegments::Block b = SampledSegments::block_of(count, rate);

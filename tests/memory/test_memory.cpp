@@ -565,7 +565,7 @@ TEST_P(MemoryAnalyses, SampledInstancesKeepTheSchedulesAndTheFalseSharing) {
       << text.out;
 
   // 48 rounds of the 12 turns: 577 barrier passes, the last turn alone in
-  // its block of 64.
+  // a grown block of 8.
   constexpr int T = 4, R = 48;
   const std::string pairs = program("false_sharing_pairs_pthreads", b) + " packed 4 48 20";
   const json exact_lines =
@@ -586,17 +586,15 @@ TEST_P(MemoryAnalyses, SampledInstancesKeepTheSchedulesAndTheFalseSharing) {
   for (const char* key : {"kind", "symbol", "object_kind", "lines", "fix", "read_only"})
     EXPECT_EQ(lines[0][key], exact_lines[0][key]) << key;
   // Turns 1-7 counted once each; then one turn of each block counted as
-  // many times as the block has turns: blocks of 4 up to pass 64, then 8
-  // blocks of 8, 8 of 16, 8 of 32 up to 512 and one of 64 (the blocks grow
-  // as the passes double). Every turn moves the line once, so each complete
-  // block's estimate is exact; the last turn (pass 576) is alone in the
-  // block 576-639 and counts 64 or, as its pass is not the one picked
-  // (the same in every build and source), nothing. A coin per turn gave 660
-  // of 720.
+  // many times as the block has turns: blocks of 4 up to pass 512, then 8
+  // blocks of 8 up to 576 (past 128 N passes the blocks grow as the passes
+  // double). Every turn moves the line once, so each complete block's
+  // estimate is exact; the last turn (pass 576) is alone in the block
+  // 576-583 and counts 8 or, as its pass is not the one picked (the same
+  // in every build and source), nothing. A coin per turn gave 660 of 720.
   EXPECT_EQ(lines[0]["events"], T * (T - 1) * R - 1) << lines.dump();
-  // The sample sees 8 + 14 + 8 + 8 + 8 + 1 turns: every pair it names is
-  // one of the run's, counted in whole blocks, and its picks (which depend
-  // on the pass counts alone: every build agrees) fall on 11 of the 12.
+  // Every pair the sample names is one of the run's, counted in whole
+  // blocks, and its 8 + 126 + 8 picks fall on all 12.
   uint64_t pair_events = 0;
   for (const json& p : lines[0]["pairs"]) {
     bool known = false;
@@ -606,7 +604,7 @@ TEST_P(MemoryAnalyses, SampledInstancesKeepTheSchedulesAndTheFalseSharing) {
     pair_events += p["events"].get<uint64_t>();
   }
   EXPECT_EQ(pair_events, lines[0]["events"].get<uint64_t>());
-  EXPECT_EQ(lines[0]["pairs"].size(), static_cast<size_t>(T * (T - 1) - 1)) << lines.dump();
+  EXPECT_EQ(lines[0]["pairs"].size(), static_cast<size_t>(T * (T - 1))) << lines.dump();
   text = run_command(kWeft + " falseshare " + fs_profile, dir.path);
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("false sharing (its counts are estimates) 1 in 4"), std::string::npos)

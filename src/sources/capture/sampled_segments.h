@@ -30,8 +30,8 @@
 //     time step have the same count, so a step is analyzed whole. Where the
 //     start falls inside a block, the block's remaining counts are sampled
 //     alike, one of them counted as many times as they are. Past a key's
-//     16N-th count the blocks grow, 8 per doubling of the counts (block_of):
-//     1 in 2N up to 32N, 1 in 4N up to 64N, and so on. A spin flag's
+//     128N-th count the blocks grow, 64 per doubling of the counts
+//     (block_of): 1 in 2N up to 256N, 1 in 4N up to 512N, and so on. A spin flag's
 //     wait and release carry the flag's release number, which every member
 //     shares, in place of the count.
 // Segments begun at a thread creation or join, or at the end of a parallel
@@ -65,7 +65,7 @@ class SampledSegments {
   // Passes analyzed whole at every key (a loop run a few times).
   static constexpr uint32_t kFirstPasses = 8;
   // Blocks of the analysis' own rate N at a key before they grow (block_of).
-  static constexpr uint64_t kBaseRateBlocks = 16;
+  static constexpr uint64_t kBaseRateBlocks = 128;
   static constexpr uint32_t kKeys = 16;
   static constexpr uint32_t kSharedKeys = 1024;
 
@@ -150,11 +150,13 @@ class SampledSegments {
   }
   // Of a key's counts, the block `count` falls in: blocks of `rate` over
   // the first kBaseRateBlocks * rate counts, then blocks twice as large
-  // each time the counts double (16N to 32N: 8 blocks of 2N; 32N to 64N: 8
-  // of 4N; ...). A run twice as long analyzes 8 more instances per key, not
-  // twice as many: at a fixed rate, a long run spent a quarter of its
-  // passes analyzed whole (each counted pass and its warm-up), five times
-  // as costly as a skipped one (docs/performance.md).
+  // each time the counts double (128N to 256N: 64 blocks of 2N; 256N to
+  // 512N: 64 of 4N; ...). A run twice as long analyzes 64 more instances per
+  // key, not twice as many: at a fixed rate, a long run spent a quarter of
+  // its passes analyzed whole (each counted pass and its warm-up), five
+  // times as costly as a skipped one. 64 per doubling, not 8: with 8, a
+  // loop of 10,000 unlike passes (a barrier per grid row) kept 87 of them
+  // and its CRD came out 6.7 points off (docs/performance.md).
   struct Block {
     uint64_t first = 0;
     uint64_t size = 0;
