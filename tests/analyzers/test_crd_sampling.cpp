@@ -266,7 +266,7 @@ TEST(SampledCrd, SampledInstancesCountTheirEventsAndEpochsByTheirWeight) {
 }
 
 TEST(SampledCrd, AnEpochKeepsTheWeightOfAGrownBlock) {
-  // Past a key's 16 N-th pass the blocks grow (2N, 4N, ...), and a counted
+  // Past a key's 128 N-th pass the blocks grow (2N, 4N, ...), and a counted
   // instance stands for its block: instances that stand for 16 and then
   // for 8, each after its warm-up.
   HundredLineInstances run;
