@@ -83,6 +83,13 @@ struct AnalysisDescriptor {
   bool in_default = true;
 };
 
+// Sampled section instances (docs/metrics.md): an analysis sampling 1 in N
+// does so over a loop's first kBaseRateBlocks * N executions; past them
+// its blocks double each time the executions do. Shared by the capture
+// (SampledSegments), the views' sampling notes and the settings' help
+// ("128N-th" below).
+inline constexpr uint64_t kBaseRateBlocks = 128;
+
 namespace analysis_catalog {
 
 inline constexpr AnalysisId kNeedsCommunication[] = {AnalysisId::Communication};

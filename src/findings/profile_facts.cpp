@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "common/analyses.h"
 #include "findings/finding_error.h"
 
 namespace weft {
@@ -47,7 +48,7 @@ std::string crd_sampling_note(const ProfileFacts& facts) {
              " section instances, each event counting " +
              std::to_string(facts.crd_instance_sampling) + " (1 in " +
              std::to_string(2 * facts.crd_instance_sampling) + " past a loop's " +
-             std::to_string(128 * facts.crd_instance_sampling) +
+             std::to_string(kBaseRateBlocks * facts.crd_instance_sampling) +
              "th execution, half as many each time its executions double, each event counting "
              "the instances it stands for)";
   }
@@ -69,8 +70,9 @@ std::string instance_sampling_note(const ProfileFacts& facts) {
       "the imbalance analysis' memory counts (the other instances' misses are estimated)");
   if (which.empty()) return "";
   return "a long run: past each loop's first executions, section instances analyzed by " + which +
-         " (half as many each time a loop's executions double past 128 times the rate; `weft "
-         "record --exact` analyzes every one)";
+         " (half as many each time a loop's executions double past " +
+         std::to_string(kBaseRateBlocks) +
+         " times the rate; `weft record --exact` analyzes every one)";
 }
 
 void refuse_lost_data(const Profile& profile, std::string_view analysis) {

@@ -554,8 +554,8 @@ class CommunicationReuseDistance {
   static constexpr uint32_t kWarmUpClass = 63;
   uint32_t instance_class(uint64_t weight) const {
     if (weight <= 1) return weight == 1 ? 0 : kWarmUpClass;
-    const uint64_t blocks = weight / config_.segment_sampling;
-    return blocks <= 1 ? 1 : std::min<uint32_t>(std::bit_width(blocks), kWarmUpClass - 1);
+    const uint64_t blocks = std::max<uint64_t>(weight / config_.segment_sampling, 1);
+    return std::min<uint32_t>(std::bit_width(blocks), kWarmUpClass - 1);
   }
   uint64_t instance_weight(const GranuleEpoch& epoch) const {
     if (epoch.instance_class == 0) return 1;

@@ -31,13 +31,13 @@
 //     start falls inside a block, the block's remaining counts are sampled
 //     alike, one of them counted as many times as they are. Past a key's
 //     128N-th count the blocks grow, 64 per doubling of the counts
-//     (block_of): 1 in 2N up to 256N, 1 in 4N up to 512N, and so on. A spin flag's
-//     wait and release carry the flag's release number, which every member
-//     shares, in place of the count.
+//     (block_of): 1 in 2N up to 256N, 1 in 4N up to 512N, and so on. A
+//     spin flag's wait and release carry the flag's release number, which
+//     every member shares, in place of the count.
 // Segments begun at a thread creation or join, or at the end of a parallel
-// region (serial code), are never sampled. Keys
-// beyond kKeys per thread, or beyond kSharedKeys in the run, fall back to
-// the thread's own ordinal.
+// region (serial code), are never sampled (never_sampled). Keys beyond
+// kKeys per thread, or beyond kSharedKeys in the run, fall back to the
+// thread's own ordinal.
 //
 // Runs at synchronization records only, never per access: each analyzer
 // tests a flag in its own thread state.
@@ -49,6 +49,7 @@
 #include <thread>
 
 #include "analyzers/state/paged_hash_table.h"
+#include "common/analyses.h"
 #include "common/run_capture.h"
 
 namespace weft {
@@ -64,8 +65,6 @@ class SampledSegments {
   static constexpr uint32_t kStartMargin = 2;
   // Passes analyzed whole at every key (a loop run a few times).
   static constexpr uint32_t kFirstPasses = 8;
-  // Blocks of the analysis' own rate N at a key before they grow (block_of).
-  static constexpr uint64_t kBaseRateBlocks = 128;
   static constexpr uint32_t kKeys = 16;
   static constexpr uint32_t kSharedKeys = 1024;
 
@@ -98,17 +97,7 @@ class SampledSegments {
   // `arg1`: where it stands among the team's.
   Position begin(ThreadState& t, SyncKind kind, uint64_t object, int64_t arg1) {
     ++t.ordinal;
-    // A thread's creations and joins are one-off segments, each unlike the
-    // others (the main thread's own share of the work often follows its
-    // last creation): never sampled, however many threads there are, and
-    // they take no key. Nor is the serial code after a parallel region: it
-    // begins at the region's end, as the program's last phase does (a
-    // checksum over every thread's data, its output), which a sample of
-    // the region's ends dropped whole or counted 8 times; it is one
-    // thread's, the others wait in the pool.
-    if (kind == SyncKind::ThreadCreate || kind == SyncKind::ThreadJoin ||
-        kind == SyncKind::OmpParallelEnd)
-      return {t.ordinal};
+    if (never_sampled(kind)) return {t.ordinal};  // and it takes no key
     const bool started = started_.load(std::memory_order_relaxed);
     const uint64_t key = hash_key(object ^ (uint64_t{static_cast<uint32_t>(kind)} << 56)) | 1;
     uint32_t i = 0;
@@ -132,11 +121,24 @@ class SampledSegments {
     return p;
   }
 
-  // For an analysis sampling 1 in `rate`  // For an analysis sampling 1 in `rate`, the segment at
-  // `p`: whether it is analyzed, and how many events each of its events stands for. `warm_up`: an
-  // analysis whose events depend on what happened before the segment (false sharing: a line's last
-  // writer) also analyzes the segment before each counted one, counting nothing there (weight 0),
-  // so that a counted segment starts from the state the program left.
+  // Segments no sample may stand for. A thread's creations and joins are
+  // one-off, each unlike the others (the main thread's own share of the
+  // work often follows its last creation). The serial code after a
+  // parallel region begins at the region's end, as the program's last
+  // phase does (a checksum over every thread's data, its output), which a
+  // sample of the region's ends dropped whole or counted 8 times; it is one
+  // thread's, the others wait in the pool.
+  static bool never_sampled(SyncKind kind) {
+    return kind == SyncKind::ThreadCreate || kind == SyncKind::ThreadJoin ||
+           kind == SyncKind::OmpParallelEnd;
+  }
+
+  // For an analysis sampling 1 in `rate`, the segment at `p`: whether it is
+  // analyzed, and how many events each of its events stands for.
+  // `warm_up`: an analysis whose events depend on what happened before the
+  // segment (false sharing: a line's last writer) also analyzes the segment
+  // before each counted one, counting nothing there (weight 0), so that a
+  // counted segment starts from the state the program left.
   struct Decision {
     bool analyzed = true;
     uint32_t weight = 1;
