@@ -107,9 +107,13 @@ inline constexpr AnalysisSetting kCrdSettings[] = {
      "loop's 128N-th), each event counting the instances it stands for (1: every instance; "
      "--exact; docs/metrics.md)",
      "8", SettingType::Unsigned, 1, 1024, "1"},
+    {"crd_long_sample_granules", "--crd-long-sample-granules", "WEFT_CRD_LONG_SAMPLE_GRANULES",
+     "with instance sampling: granules each reading thread's long-reuse sample traces in every "
+     "instance before its rate halves (0: every granule; docs/metrics.md, \"Long reuses\")",
+     "4096", SettingType::Unsigned, 0, UINT64_MAX - 1},
 };
-inline constexpr std::string_view kCrdCounters[] = {"crd_capped_pairs", "crd_sample_shift",
-                                                    "crd_skipped_segments"};
+inline constexpr std::string_view kCrdCounters[] = {
+    "crd_capped_pairs", "crd_sample_shift", "crd_skipped_segments", "crd_long_sample_shift"};
 inline constexpr std::string_view kCommunicationTables[] = {"matrix_entries", "pc_communication"};
 inline constexpr std::string_view kCrdTables[] = {"crd_distances", "crd_word_distances",
                                                   "crd_unmeasured", "region_footprints"};

@@ -21,6 +21,8 @@ ProfileFacts profile_facts(const Profile& profile) {
   facts.crd_sample_granules = profile.meta_unsigned("crd_sample_granules").value_or(0);
   facts.crd_skipped_segments = profile.meta_unsigned("crd_skipped_segments").value_or(0);
   facts.crd_instance_sampling = profile.meta_unsigned("crd_instance_sampling").value_or(1);
+  facts.crd_long_sample_shift = static_cast<unsigned>(
+      std::min<uint64_t>(63, profile.meta_unsigned("crd_long_sample_shift").value_or(0)));
   facts.falseshare_skipped_segments =
       profile.meta_unsigned("falseshare_skipped_segments").value_or(0);
   facts.falseshare_sampling = profile.meta_unsigned("falseshare_sampling").value_or(1);
@@ -50,7 +52,10 @@ std::string crd_sampling_note(const ProfileFacts& facts) {
              std::to_string(2 * facts.crd_instance_sampling) + " past a loop's " +
              std::to_string(kBaseRateBlocks * facts.crd_instance_sampling) +
              "th execution, half as many each time its executions double, each event counting "
-             "the instances it stands for)";
+             "the instances it stands for); a reuse of data last read before the loop's "
+             "previous execution was measured in every instance, on a hashed sample of granules "
+             "(rates down to 1/" +
+             std::to_string(uint64_t{1} << facts.crd_long_sample_shift) + ")";
   }
   if (which.empty()) return "";
   return "CRD sampled: " + which + " (`weft record --exact` measures every event)";

@@ -29,6 +29,8 @@ struct ProfileFacts {
   // (docs/metrics.md, "Sampled section instances"); 0 skipped: every one.
   uint64_t crd_skipped_segments = 0;
   uint64_t crd_instance_sampling = 1;
+  // The long-reuse sample's lowest rate, as a shift (crd_long_sample_shift).
+  unsigned crd_long_sample_shift = 0;
   // Section instances the false-sharing analysis and the traces skipped
   // (docs/metrics.md, "Sampled section instances"), and 1 in how many they
   // analyzed past the first; 0 skipped: every instance was analyzed.

@@ -131,6 +131,8 @@ constexpr MetaRule kMetaRules[] = {
     {"crd_sample_shift", "a whole number", is_count},
     {"crd_instance_sampling", "a whole number", is_count},
     {"crd_skipped_segments", "a whole number", is_count},
+    {"crd_long_sample_granules", "a whole number", is_count},
+    {"crd_long_sample_shift", "a whole number", is_count},
     {"trace_budget", "a whole number", is_count},
     {"trace_sampling", "a whole number", is_count},
     {"falseshare_sampling", "a whole number", is_count},

@@ -333,6 +333,12 @@ json run_json(const ReportFindings& data) {
       // analyzed (1: every one; docs/metrics.md).
       {"crd_instance_sample_rate",
        instance_sample_rate(data.profile.crd_skipped_segments, data.profile.crd_instance_sampling)},
+      // The long-reuse sample's rate (docs/metrics.md, "Long reuses"), when
+      // instances were skipped.
+      {"crd_long_sample_rate",
+       data.profile.crd_skipped_segments == 0
+           ? 1.0
+           : 1.0 / static_cast<double>(uint64_t{1} << data.profile.crd_long_sample_shift)},
       {"trace_sample_rate",
        instance_sample_rate(data.profile.trace_skipped_segments, data.profile.trace_sampling)},
       {"falseshare_sample_rate", instance_sample_rate(data.profile.falseshare_skipped_segments,

@@ -353,7 +353,7 @@ SampledCrdResults run_sampled_crd(const std::vector<Access>& accesses, bool fast
     const Access& a = accesses[i];
     auto* t = analyzer.attach(a.tid);
     if (!begun[a.tid]) {
-      CommunicationAnalyzer::sample_crd_segment(*t, true, crd_weight);
+      analyzer.sample_crd_segment(*t, true, crd_weight, 1, 1);
       begun[a.tid] = true;
     }
     if (a.write) {
@@ -476,8 +476,7 @@ TEST(CommunicationAnalyzer, SampledCrdMemoMatchesTheSlowPathOnRandomAlternations
     SampledCrdResults once = run_sampled_crd(accesses, false);
     EXPECT_EQ(weighted.counts, once.counts);
     EXPECT_EQ(weighted.section_reuses, once.section_reuses);
-    for (auto* counts : {&once.distances, &weighted.distances})
-      EXPECT_FALSE(counts->empty());
+    for (auto* counts : {&once.distances, &weighted.distances}) EXPECT_FALSE(counts->empty());
     for (auto& [key, n] : once.distances) n *= 4;
     for (auto& [key, n] : once.section_distances) n *= 4;
     EXPECT_EQ(weighted.distances, once.distances) << "seed " << seed;

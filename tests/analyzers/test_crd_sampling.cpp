@@ -205,6 +205,15 @@ TEST(SampledCrd, AnExitedReaderKeepsItsResultsAndEndsItsEpochs) {
   EXPECT_EQ(section_epochs[2], 2000u);
 }
 
+// The line distances' counts of every reader and pair, by distance.
+std::map<uint64_t, uint64_t> line_distances(const CommunicationReuseDistance& crd) {
+  std::map<uint64_t, uint64_t> out;
+  crd.for_each_distance([&](const CommunicationReuseDistance::Record& r) {
+    if (!(r.distance & kWordDistance)) out[r.distance] += r.count;
+  });
+  return out;
+}
+
 // Section instances in which a writer has rewritten 100 lines and the
 // reader reads each once (a true communication, at distance 99 from its
 // previous read), at 1 in 4 instances; the events' distances and the
@@ -226,13 +235,13 @@ struct HundredLineInstances {
     for (uint64_t g = 0; g < 100; ++g) crd.on_event(*reader, 0x40, 0, g << 6, true);
     crd.close_section(*reader, 0x5000);
   }
-  std::map<uint64_t, uint64_t> distances() {
-    std::map<uint64_t, uint64_t> out;
-    crd.for_each_distance([&](const CommunicationReuseDistance::Record& r) {
-      if (!(r.distance & kWordDistance)) out[r.distance] += r.count;
-    });
-    return out;
+  // An instance the CRD skips: the communication analyzer sends it the
+  // events of its long-reuse sample's granules (here every granule).
+  void skipped_instance() {
+    for (uint64_t g = 0; g < 100; ++g) crd.on_skipped_event(*reader, 0x40, 0, g << 6);
+    crd.close_section(*reader, 0x5000);
   }
+  std::map<uint64_t, uint64_t> distances() const { return line_distances(crd); }
   uint64_t code_epochs() {
     uint64_t out = 0;
     crd.for_each_reuse_set([&](const ReuseSetNode& n) {
@@ -249,14 +258,18 @@ TEST(SampledCrd, SampledInstancesCountTheirEventsAndEpochsByTheirWeight) {
   // 3 is the warm-up, 4 counted for 4.
   HundredLineInstances run;
   run.instance();
-  CommunicationReuseDistance::sample_segment(*run.reader, false, 0);
-  CommunicationReuseDistance::sample_segment(*run.reader, true, 0);
+  // Serials 1, 2, 3, each instance's window from the one before.
+  run.crd.sample_segment(*run.reader, false, 0, 1, 0);
+  run.skipped_instance();
+  run.crd.sample_segment(*run.reader, true, 0, 2, 1);
   run.instance();
-  CommunicationReuseDistance::sample_segment(*run.reader, true, 4);
+  run.crd.sample_segment(*run.reader, true, 4, 3, 2);
   run.instance();
   EXPECT_EQ(run.crd.skipped_segments(), 1u);
   // The warm-up's reads counted nothing but set the lines' previous reads:
-  // the counted instance's are at 99, each standing for 4.
+  // the counted instance's are at 99, each standing for 4. Every read's
+  // previous one is in its window (the instance before): the long-reuse
+  // sample counts none of them.
   EXPECT_EQ(run.distances(), (std::map<uint64_t, uint64_t>{{99, 400}}));
   // An epoch weighs what the instance it began in stands for, wherever it
   // ends: instance 1's 100 (ended in the warm-up), none of the warm-up's
@@ -271,10 +284,13 @@ TEST(SampledCrd, AnEpochKeepsTheWeightOfAGrownBlock) {
   // for 8, each after its warm-up.
   HundredLineInstances run;
   run.instance();
+  uint32_t serial = 0;
   for (const uint64_t weight : {16, 8}) {
-    CommunicationReuseDistance::sample_segment(*run.reader, true, 0);
+    ++serial;
+    run.crd.sample_segment(*run.reader, true, 0, serial, serial - 1);
     run.instance();
-    CommunicationReuseDistance::sample_segment(*run.reader, true, weight);
+    ++serial;
+    run.crd.sample_segment(*run.reader, true, weight, serial, serial - 1);
     run.instance();
   }
   EXPECT_EQ(run.distances(), (std::map<uint64_t, uint64_t>{{99, 1600 + 800}}));
@@ -282,6 +298,77 @@ TEST(SampledCrd, AnEpochKeepsTheWeightOfAGrownBlock) {
   // in the next warm-up), the 8-instance one's 800 (still going); the
   // warm-ups' none.
   EXPECT_EQ(run.code_epochs(), 100u + 1600u + 800u);
+}
+
+// Docs/metrics.md, "Long reuses": instance k reads the 100 lines of
+// group k % 3 (of 300), so each read's previous one on its line is three
+// instances back, at distance 299 (the 299 other lines came between):
+// before the window (the instance
+// before), where the sampled instances' traces cannot measure it (their
+// distance would count only the traced instances between). Instances 0-7
+// are analyzed whole; then, of each 4, the third is the warm-up and the
+// fourth is counted for 4; the other two are skipped.
+struct ThreeGroupInstances {
+  CrdConfig config;
+  CommunicationReuseDistance crd;
+  CommunicationReuseDistance::ReaderState* reader = nullptr;
+  explicit ThreeGroupInstances(uint64_t long_sample_granules)
+      : config([&] {
+          CrdConfig c;
+          c.max_threads = 2;
+          c.segment_sampling = 4;
+          c.long_sample_granules = long_sample_granules;
+          return c;
+        }()),
+        crd(config) {
+    crd.set_granularity_log2(6);
+    reader = crd.attach(1);
+  }
+  void run(uint32_t instances) {
+    for (uint32_t k = 0; k < instances; ++k) {
+      const bool sampled = k >= 8;
+      const bool analyzed = !sampled || k % 4 >= 2;
+      const uint64_t weight = !sampled ? 1 : k % 4 == 3 ? 4 : 0;
+      crd.sample_segment(*reader, analyzed, weight, k, k == 0 ? 0 : k - 1);
+      for (uint64_t g = 100 * (k % 3); g < 100 * (k % 3) + 100; ++g) {
+        if (analyzed)
+          crd.on_event(*reader, 0x40, 0, g << 6, false);
+        else
+          crd.on_skipped_event(*reader, 0x40, 0, g << 6);
+      }
+      crd.close_section(*reader, 0x5000);
+    }
+  }
+  std::map<uint64_t, uint64_t> distances() const { return line_distances(crd); }
+};
+
+TEST(SampledCrd, ReusesFromBeforeTheWindowAreMeasuredInEveryInstance) {
+  // Below its budget the long-reuse sample traces every line: each of the
+  // 21 instances after the first three reads 100 lines at distance 299,
+  // exactly as --exact counts them (the whole instances 3-7 by their
+  // traces, the 16 sampled ones' by the long sample, skipped ones too).
+  ThreeGroupInstances run(0);
+  run.run(24);
+  EXPECT_EQ(run.crd.max_long_shift(), 0u);
+  EXPECT_EQ(run.distances(), (std::map<uint64_t, uint64_t>{{299, 2100}}));
+}
+
+TEST(SampledCrd, TheLongSampleKeepsToItsBudget) {
+  // 300 lines against a budget of 64: the rate halves until at most 64
+  // are traced; what it counts stands for the 2,100 reads, at distances
+  // around 299 (the sample's, scaled by its rate).
+  ThreeGroupInstances run(64);
+  run.run(24);
+  EXPECT_GE(run.crd.max_long_shift(), 2u);
+  EXPECT_LE(run.reader->long_traced, 64u);
+  uint64_t events = 0;
+  uint64_t weighted_distance = 0;
+  for (const auto& [distance, count] : run.distances()) {
+    events += count;
+    weighted_distance += distance * count;
+  }
+  EXPECT_NEAR(static_cast<double>(events), 2100.0, 2100.0 * 0.25);
+  EXPECT_NEAR(static_cast<double>(weighted_distance) / static_cast<double>(events), 299.0, 60.0);
 }
 
 }  // namespace

@@ -138,6 +138,7 @@ TEST_P(PhaseChange, TheSampleKeepsTheCauseThatLosesMostTime) {
       std::string(WEFT_EXAMPLES_DIR) + "/phase_change_pthreads." + GetParam().build;
   const std::string source = fs::path(WEFT_EXAMPLES_SOURCE_DIR) / "phase_change_pthreads.c";
   json sections[2];
+  std::set<std::string> suggestions[2];  // kind at location
   for (int exact = 0; exact < 2; ++exact) {
     const std::string profile = (dir.path / (exact ? "exact.db" : "default.db")).string();
     const auto rec = run_command(kWeft + " record -q " + (exact ? "--exact " : "") +
@@ -147,7 +148,22 @@ TEST_P(PhaseChange, TheSampleKeepsTheCauseThatLosesMostTime) {
     const auto view = run_command(kWeft + " imbalance --format json " + profile, dir.path);
     ASSERT_EQ(view.code, 0) << view.err;
     sections[exact] = json::parse(view.out)["sections"][0];
+    const auto report = run_command(kWeft + " report --format json " + profile, dir.path);
+    ASSERT_EQ(report.code, 0) << report.err;
+    for (const json& s : json::parse(report.out)["suggestions"])
+      suggestions[exact].insert(s["kind"].get<std::string>() + " at " +
+                                s["location"].get<std::string>());
   }
+  // The gather's lines come back about 24 steps later, from before the
+  // sampled instances' window: the long-reuse sample (docs/metrics.md,
+  // "Long reuses") measures them, and both recordings suggest data
+  // affinity for the gather loop (the default suggested the broadcast
+  // alone before it).
+  EXPECT_EQ(suggestions[0], suggestions[1]);
+  EXPECT_TRUE(
+      suggestions[1].count("data-affinity at phase_change_pthreads.c:" +
+                           std::to_string(weft_test::marker_line(source, "weft:miss-cause"))))
+      << ::testing::PrintToString(suggestions[1]);
   const json& sampled = sections[0];
   const json& exact = sections[1];
   EXPECT_EQ(exact["measured_instances"], 96);

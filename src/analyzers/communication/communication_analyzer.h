@@ -179,7 +179,11 @@ class CommunicationAnalyzer {
     // otherwise, and then the thread counts as without CRD.
     CommunicationReuseDistance::ReaderState* distances = nullptr;
     CommunicationReuseDistance::ReaderState* crd_reader = nullptr;  // when connected
-    SectionAttribution::ThreadState* sections = nullptr;            // when connected
+    // A reuse of a granule whose long hash is at most this goes to the slow
+    // path, in every segment: the CRD's long-reuse sample sees all its
+    // events (CommunicationReuseDistance::long_limit; 0: none but 0).
+    uint64_t crd_long_limit = 0;
+    SectionAttribution::ThreadState* sections = nullptr;  // when connected
     uint64_t footprint_tag = 0;
   };
 
@@ -225,18 +229,24 @@ class CommunicationAnalyzer {
   // instance) or not (the thread counts as without CRD until the next
   // one). Settles the memo first: its entries belong to the other mode or
   // weight. Docs/metrics.md, "Sampled section instances".
-  static void sample_crd_segment(ThreadState& t, bool analyzed, uint64_t weight) {
+  // `serial` and `window_from`: CommunicationReuseDistance::sample_segment.
+  void sample_crd_segment(ThreadState& t, bool analyzed, uint64_t weight, uint32_t serial,
+                          uint32_t window_from) {
     if (!t.crd_reader || t.busy) return;
     CommunicationReuseDistance::ReaderState* distances = analyzed ? t.crd_reader : nullptr;
     t.busy = 1;
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (distances != t.distances || (analyzed ? weight : 0) != t.crd_reader->instance_weight) {
+    // With the long sample, a segment's first read of each granule goes to
+    // the CRD, which tells from it which segment read the granule last.
+    if (distances != t.distances || (analyzed ? weight : 0) != t.crd_reader->instance_weight ||
+        t.crd_reader->long_sample) {
       forget_reuses(t);  // settled at the weight they were counted at
       t.crd_front = 0;
       t.latest_crd_event = {};
       t.distances = distances;
     }
-    CommunicationReuseDistance::sample_segment(*t.crd_reader, analyzed, weight);
+    distances_->sample_segment(*t.crd_reader, analyzed, weight, serial, window_from);
+    t.crd_long_limit = CommunicationReuseDistance::long_limit(*t.crd_reader);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     t.busy = 0;
   }
@@ -283,6 +293,8 @@ class CommunicationAnalyzer {
     const uint64_t w = word->load(std::memory_order_relaxed);
     if ((w & kWriterMask) == t.writer_tag || w == t.unwritten_word) return kReadDecided;
     if ((w & (kExtended | kLocked)) || !(w & t.reader_bit)) return kReadNotDecided;
+    if (__builtin_expect(((addr >> g) * kLongSampleHash) <= t.crd_long_limit, 0))
+      return kReadNotDecided;
     for (unsigned i = 0; i < kReuseMemos; ++i) {
       if ((w & kWriterMask) != t.reuse_keys[i].writer_tag || pc != t.reuse_keys[i].pc) continue;
       ReuseMemo& m = t.reuse_memo[i];
@@ -513,6 +525,9 @@ class CommunicationAnalyzer {
       CommunicationReuseDistance::EventDistances distance;
       if (t.distances && what != Count::Inval)
         distance = distances_->on_event(*t.distances, pc, peer, addr, what == Count::Raw);
+      else if (t.crd_long_limit && what != Count::Inval)
+        distance = distances_->on_skipped_event(*t.crd_reader, pc, peer, addr);
+      if (t.crd_reader) t.crd_long_limit = CommunicationReuseDistance::long_limit(*t.crd_reader);
       if (t.sections)
         sections_->on_event(*t.sections, peer, what, distance.line, distance.word, distance.weight);
       if (t.distances && what != Count::Inval) {

@@ -64,14 +64,26 @@ bool PairReuseTrace::compact() {
   }
   // Live marks keep their order; the distance of an event only depends on
   // the order of the marks, so renumbering changes no result. (In place,
-  // `next` never passes `time`.)
+  // `next` never passes `time`.) A segment's start, and the window's, move
+  // to the first live mark at or after them.
   uint64_t next = 0;
+  uint32_t start = starts_ > kSegmentStarts ? starts_ - kSegmentStarts : 0;
+  bool window_moved = false;
   for (uint64_t time = 0; time < now_; ++time) {
+    for (; start < starts_ && start_time_[start % kSegmentStarts] <= time; ++start)
+      start_time_[start % kSegmentStarts] = static_cast<uint32_t>(next);
+    if (!window_moved && window_time_ <= time) {
+      window_time_ = next;
+      window_moved = true;
+    }
     const uint64_t key = granule_at_[time];
     if (key == 0) continue;
     last_time_.find(key)->time = static_cast<uint32_t>(next);
     granule_at[next++] = key;
   }
+  for (; start < starts_; ++start)
+    start_time_[start % kSegmentStarts] = static_cast<uint32_t>(next);
+  if (!window_moved) window_time_ = next;
   if (in_place) __builtin_memset(granule_at + next, 0, (slots_ - next) * sizeof(uint64_t));
   // Linear-time build: node i covers times (i - lowbit(i), i], all marked below `next`.
   for (uint64_t i = 1; i <= new_slots; ++i) {
@@ -116,11 +128,17 @@ uint64_t PairReuseTrace::record(uint64_t granule) {
   const uint64_t key = granule + 1;
   // A repeat of the latest event's granule: distance 0, and moving its mark
   // one step later would change no later distance (no mark lies between).
-  if (key == last_key_) return 0;
+  // The first event of a segment moves it all the same: the granule's time
+  // tells which segment read it last.
+  if (key == last_key_ && (starts_ == 0 || now_ > start_time_[(starts_ - 1) % kSegmentStarts])) {
+    previous_time_ = now_ - 1;
+    return 0;
+  }
   if (now_ == slots_ && !compact()) return kOutOfMemory;
   GranuleTime* entry = last_time_.find(key);
   uint64_t distance = kFirstEvent;
   if (entry) {
+    previous_time_ = entry->time;
     distance = distinct_ - marks_through(entry->time);
     granule_at_[entry->time] = 0;
     add_mark(entry->time, -1);
@@ -154,7 +172,7 @@ CommunicationReuseDistance::~CommunicationReuseDistance() {
   for (unsigned i = 0; i < config_.max_threads; ++i) {
     ReaderState* r = readers_[i].load();
     if (!r) continue;
-    for (PairReuseTrace** pairs : {r->pairs, r->word_pairs}) {
+    for (PairReuseTrace** pairs : {r->pairs, r->word_pairs, r->long_pairs}) {
       for (unsigned w = 0; w < r->pair_slots; ++w) {
         if (PairReuseTrace* pair = pairs[w]) {
           pair->~PairReuseTrace();
@@ -172,6 +190,7 @@ CommunicationReuseDistance::ReaderState* CommunicationReuseDistance::attach(uint
   if (tid >= config_.max_threads || !readers_) return nullptr;
   return publish_once(readers_[tid], [&](ReaderState& fresh) {
     fresh.tid = tid;
+    if (config_.long_sample_granules != 0) fresh.long_budget = config_.long_sample_granules;
     return true;
   });
 }
@@ -179,29 +198,29 @@ CommunicationReuseDistance::ReaderState* CommunicationReuseDistance::attach(uint
 bool CommunicationReuseDistance::grow_pairs(ReaderState& reader, uint32_t writer) {
   if (writer >= config_.max_threads) return false;
   const auto slots = std::min(config_.max_threads, std::max(8u, std::bit_ceil(writer + 1)));
-  // One mapping for both arrays: a page holds them for 256 writers.
-  auto* both = static_cast<PairReuseTrace**>(reserve_zeroed(2 * slots * sizeof(PairReuseTrace*)));
-  if (!both) return false;
+  // One mapping for the three arrays: a page holds them for 170 writers.
+  auto* all = static_cast<PairReuseTrace**>(reserve_zeroed(3 * slots * sizeof(PairReuseTrace*)));
+  if (!all) return false;
   if (reader.pair_slots) {
-    __builtin_memcpy(both, reader.pairs, reader.pair_slots * sizeof(PairReuseTrace*));
-    __builtin_memcpy(both + slots, reader.word_pairs, reader.pair_slots * sizeof(PairReuseTrace*));
+    const size_t bytes = reader.pair_slots * sizeof(PairReuseTrace*);
+    __builtin_memcpy(all, reader.pairs, bytes);
+    __builtin_memcpy(all + slots, reader.word_pairs, bytes);
+    __builtin_memcpy(all + 2 * slots, reader.long_pairs, bytes);
   }
-  release(reader.pairs, 2 * reader.pair_slots * sizeof(PairReuseTrace*));
-  reader.pairs = both;
-  reader.word_pairs = both + slots;
+  release(reader.pairs, 3 * reader.pair_slots * sizeof(PairReuseTrace*));
+  reader.pairs = all;
+  reader.word_pairs = all + slots;
+  reader.long_pairs = all + 2 * slots;
   reader.pair_slots = slots;
   return true;
 }
 
 PairReuseTrace* CommunicationReuseDistance::create_pair(PairReuseTrace** pairs, uint32_t writer,
-                                                        uint64_t unit) {
+                                                        uint64_t cap) {
   // Packed: a pair costs its size, not a page (a live reader keeps one per
   // writer it read, exited writers included).
   void* memory = reserve_packed(sizeof(PairReuseTrace));
   if (!memory) return nullptr;
-  // A word trace holds at most one word per granule of its line trace, whose
-  // cap stops both: it has no cap of its own.
-  const uint64_t cap = unit == kWordDistance ? 0 : config_.max_granules_per_pair;
   return pairs[writer] = new (memory) PairReuseTrace(cap);
 }
 
@@ -239,11 +258,12 @@ CommunicationReuseDistance::EventDistances CommunicationReuseDistance::on_sample
     bool true_communication) {
   EventDistances out;
   out.weight = reader.instance_weight;
-  PairReuseTrace* pair = pair_of(reader, false, writer);
+  PairReuseTrace* pair = pair_of(reader, TraceKind::kLine, writer);
   if (pair == nullptr) {
     out.line = PairReuseTrace::kOutOfMemory;
     return out;
   }
+  if (config_.segment_sampling > 1) pair->enter_segment(reader.segment, reader.segment);
   constexpr unsigned kNear = PairReuseTrace::RecentGranules::kSize;
   const unsigned near = pair->visit_recent(granule);
   const unsigned shift = reader.sample_shift;
@@ -292,13 +312,126 @@ void CommunicationReuseDistance::lower_rate(ReaderState& reader) {
   }
 }
 
+CommunicationReuseDistance::EventDistances CommunicationReuseDistance::on_windowed_event(
+    ReaderState& reader, uint64_t pc, uint32_t writer, uintptr_t addr, uint64_t granule,
+    bool true_communication) {
+  EventDistances out;
+  out.weight = reader.instance_weight;
+  bool counted = false;    // by the instance's traces (a capped pair's events too)
+  bool estimated = false;  // in the window, its sample's granules stand for it
+  if (PairReuseTrace* pair = pair_of(reader, TraceKind::kLine, writer)) {
+    // The instance's window: from the loop's previous execution, if every
+    // segment since was traced, else from the first traced one since.
+    pair->enter_segment(reader.segment, std::max(reader.window_from, reader.traced_from),
+                        reader.traced_from);
+    constexpr unsigned kNear = PairReuseTrace::RecentGranules::kSize;
+    const unsigned shift = reader.sample_shift;
+    // The recent granules (a sampled trace's exact short distances) hold
+    // the current run of traced segments only.
+    const unsigned near = shift != 0 ? pair->visit_recent(granule) : kNear;
+    uint64_t traced = PairReuseTrace::kFirstEvent;
+    if (granule_in_sample(granule, shift)) {
+      traced = record(reader, *pair, granule);
+      after_line_event(reader, writer, pc, true_communication, traced, uint64_t{1} << shift);
+    } else {
+      estimated = true;
+    }
+    if (near < kNear) {
+      out.line = near;
+      counted = true;
+    } else if (traced < PairReuseTrace::kOutOfMemory && pair->previous_in_window()) {
+      // The sample's distance scaled by its rate; at least kNear (a short
+      // one the recent granules held); exact at rate 1.
+      out.line = shift == 0 ? traced : std::max<uint64_t>(kNear, traced << shift);
+      out.weight = reader.instance_weight << shift;
+      counted = true;
+    } else if (traced == PairReuseTrace::kUnmeasured) {
+      out.line = traced;
+      counted = true;
+    }
+    if (counted) {
+      count(reader, pc, writer, out.line, 0, out.weight);
+      if (traced != PairReuseTrace::kUnmeasured) trace_word(reader, pc, writer, addr, granule, out);
+    } else {
+      out.line = PairReuseTrace::kFirstEvent;
+    }
+  }
+  long_event(reader, pc, writer, granule,
+             counted     ? kCounted
+             : estimated ? kEstimated
+                         : kNotCounted,
+             out);
+  if (reader.traced > sample_budget_) lower_rate(reader);
+  if (reader.long_traced > reader.long_budget) lower_long_rate(reader);
+  return out;
+}
+
+void CommunicationReuseDistance::long_event(ReaderState& reader, uint64_t pc, uint32_t writer,
+                                            uint64_t granule, InstanceCount instance,
+                                            EventDistances& out) {
+  if (!granule_in_long_sample(granule, reader.long_shift)) return;
+  PairReuseTrace* pair = pair_of(reader, TraceKind::kLong, writer);
+  if (!pair) return;
+  pair->enter_segment(reader.segment, reader.window_from);
+  const uint64_t distance = record(reader, *pair, granule);
+  if (distance == PairReuseTrace::kFirstEvent) ++reader.long_traced;
+  if (instance == kCounted || distance >= PairReuseTrace::kOutOfMemory) return;
+  // Before the window: a reuse no instance's traces see, measured in every
+  // segment. In it: an instance's event its traces could not measure (an
+  // untraced segment broke the window), unless their sample stands for it.
+  const unsigned shift = reader.long_shift;
+  const bool in_window = pair->previous_in_window();
+  if (in_window && instance == kEstimated) return;
+  const uint64_t weight = (in_window ? reader.instance_weight : 1) << shift;
+  if (weight == 0) return;
+  out.line = distance << shift;
+  out.weight = weight;
+  count(reader, pc, writer, out.line, 0, weight);
+}
+
+void CommunicationReuseDistance::begin_long_sample(ReaderState& reader) {
+  reader.long_sample = true;
+  reader.long_traced = 0;
+  for (uint32_t writer = 0; writer < reader.pair_slots; ++writer) {
+    const PairReuseTrace* line = reader.pairs[writer];
+    if (!line) continue;
+    PairReuseTrace* pair = pair_of(reader, TraceKind::kLong, writer);
+    if (!pair) return;
+    // The segments' starts come with the granules, so that the first
+    // windows know which reads came in them.
+    uint32_t serial = 0;
+    line->for_each_in_order(
+        [&](uint64_t granule) {
+          if (!granule_in_long_sample(granule, reader.long_shift)) return;
+          pair->enter_segment(serial, serial);
+          if (pair->record(granule) == PairReuseTrace::kFirstEvent) ++reader.long_traced;
+        },
+        [&](uint32_t start) { serial = start; });
+    if (reader.long_traced > reader.long_budget) lower_long_rate(reader);
+  }
+}
+
+void CommunicationReuseDistance::lower_long_rate(ReaderState& reader) {
+  while (reader.long_traced > reader.long_budget && reader.long_shift < 48) {
+    const unsigned shift = ++reader.long_shift;
+    auto keep = [shift](uint64_t granule) { return granule_in_long_sample(granule, shift); };
+    reader.long_traced = 0;
+    for (uint32_t writer = 0; writer < reader.pair_slots; ++writer) {
+      if (PairReuseTrace* pair = reader.long_pairs[writer]) {
+        pair->retain(keep);
+        reader.long_traced += pair->capped() ? 0 : pair->distinct_granules();
+      }
+    }
+  }
+}
+
 void CommunicationReuseDistance::finish_reader(uint32_t tid) {
   if (tid >= config_.max_threads || !readers_) return;
   ReaderState* reader = readers_[tid].load(std::memory_order_acquire);
   if (!reader) return;
   const uint64_t weight = uint64_t{1} << reader->sample_shift;
   for (uint32_t writer = 0; writer < reader->pair_slots; ++writer) {
-    for (PairReuseTrace** pairs : {reader->pairs, reader->word_pairs}) {
+    for (PairReuseTrace** pairs : {reader->pairs, reader->word_pairs, reader->long_pairs}) {
       PairReuseTrace* pair = pairs[writer];
       if (!pair) continue;
       if (pairs == reader->pairs)
@@ -311,6 +444,7 @@ void CommunicationReuseDistance::finish_reader(uint32_t tid) {
     }
   }
   reader->traced = 0;
+  reader->long_traced = 0;
 }
 
 void CommunicationReuseDistance::compact_reader(uint32_t tid) {
@@ -320,8 +454,8 @@ void CommunicationReuseDistance::compact_reader(uint32_t tid) {
   // What stays is packed into memory of its size: the distances, the sets,
   // the sites of its sections (one more, for the close at the capture's
   // write). The traces' slots go: a later event makes them again.
-  release(reader->pairs, 2 * reader->pair_slots * sizeof(PairReuseTrace*));
-  reader->pairs = reader->word_pairs = nullptr;
+  release(reader->pairs, 3 * reader->pair_slots * sizeof(PairReuseTrace*));
+  reader->pairs = reader->word_pairs = reader->long_pairs = nullptr;
   reader->pair_slots = 0;
   reader->distances.shrink_to_fit();
   reader->code_sets.shrink_to_fit();
@@ -374,8 +508,8 @@ static void for_each_pair(const std::atomic<CommunicationReuseDistance::ReaderSt
     const auto* r = readers[i].load(std::memory_order_acquire);
     if (!r) continue;
     for (unsigned w = 0; w < r->pair_slots; ++w) {
-      if (const PairReuseTrace* pair = r->pairs[w]) visit(*pair);
-      if (const PairReuseTrace* pair = r->word_pairs[w]) visit(*pair);
+      for (const PairReuseTrace* const* pairs : {r->pairs, r->word_pairs, r->long_pairs})
+        if (const PairReuseTrace* pair = pairs[w]) visit(*pair);
     }
   }
 }
@@ -398,6 +532,13 @@ unsigned CommunicationReuseDistance::max_sample_shift() const {
   unsigned shift = 0;
   for (unsigned i = 0; i < config_.max_threads; ++i)
     if (const ReaderState* r = readers_[i].load()) shift = std::max(shift, r->sample_shift);
+  return shift;
+}
+
+unsigned CommunicationReuseDistance::max_long_shift() const {
+  unsigned shift = 0;
+  for (unsigned i = 0; i < config_.max_threads; ++i)
+    if (const ReaderState* r = readers_[i].load()) shift = std::max(shift, r->long_shift);
   return shift;
 }
 

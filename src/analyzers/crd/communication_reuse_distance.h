@@ -82,6 +82,21 @@ inline bool granule_in_sample(uint64_t granule, unsigned shift) {
   return shift == 0 || (sample_hash(granule) >> (64 - shift)) == 0;
 }
 
+// The CRD's long-reuse sample (docs/metrics.md, "Long reuses"): granule g
+// is in it at rate 2^-shift when `g * kLongSampleHash <= long_sample_limit
+// (shift)`: one multiply, which the communication fast path pays on a
+// reuse to send the sample's granules to the slow path in every segment. A
+// multiplicative (Weyl) hash spreads neighbouring granules evenly over the
+// range (no runs of in or out, as a one-round hash had), and is
+// independent of sample_hash's sample.
+inline constexpr uint64_t kLongSampleHash = 0xd6e8feb86659fd93ULL;
+inline constexpr uint64_t long_sample_limit(unsigned shift) {
+  return shift == 0 ? ~uint64_t{0} : (uint64_t{1} << (64 - shift)) - 1;
+}
+inline bool granule_in_long_sample(uint64_t granule, unsigned shift) {
+  return granule * kLongSampleHash <= long_sample_limit(shift);
+}
+
 // One pair's trace of granules, with exact distances.
 class PairReuseTrace {
  public:
@@ -176,6 +191,41 @@ class PairReuseTrace {
       if (const uint64_t key = granule_at_[time - 1]) recent->keys[n++] = key;
   }
 
+  // Windows (docs/metrics.md, "Long reuses"): the reader numbers its
+  // segments (serials), and asks whether the previous event of a granule
+  // came at or after a given segment began. The trace keeps the time of its
+  // first event in each of its latest kSegmentStarts segments.
+  static constexpr unsigned kSegmentStarts = 16;
+  // The next events are in segment `serial` (not below the latest one), and
+  // the window asked about begins at segment `from` (at most `serial`).
+  // On the first event of a segment after one before `recent_from`, the
+  // recent granules (which miss the untraced segments between) are emptied.
+  void enter_segment(uint32_t serial, uint32_t from, uint32_t recent_from = 0) {
+    if (starts_ != 0 && start_serial_[(starts_ - 1) % kSegmentStarts] == serial) return;
+    if (recent_ && (starts_ == 0 || start_serial_[(starts_ - 1) % kSegmentStarts] < recent_from))
+      __builtin_memset(recent_->keys, 0, sizeof(recent_->keys));
+    start_serial_[starts_ % kSegmentStarts] = serial;
+    start_time_[starts_ % kSegmentStarts] = static_cast<uint32_t>(now_);
+    ++starts_;
+    window_time_ = start_of(from);
+  }
+  // Whether the granule of the latest record() that returned a distance
+  // had its previous event in the window (enter_segment).
+  bool previous_in_window() const { return previous_time_ >= window_time_; }
+  // Visits the traced granules, the one whose latest event is oldest first,
+  // and the segment starts among them: visit(granule) and start(serial)
+  // before the first granule at or after that segment's start.
+  template <class Visit, class Start>
+  void for_each_in_order(Visit&& visit, Start&& start) const {
+    uint32_t next = starts_ > kSegmentStarts ? starts_ - kSegmentStarts : 0;
+    for (uint64_t time = 0; time < now_ && granule_at_; ++time) {
+      for (; next < starts_ && start_time_[next % kSegmentStarts] <= time; ++next)
+        start(start_serial_[next % kSegmentStarts]);
+      if (const uint64_t key = granule_at_[time]) visit(key - 1);
+    }
+    for (; next < starts_; ++next) start(start_serial_[next % kSegmentStarts]);
+  }
+
   uint64_t distinct_granules() const { return distinct_; }
   bool capped() const { return capped_; }
   size_t memory_bytes() const;
@@ -187,6 +237,14 @@ class PairReuseTrace {
     GranuleEpoch epoch;
   };
 
+  // The time of the trace's first event at or after segment `from` began
+  // (now when none): the oldest start kept when the segments before it
+  // were forgotten, which takes fewer events for the window's.
+  uint64_t start_of(uint32_t from) const {
+    for (uint32_t i = starts_ > kSegmentStarts ? starts_ - kSegmentStarts : 0; i < starts_; ++i)
+      if (start_serial_[i % kSegmentStarts] >= from) return start_time_[i % kSegmentStarts];
+    return now_;
+  }
   // Number of marks at times [0, time].
   uint64_t marks_through(uint64_t time) const;
   void add_mark(uint64_t time, int32_t delta);
@@ -211,6 +269,13 @@ class PairReuseTrace {
   // Keyed by granule: a loop's granules change at every event, so two
   // recent entries (the latest) are as good as many.
   PagedHashTable<GranuleTime, 2> last_time_;
+  // The segments' starts (enter_segment), a ring of the latest ones; the
+  // window's start, and the previous time of the latest record()'s granule.
+  uint32_t start_serial_[kSegmentStarts] = {};
+  uint32_t start_time_[kSegmentStarts] = {};
+  uint32_t starts_ = 0;  // starts pushed
+  uint64_t window_time_ = 0;
+  uint64_t previous_time_ = 0;
   // recent_, made now if it was not (nullptr when out of memory).
   RecentGranules* recent_or_made();
 
@@ -262,6 +327,9 @@ struct CrdConfig {
   // counting as many), the instance before each traced uncounted
   // (docs/metrics.md, "Sampled section instances"); 1: every instance.
   uint32_t segment_sampling = 1;
+  // With segment_sampling > 1: granules a reader's long-reuse sample traces
+  // (in every instance) before its rate halves; 0: every granule.
+  uint64_t long_sample_granules = 0;
 };
 
 class CommunicationReuseDistance {
@@ -278,16 +346,17 @@ class CommunicationReuseDistance {
   // communication epochs' sets.
   struct ReaderState {
     ~ReaderState() {                                             // not the pairs
-      release(pairs, 2 * pair_slots * sizeof(PairReuseTrace*));  // word_pairs too
+      release(pairs, 3 * pair_slots * sizeof(PairReuseTrace*));  // word_pairs, long_pairs too
       release(sites, site_capacity * sizeof(uint64_t));
     }
     uint32_t tid = 0;
     unsigned pair_slots = 0;
     // [pair_slots], created on a writer's first event; word_pairs likewise,
-    // on its first event on a sampled word (one mapping: word_pairs follows
-    // pairs).
+    // on its first event on a sampled word, long_pairs once the long-reuse
+    // sample began (one mapping: word_pairs and long_pairs follow pairs).
     PairReuseTrace** pairs = nullptr;
     PairReuseTrace** word_pairs = nullptr;
+    PairReuseTrace** long_pairs = nullptr;
     // Per (instruction, writer, distance), on the slow path only (the reuse
     // memo holds the entries of distances 0 and 1).
     PagedHashTable<PcWriterDistanceCount, 16> distances;
@@ -314,15 +383,43 @@ class CommunicationReuseDistance {
     // instances whose events the reader did not see at all.
     uint64_t instance_weight = 1;
     uint64_t skipped_segments = 0;
+    // Long reuses (docs/metrics.md, "Long reuses"), once an instance was
+    // sampled: the open segment's serial, the serial its window begins at
+    // (the same loop's previous execution), the first serial of the
+    // current run of traced segments, and the long-reuse sample (rate
+    // 2^-long_shift, `long_traced` granules over the long pairs).
+    bool long_sample = false;
+    uint32_t segment = 0;
+    uint32_t window_from = 0;
+    uint32_t traced_from = 0;
+    unsigned long_shift = 0;
+    uint64_t long_traced = 0;
+    uint64_t long_budget = ~uint64_t{0};
   };
 
   // A reader's next section instance (CaptureSession::begin_segment): its
   // events stand for `weight` each (0: traced, not counted); `analyzed`
   // false: the reader sees none of them (the communication analyzer keeps
   // them from it).
-  static void sample_segment(ReaderState& reader, bool analyzed, uint64_t weight) {
+  // `serial`: the reader's count of segments, `window_from` the serial of the
+  // same loop's previous execution (the window, docs/metrics.md "Long
+  // reuses"). The long-reuse sample begins with the first segment that is
+  // not analyzed whole at weight 1.
+  void sample_segment(ReaderState& reader, bool analyzed, uint64_t weight, uint32_t serial,
+                      uint32_t window_from) {
     reader.instance_weight = analyzed ? weight : 0;
     reader.skipped_segments += !analyzed;
+    reader.segment = serial;
+    reader.window_from = std::min(window_from, serial);
+    if (!analyzed) reader.traced_from = serial + 1;
+    if (!reader.long_sample && config_.segment_sampling > 1 && (!analyzed || weight != 1))
+      begin_long_sample(reader);
+  }
+  // What the communication fast path compares a reused granule's long
+  // hash with (granule_in_long_sample): 0 (no granule but 0) before the
+  // long sample began.
+  static uint64_t long_limit(const ReaderState& reader) {
+    return reader.long_sample ? long_sample_limit(reader.long_shift) : 0;
   }
 
   // One row of the results: `count` events of pair (writer, reader) at `pc`
@@ -372,15 +469,33 @@ class CommunicationReuseDistance {
   EventDistances on_event(ReaderState& reader, uint64_t pc, uint32_t writer, uintptr_t addr,
                           bool true_communication) {
     const uint64_t granule = addr >> granularity_log2_;
+    if (__builtin_expect(reader.long_sample, 0))
+      return on_windowed_event(reader, pc, writer, addr, granule, true_communication);
     if (__builtin_expect(reader.sample_shift != 0, 0))
       return on_sampled_event(reader, pc, writer, addr, granule, true_communication);
     EventDistances out;
     out.weight = reader.instance_weight;
-    out.line = trace(reader, false, writer, granule);
+    out.line = PairReuseTrace::kOutOfMemory;
+    if (PairReuseTrace* pair = pair_of(reader, TraceKind::kLine, writer)) {
+      // The segments' starts, for the long sample to begin from.
+      if (config_.segment_sampling > 1) pair->enter_segment(reader.segment, reader.segment);
+      out.line = record(reader, *pair, granule);
+    }
     after_line_event(reader, writer, pc, true_communication, out.line, 1);
     count(reader, pc, writer, out.line, 0, out.weight);
     if (out.line != PairReuseTrace::kUnmeasured) trace_word(reader, pc, writer, addr, granule, out);
     if (__builtin_expect(reader.traced > sample_budget_, 0)) lower_rate(reader);
+    return out;
+  }
+
+  // An event of a segment the CRD skips (the communication analyzer sends
+  // those of the long sample's granules): the long sample's only.
+  EventDistances on_skipped_event(ReaderState& reader, uint64_t pc, uint32_t writer,
+                                  uintptr_t addr) {
+    EventDistances out;
+    out.weight = 0;
+    long_event(reader, pc, writer, addr >> granularity_log2_, kNotCounted, out);
+    if (reader.long_traced > reader.long_budget) lower_long_rate(reader);
     return out;
   }
 
@@ -443,29 +558,39 @@ class CommunicationReuseDistance {
   uint64_t capped_pairs() const;
   // The lowest sampling rate of any reader, as its shift (0: exact).
   unsigned max_sample_shift() const;
+  // The lowest rate of any reader's long-reuse sample, as its shift.
+  unsigned max_long_shift() const;
   // Section instances readers did not see (sample_segment), over all readers.
   uint64_t skipped_segments() const;
   // Memory held by all pairs' traces now.
   size_t memory_bytes() const;
 
  private:
+  // A reader's traces of a pair: of lines, of sampled words, of the
+  // long-reuse sample's lines.
+  enum class TraceKind { kLine, kWord, kLong };
   // Appends an event of `writer`'s pair to the reader's line trace, or its
   // word trace.
   uint64_t trace(ReaderState& reader, bool word, uint32_t writer, uint64_t granule) {
-    PairReuseTrace* pair = pair_of(reader, word, writer);
+    PairReuseTrace* pair = pair_of(reader, word ? TraceKind::kWord : TraceKind::kLine, writer);
     return pair ? record(reader, *pair, granule) : PairReuseTrace::kOutOfMemory;
   }
-  // `writer`'s line (or word) trace of the reader, created on its first
-  // event; nullptr (counted as dropped) when out of memory.
-  PairReuseTrace* pair_of(ReaderState& reader, bool word, uint32_t writer) {
+  // `writer`'s trace of that kind, created on its first event; nullptr
+  // (counted as dropped) when out of memory.
+  PairReuseTrace* pair_of(ReaderState& reader, TraceKind kind, uint32_t writer) {
     if (__builtin_expect(writer >= reader.pair_slots, 0) && !grow_pairs(reader, writer)) {
       ++reader.dropped;
       return nullptr;
     }
-    PairReuseTrace** pairs = word ? reader.word_pairs : reader.pairs;
+    PairReuseTrace** pairs = kind == TraceKind::kLine   ? reader.pairs
+                             : kind == TraceKind::kWord ? reader.word_pairs
+                                                        : reader.long_pairs;
     PairReuseTrace* pair = pairs[writer];
     if (__builtin_expect(pair == nullptr, 0)) {
-      pair = create_pair(pairs, writer, word ? kWordDistance : 0);
+      // A word trace holds at most one word per granule of its line trace,
+      // whose cap stops both; the long sample is bounded by its budget.
+      pair =
+          create_pair(pairs, writer, kind == TraceKind::kLine ? config_.max_granules_per_pair : 0);
       if (!pair) ++reader.dropped;
     }
     return pair;
@@ -524,13 +649,34 @@ class CommunicationReuseDistance {
   }
   EventDistances on_sampled_event(ReaderState& reader, uint64_t pc, uint32_t writer, uintptr_t addr,
                                   uint64_t granule, bool true_communication);
+  // on_event once the long sample began: the instance's traces count the
+  // events whose previous one on the granule is in the window, the long
+  // sample the others.
+  EventDistances on_windowed_event(ReaderState& reader, uint64_t pc, uint32_t writer,
+                                   uintptr_t addr, uint64_t granule, bool true_communication);
+  // What the instance's traces did with an event: counted it, left it to
+  // their sample of granules if in the window (the granule is not in it),
+  // or neither (a skipped instance; a previous event before the window).
+  enum InstanceCount { kCounted, kEstimated, kNotCounted };
+  // The long sample's part of an event on `granule` (nothing when the
+  // granule is not in it): traced, and, unless the instance's traces
+  // count it, counted into `out`: at the sample's rate when its previous
+  // event came before the window, also at the instance's weight when in
+  // the window (a window that an untraced segment broke).
+  void long_event(ReaderState& reader, uint64_t pc, uint32_t writer, uint64_t granule,
+                  InstanceCount instance, EventDistances& out);
+  // The long sample begins: its traces start from the line traces' granules
+  // (in their order, with their segments' starts).
+  void begin_long_sample(ReaderState& reader);
+  // Halves the long sample's rate until it fits its budget.
+  void lower_long_rate(ReaderState& reader);
   // Halves the reader's rate until its traced granules fit the budget; the
   // granules leaving the sample end their epochs.
   void lower_rate(ReaderState& reader);
   // Room in the reader's pair arrays for `writer` (they grow with the
   // writers a reader meets, not with --max-threads: 16 bytes per writer).
   bool grow_pairs(ReaderState& reader, uint32_t writer);
-  PairReuseTrace* create_pair(PairReuseTrace** pairs, uint32_t writer, uint64_t unit);
+  PairReuseTrace* create_pair(PairReuseTrace** pairs, uint32_t writer, uint64_t cap);
 
   static constexpr uint32_t kLostSet = ~uint32_t{0};  // a section set that could not be kept
   static constexpr uint64_t kOpenEnd = uint64_t{1} << 63;

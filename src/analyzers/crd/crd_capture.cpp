@@ -14,6 +14,8 @@ bool configure(CaptureConfig& config, const AnalysisSetting& setting, const char
     config.crd.sample_granules = number;
   else if (setting.key == "crd_instance_sampling")
     config.crd.segment_sampling = static_cast<uint32_t>(number);
+  else if (setting.key == "crd_long_sample_granules")
+    config.crd.long_sample_granules = number;
   else
     config.crd.max_granules_per_pair = number;
   return true;
@@ -40,6 +42,8 @@ void values(const CaptureAnalyzers& a, ValueLines& out) {
   out.number("crd_sample_shift", a.distances->max_sample_shift());
   out.number("crd_instance_sampling", a.distances->config().segment_sampling);
   out.number("crd_skipped_segments", a.distances->skipped_segments());
+  out.number("crd_long_sample_granules", a.distances->config().long_sample_granules);
+  out.number("crd_long_sample_shift", a.distances->max_long_shift());
 }
 
 void write_sections(CaptureSession& session, RawWriter& out) {

@@ -277,7 +277,7 @@ void CaptureSession::begin_segment(ThreadContext& thread, SyncKind kind, uint64_
     if (CommunicationAnalyzer::ThreadState* s = thread.comm.load(std::memory_order_relaxed)) {
       const SampledSegments::Decision d =
           SampledSegments::decide(at, analyzers_.distances->config().segment_sampling, true);
-      CommunicationAnalyzer::sample_crd_segment(*s, d.analyzed, d.weight);
+      communication().sample_crd_segment(*s, d.analyzed, d.weight, at.ordinal, at.previous);
     }
   // The imbalance counts learn it for the segment their next close or resume
   // begins (count_segments runs after this).

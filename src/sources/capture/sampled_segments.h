@@ -73,7 +73,8 @@ class SampledSegments {
     uint32_t keys_used = 0;
     uint64_t key[kKeys] = {};
     uint32_t count[kKeys] = {};
-    uint64_t from[kKeys] = {};  // the count sampling starts at (0: not yet started)
+    uint64_t from[kKeys] = {};          // the count sampling starts at (0: not yet started)
+    uint32_t last_ordinal[kKeys] = {};  // the ordinal of the key's latest segment
   };
 
   // A segment's place among the team's: the count the decision hashes, and
@@ -82,6 +83,11 @@ class SampledSegments {
     uint64_t count = 0;
     uint64_t sampled_from = ~uint64_t{0};  // ~0: not sampled yet
     uint64_t kind = 0;  // the record's kind, a spin flag's wait and release alike
+    // The thread's ordinal of this segment, and of the key's previous one
+    // (this one's, at a key's first or at one never sampled): where the
+    // CRD's window begins (docs/metrics.md, "Long reuses").
+    uint32_t ordinal = 0;
+    uint32_t previous = 0;
   };
 
   explicit SampledSegments(uint64_t after_blocks = kDefaultAfterBlocks)
@@ -97,18 +103,22 @@ class SampledSegments {
   // `arg1`: where it stands among the team's.
   Position begin(ThreadState& t, SyncKind kind, uint64_t object, int64_t arg1) {
     ++t.ordinal;
-    if (never_sampled(kind)) return {t.ordinal};  // and it takes no key
+    // And it takes no key.
+    if (never_sampled(kind)) return {t.ordinal, ~uint64_t{0}, 0, t.ordinal, t.ordinal};
     const bool started = started_.load(std::memory_order_relaxed);
     const uint64_t key = hash_key(object ^ (uint64_t{static_cast<uint32_t>(kind)} << 56)) | 1;
     uint32_t i = 0;
     while (i < t.keys_used && t.key[i] != key) ++i;
     if (i == t.keys_used) {
-      if (i == kKeys) return {t.ordinal, started ? 0 : ~uint64_t{0}};
+      if (i == kKeys) return {t.ordinal, started ? 0 : ~uint64_t{0}, 0, t.ordinal, t.ordinal};
       t.key[i] = key;
       ++t.keys_used;
     }
     const uint32_t count = t.count[i]++;
     Position p;
+    p.ordinal = t.ordinal;
+    p.previous = count == 0 ? t.ordinal : t.last_ordinal[i];
+    t.last_ordinal[i] = t.ordinal;
     // A spin flag's release number is the team's own count (its releaser
     // logs a release, the others a wait).
     const bool spin = kind == SyncKind::SpinBarrier || kind == SyncKind::SpinRelease;
