@@ -150,7 +150,8 @@ TEST_P(PhaseChange, TheSampleKeepsTheCauseThatLosesMostTime) {
     sections[exact] = json::parse(view.out)["sections"][0];
     const auto report = run_command(kWeft + " report --format json " + profile, dir.path);
     ASSERT_EQ(report.code, 0) << report.err;
-    for (const json& s : json::parse(report.out)["suggestions"])
+    const json parsed = json::parse(report.out);  // outlives the loop (C++20 range-for)
+    for (const json& s : parsed["suggestions"])
       suggestions[exact].insert(s["kind"].get<std::string>() + " at " +
                                 s["location"].get<std::string>());
   }
