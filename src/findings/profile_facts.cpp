@@ -53,9 +53,11 @@ std::string crd_sampling_note(const ProfileFacts& facts) {
              std::to_string(kBaseRateBlocks * facts.crd_instance_sampling) +
              "th execution, half as many each time its executions double, each event counting "
              "the instances it stands for); a reuse of data last read before the loop's "
-             "previous execution was measured in every instance, on a hashed sample of granules "
-             "(rates down to 1/" +
-             std::to_string(uint64_t{1} << facts.crd_long_sample_shift) + ")";
+             "previous execution was measured in every instance, " +
+             (facts.crd_long_sample_shift == 0
+                  ? std::string("on every granule")
+                  : "on a hashed sample of granules (rates down to 1/" +
+                        std::to_string(uint64_t{1} << facts.crd_long_sample_shift) + ")");
   }
   if (which.empty()) return "";
   return "CRD sampled: " + which + " (`weft record --exact` measures every event)";

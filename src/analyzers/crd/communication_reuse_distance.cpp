@@ -297,19 +297,14 @@ CommunicationReuseDistance::EventDistances CommunicationReuseDistance::on_sample
 void CommunicationReuseDistance::lower_rate(ReaderState& reader) {
   // The granules that leave the sample drop their epochs uncounted: the
   // ones that stay stand for them when their epochs end, at the new rate.
-  while (reader.traced > sample_budget_ && reader.sample_shift < 48) {
-    const unsigned shift = ++reader.sample_shift;
-    auto keep = [shift](uint64_t granule) { return granule_in_sample(granule, shift); };
-    reader.traced = 0;
-    for (uint32_t writer = 0; writer < reader.pair_slots; ++writer) {
-      if (PairReuseTrace* pair = reader.pairs[writer]) {
-        if (shift == 1) pair->fill_recent();
-        pair->retain(keep);
-        reader.traced += pair->capped() ? 0 : pair->distinct_granules();
-      }
-      if (PairReuseTrace* pair = reader.word_pairs[writer]) pair->retain(keep);
-    }
-  }
+  // The recent granules are filled while the trace still holds them all;
+  // a word trace keeps the words of the granules its line trace keeps.
+  lower_until_fits(reader, reader.pairs, reader.sample_shift, reader.traced, sample_budget_,
+                   granule_in_sample, [&](uint32_t writer, unsigned shift, const auto& keep) {
+                     if (PairReuseTrace* pair = reader.pairs[writer]; pair && shift == 1)
+                       pair->fill_recent();
+                     if (PairReuseTrace* pair = reader.word_pairs[writer]) pair->retain(keep);
+                   });
 }
 
 CommunicationReuseDistance::EventDistances CommunicationReuseDistance::on_windowed_event(
@@ -412,17 +407,9 @@ void CommunicationReuseDistance::begin_long_sample(ReaderState& reader) {
 }
 
 void CommunicationReuseDistance::lower_long_rate(ReaderState& reader) {
-  while (reader.long_traced > reader.long_budget && reader.long_shift < 48) {
-    const unsigned shift = ++reader.long_shift;
-    auto keep = [shift](uint64_t granule) { return granule_in_long_sample(granule, shift); };
-    reader.long_traced = 0;
-    for (uint32_t writer = 0; writer < reader.pair_slots; ++writer) {
-      if (PairReuseTrace* pair = reader.long_pairs[writer]) {
-        pair->retain(keep);
-        reader.long_traced += pair->capped() ? 0 : pair->distinct_granules();
-      }
-    }
-  }
+  lower_until_fits(reader, reader.long_pairs, reader.long_shift, reader.long_traced,
+                   reader.long_budget, granule_in_long_sample,
+                   [](uint32_t, unsigned, const auto&) {});
 }
 
 void CommunicationReuseDistance::finish_reader(uint32_t tid) {

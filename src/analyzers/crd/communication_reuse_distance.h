@@ -569,12 +569,6 @@ class CommunicationReuseDistance {
   // A reader's traces of a pair: of lines, of sampled words, of the
   // long-reuse sample's lines.
   enum class TraceKind { kLine, kWord, kLong };
-  // Appends an event of `writer`'s pair to the reader's line trace, or its
-  // word trace.
-  uint64_t trace(ReaderState& reader, bool word, uint32_t writer, uint64_t granule) {
-    PairReuseTrace* pair = pair_of(reader, word ? TraceKind::kWord : TraceKind::kLine, writer);
-    return pair ? record(reader, *pair, granule) : PairReuseTrace::kOutOfMemory;
-  }
   // `writer`'s trace of that kind, created on its first event; nullptr
   // (counted as dropped) when out of memory.
   PairReuseTrace* pair_of(ReaderState& reader, TraceKind kind, uint32_t writer) {
@@ -618,7 +612,8 @@ class CommunicationReuseDistance {
   void trace_word(ReaderState& reader, uint64_t pc, uint32_t writer, uintptr_t addr,
                   uint64_t granule, EventDistances& out) {
     if (!sampled_word_.sampled(addr, granule)) return;
-    const uint64_t word = trace(reader, true, writer, granule);
+    PairReuseTrace* pair = pair_of(reader, TraceKind::kWord, writer);
+    const uint64_t word = pair ? record(reader, *pair, granule) : PairReuseTrace::kOutOfMemory;
     const unsigned shift = reader.sample_shift;
     out.word = word < PairReuseTrace::kOutOfMemory ? word << shift : word;
     count(reader, pc, writer, out.word, kWordDistance, reader.instance_weight << shift);
@@ -673,6 +668,27 @@ class CommunicationReuseDistance {
   // Halves the reader's rate until its traced granules fit the budget; the
   // granules leaving the sample end their epochs.
   void lower_rate(ReaderState& reader);
+  // What both rates' lowering does: raises `shift` until the granules the
+  // reader's `pairs` trace (`traced`) fit `budget`, each pair keeping those
+  // `in_sample(granule, shift)` holds; `before(writer, shift, keep)` runs
+  // for each writer before its pair is cut.
+  template <class InSample, class Before>
+  static void lower_until_fits(const ReaderState& reader, PairReuseTrace** pairs, unsigned& shift,
+                               uint64_t& traced, uint64_t budget, InSample in_sample,
+                               Before before) {
+    while (traced > budget && shift < 48) {
+      const unsigned at = ++shift;
+      auto keep = [&](uint64_t granule) { return in_sample(granule, at); };
+      traced = 0;
+      for (uint32_t writer = 0; writer < reader.pair_slots; ++writer) {
+        before(writer, at, keep);
+        if (PairReuseTrace* pair = pairs[writer]) {
+          pair->retain(keep);
+          traced += pair->capped() ? 0 : pair->distinct_granules();
+        }
+      }
+    }
+  }
   // Room in the reader's pair arrays for `writer` (they grow with the
   // writers a reader meets, not with --max-threads: 16 bytes per writer).
   bool grow_pairs(ReaderState& reader, uint32_t writer);
