@@ -33,6 +33,27 @@ TEST(PairReuseTrace, RetainForgetsRejectedGranulesAndKeepsTheOthersDistances) {
   for (uint64_t g = 0; g < 300; g += 2) EXPECT_EQ(trace.record(g), 150u);
 }
 
+TEST(PairReuseTrace, AWindowAndItsTracedRunOutliveACompaction) {
+  // Segment 0 reads granules 0-4 six times (times 0-29); segment 1's
+  // window begins at segment 0, its run of traced segments at itself (time
+  // 30). Segment 1 reads granules 10-14 twice: at its third event the trace
+  // compacts (32 times at first), which renumbers the live times 0-6: the
+  // window's and the run's starts move with them (the run's to 5).
+  PairReuseTrace trace(0);
+  trace.enter_segment(0, 0);
+  for (int pass = 0; pass < 6; ++pass)
+    for (uint64_t g = 0; g < 5; ++g) trace.record(g);
+  trace.enter_segment(1, 0, 1);
+  for (int pass = 0; pass < 2; ++pass)
+    for (uint64_t g = 10; g < 15; ++g) trace.record(g);
+  EXPECT_EQ(trace.record(12), 2u);  // 13 and 14 since
+  EXPECT_TRUE(trace.previous_in_window());
+  EXPECT_TRUE(trace.previous_in_run());
+  EXPECT_EQ(trace.record(3), 6u);  // 4 and 10-14 since
+  EXPECT_TRUE(trace.previous_in_window());
+  EXPECT_FALSE(trace.previous_in_run());
+}
+
 // The events of one reader of writer 0: (granule, true communication).
 struct Event {
   uint64_t granule;
@@ -365,6 +386,56 @@ TEST(SampledCrd, TheLongSampleKeepsToItsBudget) {
   EXPECT_EQ(run.crd.max_long_shift(), 3u);
   EXPECT_EQ(run.reader->long_traced, 38u);
   EXPECT_EQ(run.distances(), (std::map<uint64_t, uint64_t>{{296, 1616}, {299, 500}}));
+}
+
+// Docs/metrics.md, "Long reuses": two loops take turns, A reading lines
+// 0-99, B lines 100-199, so every read's previous one on its line is the
+// same loop's previous execution, at distance 199: in the window, which the
+// other loop's execution between breaks when the sample skips it. Past
+// their first 8 executions A counts 1 in 4 (warm-up at k % 4 == 2, counted
+// for 4 at 3) and B too (at 0 and 1), so every counted instance's window
+// holds a skipped one. The line traces sample (budget 64 of 200 lines);
+// the long sample traces every line.
+TEST(SampledCrd, AWindowBrokenByASkippedInstanceIsTheLongSamplesWhole) {
+  CrdConfig config;
+  config.max_threads = 2;
+  config.segment_sampling = 4;
+  config.sample_granules = 64;
+  config.long_sample_granules = 0;
+  CommunicationReuseDistance crd(config);
+  crd.set_granularity_log2(6);
+  CommunicationReuseDistance::ReaderState* reader = crd.attach(1);
+  constexpr uint32_t kExecutions = 24;
+  uint64_t sampled_part = 0;  // the reads the counted instances stand for
+  for (uint32_t serial = 0; serial < 2 * kExecutions; ++serial) {
+    const uint32_t k = serial / 2;
+    const bool loop_b = serial % 2 == 1;
+    const uint32_t phase = (k + (loop_b ? 2 : 0)) % 4;  // B's warm-up at 0, count at 1
+    const bool sampled = k >= 8;
+    const bool analyzed = !sampled || phase >= 2;
+    const uint64_t weight = !sampled ? 1 : phase == 3 ? 4 : 0;
+    if (sampled) sampled_part += 100 * weight;
+    crd.sample_segment(*reader, analyzed, weight, serial, serial < 2 ? serial : serial - 2);
+    const uint64_t first = loop_b ? 100 : 0;
+    for (uint64_t g = first; g < first + 100; ++g) {
+      if (analyzed)
+        crd.on_event(*reader, 0x40, 0, g << 6, false);
+      else
+        crd.on_skipped_event(*reader, 0x40, 0, g << 6);
+    }
+    crd.close_section(*reader, 0x5000);
+  }
+  EXPECT_EQ(sampled_part, 3200u);
+  EXPECT_EQ(crd.max_long_shift(), 0u);
+  // The counted instances' 3,200 reads at exactly 199 (the long sample's,
+  // every line; a line outside the traces' sample stands in for nothing
+  // there), beside the whole executions 1-7's 1,400 the sampled line
+  // traces estimate before the long sample began.
+  const std::map<uint64_t, uint64_t> distances = line_distances(crd);
+  EXPECT_EQ(distances.at(199), 3200u);
+  uint64_t total = 0;
+  for (const auto& [distance, count] : distances) total += count;
+  EXPECT_EQ(total, 3200u + 1400u);
 }
 
 }  // namespace

@@ -212,5 +212,46 @@ TEST(SampledSegments, ASpinFlagsReleaseNumberDecides) {
   }
 }
 
+// An OpenMP team has one barrier object for all its loops: a key per
+// construct (its call site) samples each loop's own executions, and the
+// loops of one time step have the same count, so a step is analyzed (or
+// skipped) whole, each of its loops counted as often as the others.
+TEST(SampledSegments, AnOpenMpBarrierIsKeyedByItsConstruct) {
+  SampledSegments s(0);
+  s.on_close(0);
+  SampledSegments::ThreadState t;
+  constexpr uint64_t kLoopEnds[2] = {0x401200, 0x401380};
+  uint64_t counted[2] = {0, 0};
+  for (int step = 0; step < 200; ++step) {
+    Decision d[2];
+    for (int loop = 0; loop < 2; ++loop) {
+      d[loop] = SampledSegments::decide(
+          s.begin(t, SyncKind::OmpBarrierLeave, 0, 0, kLoopEnds[loop]), 8, true);
+      counted[loop] += d[loop].weight;
+    }
+    EXPECT_TRUE(d[0] == d[1]) << step;
+  }
+  // Every step stands for itself once in each loop (one key for both: a
+  // block of 8 passes, 4 steps, counted one loop's pass 8 times).
+  EXPECT_EQ(counted[0], 200u);
+  EXPECT_EQ(counted[1], 200u);
+}
+
+// A pthread barrier's call site is not the team's: the main thread waits
+// at one call site twice a step, a worker at two. They still agree.
+TEST(SampledSegments, APthreadBarriersCallSiteIsNotPartOfItsKey) {
+  SampledSegments s(0);
+  s.on_close(0);
+  SampledSegments::ThreadState main_thread, worker;
+  for (int pass = 0; pass < 400; ++pass) {
+    const Decision m = SampledSegments::decide(
+        s.begin(main_thread, SyncKind::BarrierLeave, kBarrier, 0, 0x401000), 8, true);
+    const Decision w = SampledSegments::decide(
+        s.begin(worker, SyncKind::BarrierLeave, kBarrier, 0, pass % 2 ? 0x402200 : 0x402100), 8,
+        true);
+    EXPECT_TRUE(m == w) << pass;
+  }
+}
+
 }  // namespace
 }  // namespace weft

@@ -65,16 +65,20 @@ bool PairReuseTrace::compact() {
   // Live marks keep their order; the distance of an event only depends on
   // the order of the marks, so renumbering changes no result. (In place,
   // `next` never passes `time`.) A segment's start, and the window's, move
-  // to the first live mark at or after them.
+  // to the first live mark at or after them, as does the run's.
   uint64_t next = 0;
   uint32_t start = starts_ > kSegmentStarts ? starts_ - kSegmentStarts : 0;
-  bool window_moved = false;
+  bool window_moved = false, run_moved = false;
   for (uint64_t time = 0; time < now_; ++time) {
     for (; start < starts_ && start_time_[start % kSegmentStarts] <= time; ++start)
       start_time_[start % kSegmentStarts] = static_cast<uint32_t>(next);
     if (!window_moved && window_time_ <= time) {
       window_time_ = next;
       window_moved = true;
+    }
+    if (!run_moved && run_time_ <= time) {
+      run_time_ = next;
+      run_moved = true;
     }
     const uint64_t key = granule_at_[time];
     if (key == 0) continue;
@@ -84,6 +88,7 @@ bool PairReuseTrace::compact() {
   for (; start < starts_; ++start)
     start_time_[start % kSegmentStarts] = static_cast<uint32_t>(next);
   if (!window_moved) window_time_ = next;
+  if (!run_moved) run_time_ = next;
   if (in_place) __builtin_memset(granule_at + next, 0, (slots_ - next) * sizeof(uint64_t));
   // Linear-time build: node i covers times (i - lowbit(i), i], all marked below `next`.
   for (uint64_t i = 1; i <= new_slots; ++i) {
@@ -367,16 +372,18 @@ void CommunicationReuseDistance::long_event(ReaderState& reader, uint64_t pc, ui
   if (!granule_in_long_sample(granule, reader.long_shift)) return;
   PairReuseTrace* pair = pair_of(reader, TraceKind::kLong, writer);
   if (!pair) return;
-  pair->enter_segment(reader.segment, reader.window_from);
+  pair->enter_segment(reader.segment, reader.window_from, reader.traced_from);
   const uint64_t distance = record(reader, *pair, granule);
   if (distance == PairReuseTrace::kFirstEvent) ++reader.long_traced;
   if (instance == kCounted || distance >= PairReuseTrace::kOutOfMemory) return;
   // Before the window: a reuse no instance's traces see, measured in every
   // segment. In it: an instance's event its traces could not measure (an
-  // untraced segment broke the window), unless their sample stands for it.
+  // untraced segment broke the window: its previous event came before the
+  // break), unless their sample stands for it (it came after: the line
+  // sample's granules of that part are counted, scaled by its rate).
   const unsigned shift = reader.long_shift;
   const bool in_window = pair->previous_in_window();
-  if (in_window && instance == kEstimated) return;
+  if (in_window && instance == kEstimated && pair->previous_in_run()) return;
   const uint64_t weight = (in_window ? reader.instance_weight : 1) << shift;
   if (weight == 0) return;
   out.line = distance << shift;

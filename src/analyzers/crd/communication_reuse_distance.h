@@ -198,8 +198,9 @@ class PairReuseTrace {
   static constexpr unsigned kSegmentStarts = 16;
   // The next events are in segment `serial` (not below the latest one), and
   // the window asked about begins at segment `from` (at most `serial`).
-  // On the first event of a segment after one before `recent_from`, the
-  // recent granules (which miss the untraced segments between) are emptied.
+  // `recent_from`: the first segment of the current run of traced ones. On
+  // the first event of a segment after one before it, the recent granules
+  // (which miss the untraced segments between) are emptied.
   void enter_segment(uint32_t serial, uint32_t from, uint32_t recent_from = 0) {
     if (starts_ != 0 && start_serial_[(starts_ - 1) % kSegmentStarts] == serial) return;
     if (recent_ && (starts_ == 0 || start_serial_[(starts_ - 1) % kSegmentStarts] < recent_from))
@@ -208,10 +209,13 @@ class PairReuseTrace {
     start_time_[starts_ % kSegmentStarts] = static_cast<uint32_t>(now_);
     ++starts_;
     window_time_ = start_of(from);
+    run_time_ = start_of(std::max(from, recent_from));
   }
   // Whether the granule of the latest record() that returned a distance
-  // had its previous event in the window (enter_segment).
+  // had its previous event in the window (enter_segment), and in the window's
+  // part since the current run of traced segments began.
   bool previous_in_window() const { return previous_time_ >= window_time_; }
+  bool previous_in_run() const { return previous_time_ >= run_time_; }
   // Visits the traced granules, the one whose latest event is oldest first,
   // and the segment starts among them: visit(granule) and start(serial)
   // before the first granule at or after that segment's start.
@@ -275,6 +279,7 @@ class PairReuseTrace {
   uint32_t start_time_[kSegmentStarts] = {};
   uint32_t starts_ = 0;  // starts pushed
   uint64_t window_time_ = 0;
+  uint64_t run_time_ = 0;
   uint64_t previous_time_ = 0;
   // recent_, made now if it was not (nullptr when out of memory).
   RecentGranules* recent_or_made();
@@ -650,8 +655,9 @@ class CommunicationReuseDistance {
   EventDistances on_windowed_event(ReaderState& reader, uint64_t pc, uint32_t writer,
                                    uintptr_t addr, uint64_t granule, bool true_communication);
   // What the instance's traces did with an event: counted it, left it to
-  // their sample of granules if in the window (the granule is not in it),
-  // or neither (a skipped instance; a previous event before the window).
+  // their sample of granules if in the window's traced part (the granule is
+  // not in it), or neither (a skipped instance; a previous event before the
+  // window, or before an untraced segment that broke it).
   enum InstanceCount { kCounted, kEstimated, kNotCounted };
   // The long sample's part of an event on `granule` (nothing when the
   // granule is not in it): traced, and, unless the instance's traces

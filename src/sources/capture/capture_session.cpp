@@ -240,7 +240,7 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
   if (samples_segments_) {
     if (closes_section(kind)) sampled_segments_.on_close(thread.basic_blocks);
     if ((closes_section(kind) && !waits_after_closing(kind)) || resumes_section(kind))
-      begin_segment(thread, kind, object, arg1);
+      begin_segment(thread, kind, pc, object, arg1);
   }
 
   if (analyzers_.imbalance && thread.tid < max_threads_) {
@@ -258,9 +258,10 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
     close_communication_section(thread, pc, kind == SyncKind::ThreadExit);
 }
 
-void CaptureSession::begin_segment(ThreadContext& thread, SyncKind kind, uint64_t object,
-                                   int64_t arg1) {
-  const SampledSegments::Position at = sampled_segments_.begin(thread.sampling, kind, object, arg1);
+void CaptureSession::begin_segment(ThreadContext& thread, SyncKind kind, uint64_t pc,
+                                   uint64_t object, int64_t arg1) {
+  const SampledSegments::Position at =
+      sampled_segments_.begin(thread.sampling, kind, object, arg1, pc);
   if (auto* s = thread.traces.load(std::memory_order_relaxed))
     MemoryTraceRecorder::trace_segment(
         *s,

@@ -459,7 +459,8 @@ class CaptureSession {
 
   // A segment of the thread begins: the sampling analyses learn whether
   // they analyze it (SampledSegments).
-  void begin_segment(ThreadContext& thread, SyncKind kind, uint64_t object, int64_t arg1);
+  void begin_segment(ThreadContext& thread, SyncKind kind, uint64_t pc, uint64_t object,
+                     int64_t arg1);
 
   void write_meta(RawWriter& out, bool complete, const char* reason);
   void write_threads(RawWriter& out);

@@ -12,8 +12,15 @@
 // no worker does: its thread creations, its serial code). A segment begins
 // where its thread resumes (leaving a barrier, beginning an implicit task)
 // or, at a close it does not wait at, at the close itself. Its key is the
-// kind of that record and its object (the barrier, the outlined function);
-// each thread counts the segments it began at each key, and the members of a
+// kind of that record and its object (the barrier, the outlined function),
+// and for an OpenMP barrier its construct's call site too: a team has one
+// barrier object for every loop of its region, and a key shared by unlike
+// loops made each block of N stand for one loop picked among them (cg's 7
+// loops per iteration: its CRD 2.7 points off), where a key per construct
+// samples each loop's own executions. Every member runs the same outlined
+// code, so the site is the team's; a pthread barrier's call site is not
+// (the main thread waits at its own, or all call one helper), and stays out.
+// Each thread counts the segments it began at each key, and the members of a
 // team pass each barrier, or begin each region, equally often:
 //   - no segment is sampled before some thread has run `after_blocks` basic
 //     blocks (a short program is analyzed whole, its counts exact), nor
@@ -100,12 +107,14 @@ class SampledSegments {
   }
 
   // The thread begins a segment at a record of `kind` with `object` and
-  // `arg1`: where it stands among the team's.
-  Position begin(ThreadState& t, SyncKind kind, uint64_t object, int64_t arg1) {
+  // `arg1`, called from `site` (0: unknown): where it stands among the
+  // team's.
+  Position begin(ThreadState& t, SyncKind kind, uint64_t object, int64_t arg1, uint64_t site = 0) {
     ++t.ordinal;
     // And it takes no key.
     if (never_sampled(kind)) return {t.ordinal, ~uint64_t{0}, 0, t.ordinal, t.ordinal};
     const bool started = started_.load(std::memory_order_relaxed);
+    if (kind == SyncKind::OmpBarrierLeave) object ^= hash_key(site);
     const uint64_t key = hash_key(object ^ (uint64_t{static_cast<uint32_t>(kind)} << 56)) | 1;
     uint32_t i = 0;
     while (i < t.keys_used && t.key[i] != key) ++i;
