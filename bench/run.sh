@@ -243,8 +243,10 @@ run_mode() {  # mode args...
     weft-reuse-exact)
       measure "$WEFT" record --analyses comm,reuse --reuse-sample-granules 0 -o "$OUT/p.db" \
         -- "$bin" "$@" ;;
-    weft-default) measure "$WEFT" record -o "$OUT/p-default.db" -- "$bin" "$@" ;;
-    weft-exact) measure "$WEFT" record "${EXACT_FLAG[@]}" -o "$OUT/p-exact.db" -- "$bin" "$@" ;;
+    weft-default) measure "${FIXED_LAYOUT[@]}" "$WEFT" record -o "$OUT/p-default.db" -- "$bin" "$@" ;;
+    weft-exact)
+      measure "${FIXED_LAYOUT[@]}" "$WEFT" record "${EXACT_FLAG[@]}" -o "$OUT/p-exact.db" \
+        -- "$bin" "$@" ;;
     tsan) TSAN_OPTIONS=$TSAN_ENV measure "$bin" "$@" ;;
     weft-vg-comm) measure "$WEFT" record --backend valgrind --analyses comm -o "$OUT/p.db" -- "$bin" "$@" ;;
     weft-valgrind) measure "$WEFT" record --backend valgrind -o "$OUT/p.db" -- "$bin" "$@" ;;
@@ -287,6 +289,17 @@ if [[ -n $PROGRAM_RE ]]; then
   done
   ((${#selected[@]})) || { echo "bench: no program matches --programs '$PROGRAM_RE'" >&2; exit 2; }
   PROGRAMS=("${selected[@]}")
+fi
+
+# weft-default and weft-exact run with the address space's randomization
+# off (setarch -R), so that the sampled-vs-exact CRD compares one layout: a
+# struct on the stack that straddles a line or not changes the CRD itself
+# (particle_filter_omp: two --exact runs 4.7 points apart).
+FIXED_LAYOUT=()
+if setarch "$(uname -m)" -R true 2>/dev/null; then
+  FIXED_LAYOUT=(setarch "$(uname -m)" -R)
+else
+  echo "bench: note: setarch -R failed: the sampled-vs-exact CRD compares two address layouts" >&2
 fi
 
 # weft-exact: `weft record --exact` (exact CRD). A weft that does not know

@@ -18,6 +18,8 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 
 #include "cli/command.h"
 #include "cli/progress.h"
@@ -264,21 +266,38 @@ int run_with_runtime(const RecordOptions& options, const AnalysisPlan& plan,
   if (child < 0) throw std::runtime_error("cannot start the program: fork failed");
   if (child == 0) {
     die_with_parent(parent);
-    setenv("WEFT_CAPTURE", capture_path.c_str(), 1);
-    setenv("WEFT_GRANULARITY", std::to_string(options.granularity).c_str(), 1);
-    setenv("WEFT_MAX_THREADS", std::to_string(options.max_threads).c_str(), 1);
-    // Unset means the default set: the program's environment (and so its
-    // stack addresses) is then the one a default record has always had.
+    // The bytes of the variables set here ("NAME=value" and its NUL): the
+    // program's stack begins below its environment's strings.
+    size_t added = 0;
+    const auto put = [&](const std::string& name, const std::string& value) {
+      setenv(name.c_str(), value.c_str(), 1);
+      added += name.size() + value.size() + 2;
+    };
+    put("WEFT_CAPTURE", capture_path);
+    put("WEFT_GRANULARITY", std::to_string(options.granularity));
+    put("WEFT_MAX_THREADS", std::to_string(options.max_threads));
+    // Unset means the default set.
     if (plan.analyses == AnalysisSet::defaults())
       unsetenv("WEFT_ANALYSES");
     else
-      setenv("WEFT_ANALYSES", analysis_list(plan.analyses).c_str(), 1);
+      put("WEFT_ANALYSES", analysis_list(plan.analyses));
     plan.analyses.for_each([&](const AnalysisDescriptor& d) {
       for (const AnalysisSetting& setting : d.settings)
         if (!setting.env.empty())
-          setenv(std::string(setting.env).c_str(), plan.values.at(std::string(setting.key)).c_str(),
-                 1);
+          put(std::string(setting.env), plan.values.at(std::string(setting.key)));
     });
+    // The settings' values differ in length from one recording to another
+    // (a --cache list, --crd-max-granules), and so would where the
+    // program's stack data falls in cache lines (a struct on main's stack
+    // across a line or not: docs/commands.md, "The program's environment").
+    // Padded to a multiple of kLayoutAlignment bytes, the same analyses put
+    // the stack at the same offset in a line.
+    constexpr size_t kLayoutAlignment = 64;
+    constexpr std::string_view kPad = "WEFT_LAYOUT_PAD";
+    const size_t pad_fixed = kPad.size() + 2;
+    put(std::string(kPad),
+        std::string((kLayoutAlignment - (added + pad_fixed) % kLayoutAlignment) % kLayoutAlignment,
+                    '_'));
     std::vector<char*> argv;
     for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

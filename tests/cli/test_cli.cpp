@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -356,6 +357,44 @@ TEST_F(CommandLine, ViewsRefuseDamagedProfilesWithBoundedMemory) {
 // A section closed in a library without line information (std::thread's
 // join in libstdc++) is named by its function and offset in the module, so
 // two runs name it alike whatever the address the library was loaded at.
+// Docs/commands.md, "The program's environment": the settings' values (and
+// the profile's name) leave the program's stack where it was within its
+// cache lines, once the address space's randomization is off. A program
+// prints where a local of main lies in its page; every recording with the
+// same analyses must print the same.
+TEST_F(CommandLine, SettingsLeaveTheProgramsStackWhereItWas) {
+  const std::string fixed = "setarch \"$(uname -m)\" -R ";
+  if (run_command(fixed + "true", dir_->path).code != 0)
+    GTEST_SKIP() << "setarch -R is not permitted here: the address space stays randomized";
+  const fs::path source = dir_->path / "stack_offset.c";
+  {
+    std::ofstream out(source);
+    out << "#include <stdint.h>\n#include <stdio.h>\n"
+           "int main(void) {\n  volatile int local = 0;\n"
+           "  printf(\"%lu\\n\", (unsigned long)((uintptr_t)&local % 4096));\n"
+           "  return local;\n}\n";
+  }
+  const fs::path program = dir_->path / "stack_offset";
+  const CommandResult built = run_command(
+      std::string(WEFT_BIN_DIR) + "/weft-cc -O1 -o " + quote(program) + " " + quote(source),
+      dir_->path);
+  ASSERT_EQ(built.code, 0) << built.err;
+  std::vector<std::string> offsets;
+  for (const std::string& settings :
+       {std::string(""), std::string("--exact"),
+        std::string("--crd-max-granules 1234567890123456789"),
+        std::string("--cache 32K:8,256K:8,8M:16 --trace-budget 64M")}) {
+    const std::string db =
+        (dir_->path / ("stack" + std::to_string(offsets.size() * 11) + ".db")).string();
+    const CommandResult r = run_command(
+        fixed + kWeft + " record -q " + settings + " -o " + db + " -- " + quote(program),
+        dir_->path);
+    ASSERT_EQ(r.code, 0) << settings << ": " << r.err;
+    offsets.push_back(r.out);
+  }
+  for (size_t i = 1; i < offsets.size(); ++i) EXPECT_EQ(offsets[i], offsets[0]) << i;
+}
+
 TEST_F(CommandLine, SectionNamesAreTheSameInEveryRun) {
   std::string names[2];
   for (int i = 0; i < 2; ++i) {
