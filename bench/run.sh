@@ -298,7 +298,7 @@ fi
 FIXED_LAYOUT=()
 if setarch "$(uname -m)" -R true 2>/dev/null; then
   FIXED_LAYOUT=(setarch "$(uname -m)" -R)
-else
+elif uses weft-default || uses weft-exact; then
   echo "bench: note: setarch -R failed: the sampled-vs-exact CRD compares two address layouts" >&2
 fi
 

@@ -385,7 +385,7 @@ TEST_F(CommandLine, SettingsLeaveTheProgramsStackWhereItWas) {
         std::string("--crd-max-granules 1234567890123456789"),
         std::string("--cache 32K:8,256K:8,8M:16 --trace-budget 64M")}) {
     const std::string db =
-        (dir_->path / ("stack" + std::to_string(offsets.size() * 11) + ".db")).string();
+        (dir_->path / ("stack" + std::to_string(offsets.size()) + ".db")).string();
     const CommandResult r = run_command(
         fixed + kWeft + " record -q " + settings + " -o " + db + " -- " + quote(program),
         dir_->path);

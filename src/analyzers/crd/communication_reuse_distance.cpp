@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <iterator>
 #include <new>
 
 #include "analyzers/state/page_memory.h"
@@ -64,22 +65,20 @@ bool PairReuseTrace::compact() {
   }
   // Live marks keep their order; the distance of an event only depends on
   // the order of the marks, so renumbering changes no result. (In place,
-  // `next` never passes `time`.) A segment's start, and the window's, move
-  // to the first live mark at or after them, as does the run's.
+  // `next` never passes `time`.) A segment's start, and the window's and
+  // the run's, move to the first live mark at or after them.
   uint64_t next = 0;
   uint32_t start = starts_ > kSegmentStarts ? starts_ - kSegmentStarts : 0;
-  bool window_moved = false, run_moved = false;
+  uint64_t* const asked[] = {&window_time_, &run_time_};
+  bool moved[std::size(asked)] = {};
   for (uint64_t time = 0; time < now_; ++time) {
     for (; start < starts_ && start_time_[start % kSegmentStarts] <= time; ++start)
       start_time_[start % kSegmentStarts] = static_cast<uint32_t>(next);
-    if (!window_moved && window_time_ <= time) {
-      window_time_ = next;
-      window_moved = true;
-    }
-    if (!run_moved && run_time_ <= time) {
-      run_time_ = next;
-      run_moved = true;
-    }
+    for (size_t i = 0; i < std::size(asked); ++i)
+      if (!moved[i] && *asked[i] <= time) {
+        *asked[i] = next;
+        moved[i] = true;
+      }
     const uint64_t key = granule_at_[time];
     if (key == 0) continue;
     last_time_.find(key)->time = static_cast<uint32_t>(next);
@@ -87,8 +86,8 @@ bool PairReuseTrace::compact() {
   }
   for (; start < starts_; ++start)
     start_time_[start % kSegmentStarts] = static_cast<uint32_t>(next);
-  if (!window_moved) window_time_ = next;
-  if (!run_moved) run_time_ = next;
+  for (size_t i = 0; i < std::size(asked); ++i)
+    if (!moved[i]) *asked[i] = next;
   if (in_place) __builtin_memset(granule_at + next, 0, (slots_ - next) * sizeof(uint64_t));
   // Linear-time build: node i covers times (i - lowbit(i), i], all marked below `next`.
   for (uint64_t i = 1; i <= new_slots; ++i) {

@@ -114,7 +114,7 @@ class SampledSegments {
     // And it takes no key.
     if (never_sampled(kind)) return {t.ordinal, ~uint64_t{0}, 0, t.ordinal, t.ordinal};
     const bool started = started_.load(std::memory_order_relaxed);
-    if (kind == SyncKind::OmpBarrierLeave) object ^= hash_key(site);
+    if (keyed_by_call_site(kind)) object ^= hash_key(site);
     const uint64_t key = hash_key(object ^ (uint64_t{static_cast<uint32_t>(kind)} << 56)) | 1;
     uint32_t i = 0;
     while (i < t.keys_used && t.key[i] != key) ++i;
@@ -151,6 +151,11 @@ class SampledSegments {
     return kind == SyncKind::ThreadCreate || kind == SyncKind::ThreadJoin ||
            kind == SyncKind::OmpParallelEnd;
   }
+
+  // Segments whose key holds their record's call site: an OpenMP barrier's
+  // (every member of the team runs the construct's outlined code). Not a
+  // pthread barrier's, whose members may wait at different call sites.
+  static bool keyed_by_call_site(SyncKind kind) { return kind == SyncKind::OmpBarrierLeave; }
 
   // For an analysis sampling 1 in `rate`, the segment at `p`: whether it is
   // analyzed, and how many events each of its events stands for.
