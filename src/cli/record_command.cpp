@@ -129,12 +129,15 @@ std::string topology_summary() {
   }
 }
 
-std::string available_analyses() {
+// The analyses' names, all of them or those `weft record` leaves out
+// without --analyses (AnalysisDescriptor::in_default).
+std::string analysis_names(bool only_left_out = false) {
   std::string names;
   for (const AnalysisDescriptor& d : kAnalyses)
-    names += (names.empty() ? "" : ", ") + std::string(d.name);
+    if (!only_left_out || !d.in_default) names += (names.empty() ? "" : ", ") + std::string(d.name);
   return names;
 }
+std::string available_analyses() { return analysis_names(); }
 
 void validate(const RecordOptions& o) {
   if (o.command.empty())
@@ -617,8 +620,8 @@ struct RecordCommand : Command {
     // Not split by CLI11, which drops empty items: "comm,,crd" is refused by
     // the parser the runtime uses too (AnalysisSet::parse).
     c->add_option("--analyses", options.analyses,
-                  "comma-separated analyses (default: all but pages; available: " +
-                      available_analyses() + ")");
+                  "comma-separated analyses (default: all but " + analysis_names(true) +
+                      "; available: " + available_analyses() + ")");
     // Each analysis' settings, as common/analyses.h declares them.
     for (const AnalysisDescriptor& d : kAnalyses)
       for (const AnalysisSetting& setting : d.settings) {
