@@ -492,6 +492,56 @@ TEST(ImbalanceCounts, WeightedSegmentsLogTheirWeightAndUnmeasuredOnesNoAccess) {
   EXPECT_EQ(counts.dropped(), 0u);
 }
 
+// A segment whose memory is not counted still moves its lines through the
+// caches: a loop's data (X, 40 lines, in a 64-line LLC) is evicted by what
+// an unmeasured segment between two of its executions reads (three rows of
+// a stencil, 96 lines, each element of the rows in turn), so its next
+// measured execution misses in every level, as in a recording that counts
+// every segment. (Unwarmed, X stayed in the LLC: no LLC miss at all.) The
+// rows' alternation is what the warm lines shortcut (an L1 of 4 ways); the
+// counts after it are those of the exact lookups.
+TEST(ImbalanceCounts, UnmeasuredSegmentsLeaveTheCachesAsTheProgramDoes) {
+  ImbalanceConfig config = small_config();
+  config.cache.levels[0] = {8 * 64, 4};                   // 2 sets of 4 ways
+  config.cache.levels[1] = {32 * 64, 8};                  // 4 sets of 8
+  std::map<uint64_t, std::array<uint64_t, 3>> misses[2];  // by counting, then segment
+  size_t rows_records[2] = {0, 0};
+  for (uint32_t between : {0u, 1u}) {
+    ImbalanceCounts counts(config);
+    ImbalanceCounts::ThreadState* t = counts.attach(0);
+    ASSERT_NE(t, nullptr);
+    // Two instructions, so that the second segment is no repeat of the first.
+    auto read_x = [&](uint64_t pc) {
+      for (uint64_t line = 0; line < 40; ++line)
+        for (uint64_t word = 0; word < 8; ++word)
+          if (!counts.access_fast(*t, pc, line * 64 + word * 8, 8))
+            counts.access(*t, pc, line * 64 + word * 8, 8);
+    };
+    read_x(0x10);
+    ImbalanceCounts::weigh_next_segment(*t, between);
+    counts.close_segment(*t);
+    for (uint64_t element = 0; element < 32 * 8; ++element)
+      for (uint64_t row : {1000, 1100, 1200}) {
+        const uint64_t addr = (row + element / 8) * 64 + element % 8 * 8;
+        if (!counts.access_fast(*t, 0x20, addr, 8)) counts.access(*t, 0x20, addr, 8);
+      }
+    ImbalanceCounts::weigh_next_segment(*t, 1);
+    counts.close_segment(*t);
+    read_x(0x11);
+    counts.close_segment(*t);
+    counts.for_each_instruction([&](const SegmentInstruction& r) {
+      if (r.pc != 0x20) misses[between][r.segment] = {r.l1_misses, r.l2_misses, r.llc_misses};
+      if (r.pc == 0x20) ++rows_records[between];
+    });
+  }
+  const std::array<uint64_t, 3> cold = {40, 40, 40};
+  EXPECT_EQ(misses[1][0], cold);
+  EXPECT_EQ(misses[1][2], cold);  // the rows evicted X from every level
+  EXPECT_EQ(misses[0][2], misses[1][2]);
+  EXPECT_EQ(rows_records[0], 0u);  // the unmeasured segment counted nothing
+  EXPECT_EQ(rows_records[1], 1u);
+}
+
 // Each thread repeats only its own segments.
 TEST(ImbalanceCounts, RepeatsAreWithinAThread) {
   ImbalanceCounts counts(small_config());

@@ -41,6 +41,8 @@ ImbalanceCounts::ImbalanceCounts(const ImbalanceConfig& config)
       sampling_(config.cache, config.cache_sampling),
       threads_(config.max_threads) {
   line_shift_ = static_cast<unsigned>(__builtin_ctz(config.cache.line_bytes));
+  remembers_warm_lines_ =
+      config.cache.levels[0].size_bytes != 0 && config.cache.levels[0].ways >= kWarmLines;
   llc_.configure(config.cache.levels[2], config.cache.line_bytes);
 }
 
@@ -77,22 +79,30 @@ void ImbalanceCounts::close_segment(ThreadState& t) {
 }
 
 void ImbalanceCounts::simulate(ThreadState& t, InstructionCount& c, uint64_t line) {
+  const unsigned missed = look_up(t, line);
+  for (unsigned level = 0; level < missed; ++level) c.misses[level] += sampling_.rate();
+}
+
+void ImbalanceCounts::warm(ThreadState& t, uint64_t line) {
+  look_up(t, line);
+  if (remembers_warm_lines_ && t.l1.present()) t.warm_lines[t.next_warm_line++ % kWarmLines] = line;
+}
+
+unsigned ImbalanceCounts::look_up(ThreadState& t, uint64_t line) {
   if (t.l1.access(line)) {
     t.last_line = line;
-    return;
+    return 0;
   }
   if (t.l1.present()) t.last_line = line;
-  const uint64_t weight = sampling_.rate();
-  c.misses[0] += weight;
-  if (t.l2.access(line)) return;
-  c.misses[1] += weight;
-  if (!llc_.access(line)) c.misses[2] += weight;
+  if (t.l2.access(line)) return 1;
+  return llc_.access(line) ? 2 : 3;
 }
 
 void ImbalanceCounts::finish_thread(ThreadState& t) {
   t.l1.clear();
   t.l2.clear();
   t.last_line = ~uint64_t{0};
+  forget_warm_lines(t);
   t.edges.clear();
   t.instructions.clear();
   t.logged.clear();

@@ -111,6 +111,9 @@ class ImbalanceCounts {
     RecordLog<SegmentInstruction>::Position instruction_at;
   };
 
+  // Lines a segment whose memory is not counted remembers as L1 hits
+  // (ThreadState::warm_lines; only with an L1 of at least as many ways).
+  static constexpr uint32_t kWarmLines = 4;
   // Call frames whose last block is kept; deeper frames are counted only
   // (their returns restore nothing).
   static constexpr uint32_t kMaxFrames = 1024;
@@ -162,6 +165,14 @@ class ImbalanceCounts {
     // its pages freed at the thread's exit.
     uint64_t* frames = nullptr;
     uint64_t last_line = ~uint64_t{0};  // the line of the thread's latest cache lookup
+    // In a segment whose memory is not counted, the lines of its latest
+    // lookups (kWarmLines, the open segment's only): L1 hits still, fewer
+    // lookups than the L1 has ways having come after them. A re-read of one
+    // skips its lookup, losing only the recency update (the caches only need
+    // the right lines present): a stencil's rows alternate, and each went out
+    // of line to its lookup.
+    uint64_t warm_lines[kWarmLines] = {~uint64_t{0}, ~uint64_t{0}, ~uint64_t{0}, ~uint64_t{0}};
+    uint32_t next_warm_line = 0;
     PagedHashTable<EdgeCount> edges;
     PagedHashTable<InstructionCount> instructions;
     PrivateCache l1;
@@ -255,8 +266,18 @@ class ImbalanceCounts {
 
   // One execution of memory instruction `pc` on [addr, addr + size): one
   // cache lookup per line it touches.
+  // In a segment whose memory is not counted, the access's lines still go
+  // through the simulated caches (counting nothing), so that a counted
+  // segment finds them as the program left them: an LLC of the size of a
+  // loop's data keeps it only while the loops run between two of its
+  // executions are simulated too (docs/metrics.md, "Simulated caches").
   void access(ThreadState& t, uint64_t pc, uint64_t addr, uint64_t size) {
-    if (t.memory_weight == 0) return;
+    if (t.memory_weight == 0) {
+      for (uint64_t line = addr >> line_shift_, last = last_line_of(addr, size); line <= last;
+           ++line)
+        if (line != t.last_line && sampling_.simulated(line) && !warm_hit(t, line)) warm(t, line);
+      return;
+    }
     InstructionCount* c = __builtin_expect(t.held.active, 0) ? held_instruction(t, pc)
                                                              : t.instructions.find_or_insert(pc);
     if (__builtin_expect(c == nullptr, 0)) {
@@ -265,7 +286,7 @@ class ImbalanceCounts {
     }
     ++c->executions;
     const uint64_t first = addr >> line_shift_;
-    const uint64_t last = (addr + (size ? size - 1 : 0)) >> line_shift_;
+    const uint64_t last = last_line_of(addr, size);
     // The line this thread accessed last is the most recent of its L1 set:
     // a hit that changes nothing (streams touch each line several times).
     // (Without an L1 every lookup misses: last_line then stays ~0.)
@@ -277,11 +298,12 @@ class ImbalanceCounts {
   // instruction found recently on one line that needs no cache lookup
   // (true); otherwise nothing is changed (false): call access().
   bool access_fast(ThreadState& t, uint64_t pc, uint64_t addr, uint64_t size) const {
+    const uint64_t line = addr >> line_shift_;
+    if (__builtin_expect(last_line_of(addr, size) != line, 0)) return false;
+    if (line != t.last_line && sampling_.simulated(line))
+      return t.memory_weight == 0 && warm_hit(t, line);
     if (t.memory_weight == 0) return true;
     if (__builtin_expect(t.held.active, 0)) return false;
-    const uint64_t line = addr >> line_shift_;
-    if (__builtin_expect(((addr + (size ? size - 1 : 0)) >> line_shift_) != line, 0)) return false;
-    if (line != t.last_line && sampling_.simulated(line)) return false;
     InstructionCount* c = t.instructions.find_recent(pc);
     if (__builtin_expect(c == nullptr, 0)) return false;
     ++c->executions;
@@ -293,7 +315,10 @@ class ImbalanceCounts {
   // not counted; 1, itself; N, a sample's.
   static void weigh_next_segment(ThreadState& t, uint32_t weight) { t.next_memory_weight = weight; }
   // The thread resumes after waiting: its next segment begins.
-  static void resume_segment(ThreadState& t) { t.memory_weight = t.next_memory_weight; }
+  static void resume_segment(ThreadState& t) {
+    t.memory_weight = t.next_memory_weight;
+    forget_warm_lines(t);  // the lookups since may have evicted them
+  }
 
   // Ends the thread's open segment: its counts go to the logs, in full or
   // as a repeat of an earlier segment (a segment of weight other than 1
@@ -346,9 +371,27 @@ class ImbalanceCounts {
   EdgeCount* held_edge(ThreadState& t, const EdgeCount::Key& key);
   InstructionCount* held_instruction(ThreadState& t, uint64_t pc);
 
+  // The line of an access's last byte.
+  uint64_t last_line_of(uint64_t addr, uint64_t size) const {
+    return (addr + (size ? size - 1 : 0)) >> line_shift_;
+  }
   // One lookup of `line` by `c` in the thread's L1, then on down (out of
   // line: most accesses of a sampled model never get here).
   __attribute__((noinline)) void simulate(ThreadState& t, InstructionCount& c, uint64_t line);
+  // The lookup alone: how many levels `line` missed in (0: an L1 hit, 3:
+  // every level).
+  unsigned look_up(ThreadState& t, uint64_t line);
+  // A lookup that counts nothing (a segment whose memory is not counted),
+  // remembered in the thread's warm lines.
+  __attribute__((noinline)) void warm(ThreadState& t, uint64_t line);
+  static bool warm_hit(const ThreadState& t, uint64_t line) {
+    static_assert(kWarmLines == 4);
+    return (t.warm_lines[0] == line) | (t.warm_lines[1] == line) | (t.warm_lines[2] == line) |
+           (t.warm_lines[3] == line);
+  }
+  static void forget_warm_lines(ThreadState& t) {
+    for (uint64_t& line : t.warm_lines) line = ~uint64_t{0};
+  }
 
   // Logs the counts of the thread's open segment (not empty).
   void log_counts(ThreadState& t);
@@ -357,6 +400,7 @@ class ImbalanceCounts {
 
   ImbalanceConfig config_;
   unsigned line_shift_ = 6;
+  bool remembers_warm_lines_ = false;  // an L1 of at least kWarmLines ways
   CacheSampling sampling_;
   SharedCache llc_;
   PerThreadStates<ThreadState> threads_;

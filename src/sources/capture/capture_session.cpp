@@ -282,19 +282,15 @@ void CaptureSession::begin_segment(ThreadContext& thread, SyncKind kind, uint64_
     }
   // The imbalance counts learn it for the segment their next close or resume
   // begins (count_segments runs after this).
-  bool counts_memory = false;
   if (ImbalanceCounts* imbalance = analyzers_.imbalance; imbalance && thread.tid < max_threads_)
-    if (ImbalanceCounts::ThreadState* s = imbalance->attach(thread.tid)) {
-      const uint32_t weight =
-          SampledSegments::decide(at, imbalance->config().segment_sampling, false).weight;
-      ImbalanceCounts::weigh_next_segment(*s, weight);
-      counts_memory = weight != 0;
-    }
-  // A segment every sampled part skips costs communication and the watch
-  // alone per access: one flag, instead of a test in each part's state.
+    if (ImbalanceCounts::ThreadState* s = imbalance->attach(thread.tid))
+      ImbalanceCounts::weigh_next_segment(
+          *s, SampledSegments::decide(at, imbalance->config().segment_sampling, false).weight);
+  // A segment every sampled part skips costs communication, the watch and
+  // the simulated caches alone per access: one flag, instead of a test in
+  // each part's state.
   const auto skips = [](const auto* s) { return s == nullptr || s->paused; };
-  thread.only_watched = !counts_memory &&
-                        skips(thread.false_sharing.load(std::memory_order_relaxed)) &&
+  thread.only_watched = skips(thread.false_sharing.load(std::memory_order_relaxed)) &&
                         skips(thread.traces.load(std::memory_order_relaxed)) &&
                         thread.page_usage.load(std::memory_order_relaxed) == nullptr &&
                         thread.reuse.load(std::memory_order_relaxed) == nullptr;

@@ -137,9 +137,10 @@ class CaptureSession;
 
 struct ThreadContext {
   uint32_t tid = 0;
-  // Every per-access part but communication and the spin-wait watch skips
-  // the thread's open segment (sampled section instances; set where a
-  // segment begins): feed_access_fast stops after the watch.
+  // Every per-access part but communication, the spin-wait watch and the
+  // imbalance analysis' simulated caches skips the thread's open segment
+  // (sampled section instances; set where a segment begins):
+  // feed_access_fast stops after the caches.
   bool only_watched = false;
   CaptureSession* session = nullptr;  // the session that created it
   // Null once the capture is saved (or for threads beyond max_threads, whose
@@ -217,10 +218,12 @@ class CaptureSession {
                                                            uint64_t addr, uint32_t size,
                                                            bool is_write) {
     if (!watch_access_fast(t, pc, addr, is_write)) return kRemainingWatch;
-    if (t.only_watched) return 0;
     uint32_t remaining = 0;
+    // The imbalance analysis' caches see every segment, its memory counted
+    // or not (ImbalanceCounts::access).
     if (auto* s = t.imbalance.load(std::memory_order_relaxed))
       if (!analyzers_.imbalance->access_fast(*s, pc, addr, size)) remaining |= kRemainingImbalance;
+    if (t.only_watched) return remaining;
     if (auto* s = t.false_sharing.load(std::memory_order_relaxed))
       if (!analyzers_.false_sharing->changes_nothing(*s, addr, size, is_write))
         remaining |= kRemainingFalseSharing;
@@ -497,8 +500,10 @@ class CaptureSession {
 // ThreadContext, CaptureSession and the analyzers' thread states inline:
 // a fingerprint of those layouts, which the runtime compares with the one
 // each module's hooks were built with (weft_module_init). Raise the version
-// when a layout changes without changing these sizes.
-constexpr uint64_t kInlineLayoutVersion = 3;
+// when a layout, or what the hooks do with a field (4: only_watched no
+// longer skips the imbalance analysis' caches), changes without changing
+// these sizes.
+constexpr uint64_t kInlineLayoutVersion = 4;
 constexpr uint64_t inline_layout_fingerprint() {
   uint64_t h = kInlineLayoutVersion;
   for (uint64_t size :
