@@ -181,6 +181,27 @@ std::string read_only_fix(const SharingItem& item, uint32_t line_size, Positions
       what, neighbour, line_size, neighbour, line_size, what, what);
 }
 
+// An item's time share (SharingItem::time_share) from the basic blocks of
+// the threads of its pairs; a negligible one's fix says so.
+void estimate_time_share(SharingItem& item, const std::map<uint32_t, uint64_t>& blocks_of) {
+  std::set<uint32_t> threads;
+  for (const FalseSharingPair& p : item.pairs) threads.insert({p.writer, p.reader});
+  uint64_t blocks = 0;
+  for (uint32_t t : threads)
+    if (auto b = blocks_of.find(t); b != blocks_of.end()) blocks += b->second;
+  if (blocks == 0) return;  // a source without block counts
+  item.thread_blocks = blocks;
+  // Of the time the threads would take with the transfers: at most 1.
+  const double transfers = kTransferBlocks * static_cast<double>(item.events);
+  item.time_share = transfers / (static_cast<double>(blocks) + transfers);
+  if (item.negligible())
+    item.fix = fmt::format(
+        "none needed: its {} transfer{} about {} of its threads' time (estimate: ~100 ns "
+        "each, against {} basic blocks at ~1 ns)",
+        group_digits(item.events), item.events == 1 ? " is" : "s are",
+        format_time_share(item.time_share), group_digits(blocks));
+}
+
 std::string race_fix(const SharingItem& item, const std::set<uint32_t>& writers,
                      Positions& positions) {
   const std::string what = object_name(item.object, positions);
@@ -260,6 +281,8 @@ std::string format_offsets(const std::vector<std::pair<uint32_t, uint32_t>>& ran
   return text;
 }
 
+std::string format_time_share(double share) { return fmt::format("{:.2g}%", 100 * share); }
+
 std::string group_digits(uint64_t value) {
   std::string digits = std::to_string(value);
   for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3)
@@ -287,6 +310,8 @@ std::vector<SharingItem> analyze_false_sharing(const Profile& profile) {
     }
   }
   const LineObjects objects(std::move(rows), line_size);
+  std::map<uint32_t, uint64_t> blocks_of;  // by thread
+  for (const ThreadInfo& t : profile.threads()) blocks_of[t.id] = t.basic_blocks;
   const std::vector<LineSharingRecord> shared = line_sharing(profile);
   const std::vector<UnsyncWriteRecord> unsync = unsync_writes(profile);
   Positions positions(profile);
@@ -467,6 +492,7 @@ std::vector<SharingItem> analyze_false_sharing(const Profile& profile) {
       item.read_only = !g.written;
       item.fix = item.read_only ? read_only_fix(item, line_size, positions)
                                 : pad_fix(item, line_size, positions);
+      estimate_time_share(item, blocks_of);
     }
     out.push_back(std::move(item));
   }

@@ -32,6 +32,16 @@ namespace weft {
 // transfer they cost at most ~10 us (docs/metrics.md).
 inline constexpr uint64_t kMinFalseSharingEvents = 100;
 
+// What a false-sharing item costs its threads, estimated: a transfer about
+// 100 ns, a basic block of the program about 1 ns, so each transfer about
+// kTransferBlocks blocks of the threads' own work (docs/metrics.md,
+// "False sharing"). An item below kNegligibleTimeShare of its threads' blocks
+// (the line where two threads' halves of a large array meet, a partial sum
+// written once per loop) is too small to act on: the report leaves it out
+// and `weft falseshare` says so in place of a fix.
+inline constexpr double kTransferBlocks = 100;
+inline constexpr double kNegligibleTimeShare = 0.001;
+
 struct FalseSharingSite {
   uint32_t thread = 0;
   uint64_t pc = 0;
@@ -92,6 +102,13 @@ struct SharingItem {
   std::vector<FalseSharingSite> sites;          // by events, descending
   std::vector<SharingLineEvents> top_lines;     // at most kTopLines, by events
   std::string fix;
+  // False sharing: its transfers' share of its threads' time, estimated
+  // (kTransferBlocks each, against the basic blocks the threads of its pairs
+  // ran: transfers / (blocks + transfers)); -1 when unknown (an
+  // unsynchronised item, or no block counts).
+  double time_share = -1;
+  uint64_t thread_blocks = 0;  // the basic blocks of those threads
+  bool negligible() const { return time_share >= 0 && time_share < kNegligibleTimeShare; }
   static constexpr size_t kTopLines = 5;
 };
 
@@ -137,5 +154,9 @@ std::string format_offsets(const std::vector<std::pair<uint32_t, uint32_t>>& ran
 
 // 1536000 -> "1,536,000".
 std::string group_digits(uint64_t value);
+
+// A time share as a percentage, two significant digits: 0.0000512 ->
+// "0.0051%", 0.123 -> "12%".
+std::string format_time_share(double share);
 
 }  // namespace weft

@@ -65,6 +65,8 @@ json item_json(const SharingItem& item) {
           {"pairs", std::move(pairs)},
           {"sites", std::move(sites)},
           {"top_lines", std::move(top_lines)},
+          {"time_share", item.time_share >= 0 ? json(item.time_share) : json(nullptr)},
+          {"negligible", item.negligible()},
           {"fix", item.fix}};
 }
 
@@ -110,6 +112,13 @@ std::string render_item(size_t rank, const SharingItem& item) {
     sites.add_row({std::to_string(s.thread), group_digits(s.events),
                    code_location(s.position, s.pc), s.code});
   text += sites.render("   ");
+  if (item.time_share >= 0 && !item.negligible())  // a negligible one's fix says it
+    text += fmt::format(
+        "   cost: about {} of its threads' time (estimate: {} transfers at ~100 ns, {} basic "
+        "blocks "
+        "at ~1 ns)\n",
+        format_time_share(item.time_share), group_digits(item.events),
+        group_digits(item.thread_blocks));
   text += "   fix: " + item.fix + "\n";
   return text;
 }

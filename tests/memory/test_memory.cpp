@@ -24,6 +24,9 @@
 //   - stencil_pthreads, stencil_omp, smoothing_steps_pthreads: reuse across
 //     time steps is no finding, reuse within one is; a stride finding needs
 //     256 accesses in the stream it is read from.
+//   - polynomial_steps_pthreads: the lines where threads' blocks of an array
+//     meet are an item too small to act on (no fix, not in the report); a
+//     cyclic split of the same array is the report's first finding;
 //   - flame_steps_omp: four parallel loops with their own schedules (static,
 //     static 8, dynamic 4, guided 8), each run once per time step: every
 //     one recognised in each of its executions.
@@ -200,6 +203,67 @@ TEST_P(MemoryAnalyses, SmallItemsAreCountedNotListed) {
       << table.out;
   const json report = view(dir, "report --format json " + profile);
   for (const json& f : report["memory_findings"]) EXPECT_NE(f["kind"], "false-sharing") << f.dump();
+}
+
+// polynomial_steps_pthreads (see its header), the same update split two
+// ways among 4 threads. In blocks, y's 3 lines where two threads' parts meet
+// move about twice a step: a listed item (100 transfers or more) that costs
+// a few hundredths of a percent of the threads' time, whose fix says none is
+// needed and which the report leaves out. Cyclically, every line of y moves
+// at each thread's write: the item is most of the threads' time, with a
+// fix, and the report's first finding.
+TEST_P(MemoryAnalyses, AnItemTooSmallToActOnSaysSo) {
+  const Build& b = GetParam();
+  TempDir dir;
+  const std::string source = "polynomial_steps_pthreads.c";
+  const std::string prog = program("polynomial_steps_pthreads", b);
+  auto y_item = [&](const json& items) -> json {
+    for (const json& item : items)
+      if (item.contains("allocated_at") &&
+          item["allocated_at"]["line"] == marker(source, "weft:alloc-y"))
+        return item;
+    return json();
+  };
+
+  const std::string blocks = record(dir, b, "--analyses comm,falseshare --falseshare-sampling 1",
+                                    prog + " block 4 64", "blocks");
+  const json items = view(dir, "falseshare --format json " + blocks);
+  const json boundary = y_item(items);
+  ASSERT_FALSE(boundary.is_null()) << items.dump();
+  EXPECT_EQ(boundary["kind"], "false-sharing");
+  EXPECT_EQ(boundary["lines"], 3);
+  EXPECT_GE(boundary["events"], 100);
+  EXPECT_EQ(boundary["source_lines"][0]["line"], marker(source, "weft:boundary"));
+  EXPECT_TRUE(boundary["negligible"].get<bool>()) << boundary.dump();
+  EXPECT_LT(boundary["time_share"].get<double>(), 0.001) << boundary.dump();
+  EXPECT_EQ(boundary["fix"].get<std::string>().rfind("none needed: its ", 0), 0u)
+      << boundary["fix"];
+  for (const json& item : items) {
+    if (item["kind"] == "false-sharing") {
+      EXPECT_TRUE(item["negligible"].get<bool>()) << item.dump();
+    }
+  }
+  auto table = run_command(kWeft + " falseshare " + blocks, dir.path);
+  EXPECT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("   fix: none needed: its "), std::string::npos) << table.out;
+  const json quiet = view(dir, "report --format json " + blocks);
+  for (const json& f : quiet["memory_findings"]) EXPECT_NE(f["kind"], "false-sharing") << f.dump();
+
+  const std::string cyclic = record(dir, b, "--analyses comm,falseshare --falseshare-sampling 1",
+                                    prog + " cyclic 4 64", "cyclic");
+  const json every_line = y_item(view(dir, "falseshare --format json " + cyclic));
+  ASSERT_FALSE(every_line.is_null());
+  EXPECT_EQ(every_line["lines"], 16385);  // 131076 doubles from a line's start
+  EXPECT_FALSE(every_line["negligible"].get<bool>()) << every_line.dump();
+  EXPECT_GT(every_line["time_share"].get<double>(), 0.1) << every_line.dump();
+  EXPECT_NE(every_line["fix"].get<std::string>().find("pad each element"), std::string::npos)
+      << every_line["fix"];
+  table = run_command(kWeft + " falseshare " + cyclic, dir.path);
+  EXPECT_NE(table.out.find("   cost: about "), std::string::npos) << table.out;
+  const json loud = view(dir, "report --format json " + cyclic);
+  ASSERT_FALSE(loud["memory_findings"].empty()) << loud.dump();
+  EXPECT_EQ(loud["memory_findings"][0]["kind"], "false-sharing");
+  EXPECT_EQ(loud["memory_findings"][0]["line"], marker(source, "weft:cyclic"));
 }
 
 // tally_race_omp (see its header): the race first, then the counters' heap
