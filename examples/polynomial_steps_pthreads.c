@@ -5,8 +5,8 @@
  * a hand-written barrier (a mutex and a condition variable) after each step.
  * The main thread allocates and initialises x, y and the model.
  *
- * Usage: polynomial_steps_pthreads block|cyclic [T [STEPS]]
- *        defaults T=4 STEPS=64 (T 2..8, STEPS 1..1000); N = 131076 elements
+ * Usage: polynomial_steps_pthreads [block|cyclic [T [STEPS]]]
+ *        defaults block T=4 STEPS=64 (T 2..8, STEPS 1..1000); N = 131076 elements
  *
  * block: thread t updates [t*N/T, (t+1)*N/T). N is 4 more than a multiple
  *   of 64, so for T a power of two, where two threads' parts meet, a 64-byte
@@ -82,15 +82,16 @@ static void *worker(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2 || (strcmp(argv[1], "block") != 0 && strcmp(argv[1], "cyclic") != 0)) {
-    fprintf(stderr, "usage: %s block|cyclic [T 2..%d [STEPS 1..1000]]\n", argv[0], MAXT);
+  const char *split = argc > 1 ? argv[1] : "block";
+  if (strcmp(split, "block") != 0 && strcmp(split, "cyclic") != 0) {
+    fprintf(stderr, "usage: %s [block|cyclic [T 2..%d [STEPS 1..1000]]]\n", argv[0], MAXT);
     return 2;
   }
-  cyclic = strcmp(argv[1], "cyclic") == 0;
+  cyclic = strcmp(split, "cyclic") == 0;
   nthreads = argc > 2 ? atoi(argv[2]) : 4;
   steps = argc > 3 ? atoi(argv[3]) : 64;
   if (nthreads < 2 || nthreads > MAXT || steps < 1 || steps > 1000) {
-    fprintf(stderr, "usage: %s block|cyclic [T 2..%d [STEPS 1..1000]]\n", argv[0], MAXT);
+    fprintf(stderr, "usage: %s [block|cyclic [T 2..%d [STEPS 1..1000]]]\n", argv[0], MAXT);
     return 2;
   }
   /* Line-aligned, as a careful code allocates: the boundary's place in its
@@ -114,7 +115,7 @@ int main(int argc, char **argv) {
 
   double sum = 0;
   for (long i = 0; i < N; i++) sum += y[i];
-  printf("polynomial_steps_pthreads %s T=%d STEPS=%d sum=%.6f\n", argv[1], nthreads, steps, sum);
+  printf("polynomial_steps_pthreads %s T=%d STEPS=%d sum=%.6f\n", split, nthreads, steps, sum);
   free(x);
   free(y);
   return 0;
