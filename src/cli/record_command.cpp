@@ -137,7 +137,6 @@ std::string analysis_names(bool only_left_out = false) {
     if (!only_left_out || !d.in_default) names += (names.empty() ? "" : ", ") + std::string(d.name);
   return names;
 }
-std::string available_analyses() { return analysis_names(); }
 
 void validate(const RecordOptions& o) {
   if (o.command.empty())
@@ -170,10 +169,10 @@ AnalysisSet selected_analyses(const std::vector<std::string>& lists) {
     // An empty list or item ("", "comm,,crd") is refused like an unknown name.
     if (!AnalysisSet::parse(list, listed, &unknown))
       throw std::runtime_error(
-          unknown.empty() ? fmt::format("--analyses '{}' has an empty item (available: {})", list,
-                                        available_analyses())
-                          : fmt::format("unknown analysis '{}' (available: {})", unknown,
-                                        available_analyses()));
+          unknown.empty()
+              ? fmt::format("--analyses '{}' has an empty item (available: {})", list,
+                            analysis_names())
+              : fmt::format("unknown analysis '{}' (available: {})", unknown, analysis_names()));
     listed.for_each([&](const AnalysisDescriptor& d) { set.add(d.id); });
   }
   return set.with_requirements();
@@ -621,7 +620,7 @@ struct RecordCommand : Command {
     // the parser the runtime uses too (AnalysisSet::parse).
     c->add_option("--analyses", options.analyses,
                   "comma-separated analyses (default: all but " + analysis_names(true) +
-                      "; available: " + available_analyses() + ")");
+                      "; available: " + analysis_names() + ")");
     // Each analysis' settings, as common/analyses.h declares them.
     for (const AnalysisDescriptor& d : kAnalyses)
       for (const AnalysisSetting& setting : d.settings) {

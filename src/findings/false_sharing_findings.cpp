@@ -195,11 +195,8 @@ void estimate_time_share(SharingItem& item, const std::map<uint32_t, uint64_t>& 
   const double transfers = kTransferBlocks * static_cast<double>(item.events);
   item.time_share = transfers / (static_cast<double>(blocks) + transfers);
   if (item.negligible())
-    item.fix = fmt::format(
-        "none needed: its {} transfer{} about {} of its threads' time (estimate: ~100 ns "
-        "each, against {} basic blocks at ~1 ns)",
-        group_digits(item.events), item.events == 1 ? " is" : "s are",
-        format_time_share(item.time_share), group_digits(blocks));
+    item.fix = fmt::format("none needed: its {} transfer{} {}", group_digits(item.events),
+                           item.events == 1 ? " is" : "s are", time_share_estimate(item));
 }
 
 std::string race_fix(const SharingItem& item, const std::set<uint32_t>& writers,
@@ -282,6 +279,13 @@ std::string format_offsets(const std::vector<std::pair<uint32_t, uint32_t>>& ran
 }
 
 std::string format_time_share(double share) { return fmt::format("{:.2g}%", 100 * share); }
+
+std::string time_share_estimate(const SharingItem& item) {
+  return fmt::format(
+      "about {} of its threads' time (estimate: ~100 ns a transfer against {} basic blocks at ~1 "
+      "ns)",
+      format_time_share(item.time_share), group_digits(item.thread_blocks));
+}
 
 std::string group_digits(uint64_t value) {
   std::string digits = std::to_string(value);

@@ -113,12 +113,7 @@ std::string render_item(size_t rank, const SharingItem& item) {
                    code_location(s.position, s.pc), s.code});
   text += sites.render("   ");
   if (item.time_share >= 0 && !item.negligible())  // a negligible one's fix says it
-    text += fmt::format(
-        "   cost: about {} of its threads' time (estimate: {} transfers at ~100 ns, {} basic "
-        "blocks "
-        "at ~1 ns)\n",
-        format_time_share(item.time_share), group_digits(item.events),
-        group_digits(item.thread_blocks));
+    text += "   cost: " + time_share_estimate(item) + "\n";
   text += "   fix: " + item.fix + "\n";
   return text;
 }

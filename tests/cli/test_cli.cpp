@@ -354,9 +354,6 @@ TEST_F(CommandLine, ViewsRefuseDamagedProfilesWithBoundedMemory) {
   }
 }
 
-// A section closed in a library without line information (std::thread's
-// join in libstdc++) is named by its function and offset in the module, so
-// two runs name it alike whatever the address the library was loaded at.
 // Docs/commands.md, "The program's environment": the settings' values (and
 // the profile's name) leave the program's stack where it was within its
 // cache lines, once the address space's randomization is off. A program
@@ -384,8 +381,9 @@ TEST_F(CommandLine, SettingsLeaveTheProgramsStackWhereItWas) {
        {std::string(""), std::string("--exact"),
         std::string("--crd-max-granules 1234567890123456789"),
         std::string("--cache 32K:8,256K:8,8M:16 --trace-budget 64M")}) {
+    // Names of different lengths: the capture file's path is passed too.
     const std::string db =
-        (dir_->path / ("stack" + std::to_string(offsets.size()) + ".db")).string();
+        (dir_->path / (std::string(1 + 7 * offsets.size(), 's') + ".db")).string();
     const CommandResult r = run_command(
         fixed + kWeft + " record -q " + settings + " -o " + db + " -- " + quote(program),
         dir_->path);
@@ -395,6 +393,9 @@ TEST_F(CommandLine, SettingsLeaveTheProgramsStackWhereItWas) {
   for (size_t i = 1; i < offsets.size(); ++i) EXPECT_EQ(offsets[i], offsets[0]) << i;
 }
 
+// A section closed in a library without line information (std::thread's
+// join in libstdc++) is named by its function and offset in the module, so
+// two runs name it alike whatever the address the library was loaded at.
 TEST_F(CommandLine, SectionNamesAreTheSameInEveryRun) {
   std::string names[2];
   for (int i = 0; i < 2; ++i) {

@@ -41,8 +41,8 @@ ImbalanceCounts::ImbalanceCounts(const ImbalanceConfig& config)
       sampling_(config.cache, config.cache_sampling),
       threads_(config.max_threads) {
   line_shift_ = static_cast<unsigned>(__builtin_ctz(config.cache.line_bytes));
-  remembers_warm_lines_ =
-      config.cache.levels[0].size_bytes != 0 && config.cache.levels[0].ways >= kWarmLines;
+  // (An absent L1: warm() finds no present() L1 and remembers nothing.)
+  remembers_warm_lines_ = config.cache.levels[0].ways >= kWarmLines;
   llc_.configure(config.cache.levels[2], config.cache.line_bytes);
 }
 

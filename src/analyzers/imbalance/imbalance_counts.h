@@ -275,7 +275,7 @@ class ImbalanceCounts {
     if (t.memory_weight == 0) {
       for (uint64_t line = addr >> line_shift_, last = last_line_of(addr, size); line <= last;
            ++line)
-        if (line != t.last_line && sampling_.simulated(line) && !warm_hit(t, line)) warm(t, line);
+        if (needs_lookup(t, line) && !warm_hit(t, line)) warm(t, line);
       return;
     }
     InstructionCount* c = __builtin_expect(t.held.active, 0) ? held_instruction(t, pc)
@@ -291,7 +291,7 @@ class ImbalanceCounts {
     // a hit that changes nothing (streams touch each line several times).
     // (Without an L1 every lookup misses: last_line then stays ~0.)
     for (uint64_t line = first; line <= last; ++line)
-      if (line != t.last_line && sampling_.simulated(line)) simulate(t, *c, line);
+      if (needs_lookup(t, line)) simulate(t, *c, line);
   }
 
   // access(t, pc, addr, size) when it only counts an execution of an
@@ -300,8 +300,7 @@ class ImbalanceCounts {
   bool access_fast(ThreadState& t, uint64_t pc, uint64_t addr, uint64_t size) const {
     const uint64_t line = addr >> line_shift_;
     if (__builtin_expect(last_line_of(addr, size) != line, 0)) return false;
-    if (line != t.last_line && sampling_.simulated(line))
-      return t.memory_weight == 0 && warm_hit(t, line);
+    if (needs_lookup(t, line)) return t.memory_weight == 0 && warm_hit(t, line);
     if (t.memory_weight == 0) return true;
     if (__builtin_expect(t.held.active, 0)) return false;
     InstructionCount* c = t.instructions.find_recent(pc);
@@ -371,6 +370,11 @@ class ImbalanceCounts {
   EdgeCount* held_edge(ThreadState& t, const EdgeCount::Key& key);
   InstructionCount* held_instruction(ThreadState& t, uint64_t pc);
 
+  // Whether `line` goes to the caches: a simulated class's, and not the
+  // thread's latest (a hit that changes nothing).
+  bool needs_lookup(const ThreadState& t, uint64_t line) const {
+    return line != t.last_line && sampling_.simulated(line);
+  }
   // The line of an access's last byte.
   uint64_t last_line_of(uint64_t addr, uint64_t size) const {
     return (addr + (size ? size - 1 : 0)) >> line_shift_;
@@ -400,7 +404,7 @@ class ImbalanceCounts {
 
   ImbalanceConfig config_;
   unsigned line_shift_ = 6;
-  bool remembers_warm_lines_ = false;  // an L1 of at least kWarmLines ways
+  bool remembers_warm_lines_ = false;  // L1 sets of at least kWarmLines ways
   CacheSampling sampling_;
   SharedCache llc_;
   PerThreadStates<ThreadState> threads_;
