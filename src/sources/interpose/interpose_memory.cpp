@@ -90,3 +90,29 @@ WEFT_EXPORT void* memset(void* dst, int c, size_t n) {
   SetFn f = resolve(g_memset, "memset");
   return f ? f(dst, c, n) : bootstrap_set(dst, c, n);
 }
+
+// The runtime's own calls (its analyzers' copies, libstdc++'s, the
+// compiler's), redirected here at link time (-Wl,--wrap in the runtime's
+// CMakeLists): straight to the next definition. Through the interposers
+// above they paid the caller's classification on every call, 5% of a
+// CRD-bound recording (RecentGranules::visit's move-to-front memmove;
+// docs/performance.md).
+extern "C" __attribute__((visibility("hidden"))) void* __wrap_memcpy(void* dst, const void* src,
+                                                                     size_t n) {
+  CopyFn f = g_memcpy.load(std::memory_order_relaxed);
+  if (__builtin_expect(f == nullptr, 0)) f = resolve(g_memcpy, "memcpy");
+  return f ? f(dst, src, n) : bootstrap_copy(dst, src, n);
+}
+
+extern "C" __attribute__((visibility("hidden"))) void* __wrap_memmove(void* dst, const void* src,
+                                                                      size_t n) {
+  CopyFn f = g_memmove.load(std::memory_order_relaxed);
+  if (__builtin_expect(f == nullptr, 0)) f = resolve(g_memmove, "memmove");
+  return f ? f(dst, src, n) : bootstrap_copy(dst, src, n);
+}
+
+extern "C" __attribute__((visibility("hidden"))) void* __wrap_memset(void* dst, int c, size_t n) {
+  SetFn f = g_memset.load(std::memory_order_relaxed);
+  if (__builtin_expect(f == nullptr, 0)) f = resolve(g_memset, "memset");
+  return f ? f(dst, c, n) : bootstrap_set(dst, c, n);
+}
