@@ -156,17 +156,69 @@ std::string thread_list(const std::set<uint32_t>& threads) {
   return join_names(names, names.size());
 }
 
+// A heap object whose block does not start on a line: its fix asks for
+// an aligned allocation (one already aligned is not told to align).
+bool unaligned_heap_block(const SharingItem& item, uint32_t line_size) {
+  return item.object.kind == "heap" && item.object.object_address % line_size != 0;
+}
+
 std::string pad_fix(const SharingItem& item, uint32_t line_size, Positions& positions) {
   const std::string what = object_name(item.object, positions);
   std::string fix = fmt::format(
       "give each thread's part of {} its own {}-byte line: pad each element to {} bytes and "
       "align it (alignas({}) / __attribute__((aligned({})))",
       what, line_size, line_size, line_size, line_size);
-  if (item.object.kind == "heap")
+  if (unaligned_heap_block(item, line_size))
     fix += fmt::format(", allocate with aligned_alloc({}, …)", line_size);
   fix +=
       "), or let each thread update a private copy (a local accumulator, or an OpenMP reduction) "
       "and combine the copies once at the end";
+  return fix;
+}
+
+// Whether the threads' parts of the item's object interleave through it:
+// more of its lines are shared than two per thread, so it is not a few
+// per-thread slots, nor the lines where contiguous parts meet (at most one
+// per boundary), but elements dealt out to the threads in turn (a cyclic or
+// small-chunk split of a loop, per-thread data indexed [element][thread]).
+bool interleaved(const SharingItem& item) {
+  return !item.threads.empty() && item.lines > 2 * item.threads.size();
+}
+
+// The bytes of one element, from the narrowest run of bytes a thread used
+// in a line (0 when no thread used any).
+uint32_t element_bytes(const SharingItem& item) {
+  uint32_t narrowest = 0;
+  for (const ThreadOffsets& t : item.threads)
+    for (const auto& [first, last] : t.ranges)
+      if (narrowest == 0 || last - first + 1 < narrowest) narrowest = last - first + 1;
+  return narrowest;
+}
+
+// For interleaved parts, padding every element would multiply the data by
+// the elements a line holds: the fix a performance engineer makes is to
+// give each thread contiguous elements, which leaves at most the lines
+// where two parts meet shared (docs/metrics.md, "False sharing").
+std::string contiguous_fix(const SharingItem& item, uint32_t line_size, Positions& positions) {
+  const std::string what = object_name(item.object, positions);
+  const uint32_t element = element_bytes(item);
+  const uint32_t per_line = element > 0 && element < line_size ? line_size / element : 1;
+  std::string chunk = "chunks of at least one line";
+  if (per_line > 1)
+    chunk = fmt::format("chunks of at least {} elements (a {}-byte line)", per_line, line_size);
+  std::string fix = fmt::format(
+      "the threads' elements of {} interleave in each of its {} shared lines: give each thread "
+      "a contiguous part, so that only the lines where two parts meet are shared, wherever the "
+      "elements are dealt out: a loop split in blocks rather than cyclically (OpenMP "
+      "schedule(static) without a chunk size, or {}), per-thread data indexed "
+      "[thread][element] rather than [element][thread]",
+      what, group_digits(item.lines), chunk);
+  if (unaligned_heap_block(item, line_size))
+    fix += fmt::format("; allocate it with aligned_alloc({}, …) so that parts start on a line",
+                       line_size);
+  if (per_line > 1)
+    fix += fmt::format(" (padding each element to {} bytes would also do, at {} times the memory)",
+                       line_size, per_line);
   return fix;
 }
 
@@ -494,8 +546,12 @@ std::vector<SharingItem> analyze_false_sharing(const Profile& profile) {
                        [](const auto& a, const auto& b) { return a.second > b.second; });
       for (auto& [name, events] : neighbours) item.neighbours.push_back(name);
       item.read_only = !g.written;
-      item.fix = item.read_only ? read_only_fix(item, line_size, positions)
-                                : pad_fix(item, line_size, positions);
+      if (item.read_only)
+        item.fix = read_only_fix(item, line_size, positions);
+      else if (interleaved(item))
+        item.fix = contiguous_fix(item, line_size, positions);
+      else
+        item.fix = pad_fix(item, line_size, positions);
       estimate_time_share(item, blocks_of);
     }
     out.push_back(std::move(item));
