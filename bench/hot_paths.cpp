@@ -2,7 +2,8 @@
 // (Google Benchmark; bench/run.sh prints the medians): the communication
 // shadow's private re-read and re-write (the inline fast paths), a write
 // followed by another thread's first read (the slow path with its counts),
-// the CRD distance update, one step of the simulated private and shared
+// a reader's reuses of another thread's granules at a short distance (with
+// and without CRD), the CRD distance update, one step of the simulated private and shared
 // caches, the false-sharing detector's private re-read and a line transfer,
 // and the trace recorder's step on a regular stream (its O(1) path).
 #include <benchmark/benchmark.h>
@@ -75,6 +76,31 @@ void CommRemoteWriteThenFirstRead(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(CommRemoteWriteThenFirstRead);
+
+// One event = thread 1 re-reads, in turn, one of Arg(1) granules thread 0
+// wrote (a bisection's top levels, a gather's hot rows: reuses at a short
+// distance, the read-sharing kernels' commonest event). Arg(0): 0 without
+// CRD (the reuse memo counts them inline), 1 with the sampled CRD of
+// `weft record` (every event goes to the slow path and the distances).
+void CommReuseCycle(benchmark::State& state) {
+  CommunicationAnalyzer comm(CommunicationConfig{});
+  CrdConfig config;
+  config.sample_granules = 16384;  // weft record's default
+  CommunicationReuseDistance crd(config);
+  if (state.range(0) != 0) comm.connect(&crd, nullptr, nullptr);
+  auto* writer = comm.attach(0);
+  auto* reader = comm.attach(1);
+  const auto cycle = static_cast<size_t>(state.range(1));
+  for (size_t g = 0; g < cycle; ++g) comm.write(*writer, 0x401000, address_of(g), 8);
+  for (size_t g = 0; g < cycle; ++g) comm.read(*reader, 0x401100, address_of(g), 8);
+  size_t g = 0;
+  for (auto _ : state) {
+    comm.read(*reader, 0x401100, address_of(g), 8);
+    if (++g == cycle) g = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(CommReuseCycle)->Args({0, 17})->Args({1, 17})->Args({1, 256});
 
 void CrdDistanceUpdate(benchmark::State& state) {
   CommunicationReuseDistance crd(CrdConfig{});

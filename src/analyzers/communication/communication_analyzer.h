@@ -118,6 +118,8 @@ class CommunicationAnalyzer {
   // the recording of bench/kernels/cg_spmv_omp.c). The fast path scans only
   // the keys (ReuseMemoKey: two cache lines for all eight).
   static constexpr unsigned kReuseMemos = 8;
+  // With CRD: the pair's latest granule and its second latest.
+  static constexpr unsigned kCrdReuseMemos = 2;
   struct ReuseMemoKey {
     uint64_t writer_tag = 0;  // 0: empty
     uint64_t pc = 0;
@@ -168,6 +170,15 @@ class CommunicationAnalyzer {
     // With CRD: which of entries 0 and 1 holds the pair's latest granule
     // (the other, its second latest); 0 without CRD.
     unsigned crd_front = 0;
+    // With CRD, whether the memo pays (crd_memo_pays): set by a hit of the
+    // second entry (alternate()); the pauses in a row; the idle score;
+    // events left that build no entry.
+    // (In the padding before latest_crd_event: the inline layout's sizes
+    // stay.)
+    uint8_t crd_alternated : 1 = 0;
+    uint8_t crd_memo_pauses : 7 = 0;  // pauses since the score was last 0
+    uint8_t crd_memo_idle = 0;
+    uint16_t crd_memo_pause = 0;
     // The latest CRD event when the front entry is empty.
     LatestCrdEvent latest_crd_event;
     uint64_t reader_bit = 0;  // inline reader bit, 0 if tid >= kInlineReaders
@@ -317,6 +328,7 @@ class CommunicationAnalyzer {
     t.busy = 1;
     std::atomic_signal_fence(std::memory_order_seq_cst);
     ReuseMemo& m = t.reuse_memo[i];
+    t.crd_alternated = 1;
     for (uint64_t* c : {m.counters[0], m.counters[1]})
       if (c) ++*c;
     for (uint64_t* c : m.second_counters)  // distances: the instance's weight each
@@ -334,11 +346,14 @@ class CommunicationAnalyzer {
   // Adds the hits the thread's memo holds to their counters (ReuseMemo::
   // pending). Every entry, whatever its tag: an entry a tag no longer names
   // keeps valid counters until forget_reuses, which settles first.
-  static void settle_reuses(ThreadState& t) {
+  // `live`: the entries that may hold hits (kCrdReuseMemos while the
+  // thread's CRD is on, ThreadState::distances).
+  static void settle_reuses(ThreadState& t, unsigned live = kReuseMemos) {
     // counters[0] and [1] count reuses, [2] and [3] (set only with CRD)
     // distances, each standing for the instance's weight.
     const uint64_t weight = t.crd_reader ? t.crd_reader->instance_weight : 1;
-    for (ReuseMemo& m : t.reuse_memo) {
+    for (unsigned e = 0; e < live; ++e) {
+      ReuseMemo& m = t.reuse_memo[e];
       if (m.pending == 0) continue;
       for (unsigned i = 0; i < 4; ++i)
         if (uint64_t* c = m.counters[i]) *c += i < 2 ? m.pending : m.pending * weight;
@@ -354,9 +369,9 @@ class CommunicationAnalyzer {
 
   // Empties the thread's memo: its entries point into tables about to move
   // or state about to go. Their pending hits are counted first.
-  static void forget_reuses(ThreadState& t) {
-    settle_reuses(t);
-    for (ReuseMemoKey& k : t.reuse_keys) k.writer_tag = 0;
+  static void forget_reuses(ThreadState& t, unsigned live = kReuseMemos) {
+    settle_reuses(t, live);
+    for (unsigned e = 0; e < live; ++e) t.reuse_keys[e].writer_tag = 0;
   }
 
   static bool is_local_write(const ThreadState& t, uintptr_t addr, size_t size) {
@@ -510,12 +525,16 @@ class CommunicationAnalyzer {
     }
     t.busy = 1;
     // The tables below may move their entries: the memo is emptied while
-    // they change. Without CRD its entries come back when none moved.
-    uint64_t tags[kReuseMemos];
-    for (unsigned i = 0; i < kReuseMemos; ++i) tags[i] = t.reuse_keys[i].writer_tag;
+    // they change. Without CRD its entries come back when none moved. With
+    // CRD only its first kCrdReuseMemos entries are ever used (the others
+    // were settled and emptied when the thread's CRD was switched on).
     const bool keep = !t.distances;
+    const unsigned live = keep ? kReuseMemos : kCrdReuseMemos;
+    uint64_t tags[kReuseMemos] = {};
+    for (unsigned i = 0; i < live; ++i) tags[i] = t.reuse_keys[i].writer_tag;
+    const bool remember = keep || crd_memo_pays(t, (tags[0] | tags[1]) != 0);
     const uint64_t generation = table_generation(t);
-    forget_reuses(t);
+    forget_reuses(t, live);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     ReuseMemo latest = empty_memo_;
     ReuseMemo second = empty_memo_;  // with CRD: the pair's second latest granule
@@ -531,8 +550,11 @@ class CommunicationAnalyzer {
       if (t.sections)
         sections_->on_event(*t.sections, peer, what, distance.line, distance.word, distance.weight);
       if (t.distances && what != Count::Inval) {
-        remember_crd_reuses(t, tags, generation, pc, peer, addr, what == Count::Rar ? c : nullptr,
-                            distance.line, latest, second);
+        if (remember)
+          remember_crd_reuses(t, tags, generation, pc, peer, addr, what == Count::Rar ? c : nullptr,
+                              distance.line, latest, second);
+        else
+          t.latest_crd_event = {uint64_t{peer} + 1, pc, addr >> granularity_log2_};
       } else if (what == Count::Rar) {
         latest = reuse_to_remember(t, pc, peer, addr, *c, distance.line);
       }
@@ -569,9 +591,51 @@ class CommunicationAnalyzer {
     }
     // Each entry is whole before its tag makes it visible to read_fast.
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    for (unsigned i = 0; i < kReuseMemos; ++i) t.reuse_keys[i].writer_tag = tags[i];
+    for (unsigned i = 0; i < live; ++i) t.reuse_keys[i].writer_tag = tags[i];
     std::atomic_signal_fence(std::memory_order_seq_cst);
     t.busy = 0;
+  }
+
+  // With CRD, whether this slow-path event should leave memo entries for
+  // the reads after it. Building them (remember_crd_reuses) costs a part of
+  // every slow-path event; a hit (a read that repeats the event's granule,
+  // or the pair's one before it) saves one. The memo pays while about one
+  // in kCrdMemoHitCredit of the slow-path events that found an entry had a
+  // hit since the one before: each event without adds 1 to an idle score,
+  // each with takes kCrdMemoHitCredit off it (2 ran the fewest
+  // instructions, docs/performance.md). At kCrdMemoIdleScore (a bisection's
+  // path, a gather: distances of 2 and more) the thread builds no entries
+  // for a pause, then tries again: kCrdMemoFirstPause events, doubled at
+  // each pause until the score is 0 again (at most kCrdMemoLongestPause),
+  // so that a loop whose reuses never repeat pays for few probes and a
+  // stretch without hits inside an alternating loop costs it few hits. An
+  // event that found no entry is no evidence: its granules may have been in
+  // the sample, which no entry may hold. Without entries every read takes
+  // the slow path, which counts exactly as a hit would: only the cost
+  // changes. Call before the memo is settled; `had_entry`: some entry was
+  // live.
+  static constexpr unsigned kCrdMemoHitCredit = 2;
+  static constexpr unsigned kCrdMemoIdleScore = 32;
+  static constexpr unsigned kCrdMemoFirstPause = 32;
+  static constexpr unsigned kCrdMemoLongestPause = 4096;
+  static bool crd_memo_pays(ThreadState& t, bool had_entry) {
+    const bool hit = (t.reuse_memo[0].pending | t.reuse_memo[1].pending) != 0 || t.crd_alternated;
+    t.crd_alternated = 0;
+    if (t.crd_memo_pause != 0) {
+      --t.crd_memo_pause;
+      return false;
+    }
+    if (hit) {
+      t.crd_memo_idle =
+          t.crd_memo_idle > kCrdMemoHitCredit ? t.crd_memo_idle - kCrdMemoHitCredit : 0;
+      if (t.crd_memo_idle == 0) t.crd_memo_pauses = 0;
+    } else if (had_entry && ++t.crd_memo_idle >= kCrdMemoIdleScore) {
+      t.crd_memo_idle = 0;
+      t.crd_memo_pause = static_cast<uint16_t>(std::min<unsigned>(
+          kCrdMemoFirstPause << std::min<unsigned>(t.crd_memo_pauses, 7u), kCrdMemoLongestPause));
+      if (t.crd_memo_pauses < 7) ++t.crd_memo_pauses;
+    }
+    return true;
   }
 
   // With CRD, after an event of pair `peer` at `pc` on addr's granule (a

@@ -501,9 +501,9 @@ class CaptureSession {
 // a fingerprint of those layouts, which the runtime compares with the one
 // each module's hooks were built with (weft_module_init). Raise the version
 // when a layout, or what the hooks do with a field (4: only_watched no
-// longer skips the imbalance analysis' caches), changes without changing
-// these sizes.
-constexpr uint64_t kInlineLayoutVersion = 4;
+// longer skips the imbalance analysis' caches; 5: alternate() notes its hit
+// for the CRD's memo pause), changes without changing these sizes.
+constexpr uint64_t kInlineLayoutVersion = 5;
 constexpr uint64_t inline_layout_fingerprint() {
   uint64_t h = kInlineLayoutVersion;
   for (uint64_t size :
