@@ -439,6 +439,36 @@ TEST(CommunicationAnalyzer, SampledCrdAlternationCountedInlineMatchesTheSlowPath
   EXPECT_GT(distance_one, 2u * 4u * 2048u * 56u);
 }
 
+// A loop that reads the data of two writers in turn (a reader combining its
+// neighbours' halves, a halo beside a block): each pair's latest granule
+// is a repeat at distance 0 in its own pair's trace, whatever the other
+// pair did, so the memo keeps both pairs' latest granules and the re-reads
+// are counted inline, exactly as the slow path counts them.
+TEST(CommunicationAnalyzer, SampledCrdKeepsTwoWritersLatestGranules) {
+  alignas(64) static double left[4096 * 8], right[4096 * 8];
+  const auto at = [](const double* p) { return reinterpret_cast<uintptr_t>(p); };
+  std::vector<Access> accesses;
+  for (const double& x : left) accesses.push_back({0, true, 0x10, at(&x), 8});
+  for (const double& x : right) accesses.push_back({2, true, 0x14, at(&x), 8});
+  for (int pass = 0; pass < 2; ++pass)
+    for (int i = 0; i < 4096 * 8; ++i) {
+      accesses.push_back({1, false, 0x100, at(&left[i]), 8});
+      accesses.push_back({1, false, 0x104, at(&right[i]), 8});
+    }
+  uint64_t slow = 0;
+  const SampledCrdResults fast = run_sampled_crd(accesses, true, &slow);
+  EXPECT_EQ(fast, run_sampled_crd(accesses, false));
+  // 131,072 reads of 2 x 4096 granule pairs, 16 a pair: the first of each
+  // granule (and its second, after a first read that was a true
+  // communication) take the slow path, the rest are memo hits. With one
+  // pair's latest granule only, every read took it.
+  EXPECT_LT(slow, 2u * 4096u * 6u) << slow;
+  uint64_t distance_zero = 0;
+  for (const auto& [key, n] : fast.distances)
+    if (std::get<3>(key) == 0) distance_zero += n;
+  EXPECT_GT(distance_zero, 2u * 4096u * 12u);
+}
+
 // Random reads in runs that alternate granules, of several writers, with
 // writes between them: the sampled CRD's counts through the memo are the
 // slow path's.

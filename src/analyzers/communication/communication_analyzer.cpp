@@ -152,6 +152,15 @@ void CommunicationAnalyzer::remember_crd_reuses(ThreadState& t, const uint64_t* 
     if (attempt == 0 && reuse_old) {
       if (with_second && old_tags[front] == tag && t.reuse_memo[front].recent)
         second = t.reuse_memo[front];
+      // Another pair's latest granule stays, as a repeat at distance 0
+      // only: this event changes its own pair's trace, not that one's (a
+      // loop that reads data of two writers in turn, a halo beside the
+      // thread's block). It never alternates: that is its own pair's.
+      if (!with_second && old_tags[front] != 0 && old_tags[front] != tag) {
+        second = t.reuse_memo[front];
+        second.recent = nullptr;
+        second.second_counters[0] = second.second_counters[1] = nullptr;
+      }
       if (c && outside_crd_sample(t, granule)) {
         for (unsigned i = 0; i < 2; ++i) {
           if (old_tags[i] != tag || t.reuse_memo[i].pc != pc || !t.reuse_memo[i].recent) continue;

@@ -107,6 +107,9 @@ class CommunicationAnalyzer {
   // (an entry with `recent`), distance 1, and the two trade places, in the
   // memo and in the pair's recent granules
   // (CommunicationReuseDistance::recent_granules).
+  // When the event before was another pair's, the second entry keeps that
+  // pair's latest granule instead, as a repeat at distance 0 only (no
+  // `recent`): the event changed its own pair's trace, not that one's.
   // Only a granule outside the reader's CRD sample may be the second: a
   // sampled granule's event changes the pair's trace, which only the slow
   // path updates. A loop that reads a point and a centre in turn (both the
