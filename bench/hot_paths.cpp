@@ -3,9 +3,10 @@
 // shadow's private re-read and re-write (the inline fast paths), a write
 // followed by another thread's first read (the slow path with its counts),
 // a reader's reuses of another thread's granules at a short distance (with
-// and without CRD), the CRD distance update, one step of the simulated private and shared
-// caches, the false-sharing detector's private re-read and a line transfer,
-// and the trace recorder's step on a regular stream (its O(1) path).
+// and without CRD), the CRD distance update, one step of the simulated
+// private and shared caches, the false-sharing detector's private re-read
+// and a line transfer, and the trace recorder's step on a regular stream
+// (its O(1) path).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>

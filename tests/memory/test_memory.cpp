@@ -60,6 +60,20 @@ int marker(const std::string& example, const std::string& name) {
   return weft_test::marker_line(fs::path(WEFT_EXAMPLES_SOURCE_DIR) / example, name);
 }
 
+// The fix of a false-sharing item whose threads' elements (8-byte, in a
+// line-aligned heap block allocated in main at `file:line`) interleave
+// through `lines` shared lines (docs/metrics.md, "False sharing").
+std::string interleaved_fix(const std::string& file, int line, const std::string& lines) {
+  return "the threads' elements of the heap block allocated at " + file + ":" +
+         std::to_string(line) + " main interleave in each of its " + lines +
+         " shared lines: give each thread a contiguous part, so that only the lines where two "
+         "parts meet are shared, wherever the elements are dealt out: a loop split in blocks "
+         "rather than cyclically (OpenMP schedule(static) without a chunk size, or chunks of at "
+         "least 8 elements (a 64-byte line)), per-thread data indexed [thread][element] rather "
+         "than [element][thread] (padding each element to 64 bytes would also do, at 8 times "
+         "the memory)";
+}
+
 std::string program(const std::string& example, const Build& b) {
   return std::string(WEFT_EXAMPLES_DIR) + "/" + example + "." + b.build;
 }
@@ -259,18 +273,7 @@ TEST_P(MemoryAnalyses, AnItemTooSmallToActOnSaysSo) {
   // Every line of a 1 MiB array: padding each element is not the fix (8x the
   // memory); contiguous parts are, in chunks of at least a line's 8 doubles.
   // The array is already aligned_alloc'ed: not told to align it.
-  const std::string cyclic_fix = every_line["fix"];
-  EXPECT_EQ(cyclic_fix.rfind("the threads' elements of the heap block allocated at ", 0), 0u)
-      << cyclic_fix;
-  EXPECT_NE(cyclic_fix.find("interleave in each of its 16,385 shared lines: give each thread a "
-                            "contiguous part"),
-            std::string::npos)
-      << cyclic_fix;
-  EXPECT_NE(cyclic_fix.find("a loop split in blocks rather than cyclically"), std::string::npos)
-      << cyclic_fix;
-  EXPECT_NE(cyclic_fix.find("chunks of at least 8 elements (a 64-byte line)"), std::string::npos)
-      << cyclic_fix;
-  EXPECT_EQ(cyclic_fix.find("aligned_alloc"), std::string::npos) << cyclic_fix;
+  EXPECT_EQ(every_line["fix"], interleaved_fix(source, marker(source, "weft:alloc-y"), "16,385"));
   table = run_command(kWeft + " falseshare " + cyclic, dir.path);
   EXPECT_NE(table.out.find("   cost: about "), std::string::npos) << table.out;
   const json loud = view(dir, "report --format json " + cyclic);
@@ -341,13 +344,7 @@ TEST_P(MemoryAnalyses, SharingIsRankedByObjectAndRacesAreNotFalseSharing) {
   // Each line holds 2 bins x 4 threads: per-thread counters indexed
   // [bin][thread], which [thread][bin] (each thread's contiguous) mends; the
   // block is aligned_alloc'ed already.
-  const std::string counts_fix = counts["fix"];
-  EXPECT_NE(counts_fix.find("interleave in each of its 256 shared lines"), std::string::npos)
-      << counts_fix;
-  EXPECT_NE(counts_fix.find("indexed [thread][element] rather than [element][thread]"),
-            std::string::npos)
-      << counts_fix;
-  EXPECT_EQ(counts_fix.find("aligned_alloc"), std::string::npos) << counts_fix;
+  EXPECT_EQ(counts["fix"], interleaved_fix("tally_race_omp.c", line_of("weft:alloc"), "256"));
 
   // limit: read only, next to the slots the rounds write.
   const bool gcc_layout = b.build.find("gcc") != std::string::npos;

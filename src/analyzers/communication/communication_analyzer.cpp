@@ -120,7 +120,8 @@ CommunicationAnalyzer::ReuseMemo CommunicationAnalyzer::reuse_to_remember(
 void CommunicationAnalyzer::remember_crd_reuses(ThreadState& t, const uint64_t* old_tags,
                                                 uint64_t old_generation, uint64_t pc, uint32_t peer,
                                                 uintptr_t addr, PcPeerCounts* c, uint64_t distance,
-                                                ReuseMemo& latest, ReuseMemo& second) {
+                                                bool build_entries, ReuseMemo& latest,
+                                                ReuseMemo& second) {
   // The thread's latest CRD event: the memo's front entry's when it holds
   // one (its hits changed nothing else), else the latest slow one.
   const unsigned front = t.crd_front;
@@ -130,6 +131,7 @@ void CommunicationAnalyzer::remember_crd_reuses(ThreadState& t, const uint64_t* 
   const uint64_t tag = uint64_t{peer} + 1;
   const uint64_t granule = addr >> granularity_log2_;
   t.latest_crd_event = {tag, pc, granule};
+  if (!build_entries) return;
   // The previous granule is second in the pair's recent granules when the
   // pair's previous event was the thread's latest (and it left the sample
   // alone, else only the slow path may count its re-read).
@@ -162,7 +164,7 @@ void CommunicationAnalyzer::remember_crd_reuses(ThreadState& t, const uint64_t* 
         second.second_counters[0] = second.second_counters[1] = nullptr;
       }
       if (c && outside_crd_sample(t, granule)) {
-        for (unsigned i = 0; i < 2; ++i) {
+        for (unsigned i = 0; i < kCrdReuseMemos; ++i) {
           if (old_tags[i] != tag || t.reuse_memo[i].pc != pc || !t.reuse_memo[i].recent) continue;
           latest = t.reuse_memo[i];
           latest.granule = granule;

@@ -553,11 +553,8 @@ class CommunicationAnalyzer {
       if (t.sections)
         sections_->on_event(*t.sections, peer, what, distance.line, distance.word, distance.weight);
       if (t.distances && what != Count::Inval) {
-        if (remember)
-          remember_crd_reuses(t, tags, generation, pc, peer, addr, what == Count::Rar ? c : nullptr,
-                              distance.line, latest, second);
-        else
-          t.latest_crd_event = {uint64_t{peer} + 1, pc, addr >> granularity_log2_};
+        remember_crd_reuses(t, tags, generation, pc, peer, addr, what == Count::Rar ? c : nullptr,
+                            distance.line, remember, latest, second);
       } else if (what == Count::Rar) {
         latest = reuse_to_remember(t, pc, peer, addr, *c, distance.line);
       }
@@ -647,10 +644,12 @@ class CommunicationAnalyzer {
   // previous granule by the instruction that read it, when the pair's
   // previous event was the thread's latest (either may stay empty).
   // `old_tags`: the memo's tags before the event, `old_generation` the
-  // tables' generation then (table_generation).
+  // tables' generation then (table_generation). Without `build_entries`
+  // (crd_memo_pays) it only notes the event as the thread's latest.
   void remember_crd_reuses(ThreadState& t, const uint64_t* old_tags, uint64_t old_generation,
                            uint64_t pc, uint32_t peer, uintptr_t addr, PcPeerCounts* c,
-                           uint64_t distance, ReuseMemo& latest, ReuseMemo& second);
+                           uint64_t distance, bool build_entries, ReuseMemo& latest,
+                           ReuseMemo& second);
   // Whether `granule` lies outside the thread's CRD sample (its events
   // change only the pair's recent granules, never its trace).
   static bool outside_crd_sample(const ThreadState& t, uint64_t granule) {

@@ -40,15 +40,34 @@ std::atomic<CopyFn> g_memcpy{nullptr};
 std::atomic<CopyFn> g_memmove{nullptr};
 std::atomic<SetFn> g_memset{nullptr};
 
+// The next definition of `name`, resolved on first use. The load is
+// inline (every call pays it); the dlsym is not.
 template <class Fn>
-Fn resolve(std::atomic<Fn>& slot, const char* name) {
-  Fn f = slot.load(std::memory_order_acquire);
-  if (f) return f;
+__attribute__((noinline)) Fn resolve_slow(std::atomic<Fn>& slot, const char* name) {
   if (g_resolving.exchange(1)) return nullptr;  // re-entered from dlsym
-  f = reinterpret_cast<Fn>(weft::interpose::next_symbol(name));
+  Fn f = reinterpret_cast<Fn>(weft::interpose::next_symbol(name));
   slot.store(f, std::memory_order_release);
   g_resolving.store(0);
   return f;
+}
+
+template <class Fn>
+inline Fn resolve(std::atomic<Fn>& slot, const char* name) {
+  Fn f = slot.load(std::memory_order_acquire);
+  return __builtin_expect(f != nullptr, 1) ? f : resolve_slow(slot, name);
+}
+
+// The copy and the fill themselves: the next definition, or a byte loop
+// while it is being resolved.
+inline void* next_copy(std::atomic<CopyFn>& slot, const char* name, void* dst, const void* src,
+                       size_t n) {
+  CopyFn f = resolve(slot, name);
+  return f ? f(dst, src, n) : bootstrap_copy(dst, src, n);
+}
+
+inline void* next_set(void* dst, int c, size_t n) {
+  SetFn f = resolve(g_memset, "memset");
+  return f ? f(dst, c, n) : bootstrap_set(dst, c, n);
 }
 
 inline bool counted(uint64_t pc, size_t n) {
@@ -63,8 +82,7 @@ void* copy(uint64_t pc, std::atomic<CopyFn>& slot, const char* name, void* dst, 
     weft::interpose::program_read(pc, src, n);
     weft::interpose::program_write(pc, dst, n);
   }
-  CopyFn f = resolve(slot, name);
-  return f ? f(dst, src, n) : bootstrap_copy(dst, src, n);
+  return next_copy(slot, name, dst, src, n);
 }
 
 }  // namespace
@@ -87,8 +105,7 @@ WEFT_EXPORT void* memset(void* dst, int c, size_t n) {
     return f(dst, c, n);
   const uint64_t pc = WEFT_CALLER_PC;
   if (counted(pc, n)) weft::interpose::program_write(pc, dst, n);
-  SetFn f = resolve(g_memset, "memset");
-  return f ? f(dst, c, n) : bootstrap_set(dst, c, n);
+  return next_set(dst, c, n);
 }
 
 // The runtime's own calls (its analyzers' copies, libstdc++'s, the
@@ -99,20 +116,14 @@ WEFT_EXPORT void* memset(void* dst, int c, size_t n) {
 // docs/performance.md).
 extern "C" __attribute__((visibility("hidden"))) void* __wrap_memcpy(void* dst, const void* src,
                                                                      size_t n) {
-  CopyFn f = g_memcpy.load(std::memory_order_relaxed);
-  if (__builtin_expect(f == nullptr, 0)) f = resolve(g_memcpy, "memcpy");
-  return f ? f(dst, src, n) : bootstrap_copy(dst, src, n);
+  return next_copy(g_memcpy, "memcpy", dst, src, n);
 }
 
 extern "C" __attribute__((visibility("hidden"))) void* __wrap_memmove(void* dst, const void* src,
                                                                       size_t n) {
-  CopyFn f = g_memmove.load(std::memory_order_relaxed);
-  if (__builtin_expect(f == nullptr, 0)) f = resolve(g_memmove, "memmove");
-  return f ? f(dst, src, n) : bootstrap_copy(dst, src, n);
+  return next_copy(g_memmove, "memmove", dst, src, n);
 }
 
 extern "C" __attribute__((visibility("hidden"))) void* __wrap_memset(void* dst, int c, size_t n) {
-  SetFn f = g_memset.load(std::memory_order_relaxed);
-  if (__builtin_expect(f == nullptr, 0)) f = resolve(g_memset, "memset");
-  return f ? f(dst, c, n) : bootstrap_set(dst, c, n);
+  return next_set(dst, c, n);
 }
