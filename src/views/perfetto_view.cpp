@@ -1,7 +1,10 @@
 #include "views/perfetto_view.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace weft {
 namespace {
@@ -66,24 +69,37 @@ std::string render_perfetto(const TimelineFindings& t) {
     events.push_back(span(s.name, timeline_span_kind_name(s.kind), track(s.thread, chunk ? 2 : 0),
                           s.start_ns, s.end_ns, origin, std::move(args)));
   }
+  // Each thread's section starts, in time order: a thread's waiting ends
+  // where its next section begins. The team's last arrival is recorded by
+  // the last thread after it released the others, so a thread released
+  // from a spin barrier may begin its next section a little before it.
+  std::map<uint32_t, std::vector<uint64_t>> starts;
+  for (const TimelineInstance& instance : t.instances)
+    for (const TimelineInstanceThread& member : instance.threads)
+      starts[member.thread].push_back(member.start_ns);
+  for (auto& [thread, times] : starts) std::sort(times.begin(), times.end());
   for (const TimelineInstance& instance : t.instances) {
     const std::string name = (instance.section.empty() ? instance.region : instance.section) +
                              " #" + std::to_string(instance.instance);
     for (const TimelineInstanceThread& member : instance.threads) {
       const int tid = track(member.thread, 1);
+      const std::vector<uint64_t>& times = starts[member.thread];
+      const auto next = std::upper_bound(times.begin(), times.end(), member.start_ns);
+      const uint64_t limit = next == times.end() ? UINT64_MAX : *next;
       // A thread whose recorded arrival precedes its start (it entered a
       // spin wait before its previous segment closed) is busy for no time;
       // arrival_ns keeps the recorded arrival.
       const uint64_t arrival = std::max(member.start_ns, member.end_ns);
+      const uint64_t team_end = std::min(instance.team_end_ns, limit);
       json args = {{"instance_id", instance.id},    {"section", instance.region},
                    {"instance", instance.instance}, {"imbalance", instance.imbalance},
                    {"thread", member.thread},       {"arrival_ns", member.end_ns}};
-      events.push_back(span(name, "section", tid, member.start_ns,
-                            std::max(arrival, instance.team_end_ns), origin, args));
+      events.push_back(
+          span(name, "section", tid, member.start_ns, std::max(arrival, team_end), origin, args));
       events.push_back(span("busy", "busy", tid, member.start_ns, arrival, origin,
                             {{"instance_id", instance.id}}));
-      if (instance.team_end_ns > arrival)
-        events.push_back(span("waiting", "waiting", tid, arrival, instance.team_end_ns, origin,
+      if (team_end > arrival)
+        events.push_back(span("waiting", "waiting", tid, arrival, team_end, origin,
                               {{"instance_id", instance.id}}));
     }
   }

@@ -7,7 +7,8 @@
 //   - "T<T> sections": each section instance the thread took part in, named
 //     as `weft imbalance` names the section ("file.c:93 #4"), with its
 //     "busy" span (start to arrival) and "waiting" span (arrival to the
-//     team's last arrival) nested in it;
+//     team's last arrival, or to the thread's next section if that began
+//     first) nested in it;
 //   - "T<T> omp chunks": the chunks of worksharing loops.
 // Every span is a complete event (ph "X") with ts and dur in microseconds
 // since the run's first recorded time; exact nanoseconds are in its args
