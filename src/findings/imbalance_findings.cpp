@@ -154,10 +154,15 @@ std::vector<std::pair<double, const SectionInstanceInfo*>> measure_busy_times(
     const double imbalance = idle_fraction(busy);
     const double longest = *std::max_element(busy.begin(), busy.end());
     for (double b : busy) section.lost += longest - b;
+    section.largest_team = std::max(section.largest_team, busy.size());
     imbalance_sum += imbalance;
     weighted.emplace_back(imbalance, &instance);
   }
   section.imbalance = imbalance_sum / static_cast<double>(instances.size());
+  double busy_total = 0;
+  for (double b : section.busy) busy_total += b;
+  if (section.lost + busy_total > 0)
+    section.idle_share = section.lost / (section.lost + busy_total);
   return weighted;
 }
 

@@ -54,10 +54,17 @@ struct SectionImbalance {
   // Instances whose memory instructions were counted (sampled section
   // instances): only these are diagnosed; the others' misses are estimates.
   size_t measured_instances = 0;
-  double imbalance = 0;                    // mean over instances of the idle fraction
-  double lost = 0;                         // sum over instances and threads of (max - busy)
-  std::vector<uint32_t> threads;           // thread ids, ascending
-  std::vector<double> busy;                // per thread, summed over instances
+  double imbalance = 0;  // mean over instances of the idle fraction
+  double lost = 0;       // sum over instances and threads of (max - busy)
+  // lost / (lost + the threads' busy time): the share of the section's
+  // thread-time spent idle at its closing points. Unlike `imbalance`, each
+  // instance counts by its length: many short instances that one thread
+  // runs alone (an `omp master` between two barriers) make the mean high
+  // and this share small.
+  double idle_share = 0;
+  size_t largest_team = 0;        // the most threads in one instance (the diagnosis needs 3)
+  std::vector<uint32_t> threads;  // thread ids, ascending
+  std::vector<double> busy;       // per thread, summed over instances
   std::vector<ImbalanceCauseLine> causes;  // by score, descending; each at a source line
   // Causes the diagnosis found at no source line (the section's entry as
   // leader, code without line information): counted, not ranked.

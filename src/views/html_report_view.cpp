@@ -7,6 +7,7 @@
 #include <numbers>
 
 #include "findings/source_lines.h"
+#include "views/imbalance_view.h"
 #include "views/loops_view.h"
 #include "views/report_view.h"
 #include "views/view_format.h"
@@ -403,13 +404,16 @@ struct Page {
       html += fmt::format(
           "<div class=\"finding imbalance\"><b>load imbalance</b> <a "
           "href=\"#section-{}\"><code>{}</code></a>: {:.1f}% idle on average, lost {} ({:.0f}% "
-          "of all lost)",
+          "of all lost; idle {} of its thread-time)",
           i, esc(section_location(s.region)), 100 * s.imbalance, number(s.lost),
-          r.imbalance_total_lost > 0 ? 100 * s.lost / r.imbalance_total_lost : 0.0);
+          r.imbalance_total_lost > 0 ? 100 * s.lost / r.imbalance_total_lost : 0.0,
+          share_text(s.idle_share));
       if (!s.causes.empty()) {
         const ImbalanceCauseLine& c = s.causes.front();
         html += "<br>top cause: " + esc(c.level.empty() ? c.kind : c.kind + " " + c.level) +
                 " at " + source_link(c.position.file, c.position.line, cause_location(c));
+      } else {
+        html += "<br>" + esc(imbalance_no_cause_note(s, ""));
       }
       html += "</div>";
     }

@@ -9,6 +9,10 @@ namespace weft {
 
 namespace {
 
+// Idle below this share of a section's thread-time is balanced: nobody
+// would restructure code for it.
+constexpr double kBalancedIdleShare = 0.01;
+
 std::string render_json(const ImbalanceFindings& findings, size_t top) {
   nlohmann::json out;
   out["measure"] = busy_measure_name(findings.measure);
@@ -38,6 +42,7 @@ std::string render_json(const ImbalanceFindings& findings, size_t top) {
                                {"measured_instances", s.measured_instances},
                                {"imbalance", s.imbalance},
                                {"lost", s.lost},
+                               {"idle_share", s.idle_share},
                                {"unlocated_causes", s.unlocated_causes},
                                {"threads", std::move(busy)},
                                {"causes", std::move(causes)}});
@@ -67,9 +72,11 @@ std::string render_table(const ImbalanceFindings& findings, size_t top) {
     const std::string measured = s.measured_instances < s.instances
                                      ? fmt::format("memory counted in {}, ", s.measured_instances)
                                      : std::string();
-    out += fmt::format("\n{}  instances {} ({}analyzed {})  lost {:.3g}  imbalance {:.1f}%\n",
-                       section_location(s.region), s.instances, measured, s.analyzed_instances,
-                       s.lost, 100 * s.imbalance);
+    out += fmt::format(
+        "\n{}  instances {} ({}analyzed {})  lost {:.3g} ({} of its thread-time)  imbalance "
+        "{:.1f}%\n",
+        section_location(s.region), s.instances, measured, s.analyzed_instances, s.lost,
+        share_text(s.idle_share), 100 * s.imbalance);
     out += "  busy per thread, summed over the instances:\n";
     const double longest = s.busy.empty() ? 0 : *std::max_element(s.busy.begin(), s.busy.end());
     for (size_t i = 0; i < s.threads.size(); ++i) {
@@ -84,10 +91,7 @@ std::string render_table(const ImbalanceFindings& findings, size_t top) {
             : fmt::format("  ({} cause{} at no source line, not ranked)\n", s.unlocated_causes,
                           s.unlocated_causes == 1 ? "" : "s");
     if (s.causes.empty()) {
-      out +=
-          "  no cause at a source line explains the busy times (balanced, or too few "
-          "threads)\n" +
-          unlocated;
+      out += imbalance_no_cause_note(s, "  ") + unlocated;
       continue;
     }
     out +=
@@ -114,6 +118,20 @@ std::string render_table(const ImbalanceFindings& findings, size_t top) {
 }
 
 }  // namespace
+
+std::string imbalance_no_cause_note(const SectionImbalance& s, std::string_view indent) {
+  if (s.idle_share < kBalancedIdleShare)
+    return fmt::format("{}no cause ranked: balanced (idle under 1% of its thread-time)\n", indent);
+  // Forward selection tests each predictor with n - 2 degrees of freedom
+  // (imbalance_diagnosis.cpp): with two threads any count that differs fits
+  // the two busy times exactly, and none can be told from chance.
+  if (s.largest_team < 3)
+    return fmt::format(
+        "{}no cause ranked: with {} thread{} per instance no count can be told from chance (the "
+        "diagnosis needs 3 or more: record with more threads)\n",
+        indent, s.largest_team, s.largest_team == 1 ? "" : "s");
+  return fmt::format("{}no cause at a source line explains the busy times\n", indent);
+}
 
 std::string render_imbalance(const ImbalanceFindings& findings,
                              const ImbalanceRenderOptions& options) {

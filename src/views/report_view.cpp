@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "findings/source_lines.h"
+#include "views/imbalance_view.h"
 #include "views/loops_view.h"
 #include "views/text_table.h"
 
@@ -99,9 +100,12 @@ std::string render_imbalance_summary(const ReportFindings& data) {
     return text + "  none: no section's threads waited for each other (imbalance under 0.05%)\n";
   for (const SectionImbalance& section : data.imbalance) {
     text += fmt::format(
-        "  {}  {} instance{}  lost {:.3g} ({:.0f}% of all lost)  imbalance {:.1f}%\n",
+        "  {}  {} instance{}  lost {:.3g} ({:.0f}% of all lost; idle {} of its thread-time)  "
+        "imbalance {:.1f}%\n",
         section_location(section.region), section.instances, section.instances == 1 ? "" : "s",
-        section.lost, 100 * section.lost / data.imbalance_total_lost, 100 * section.imbalance);
+        section.lost, 100 * section.lost / data.imbalance_total_lost,
+        share_text(section.idle_share), 100 * section.imbalance);
+    if (section.causes.empty()) text += imbalance_no_cause_note(section, "    ");
     for (size_t i = 0; i < section.causes.size(); ++i) {
       const ImbalanceCauseLine& c = section.causes[i];
       text += fmt::format("    {} {:<13} {:>7.3f}  {}  {}\n", i + 1,
@@ -468,6 +472,7 @@ json imbalance_json(const ReportFindings& data) {
                          {"imbalance", section.imbalance},
                          {"lost", section.lost},
                          {"lost_share", section.lost / data.imbalance_total_lost},
+                         {"idle_share", section.idle_share},
                          {"causes", std::move(causes)}});
   }
   return imbalance;

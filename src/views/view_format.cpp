@@ -26,6 +26,12 @@ std::string csv_field(std::string_view text) {
   return quoted + "\"";
 }
 
+std::string share_text(double fraction) {
+  const double percent = 100 * fraction;
+  return percent == 0 || percent >= 1 ? fmt::format("{:.1f}%", percent)
+                                      : fmt::format("{:.2g}%", percent);
+}
+
 std::string human_bytes(uint64_t bytes) {
   constexpr std::array<const char*, 4> units = {"B", "KiB", "MiB", "GiB"};
   size_t unit = 0;

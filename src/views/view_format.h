@@ -21,6 +21,10 @@ std::string csv_field(std::string_view text);
 // The bytes of a cache, for text: "32 MiB", "48 KiB", "1000 B".
 std::string human_bytes(uint64_t bytes);
 
+// A share as a percentage for text: one decimal from 1% up ("31.8%"), two
+// significant digits below ("0.034%"), so that a small share is not "0.0%".
+std::string share_text(double fraction);
+
 // The lines a view prints when a run of several threads had no barrier weft
 // recognises (ProfileFacts::no_barrier_recognised), each starting with
 // `indent`.
