@@ -74,9 +74,21 @@ std::string RegionBuilder::add_loop(const std::string& function_region,
     name += std::string(path_basename(loop.file)) + ":" + std::to_string(loop.first_line);
   else
     name += hex_address(loop.header);
-  // Two loops starting on one line (`for (..) for (..)`): outer keeps the name.
+  // Loops starting on one line (`for (..) for (..)`, a helper's loop inlined
+  // at its call, whose lines are the call's) are numbered by their place in
+  // the function, outer before inner, then by address: the outer keeps the
+  // name, whichever loop's accesses the recording names first (that order
+  // swapped the names between two recordings of one binary).
   const std::string base = name;
-  for (int n = 2; drafts_.contains(name); ++n) name = base + "#" + std::to_string(n);
+  const bool by_line = !loop.file.empty() && loop.first_line != 0;
+  uint32_t rank = 0;
+  for (const Loop& other : function.loops)
+    if (by_line && other.first_line == loop.first_line && other.file == loop.file &&
+        (other.depth < loop.depth || (other.depth == loop.depth && other.header < loop.header)))
+      ++rank;
+  if (rank != 0) name = base + "#" + std::to_string(rank + 1);
+  // The same name from another physical function of the region (a clone).
+  for (uint32_t n = rank + 2; drafts_.contains(name); ++n) name = base + "#" + std::to_string(n);
   loop_names_[key] = name;
   RegionDraft& draft = drafts_[name];
   draft.kind = kRegionLoop;

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "profile/region_naming.h"
+#include "profile/run_regions.h"
+#include "static/binary_structure.h"
 
 namespace weft {
 namespace {
@@ -62,6 +64,42 @@ TEST(RegionNaming, CompilerClonesKeepTheirFunctionName) {
   EXPECT_EQ(without_clone_suffix("version.2"), "version.2");
   EXPECT_EQ(without_clone_suffix(".constprop.0"), ".constprop.0");
   EXPECT_EQ(without_clone_suffix("plain"), "plain");
+}
+
+// Loops starting on one source line (an outer loop and a helper's loop
+// inlined at its call, whose lines are the call's) are numbered by their
+// place in the function, outer first, whichever one's accesses a recording
+// names first: before, the first named kept the plain name, and two
+// recordings of one binary swapped them.
+TEST(RegionNaming, LoopsOnOneLineAreNumberedOuterFirstInAnyOrder) {
+  FunctionStructure f;
+  f.name = "filter";
+  Loop outer;
+  outer.index = 0;
+  outer.depth = 1;
+  outer.header = 0x1200;
+  outer.file = "/src/pf.c";
+  outer.first_line = 101;
+  outer.last_line = 110;
+  Loop inner = outer;  // the bisection, inlined: below the outer's header
+  inner.index = 1;
+  inner.parent = 0;
+  inner.depth = 2;
+  inner.header = 0x1100;
+  Loop later = outer;  // a second top-level loop on the line
+  later.index = 2;
+  later.header = 0x1400;
+  f.loops = {outer, inner, later};
+  for (const std::vector<size_t>& order :
+       std::vector<std::vector<size_t>>{{0, 1, 2}, {1, 2, 0}, {2, 1, 0}}) {
+    RegionBuilder regions;
+    std::vector<std::string> names(3);
+    for (size_t i : order) names[i] = regions.add_loop("filter", f, f.loops[i]);
+    EXPECT_EQ(names[0], "filter:loop@pf.c:101");
+    EXPECT_EQ(names[2], "filter:loop@pf.c:101#2");
+    EXPECT_EQ(names[1], "filter:loop@pf.c:101#3");
+    EXPECT_EQ(regions.drafts().at(names[1]).parent_name, names[0]);
+  }
 }
 
 }  // namespace
