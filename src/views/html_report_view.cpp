@@ -408,12 +408,12 @@ struct Page {
           i, esc(section_location(s.region)), 100 * s.imbalance, number(s.lost),
           r.imbalance_total_lost > 0 ? 100 * s.lost / r.imbalance_total_lost : 0.0,
           share_text(s.idle_share));
-      if (!s.causes.empty()) {
+      if (imbalance_causes_ranked(s)) {
         const ImbalanceCauseLine& c = s.causes.front();
         html += "<br>top cause: " + esc(c.level.empty() ? c.kind : c.kind + " " + c.level) +
                 " at " + source_link(c.position.file, c.position.line, cause_location(c));
       } else {
-        html += "<br>" + esc(imbalance_no_cause_note(s, ""));
+        html += "<br>" + esc(imbalance_unranked_note(s, ""));
       }
       html += "</div>";
     }
@@ -564,7 +564,9 @@ struct Page {
                                                       100 * b.imbalance));
         html += "</div>";
       }
-      if (!s.causes.empty()) {
+      if (!imbalance_causes_ranked(s)) {
+        html += "<p>" + esc(imbalance_unranked_note(s, "")) + "</p>";
+      } else {
         html += "<table><tr><th>#</th><th>cause</th><th>score</th><th>where</th><th>code</th></tr>";
         for (size_t c = 0; c < s.causes.size(); ++c) {
           const ImbalanceCauseLine& cause = s.causes[c];

@@ -90,8 +90,8 @@ std::string render_table(const ImbalanceFindings& findings, size_t top) {
             ? std::string()
             : fmt::format("  ({} cause{} at no source line, not ranked)\n", s.unlocated_causes,
                           s.unlocated_causes == 1 ? "" : "s");
-    if (s.causes.empty()) {
-      out += imbalance_no_cause_note(s, "  ") + unlocated;
+    if (!imbalance_causes_ranked(s)) {
+      out += imbalance_unranked_note(s, "  ") + unlocated;
       continue;
     }
     out +=
@@ -119,9 +119,14 @@ std::string render_table(const ImbalanceFindings& findings, size_t top) {
 
 }  // namespace
 
-std::string imbalance_no_cause_note(const SectionImbalance& s, std::string_view indent) {
+bool imbalance_causes_ranked(const SectionImbalance& s) {
+  return !s.causes.empty() && s.idle_share >= kBalancedIdleShare;
+}
+
+std::string imbalance_unranked_note(const SectionImbalance& s, std::string_view indent) {
   if (s.idle_share < kBalancedIdleShare)
-    return fmt::format("{}no cause ranked: balanced (idle under 1% of its thread-time)\n", indent);
+    return fmt::format("{}no cause ranked: balanced (idle under 1% of its thread-time){}\n", indent,
+                       s.causes.empty() ? "" : "; --format json lists what the diagnosis found");
   // Forward selection tests each predictor with n - 2 degrees of freedom
   // (imbalance_diagnosis.cpp): with two threads any count that differs fits
   // the two busy times exactly, and none can be told from chance.

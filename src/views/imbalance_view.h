@@ -16,10 +16,13 @@ struct ImbalanceRenderOptions {
   size_t top = 10;                            // causes listed per section
 };
 
-// Why section `s` has no ranked cause, as far as its figures tell (one
-// line, starting with `indent`): too few threads per instance for the
-// diagnosis, idle time too small to matter, or no cause at a source line.
-std::string imbalance_no_cause_note(const SectionImbalance& s, std::string_view indent);
+// Whether the text views rank section `s`'s causes: it has some, and its
+// idle share is 1% or more (below, nobody would restructure code for it;
+// the JSON keeps its causes).
+bool imbalance_causes_ranked(const SectionImbalance& s);
+// Why they are not (one line, starting with `indent`): balanced, too few
+// threads per instance for the diagnosis, or no cause at a source line.
+std::string imbalance_unranked_note(const SectionImbalance& s, std::string_view indent);
 
 // Throws ViewError for --format csv.
 std::string render_imbalance(const ImbalanceFindings& findings,

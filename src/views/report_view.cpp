@@ -105,7 +105,10 @@ std::string render_imbalance_summary(const ReportFindings& data) {
         section_location(section.region), section.instances, section.instances == 1 ? "" : "s",
         section.lost, 100 * section.lost / data.imbalance_total_lost,
         share_text(section.idle_share), 100 * section.imbalance);
-    if (section.causes.empty()) text += imbalance_no_cause_note(section, "    ");
+    if (!imbalance_causes_ranked(section)) {
+      text += imbalance_unranked_note(section, "    ");
+      continue;
+    }
     for (size_t i = 0; i < section.causes.size(); ++i) {
       const ImbalanceCauseLine& c = section.causes[i];
       text += fmt::format("    {} {:<13} {:>7.3f}  {}  {}\n", i + 1,
