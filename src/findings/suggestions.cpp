@@ -272,13 +272,17 @@ std::vector<Suggestion> suggest(const RegionInfo& region, const LocalityMetrics&
     s.broadcast_writer = b->writer;
     s.evidence = fmt::format(
         "thread {} wrote {} of the data communicated here ({} of {} events), read by {} threads: "
-        "a broadcast, not a placement problem",
+        "a broadcast, which no thread placement makes local to every reader",
         b->writer, percent(static_cast<double>(b->events) / static_cast<double>(b->total)),
         b->events, b->total, b->readers);
     s.actions = {
-        "code: if the readers only read this data, let each thread initialise the part it reads "
-        "(first touch puts it in that thread's cache and NUMA node); if it is read once, the "
-        "transfer is a cold miss that no placement avoids"};
+        "code: if each reader reads a part of its own, let each thread write (initialise) that "
+        "part itself: the data is then in its cache, and on a NUMA machine in its node, by first "
+        "touch",
+        "code: if every reader reads most of it (a table, a search over all of it), its transfers "
+        "are each reader's first reads, which no placement avoids: make the data smaller (float "
+        "for double, only the fields read), or let each thread compute what it reads when that "
+        "costs less than the transfer"};
     suggestions.push_back(std::move(s));
     return suggestions;
   }

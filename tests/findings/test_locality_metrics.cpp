@@ -251,6 +251,17 @@ TEST(Locality, SuggestionsFollowThresholds) {
                                          "(30000 of 30000 events), read by 3 threads"),
             std::string::npos)
       << suggestions[0].evidence;
+  // Who reads which part the counts cannot tell: one action for each case,
+  // neither calling first touch (a data placement) useless.
+  ASSERT_EQ(suggestions[0].actions.size(), 2u);
+  EXPECT_EQ(suggestions[0].actions[0].rfind("code: if each reader reads a part of its own, let "
+                                            "each thread write (initialise) that part itself",
+                                            0),
+            0u)
+      << suggestions[0].actions[0];
+  EXPECT_EQ(suggestions[0].actions[1].rfind("code: if every reader reads most of it", 0), 0u)
+      << suggestions[0].actions[1];
+  EXPECT_EQ(suggestions[0].evidence.find("not a placement problem"), std::string::npos);
   // The same star over 1023 granules (a flag, a small table, read again and
   // again from every reader's cache): nothing to act on, nothing said.
   inputs.raw = {{0, 341, 341, 341}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};
