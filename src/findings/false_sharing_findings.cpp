@@ -222,6 +222,36 @@ std::string contiguous_fix(const SharingItem& item, uint32_t line_size, Position
   return fix;
 }
 
+// A hand-over: at most kHandOverTransfersPerLine transfers a line, and at
+// least kHandOverWriterShare of them from one writer (returned). Lines that
+// go back and forth between threads take one transfer at every turn.
+constexpr double kHandOverTransfersPerLine = 1.25;
+constexpr double kHandOverWriterShare = 0.9;
+std::optional<uint32_t> hand_over_writer(const SharingItem& item) {
+  if (item.events == 0 || static_cast<double>(item.events) >
+                              kHandOverTransfersPerLine * static_cast<double>(item.lines))
+    return std::nullopt;
+  std::map<uint32_t, uint64_t> from;
+  for (const FalseSharingPair& p : item.pairs) from[p.writer] += p.events;
+  for (const auto& [writer, events] : from)
+    if (static_cast<double>(events) >= kHandOverWriterShare * static_cast<double>(item.events))
+      return writer;
+  return std::nullopt;
+}
+
+std::string hand_over_fix(const SharingItem& item, Positions& positions) {
+  const std::string what = object_name(item.object, positions);
+  return fmt::format(
+      "none by layout: each of its {} lines moved about once ({} transfers), from thread {}, "
+      "which wrote the data before the others used it: a hand-over, not lines going back and "
+      "forth. Once the receiving thread reads what thread {} wrote in a line (as a thread using "
+      "data another initialised does), the line moves whatever the layout, so padding or "
+      "another split saves nothing; if {} is used many times, let each thread initialise the "
+      "part it uses (first touch)",
+      group_digits(item.lines), group_digits(item.events), item.hand_over_writer,
+      item.hand_over_writer, what);
+}
+
 std::string read_only_fix(const SharingItem& item, uint32_t line_size, Positions& positions) {
   const std::string what = object_name(item.object, positions);
   const std::string neighbour =
@@ -546,7 +576,12 @@ std::vector<SharingItem> analyze_false_sharing(const Profile& profile) {
                        [](const auto& a, const auto& b) { return a.second > b.second; });
       for (auto& [name, events] : neighbours) item.neighbours.push_back(name);
       item.read_only = !g.written;
-      if (item.read_only)
+      const std::optional<uint32_t> hand_over = hand_over_writer(item);
+      item.hand_over = hand_over.has_value();
+      item.hand_over_writer = hand_over.value_or(0);
+      if (item.hand_over)
+        item.fix = hand_over_fix(item, positions);
+      else if (item.read_only)
         item.fix = read_only_fix(item, line_size, positions);
       else if (interleaved(item))
         item.fix = contiguous_fix(item, line_size, positions);

@@ -108,7 +108,15 @@ struct SharingItem {
   // unsynchronised item, or no block counts).
   double time_share = -1;
   uint64_t thread_blocks = 0;  // the basic blocks of those threads
+  // False sharing: a hand-over (docs/metrics.md, "False sharing"): about one
+  // transfer a line, nearly all from one thread, which wrote the data before
+  // the others took it to use it. No line goes back and forth, and no
+  // layout change removes the transfers.
+  bool hand_over = false;
+  uint32_t hand_over_writer = 0;
   bool negligible() const { return time_share >= 0 && time_share < kNegligibleTimeShare; }
+  // A finding to act on: neither negligible nor a hand-over.
+  bool actionable() const { return !negligible() && !hand_over; }
   static constexpr size_t kTopLines = 5;
 };
 

@@ -731,9 +731,9 @@ MemoryHints analyze_memory_hints(const Profile& profile, size_t top) {
                    });
 
   // The possible data races first, then the worst false-sharing items of
-  // at least kMinFalseSharingEvents transfers that are not negligible
-  // (SharingItem::negligible; events and accesses are not comparable
-  // weights), then the trace findings by accesses.
+  // at least kMinFalseSharingEvents transfers that are neither negligible
+  // nor a hand-over (SharingItem::actionable; events and accesses are not
+  // comparable weights), then the trace findings by accesses.
   constexpr size_t kSharingHints = 3;  // per kind
   size_t races = 0, false_sharing = 0;
   for (const SharingItem& item : items) {
@@ -741,7 +741,7 @@ MemoryHints analyze_memory_hints(const Profile& profile, size_t top) {
     const bool race = item.kind == SharingKind::Unsynchronised;
     if (race ? races == kSharingHints
              : false_sharing == kSharingHints || item.events < kMinFalseSharingEvents ||
-                   item.negligible())
+                   !item.actionable())
       continue;
     ++(race ? races : false_sharing);
     MemoryHint hint;

@@ -67,6 +67,7 @@ json item_json(const SharingItem& item) {
           {"top_lines", std::move(top_lines)},
           {"time_share", item.time_share >= 0 ? json(item.time_share) : json(nullptr)},
           {"negligible", item.negligible()},
+          {"hand_over", item.hand_over},
           {"fix", item.fix}};
 }
 
@@ -112,7 +113,7 @@ std::string render_item(size_t rank, const SharingItem& item) {
     sites.add_row({std::to_string(s.thread), group_digits(s.events),
                    code_location(s.position, s.pc), s.code});
   text += sites.render("   ");
-  if (item.time_share >= 0 && !item.negligible())  // a negligible one's fix says it
+  if (item.time_share >= 0 && item.actionable())  // a negligible one's fix says it, a hand-over's
     text += "   cost: " + time_share_estimate(item) + "\n";
   text += "   fix: " + item.fix + "\n";
   return text;

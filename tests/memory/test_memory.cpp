@@ -282,6 +282,63 @@ TEST_P(MemoryAnalyses, AnItemTooSmallToActOnSaysSo) {
   EXPECT_EQ(loud["memory_findings"][0]["line"], marker(source, "weft:cyclic"));
 }
 
+// points_assign_pthreads (see its header): main wrote every point's
+// coordinates, and each worker's first access to each line of its block is
+// the write of a point's cluster, bytes main did not write: one
+// false-sharing transfer from thread 0 a line, N / 8 - 1 or N / 8 per
+// worker. No line goes back and forth: a hand-over, whose fix is no
+// layout change (the parts are contiguous already), with no cost line and
+// no memory finding in the report.
+TEST_P(MemoryAnalyses, AHandOverOfInitialisedDataIsNoLayoutProblem) {
+  const Build& b = GetParam();
+  TempDir dir;
+  constexpr int64_t kPoints = 131072, kLinesPerWorker = kPoints / 8;
+  const std::string source = "points_assign_pthreads.c";
+  const std::string profile = record(dir, b, "--analyses comm,falseshare --falseshare-sampling 1",
+                                     program("points_assign_pthreads", b));
+  const json items = view(dir, "falseshare --format json " + profile);
+  ASSERT_FALSE(items.empty());
+  const json& item = items[0];
+  ASSERT_TRUE(item.contains("allocated_at")) << item.dump();
+  EXPECT_EQ(item["allocated_at"]["line"], marker(source, "weft:alloc"));
+  EXPECT_TRUE(item["hand_over"].get<bool>()) << item.dump();
+  int64_t from_main = 0;
+  for (const json& pair : item["pairs"]) {
+    if (pair["writer"] != 0) {
+      EXPECT_EQ(pair["events"], 1) << pair.dump();  // where two blocks meet
+      continue;
+    }
+    EXPECT_GE(pair["events"].get<int64_t>(), kLinesPerWorker - 1) << pair.dump();
+    EXPECT_LE(pair["events"].get<int64_t>(), kLinesPerWorker) << pair.dump();
+    from_main += pair["events"].get<int64_t>();
+  }
+  EXPECT_GE(from_main, 3 * (kLinesPerWorker - 1));
+  const int64_t lines = item["lines"].get<int64_t>(), events = item["events"].get<int64_t>();
+  EXPECT_LE(events, lines);  // once each at most
+  auto digits = [](int64_t v) {
+    std::string s = std::to_string(v);
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
+      s.insert(static_cast<size_t>(i), ",");
+    return s;
+  };
+  EXPECT_EQ(item["fix"],
+            "none by layout: each of its " + digits(lines) + " lines moved about once (" +
+                digits(events) +
+                " transfers), from thread 0, which wrote the data before the others used it: a "
+                "hand-over, not lines going back and forth. Once the receiving thread reads what "
+                "thread 0 wrote in a line (as a thread using data another initialised does), the "
+                "line moves whatever the layout, so padding or another split saves nothing; if "
+                "the heap block allocated at points_assign_pthreads.c:" +
+                std::to_string(marker(source, "weft:alloc")) +
+                " main is used many times, let each thread initialise the part it uses (first "
+                "touch)");
+  auto table = run_command(kWeft + " falseshare " + profile, dir.path);
+  EXPECT_EQ(table.code, 0) << table.err;
+  EXPECT_EQ(table.out.find("   cost: "), std::string::npos) << table.out;
+  const json report = view(dir, "report --format json " + profile);
+  for (const json& f : report["memory_findings"]) EXPECT_NE(f["kind"], "false-sharing") << f.dump();
+}
+
 // tally_race_omp (see its header): the race first, then the counters' heap
 // block as one item of B / 2 = 256 lines, and the read-only limit whose fix
 // moves its written neighbour (`finished` with gcc's layout, `progress` with
