@@ -252,6 +252,22 @@ std::string hand_over_fix(const SharingItem& item, Positions& positions) {
       item.hand_over_writer, what);
 }
 
+// The threads' parts meet where the object's own lines begin, but the
+// object does not start a line: aligning it makes every part start one.
+std::string align_fix(const SharingItem& item, uint32_t line_size, Positions& positions) {
+  const std::string what = object_name(item.object, positions);
+  const std::string how =
+      item.object.kind == "heap"
+          ? fmt::format("allocate it with aligned_alloc({}, …) or posix_memalign", line_size)
+          : fmt::format("declare it alignas({}) (C11 _Alignas({}), or __attribute__((aligned({})))",
+                        line_size, line_size, line_size);
+  return fmt::format(
+      "{} starts {} bytes into a {}-byte line, and in each of its {} shared lines the threads' "
+      "parts meet where one of its own lines would begin: {}, and every part starts a line of "
+      "its own (no padding needed)",
+      what, item.object.object_address % line_size, line_size, group_digits(item.lines), how);
+}
+
 std::string read_only_fix(const SharingItem& item, uint32_t line_size, Positions& positions) {
   const std::string what = object_name(item.object, positions);
   const std::string neighbour =
@@ -311,11 +327,28 @@ struct Gathered {
     std::map<uint64_t, uint64_t> pcs;  // pc -> events
     uint64_t events = 0;
   };
-  std::map<std::string, Source> sources;       // by "file:line"
-  std::set<uint32_t> writers;                  // unsynchronised: both sides
-  bool written = false;                        // false sharing: some event wrote the object's bytes
+  std::map<std::string, Source> sources;  // by "file:line"
+  std::set<uint32_t> writers;             // unsynchronised: both sides
+  bool written = false;                   // false sharing: some event wrote the object's bytes
+  // False sharing: in every record the receiving thread's bytes and the
+  // writer's lie on either side of the byte where the object's own lines
+  // begin (object address mod line size, not 0): the parts meet where a
+  // line of the object would, were it aligned.
+  bool split_at_object_lines = true;
   std::map<std::string, uint64_t> neighbours;  // name -> events
 };
+
+// Whether the bytes `a` and `b` of one line (masks: bit i is byte i, lines
+// of at most 64 bytes) lie on either side of the byte where a line of
+// `object` begins: its address mod line_size, when that is not 0 (an
+// unaligned global or heap block).
+bool splits_at_object_line(const DataObject& object, uint32_t line_size, uint64_t a, uint64_t b) {
+  if (object.kind == "unknown" || line_size > 64) return false;
+  const uint64_t start = object.object_address % line_size;
+  if (start == 0 || a == 0 || b == 0) return false;
+  const uint64_t below = (uint64_t{1} << start) - 1;
+  return ((a & ~below) == 0 && (b & below) == 0) || ((b & ~below) == 0 && (a & below) == 0);
+}
 
 // Union-find over the (kind, object, source line) nodes.
 class Components {
@@ -497,6 +530,8 @@ std::vector<SharingItem> analyze_false_sharing(const Profile& profile) {
       continue;
     }
     Gathered& g = gather(c.node, SharingKind::FalseSharing, c.object);
+    if (!splits_at_object_line(g.object, line_size, r.thread_bytes, r.writer_bytes))
+      g.split_at_object_lines = false;
     g.events += r.false_events;
     g.lines[r.line_address] += r.false_events;
     g.bytes[r.thread] |= r.thread_bytes;
@@ -583,6 +618,8 @@ std::vector<SharingItem> analyze_false_sharing(const Profile& profile) {
         item.fix = hand_over_fix(item, positions);
       else if (item.read_only)
         item.fix = read_only_fix(item, line_size, positions);
+      else if (g.split_at_object_lines && !g.lines.empty())
+        item.fix = align_fix(item, line_size, positions);
       else if (interleaved(item))
         item.fix = contiguous_fix(item, line_size, positions);
       else
