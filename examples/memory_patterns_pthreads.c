@@ -8,8 +8,11 @@
  *                     the inner loop strides 2048 bytes, the outer 8;
  *     non-unit-stride sums the real parts of interleaved complex numbers:
  *                     stride 16 bytes on 8-byte loads (half of each line);
- *     4k-aliasing     b[i] = a[i] + 1 with b exactly 4096 bytes after a:
- *                     the store and the load share their low 12 bits;
+ *     4k-aliasing     b[i] = a[i] + 1 with b 4096 + 8 bytes after a: the
+ *                     store of b[i] shares its low 12 bits with the next
+ *                     iteration's load of a[i + 1], which waits for it
+ *                     (4096 bytes exactly would not: a[i] shares them
+ *                     with b[i] only, and is loaded before it is stored);
  *     reuse           a 16-tap filter over 4096 samples: each tap is loaded
  *                     again for every sample, 16 loads later, and each
  *                     sample for 16 outputs (65536 loads of each array).
@@ -32,7 +35,7 @@
 typedef struct {
   double matrix[N][N];
   double complex_pairs[2 * LEN];
-  double aliased[LEN + 512]; /* a = aliased, b = aliased + 512 (4096 bytes on) */
+  double aliased[LEN + 513]; /* a = aliased, b = aliased + 513 (4104 bytes on) */
   double taps[16];
   double samples[LEN / 16 + 16];
   double table[LEN / 16];
@@ -91,12 +94,12 @@ static void *worker(void *arg) {
   for (int i = 0; i < N; i++)
     for (int j = 0; j < N; j++) w->matrix[i][j] = i + j;
   for (int i = 0; i < 2 * LEN; i++) w->complex_pairs[i] = i % 7;
-  for (int i = 0; i < LEN + 512; i++) w->aliased[i] = i % 5;
+  for (int i = 0; i < LEN + 513; i++) w->aliased[i] = i % 5;
   for (int i = 0; i < 16; i++) w->taps[i] = 1.0 / (i + 1);
   for (int i = 0; i < LEN / 16 + 16; i++) w->samples[i] = i % 3;
   for (int i = 0; i < LEN / 16; i++) w->table[i] = 3.0 * i;
   double s = column_sum(w) + real_parts(w) + reuse(w) + bisections(w);
-  shift(w->aliased, w->aliased + 512, LEN - 512);
+  shift(w->aliased, w->aliased + 513, LEN - 513);
   w->result = s + w->aliased[LEN];
   return NULL;
 }

@@ -170,14 +170,20 @@ std::vector<AliasingPair> find_4k_aliasing(const std::vector<TracedInstruction>&
       const TracedInstruction& load = instructions[l];
       if (!load.reads || load.pc == store.pc || load.thread != store.thread) continue;
       const std::vector<uint64_t>& load_addresses = streams[l];
+      // Only a load issued after the store can wait for it: a load placed
+      // before the store in the loop's code (a lower address) reads its
+      // position k before the store writes its own, so the window starts
+      // at the next iteration's load (`b[i] = f(a[i])` with the arrays
+      // 4 KiB apart shares the low bits within one iteration only).
+      const size_t after = load.pc < store.pc ? 1 : 0;
       size_t hits = 0;
       bool first = true;
       int64_t distance = 0;
       for (size_t k = 0; k < n; ++k) {
         if (hits + (n - k) < needed) break;  // cannot reach half any more
         const uint64_t a = store_addresses[k];
-        const size_t end = std::min<size_t>(load_addresses.size(), k + size_t{window});
-        for (size_t j = k; j < end; ++j) {
+        const size_t end = std::min<size_t>(load_addresses.size(), k + after + size_t{window});
+        for (size_t j = k + after; j < end; ++j) {
           const uint64_t b = load_addresses[j];
           if (a != b && ((a ^ b) & 0xfff) == 0) {
             if (first) distance = static_cast<int64_t>(b - a), first = false;

@@ -81,8 +81,10 @@ struct AliasingPair {
 // are never paired). Every writing instruction S is paired with every
 // reading instruction L of another pc; over the first min(65536, length)
 // positions k of S's stream, position k of S is compared with the `window`
-// positions k .. k + window - 1 of L's stream; a hit is addr_S != addr_L with
-// equal low 12 bits. A pair is reported when hits cover at least half of
+// loads of L issued after it: positions k .. k + window - 1 of L's stream
+// when L follows S in the loop's code (a higher pc), k + 1 .. k + window
+// when it precedes it (its position k was read before S wrote); a hit is
+// addr_S != addr_L with equal low 12 bits. A pair is reported when hits cover at least half of
 // the store's positions. Sorted by fraction descending, then thread, store
 // pc, load pc.
 std::vector<AliasingPair> find_4k_aliasing(const std::vector<TracedInstruction>& instructions,

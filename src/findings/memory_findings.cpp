@@ -659,8 +659,9 @@ std::vector<MemoryHint> aliasing_hints(const Profile& profile, const DecodedTrac
     auto load = by_pc.find(pair.load_pc);
     hint.weight = load == by_pc.end() ? 0 : load->second.accesses;
     hint.evidence = fmt::format(
-        "the load and the store at {} share their low 12 address bits in {:.0f}% of {} "
-        "iterations (addresses {} bytes apart, thread {}): the load waits for the store",
+        "the load at {} and the earlier store at {} share their low 12 address bits in {:.0f}% "
+        "of {} iterations (addresses {} bytes apart, thread {}): the load waits for the store",
+        code_location(position_of(profile, pair.load_pc), pair.load_pc),
         code_location(position_of(profile, pair.store_pc), pair.store_pc), 100 * pair.fraction,
         pair.compared, pair.distance, pair.thread);
     hint.suggestion =

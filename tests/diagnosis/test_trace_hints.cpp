@@ -162,9 +162,10 @@ TEST(StridePattern, LineSizeBoundary) {
 
 // ---------------------------------------------------------------- 4K aliasing
 
-TEST(Aliasing4k, StoreOnePageAboveTheLoadAliases) {
-  // for i: b[i] = 2 * a[i], b = a + 4096.
-  const uint64_t b = kA + 4096;
+TEST(Aliasing4k, TheNextIterationsLoadAliasesTheStore) {
+  // for i: b[i] = 2 * a[i], b = a + 4096 + 8: b[i] has the page offset of
+  // a[i + 1], which the next iteration loads after the store.
+  const uint64_t b = kA + 4096 + 8;
   std::vector<TracedInstruction> region{
       traced({trace_loop(1000, {trace_value(kA, {8})})}, 8, true, false, 0x401000),
       traced({trace_loop(1000, {trace_value(b, {8})})}, 8, false, true, 0x401008)};
@@ -173,20 +174,39 @@ TEST(Aliasing4k, StoreOnePageAboveTheLoadAliases) {
   EXPECT_EQ(pairs[0].store_pc, 0x401008u);
   EXPECT_EQ(pairs[0].load_pc, 0x401000u);
   EXPECT_EQ(pairs[0].thread, 0u);
-  EXPECT_EQ(pairs[0].fraction, 1.0);
+  EXPECT_EQ(pairs[0].fraction, 0.999);  // the last store has no later load
   EXPECT_EQ(pairs[0].distance, -4096);  // load address - store address
   EXPECT_EQ(pairs[0].compared, 1000u);
 }
 
+TEST(Aliasing4k, OneIterationsLoadBeforeItsStoreDoesNotWait) {
+  // b[i] = 2 * a[i], b = a + 4096: a[i] shares its low 12 bits with b[i]
+  // only, and is loaded before b[i] is stored (a lower pc): no later load
+  // aliases. The same streams with the load after the store in the code
+  // (y = a[i] after b[i] = x) do.
+  const uint64_t b = kA + 4096;
+  std::vector<TracedInstruction> load_first{
+      traced({trace_loop(1000, {trace_value(kA, {8})})}, 8, true, false, 0x401000),
+      traced({trace_loop(1000, {trace_value(b, {8})})}, 8, false, true, 0x401008)};
+  EXPECT_TRUE(find_4k_aliasing(load_first).empty());
+  std::vector<TracedInstruction> store_first{
+      traced({trace_loop(1000, {trace_value(kA, {8})})}, 8, true, false, 0x401010),
+      traced({trace_loop(1000, {trace_value(b, {8})})}, 8, false, true, 0x401008)};
+  const std::vector<AliasingPair> pairs = find_4k_aliasing(store_first);
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0].fraction, 1.0);
+  EXPECT_EQ(pairs[0].distance, -4096);
+}
+
 TEST(Aliasing4k, OneLineFurtherDoesNotAlias) {
-  // b = a + 4096 + 64: b[i] shares its page offset with a[i + 8], outside
-  // the window of 8 loads.
-  const uint64_t b = kA + 4096 + 64;
+  // b = a + 4096 + 72: b[i] shares its page offset with a[i + 9], beyond the
+  // next 8 loads.
+  const uint64_t b = kA + 4096 + 72;
   std::vector<TracedInstruction> region{
       traced({trace_loop(1000, {trace_value(kA, {8})})}, 8, true, false, 0x401000),
       traced({trace_loop(1000, {trace_value(b, {8})})}, 8, false, true, 0x401008)};
   EXPECT_TRUE(find_4k_aliasing(region).empty());
-  // A window of 9 reaches a[i + 8].
+  // A window of 9 reaches a[i + 9].
   const std::vector<AliasingPair> wide = find_4k_aliasing(region, 9);
   ASSERT_EQ(wide.size(), 1u);
   EXPECT_EQ(wide[0].distance, -4096);
@@ -215,13 +235,13 @@ TEST(Aliasing4k, SameAddressSamePcOtherThreadAreNotPairs) {
 }
 
 TEST(Aliasing4k, HalfOfTheStorePositionsIsEnough) {
-  // The store aliases for its first `aliased` positions of 1000, then moves
-  // to an address 0x800 off in the page.
+  // The store aliases the next iteration's load for its first `aliased`
+  // positions of 1000, then moves to an address 0x800 off in the page.
   for (uint64_t aliased : {500u, 499u}) {
     const uint64_t far = kA + 0x100000 + 0x800 + 8 * aliased;
     std::vector<TracedInstruction> region{
         traced({trace_loop(1000, {trace_value(kA, {8})})}, 8, true, false, 0x10),
-        traced({trace_loop(aliased, {trace_value(kA + 8192, {8})}),
+        traced({trace_loop(aliased, {trace_value(kA + 8192 + 8, {8})}),
                 trace_loop(1000 - aliased, {trace_value(far, {8})})},
                8, false, true, 0x20)};
     const std::vector<AliasingPair> pairs = find_4k_aliasing(region);
@@ -236,9 +256,10 @@ TEST(Aliasing4k, HalfOfTheStorePositionsIsEnough) {
 }
 
 TEST(Aliasing4k, RmwInstructionIsBothStoreAndLoad) {
-  // a[i] += b[i] with b = a + 4096: the rmw on a is the store, b the load.
+  // a[i] += b[i] with b = a + 4096 - 8: the rmw on a is the store, b the
+  // load; b[i + 1], loaded in the next iteration, shares a[i]'s low bits.
   std::vector<TracedInstruction> region{
-      traced({trace_loop(256, {trace_value(kA + 4096, {8})})}, 8, true, false, 0x10),
+      traced({trace_loop(256, {trace_value(kA + 4096 - 8, {8})})}, 8, true, false, 0x10),
       traced({trace_loop(256, {trace_value(kA, {8})})}, 8, true, true, 0x20)};
   const std::vector<AliasingPair> pairs = find_4k_aliasing(region);
   ASSERT_EQ(pairs.size(), 1u);  // 0x10 only reads; 0x20 against itself is no pair
