@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "findings/source_lines.h"
 #include "views/imbalance_view.h"
@@ -243,14 +244,25 @@ std::string render_hot_loops(const ReportFindings& data) {
       h.cpu);
   if (!h.calibration_note.empty()) text += "  (" + h.calibration_note + ")\n";
   for (const std::string& caveat : h.cpu_caveats) text += "  (model caveat: " + caveat + ")\n";
+  // One reason shared by every loop left unanalyzed (a weft-cc build
+  // without --binary: all of them) is said once, not under each loop.
+  std::set<std::string> reasons;
+  size_t unanalyzed = 0;
+  for (const HotLoop& loop : h.loops)
+    if (!loop.performance) {
+      reasons.insert(loop.not_analyzed);
+      ++unanalyzed;
+    }
+  const bool said_once = unanalyzed > 1 && reasons.size() == 1;
+  if (said_once) text += "  (no static analysis of these loops: " + *reasons.begin() + ")\n";
   for (const HotLoop& loop : h.loops) {
     text += fmt::format("  {:5.1f}%  {}  raw {} rar {}{}  busiest thread {:.2f}x the mean\n",
                         100 * loop.share, loop.region.name, loop.raw, loop.rar,
                         loop.crd ? "  " + hot_loop_crd_text(loop) : "", loop.thread_spread);
-    text += "          " +
-            (loop.performance ? loop_summary_line(*loop.performance)
-                              : "no static analysis: " + loop.not_analyzed) +
-            "\n";
+    if (loop.performance)
+      text += "          " + loop_summary_line(*loop.performance) + "\n";
+    else if (!said_once)
+      text += "          no static analysis: " + loop.not_analyzed + "\n";
     if (loop.hot_path_blocks != 0)
       text += fmt::format(
           "          simulated on its hot path: {} of {} blocks, those run in at least half of "
