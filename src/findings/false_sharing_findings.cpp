@@ -618,7 +618,7 @@ std::vector<SharingItem> analyze_false_sharing(const Profile& profile) {
         item.fix = hand_over_fix(item, positions);
       else if (item.read_only)
         item.fix = read_only_fix(item, line_size, positions);
-      else if (g.split_at_object_lines && !g.lines.empty())
+      else if (g.split_at_object_lines)
         item.fix = align_fix(item, line_size, positions);
       else if (interleaved(item))
         item.fix = contiguous_fix(item, line_size, positions);

@@ -47,6 +47,9 @@ struct ImbalanceCauseLine {
   std::string code;  // the source line's text, when the file is readable
 };
 
+// A section idle under this share of its thread-time is balanced.
+inline constexpr double kBalancedIdleShare = 0.01;
+
 struct SectionImbalance {
   RegionInfo region;
   size_t instances = 0;
@@ -69,6 +72,11 @@ struct SectionImbalance {
   // Causes the diagnosis found at no source line (the section's entry as
   // leader, code without line information): counted, not ranked.
   size_t unlocated_causes = 0;
+  // Idle under kBalancedIdleShare of its thread-time: nobody would
+  // restructure code for it, whatever its causes.
+  bool balanced() const { return idle_share < kBalancedIdleShare; }
+  // Whether the text views rank its causes (the JSON lists them always).
+  bool ranks_causes() const { return !causes.empty() && !balanced(); }
 };
 
 // Sections by lost busy time, descending. Throws FindingError when the

@@ -80,12 +80,12 @@ std::string RegionBuilder::add_loop(const std::string& function_region,
   // name, whichever loop's accesses the recording names first (that order
   // swapped the names between two recordings of one binary).
   const std::string base = name;
-  const bool by_line = !loop.file.empty() && loop.first_line != 0;
   uint32_t rank = 0;
-  for (const Loop& other : function.loops)
-    if (by_line && other.first_line == loop.first_line && other.file == loop.file &&
-        (other.depth < loop.depth || (other.depth == loop.depth && other.header < loop.header)))
-      ++rank;
+  if (!loop.file.empty() && loop.first_line != 0)
+    for (const Loop& other : function.loops)
+      if (other.first_line == loop.first_line && other.file == loop.file &&
+          (other.depth < loop.depth || (other.depth == loop.depth && other.header < loop.header)))
+        ++rank;
   if (rank != 0) name = base + "#" + std::to_string(rank + 1);
   // The same name from another physical function of the region (a clone).
   for (uint32_t n = rank + 2; drafts_.contains(name); ++n) name = base + "#" + std::to_string(n);

@@ -408,7 +408,7 @@ struct Page {
           i, esc(section_location(s.region)), 100 * s.imbalance, number(s.lost),
           r.imbalance_total_lost > 0 ? 100 * s.lost / r.imbalance_total_lost : 0.0,
           share_text(s.idle_share));
-      if (imbalance_causes_ranked(s)) {
+      if (s.ranks_causes()) {
         const ImbalanceCauseLine& c = s.causes.front();
         html += "<br>top cause: " + esc(c.level.empty() ? c.kind : c.kind + " " + c.level) +
                 " at " + source_link(c.position.file, c.position.line, cause_location(c));
@@ -564,7 +564,7 @@ struct Page {
                                                       100 * b.imbalance));
         html += "</div>";
       }
-      if (!imbalance_causes_ranked(s)) {
+      if (!s.ranks_causes()) {
         html += "<p>" + esc(imbalance_unranked_note(s, "")) + "</p>";
       } else {
         html += "<table><tr><th>#</th><th>cause</th><th>score</th><th>where</th><th>code</th></tr>";

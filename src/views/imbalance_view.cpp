@@ -9,10 +9,6 @@ namespace weft {
 
 namespace {
 
-// Idle below this share of a section's thread-time is balanced: nobody
-// would restructure code for it.
-constexpr double kBalancedIdleShare = 0.01;
-
 std::string render_json(const ImbalanceFindings& findings, size_t top) {
   nlohmann::json out;
   out["measure"] = busy_measure_name(findings.measure);
@@ -90,7 +86,7 @@ std::string render_table(const ImbalanceFindings& findings, size_t top) {
             ? std::string()
             : fmt::format("  ({} cause{} at no source line, not ranked)\n", s.unlocated_causes,
                           s.unlocated_causes == 1 ? "" : "s");
-    if (!imbalance_causes_ranked(s)) {
+    if (!s.ranks_causes()) {
       out += imbalance_unranked_note(s, "  ") + unlocated;
       continue;
     }
@@ -119,12 +115,8 @@ std::string render_table(const ImbalanceFindings& findings, size_t top) {
 
 }  // namespace
 
-bool imbalance_causes_ranked(const SectionImbalance& s) {
-  return !s.causes.empty() && s.idle_share >= kBalancedIdleShare;
-}
-
 std::string imbalance_unranked_note(const SectionImbalance& s, std::string_view indent) {
-  if (s.idle_share < kBalancedIdleShare)
+  if (s.balanced())
     return fmt::format("{}no cause ranked: balanced (idle under 1% of its thread-time){}\n", indent,
                        s.causes.empty() ? "" : "; --format json lists what the diagnosis found");
   // Forward selection tests each predictor with n - 2 degrees of freedom

@@ -16,12 +16,10 @@ struct ImbalanceRenderOptions {
   size_t top = 10;                            // causes listed per section
 };
 
-// Whether the text views rank section `s`'s causes: it has some, and its
-// idle share is 1% or more (below, nobody would restructure code for it;
-// the JSON keeps its causes).
-bool imbalance_causes_ranked(const SectionImbalance& s);
-// Why they are not (one line, starting with `indent`): balanced, too few
-// threads per instance for the diagnosis, or no cause at a source line.
+// Why the text views rank none of section `s`'s causes
+// (!SectionImbalance::ranks_causes; one line, starting with `indent`):
+// balanced, too few threads per instance for the diagnosis, or no cause at
+// a source line.
 std::string imbalance_unranked_note(const SectionImbalance& s, std::string_view indent);
 
 // Throws ViewError for --format csv.

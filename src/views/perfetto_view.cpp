@@ -83,7 +83,7 @@ std::string render_perfetto(const TimelineFindings& t) {
                              " #" + std::to_string(instance.instance);
     for (const TimelineInstanceThread& member : instance.threads) {
       const int tid = track(member.thread, 1);
-      const std::vector<uint64_t>& times = starts[member.thread];
+      const std::vector<uint64_t>& times = starts.at(member.thread);
       const auto next = std::upper_bound(times.begin(), times.end(), member.start_ns);
       const uint64_t limit = next == times.end() ? UINT64_MAX : *next;
       // A thread whose recorded arrival precedes its start (it entered a

@@ -106,7 +106,7 @@ std::string render_imbalance_summary(const ReportFindings& data) {
         section_location(section.region), section.instances, section.instances == 1 ? "" : "s",
         section.lost, 100 * section.lost / data.imbalance_total_lost,
         share_text(section.idle_share), 100 * section.imbalance);
-    if (!imbalance_causes_ranked(section)) {
+    if (!section.ranks_causes()) {
       text += imbalance_unranked_note(section, "    ");
       continue;
     }

@@ -98,6 +98,16 @@ TEST(HotLoops, AWeftCcBuildIsAnalyzedInThePlainBuildGiven) {
   EXPECT_NE(without["loops"][0]["not_analyzed"].get<std::string>().find(
                 "is a weft-cc build, whose loops call the instrumentation: give --binary"),
             std::string::npos);
+  // The table says that reason once, above the loops, when they all share it.
+  const CommandResult unanalyzed = run_command(kWeft + " report " + profile, dir.path);
+  ASSERT_EQ(unanalyzed.code, 0) << unanalyzed.err;
+  const std::string once = "  (no static analysis of these loops: " +
+                           without["loops"][0]["not_analyzed"].get<std::string>() + ")\n";
+  ASSERT_GE(without["loops"].size(), 2u);
+  const size_t at = unanalyzed.out.find(once);
+  EXPECT_NE(at, std::string::npos) << unanalyzed.out;
+  EXPECT_EQ(unanalyzed.out.find("no static analysis", at + once.size()), std::string::npos)
+      << unanalyzed.out;
   const std::string plain = kExamples + "/stencil_omp.plain.gcc.O1";
   expect_stencil_sweep_first(hot_loops(dir, profile, "--binary " + plain), plain);
   // The table says it in one line per loop.
