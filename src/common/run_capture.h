@@ -242,6 +242,9 @@ struct RunCapture {
   // Mutex lock/unlock events counted but not logged (beyond each thread's
   // first SyncLog::kMaxMutexRecords): not a loss, nothing is derived from them.
   uint64_t unlogged_mutex_events = 0;
+  // Section instances, over all threads, that a thread ran with
+  // communication alone (docs/metrics.md, "Sampled section instances").
+  uint64_t communication_alone_segments = 0;
   std::string process_maps;  // text of /proc/self/maps at the end of the run
   std::vector<ThreadRecord> threads;
   std::vector<SyncRecord> sync;

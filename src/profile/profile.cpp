@@ -123,6 +123,7 @@ constexpr MetaRule kMetaRules[] = {
     {"dropped_events", "a whole number", is_count},
     {"dropped_sync_events", "a whole number", is_count},
     {"unlogged_mutex_events", "a whole number", is_count},
+    {"communication_alone_segments", "a whole number", is_count},
     {"barrier_instances", "a whole number", is_count},
     {"llc_bytes", "a whole number", is_count},
     {"crd_max_granules", "a whole number", is_count},

@@ -251,6 +251,8 @@ MetaEntries capture_meta(const RunCapture& capture, const RunInfo& info) {
   meta.emplace_back("dropped_events", std::to_string(capture.dropped_events));
   meta.emplace_back("dropped_sync_events", std::to_string(capture.dropped_sync_events));
   meta.emplace_back("unlogged_mutex_events", std::to_string(capture.unlogged_mutex_events));
+  meta.emplace_back("communication_alone_segments",
+                    std::to_string(capture.communication_alone_segments));
   uint64_t barrier_instances = 0;
   for (const SectionInstance& instance : find_section_instances(capture.sync))
     barrier_instances += instance.site != kThreadExitSectionSite ? 1 : 0;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "support/command_runner.h"
+#include "support/recorded_imbalance.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -383,11 +384,14 @@ void check_comm_json(const std::string& text, const std::string& kind, const Mat
 }
 
 // Runs the example's native build (which prints the sizes the formulas
-// assume), then `program` under `weft record` with `backend`, and checks the
-// raw, rar and inval matrices exactly. Returns the three JSON texts.
-std::vector<std::string> record_and_check(const Example& ex, const fs::path& program,
-                                          const std::string& backend, int granularity,
-                                          const std::string& context) {
+// assume), then `program` under `weft record` with `backend` (after `env`,
+// variables for weft as `env` takes them), and checks the raw, rar and
+// inval matrices exactly; `inspect` then sees the profile. Returns the
+// three JSON texts.
+std::vector<std::string> record_and_check(
+    const Example& ex, const fs::path& program, const std::string& backend, int granularity,
+    const std::string& context, const std::vector<std::string>& env = {},
+    const std::function<void(const fs::path& profile)>& inspect = nullptr) {
   std::vector<std::string> texts;
   const fs::path native = examples_dir() / (ex.program + ".native");
   EXPECT_TRUE(fs::exists(program)) << program << " is not built";
@@ -405,16 +409,22 @@ std::vector<std::string> record_and_check(const Example& ex, const fs::path& pro
       << nat.describe(native_cmd);
 
   const fs::path db = tmp.path / "out.db";
-  std::vector<std::string> record{weft_exe().string(),
-                                  "record",
-                                  "-o",
-                                  db.string(),
-                                  "--backend",
-                                  backend,
-                                  "--granularity",
-                                  std::to_string(granularity),
-                                  "--",
-                                  program.string()};
+  std::vector<std::string> record;
+  if (!env.empty()) {
+    record.push_back("/usr/bin/env");
+    record.insert(record.end(), env.begin(), env.end());
+  }
+  const std::vector<std::string> weft_record{weft_exe().string(),
+                                             "record",
+                                             "-o",
+                                             db.string(),
+                                             "--backend",
+                                             backend,
+                                             "--granularity",
+                                             std::to_string(granularity),
+                                             "--",
+                                             program.string()};
+  record.insert(record.end(), weft_record.begin(), weft_record.end());
   record.insert(record.end(), ex.args.begin(), ex.args.end());
   const RunResult rec = run(record, tmp.path);
   EXPECT_EQ(rec.status, 0) << rec.describe(record);
@@ -435,6 +445,7 @@ std::vector<std::string> record_and_check(const Example& ex, const fs::path& pro
     check_comm_json(q.out, kind, *matrix, context);
     texts.push_back(q.out);
   }
+  if (inspect) inspect(db);
   return texts;
 }
 
@@ -448,6 +459,45 @@ TEST_P(ExampleMatrices, ExactRawRarInval) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, ExampleMatrices, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return info.param.name();
+                         });
+
+// In a long run (here sampled from the first block, WEFT_SAMPLING_AFTER_BLOCKS
+// =0) a thread runs the segments every sampled analysis skips with
+// communication alone, through the hooks' communication-only path
+// (docs/metrics.md, "Sampled section instances"): the matrices must stay
+// exact. stencil_pthreads over 40 sweeps (a pthread barrier, one key per
+// thread): past the first 8 passes, each block of 8 has its counted pass
+// and that pass's warm-up analyzed, the same two false sharing analyzes,
+// so the segments run with communication alone are exactly the ones false
+// sharing skips (25 per thread).
+Expected stencil_40_sweeps(int g) { return stencil(3, 64, 40, g); }
+const Example kStencil40{"stencil_pthreads_40",
+                         "stencil_pthreads",
+                         {"3", "12", "64", "40"},
+                         3,
+                         "stencil_pthreads T=3 H=12 M=64 S=40 ",
+                         stencil_40_sweeps};
+
+class SampledMatrices : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SampledMatrices, StayExactInSegmentsRunWithCommunicationAlone) {
+  const Case& c = GetParam();
+  record_and_check(
+      *c.example, examples_dir() / (c.example->program + "." + c.compiler + "." + c.opt), "compile",
+      c.granularity, c.name() + " (sampled)", {"WEFT_SAMPLING_AFTER_BLOCKS=0"},
+      [](const fs::path& profile) {
+        const auto alone =
+            weft_test::profile_meta(profile.string(), "communication_alone_segments");
+        EXPECT_EQ(alone, "75");
+        EXPECT_EQ(alone, weft_test::profile_meta(profile.string(), "falseshare_skipped_segments"));
+      });
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, SampledMatrices,
+                         ::testing::Values(Case{&kStencil40, "gcc", "O2", 64},
+                                           Case{&kStencil40, "clang", "O1", 8}),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return info.param.name();
                          });

@@ -252,6 +252,9 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
     else if (resumes_section(kind))
       thread.spin.enabled = counting_.load(std::memory_order_relaxed);
   }
+  if (samples_segments_ &&
+      ((closes_section(kind) && !waits_after_closing(kind)) || resumes_section(kind)))
+    choose_access_path(thread);
   // A spin part closes the communication section only when its flag is a
   // team's (log_spin_part decides).
   if (closes_section(kind) && kind != SyncKind::SpinBarrier && kind != SyncKind::SpinRelease)
@@ -283,9 +286,18 @@ void CaptureSession::begin_segment(ThreadContext& thread, SyncKind kind, uint64_
   // The imbalance counts learn it for the segment their next close or resume
   // begins (count_segments runs after this).
   if (ImbalanceCounts* imbalance = analyzers_.imbalance; imbalance && thread.tid < max_threads_)
-    if (ImbalanceCounts::ThreadState* s = imbalance->attach(thread.tid))
-      ImbalanceCounts::weigh_next_segment(
-          *s, SampledSegments::decide(at, imbalance->config().segment_sampling, false).weight);
+    if (ImbalanceCounts::ThreadState* s = imbalance->attach(thread.tid)) {
+      const SampledSegments::Decision d =
+          SampledSegments::decide(at, imbalance->config().segment_sampling, false);
+      ImbalanceCounts::weigh_next_segment(*s, d.weight);
+      if (!at.unkeyed && SampledSegments::next_counted(at, imbalance->config().segment_sampling)) {
+        // A key's first pass has no period yet; a loop run once stops
+        // warming after as many segments.
+        const uint32_t period = at.ordinal > at.previous ? at.ordinal - at.previous : kFirstWarmUp;
+        thread.cache_warm_until =
+            std::max(thread.cache_warm_until, at.ordinal + period + period / 2);
+      }
+    }
   // A segment every sampled part skips costs communication, the watch and
   // the simulated caches alone per access: one flag, instead of a test in
   // each part's state.
@@ -294,6 +306,27 @@ void CaptureSession::begin_segment(ThreadContext& thread, SyncKind kind, uint64_
                         skips(thread.traces.load(std::memory_order_relaxed)) &&
                         thread.page_usage.load(std::memory_order_relaxed) == nullptr &&
                         thread.reuse.load(std::memory_order_relaxed) == nullptr;
+}
+
+void CaptureSession::choose_access_path(ThreadContext& thread) {
+  // The watch is needed wherever a spin wait could be: once the run has
+  // taught weft a flag, in every segment (a thread running communication
+  // alone would not see its team's barrier end).
+  const ImbalanceCounts::ThreadState* counts = thread.imbalance.load(std::memory_order_relaxed);
+  const bool imbalance_idle =
+      !analyzers_.imbalance || (counts != nullptr && counts->memory_weight == 0 &&
+                                thread.sampling.ordinal > thread.cache_warm_until &&
+                                !spin_flags_.any_flag.load(std::memory_order_relaxed));
+  const bool alone = thread.communication_alone_path != nullptr && thread.only_watched &&
+                     imbalance_idle && thread.tid < max_threads_ &&
+                     counting_.load(std::memory_order_relaxed);
+  if (alone != thread.communication_alone && analyzers_.imbalance)
+    thread.spin.enabled = !alone && counting_.load(std::memory_order_relaxed);
+  thread.communication_alone = alone;
+  thread.communication_alone_segments += alone ? 1 : 0;
+  if (thread.communication_alone_path)
+    *thread.communication_alone_path =
+        alone ? thread.comm.load(std::memory_order_relaxed) : nullptr;
 }
 
 void CaptureSession::close_communication_section(ThreadContext& thread, uint64_t pc,
@@ -728,6 +761,7 @@ void CaptureSession::write_meta(RawWriter& out, bool complete, const char* reaso
     if (ThreadContext* c = contexts_[i].load()) {
       meta.dropped_sync_events += c->sync.dropped;
       meta.unlogged_mutex_events += c->sync.unlogged_mutex_events;
+      meta.communication_alone_segments += c->communication_alone_segments;
     }
   out.section(RawSection::Meta, sizeof meta, 1);
   out.bytes(&meta, sizeof meta);

@@ -142,6 +142,24 @@ struct ThreadContext {
   // (sampled section instances; set where a segment begins):
   // feed_access_fast stops after the caches.
   bool only_watched = false;
+  // Every per-access part but communication skips the open segment, the
+  // watch and the simulated caches too (CaptureSession::choose_access_path):
+  // a source that has a communication-only access path takes it (below).
+  bool communication_alone = false;
+  uint64_t communication_alone_segments = 0;  // segments begun so
+  // The source's per-thread switch to its communication-only access path
+  // (the compile-time hooks' weft_comm_only_state, the thread's own TLS),
+  // set to the thread's communication state for a segment run with
+  // communication alone and to null otherwise; null for a source without
+  // such a path (the Valgrind source).
+  CommunicationAnalyzer::ThreadState** communication_alone_path = nullptr;
+  // The thread's last segment (its sampling ordinal) that warms the
+  // imbalance analysis' simulated caches for a pass counted after it: from
+  // each pass whose key's next pass has its memory counted, for one and a
+  // half times the key's period (the segments since its previous pass), the
+  // caches see every access, so that the counted pass finds them as the
+  // program left them, the passes of other keys in between included.
+  uint32_t cache_warm_until = 0;
   CaptureSession* session = nullptr;  // the session that created it
   // Null once the capture is saved (or for threads beyond max_threads, whose
   // loss the capture reports as incomplete): accesses are then ignored.
@@ -464,6 +482,10 @@ class CaptureSession {
   // they analyze it (SampledSegments).
   void begin_segment(ThreadContext& thread, SyncKind kind, uint64_t pc, uint64_t object,
                      int64_t arg1);
+  // Where a segment begins, after every part has taken its decision:
+  // whether the thread runs it with communication alone (docs/metrics.md,
+  // "Sampled section instances"), and the source's access path with it.
+  void choose_access_path(ThreadContext& thread);
 
   void write_meta(RawWriter& out, bool complete, const char* reason);
   void write_threads(RawWriter& out);
@@ -475,6 +497,8 @@ class CaptureSession {
   CaptureAnalyzers analyzers_;
   std::atomic<uint32_t> next_tid_{0};
   std::atomic<bool> counting_{true};  // false once stop_counting ran
+  // The period a key's first pass warms the caches for (cache_warm_until).
+  static constexpr uint32_t kFirstWarmUp = 4;
   // Condition-variable barrier recognition: its lock, the last episode
   // number, and the condvars found not to be barriers (open addressing; a
   // full table refuses every further condvar).
@@ -502,8 +526,9 @@ class CaptureSession {
 // each module's hooks were built with (weft_module_init). Raise the version
 // when a layout, or what the hooks do with a field (4: only_watched no
 // longer skips the imbalance analysis' caches; 5: alternate() notes its hit
-// for the CRD's memo pause), changes without changing these sizes.
-constexpr uint64_t kInlineLayoutVersion = 5;
+// for the CRD's memo pause; 6: a segment run with communication alone),
+// changes without changing these sizes.
+constexpr uint64_t kInlineLayoutVersion = 6;
 constexpr uint64_t inline_layout_fingerprint() {
   uint64_t h = kInlineLayoutVersion;
   for (uint64_t size :

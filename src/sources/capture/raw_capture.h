@@ -51,7 +51,8 @@ struct RawMeta {
   uint64_t dropped_sync_events = 0;
   uint32_t analyses = 0;  // AnalysisSet bits
   uint32_t reserved = 0;
-  uint64_t unlogged_mutex_events = 0;  // beyond SyncLog::kMaxMutexRecords per thread
+  uint64_t unlogged_mutex_events = 0;         // beyond SyncLog::kMaxMutexRecords per thread
+  uint64_t communication_alone_segments = 0;  // ThreadContext::communication_alone, summed
 };
 
 // Decodes a raw capture; throws std::runtime_error with a one-line cause if

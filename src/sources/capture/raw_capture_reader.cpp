@@ -80,6 +80,7 @@ void apply_meta(const RawMeta& meta, RunCapture& capture) {
   capture.dropped_events = meta.dropped_events;
   capture.dropped_sync_events = meta.dropped_sync_events;
   capture.unlogged_mutex_events = meta.unlogged_mutex_events;
+  capture.communication_alone_segments = meta.communication_alone_segments;
   capture.analyses = AnalysisSet::from_bits(meta.analyses).with_requirements();
 }
 

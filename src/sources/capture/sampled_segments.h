@@ -95,6 +95,8 @@ class SampledSegments {
     // CRD's window begins (docs/metrics.md, "Long reuses").
     uint32_t ordinal = 0;
     uint32_t previous = 0;
+    // A segment no sample stands for and that has no key (never_sampled).
+    bool unkeyed = false;
   };
 
   explicit SampledSegments(uint64_t after_blocks = kDefaultAfterBlocks)
@@ -112,7 +114,7 @@ class SampledSegments {
   Position begin(ThreadState& t, SyncKind kind, uint64_t object, int64_t arg1, uint64_t site = 0) {
     ++t.ordinal;
     // And it takes no key.
-    if (never_sampled(kind)) return {t.ordinal, ~uint64_t{0}, 0, t.ordinal, t.ordinal};
+    if (never_sampled(kind)) return {t.ordinal, ~uint64_t{0}, 0, t.ordinal, t.ordinal, true};
     const bool started = started_.load(std::memory_order_relaxed);
     if (keyed_by_call_site(kind)) object ^= hash_key(site);
     const uint64_t key = hash_key(object ^ (uint64_t{static_cast<uint32_t>(kind)} << 56)) | 1;
@@ -196,6 +198,13 @@ class SampledSegments {
       size *= 2;
     }
     return {start + (count - start) / size * size, size};
+  }
+  // Whether the key's next pass after `p` is counted by an analysis
+  // sampling 1 in `rate` (analyzed whole, or the one of its block that
+  // stands for the others): `p` is then its warm-up.
+  static bool next_counted(const Position& p, uint32_t rate) {
+    return rate <= 1 || p.count + 1 < p.sampled_from ||
+           stands_for(p.count + 1, p.sampled_from, rate, p.kind) != 0;
   }
   // How many counts the count at or past `from` stands for: of each block
   // (block_of; its part from `from` on, where the start falls inside it),

@@ -20,8 +20,10 @@ extern "C" __attribute__((
     visibility("default"))) __thread weft::ThreadContext* weft_thread_context WEFT_INITIAL_EXEC;
 
 // The calling thread's communication state while communication is the only
-// per-access analysis (CaptureSession::communication_only), else null: the
-// hooks then decide private accesses inline from it alone. Set by the
+// per-access analysis (CaptureSession::communication_only), or while the
+// thread runs a segment with communication alone (a long run's segment every
+// sampled analysis skips, CaptureSession::choose_access_path), else null:
+// the hooks then decide private accesses inline from it alone. Set by the
 // thread itself; once the capture is saved the state is retired and decides
 // nothing. With other analyses the hooks compose every analyzer's fast path
 // from the thread's context instead (CaptureSession::feed_access_fast).

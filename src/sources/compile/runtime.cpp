@@ -174,7 +174,10 @@ ThreadContext* start_thread(uint32_t tid, int32_t parent, uint64_t start_routine
   if (!c) return nullptr;
   weft_thread_context = c;
   if (rt->saved.load()) c->comm.store(nullptr);
-  if (rt->session->communication_only()) weft_comm_only_state = c->comm.load();
+  if (rt->session->communication_only())
+    weft_comm_only_state = c->comm.load();
+  else
+    c->communication_alone_path = &weft_comm_only_state;  // CaptureSession::choose_access_path
   pthread_setspecific(g_thread_exit_key, c);
   return c;
 }

@@ -90,6 +90,9 @@ __attribute__((always_inline)) inline void on_read(uint64_t pc, const volatile v
   if (__builtin_expect(t == nullptr, 0)) return;
   auto* state = t->comm.load(std::memory_order_relaxed);
   if (__builtin_expect(state == nullptr, 0)) return;
+  // A segment run with communication alone (CaptureSession::choose_access_path).
+  if (t->communication_alone)
+    return g_communication->read(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
   g_session->watch_access(*t, pc, reinterpret_cast<uintptr_t>(addr), false);
   g_communication->read(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
   CaptureSession::feed_access(*t, g_analyzers, pc, reinterpret_cast<uintptr_t>(addr),
@@ -103,6 +106,8 @@ __attribute__((always_inline)) inline void on_write(uint64_t pc, const volatile 
   if (__builtin_expect(t == nullptr, 0)) return;
   auto* state = t->comm.load(std::memory_order_relaxed);
   if (__builtin_expect(state == nullptr, 0)) return;
+  if (t->communication_alone)
+    return g_communication->write(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
   g_session->watch_access(*t, pc, reinterpret_cast<uintptr_t>(addr), true);
   g_communication->write(*state, pc, reinterpret_cast<uintptr_t>(addr), size);
   CaptureSession::feed_access(*t, g_analyzers, pc, reinterpret_cast<uintptr_t>(addr),
