@@ -237,11 +237,13 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
   if (closes_section(kind))
     if (auto* traces = thread.traces.load(std::memory_order_relaxed))
       MemoryTraceRecorder::close_segment(*traces);
-  if (samples_segments_) {
-    if (closes_section(kind)) sampled_segments_.on_close(thread.basic_blocks);
-    if ((closes_section(kind) && !waits_after_closing(kind)) || resumes_section(kind))
-      begin_segment(thread, kind, pc, object, arg1);
-  }
+  // Where the thread's next segment begins: at a close it does not wait
+  // at, or where it resumes.
+  const bool begins_segment =
+      samples_segments_ &&
+      ((closes_section(kind) && !waits_after_closing(kind)) || resumes_section(kind));
+  if (samples_segments_ && closes_section(kind)) sampled_segments_.on_close(thread.basic_blocks);
+  if (begins_segment) begin_segment(thread, kind, pc, object, arg1);
 
   if (analyzers_.imbalance && thread.tid < max_threads_) {
     count_segments(thread, kind);
@@ -252,9 +254,9 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
     else if (resumes_section(kind))
       thread.spin.enabled = counting_.load(std::memory_order_relaxed);
   }
-  if (samples_segments_ &&
-      ((closes_section(kind) && !waits_after_closing(kind)) || resumes_section(kind)))
-    choose_access_path(thread);
+  // After the imbalance counts took the segment's weight and the watch its
+  // state, which the path decides over.
+  if (begins_segment) choose_access_path(thread);
   // A spin part closes the communication section only when its flag is a
   // team's (log_spin_part decides).
   if (closes_section(kind) && kind != SyncKind::SpinBarrier && kind != SyncKind::SpinRelease)
@@ -317,11 +319,11 @@ void CaptureSession::choose_access_path(ThreadContext& thread) {
       !analyzers_.imbalance || (counts != nullptr && counts->memory_weight == 0 &&
                                 thread.sampling.ordinal > thread.cache_warm_until &&
                                 !spin_flags_.any_flag.load(std::memory_order_relaxed));
+  const bool counting = counting_.load(std::memory_order_relaxed);
   const bool alone = thread.communication_alone_path != nullptr && thread.only_watched &&
-                     imbalance_idle && thread.tid < max_threads_ &&
-                     counting_.load(std::memory_order_relaxed);
+                     imbalance_idle && thread.tid < max_threads_ && counting;
   if (alone != thread.communication_alone && analyzers_.imbalance)
-    thread.spin.enabled = !alone && counting_.load(std::memory_order_relaxed);
+    thread.spin.enabled = !alone && counting;
   thread.communication_alone = alone;
   thread.communication_alone_segments += alone ? 1 : 0;
   if (thread.communication_alone_path)

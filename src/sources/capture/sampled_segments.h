@@ -174,7 +174,7 @@ class SampledSegments {
     if (rate <= 1 || p.count < p.sampled_from) return {};
     if (const uint32_t weight = stands_for(p.count, p.sampled_from, rate, p.kind))
       return {true, weight};
-    return {warm_up && stands_for(p.count + 1, p.sampled_from, rate, p.kind) != 0, 0};
+    return {warm_up && next_counted(p, rate), 0};
   }
   // Of a key's counts, the block `count` falls in: blocks of `rate` over
   // the first kBaseRateBlocks * rate counts, then blocks twice as large
