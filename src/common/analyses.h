@@ -90,6 +90,12 @@ struct AnalysisDescriptor {
 // ("128N-th" below).
 inline constexpr uint64_t kBaseRateBlocks = 128;
 
+// Stretches of long instances (docs/metrics.md): a thread's analyzed
+// instance is analyzed whole for this many cycles of --crd-stretch-events
+// communication reads before the CRD samples it in time. Shared by the CRD
+// (CommunicationReuseDistance::kWholeCycles), its note and the help.
+inline constexpr uint64_t kCrdWholeStretchCycles = 64;
+
 namespace analysis_catalog {
 
 inline constexpr AnalysisId kNeedsCommunication[] = {AnalysisId::Communication};
@@ -111,9 +117,15 @@ inline constexpr AnalysisSetting kCrdSettings[] = {
      "with instance sampling: granules each reading thread's long-reuse sample traces in every "
      "instance before its rate halves (0: every granule; docs/metrics.md, \"Long reuses\")",
      "4096", SettingType::Unsigned, 0, UINT64_MAX - 1},
+    {"crd_stretch_events", "--crd-stretch-events", "WEFT_CRD_STRETCH_EVENTS",
+     "with instance sampling: past 64 times this many communication reads of one thread in one "
+     "section instance, measure the CRD in 1 stretch of this many in 8, after a warm-up (0: every "
+     "analyzed instance whole; --exact; docs/metrics.md, \"Stretches of long instances\")",
+     "65536", SettingType::Unsigned, 0, uint64_t{1} << 40, "0"},
 };
-inline constexpr std::string_view kCrdCounters[] = {
-    "crd_capped_pairs", "crd_sample_shift", "crd_skipped_segments", "crd_long_sample_shift"};
+inline constexpr std::string_view kCrdCounters[] = {"crd_capped_pairs", "crd_sample_shift",
+                                                    "crd_skipped_segments", "crd_long_sample_shift",
+                                                    "crd_skipped_stretches"};
 inline constexpr std::string_view kCommunicationTables[] = {"matrix_entries", "pc_communication"};
 inline constexpr std::string_view kCrdTables[] = {"crd_distances", "crd_word_distances",
                                                   "crd_unmeasured", "region_footprints"};

@@ -23,6 +23,8 @@ ProfileFacts profile_facts(const Profile& profile) {
   facts.crd_instance_sampling = profile.meta_unsigned("crd_instance_sampling").value_or(1);
   facts.crd_long_sample_shift = static_cast<unsigned>(
       std::min<uint64_t>(63, profile.meta_unsigned("crd_long_sample_shift").value_or(0)));
+  facts.crd_skipped_stretches = profile.meta_unsigned("crd_skipped_stretches").value_or(0);
+  facts.crd_stretch_events = profile.meta_unsigned("crd_stretch_events").value_or(0);
   facts.falseshare_skipped_segments =
       profile.meta_unsigned("falseshare_skipped_segments").value_or(0);
   facts.falseshare_sampling = profile.meta_unsigned("falseshare_sampling").value_or(1);
@@ -37,6 +39,12 @@ ProfileFacts profile_facts(const Profile& profile) {
 
 std::string crd_sampling_note(const ProfileFacts& facts) {
   std::string which;
+  // The long-reuse sample's granules (docs/metrics.md, "Long reuses").
+  const std::string long_sample =
+      facts.crd_long_sample_shift == 0
+          ? std::string("on every granule")
+          : "on a hashed sample of granules (rates down to 1/" +
+                std::to_string(uint64_t{1} << facts.crd_long_sample_shift) + ")";
   if (facts.crd_sample_shift != 0)
     which = "past " + std::to_string(facts.crd_sample_granules) +
             " granules a reading thread traced a hashed sample of them (SHARDS), at rates down "
@@ -54,10 +62,20 @@ std::string crd_sampling_note(const ProfileFacts& facts) {
              "th execution, half as many each time its executions double, each event counting "
              "the instances it stands for); a reuse of data last read before the loop's "
              "previous execution was measured in every instance, " +
-             (facts.crd_long_sample_shift == 0
-                  ? std::string("on every granule")
-                  : "on a hashed sample of granules (rates down to 1/" +
-                        std::to_string(uint64_t{1} << facts.crd_long_sample_shift) + ")");
+             long_sample;
+  }
+  if (facts.crd_skipped_stretches != 0) {
+    if (!which.empty()) which += "; ";
+    which += "inside section instances longer than " +
+             std::to_string(kCrdWholeStretchCycles * facts.crd_stretch_events) +
+             " communication reads of one thread, the CRD was measured in 1 stretch in 8, each "
+             "event counting 8 (" +
+             std::to_string(facts.crd_skipped_stretches) + " stretches skipped)";
+    if (facts.crd_skipped_segments == 0)
+      which +=
+          "; a reuse of data last read before the stretch's warm-up was measured in every "
+          "stretch, " +
+          long_sample;
   }
   if (which.empty()) return "";
   return "CRD sampled: " + which + " (`weft record --exact` measures every event)";

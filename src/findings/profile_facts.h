@@ -31,6 +31,10 @@ struct ProfileFacts {
   uint64_t crd_instance_sampling = 1;
   // The long-reuse sample's lowest rate, as a shift (crd_long_sample_shift).
   unsigned crd_long_sample_shift = 0;
+  // Stretches of long instances the CRD skipped, and the stretch length
+  // (crd_skipped_stretches, crd_stretch_events).
+  uint64_t crd_skipped_stretches = 0;
+  uint64_t crd_stretch_events = 0;
   // Section instances the false-sharing analysis and the traces skipped
   // (docs/metrics.md, "Sampled section instances"), and 1 in how many they
   // analyzed past the first; 0 skipped: every instance was analyzed.

@@ -134,6 +134,8 @@ constexpr MetaRule kMetaRules[] = {
     {"crd_skipped_segments", "a whole number", is_count},
     {"crd_long_sample_granules", "a whole number", is_count},
     {"crd_long_sample_shift", "a whole number", is_count},
+    {"crd_stretch_events", "a whole number", is_count},
+    {"crd_skipped_stretches", "a whole number", is_count},
     {"trace_budget", "a whole number", is_count},
     {"trace_sampling", "a whole number", is_count},
     {"falseshare_sampling", "a whole number", is_count},

@@ -355,7 +355,7 @@ json run_json(const ReportFindings& data) {
       // The long-reuse sample's rate (docs/metrics.md, "Long reuses"), when
       // instances were skipped.
       {"crd_long_sample_rate",
-       data.profile.crd_skipped_segments == 0
+       data.profile.crd_skipped_segments == 0 && data.profile.crd_skipped_stretches == 0
            ? 1.0
            : 1.0 / static_cast<double>(uint64_t{1} << data.profile.crd_long_sample_shift)},
       {"trace_sample_rate",

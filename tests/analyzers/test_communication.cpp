@@ -688,5 +688,102 @@ TEST(CommunicationAnalyzer, ConcurrentReadersOfOneWriter) {
   EXPECT_EQ(inval, 8u * kThreads);
 }
 
+// Stretches of long instances (docs/metrics.md): a reader re-reads the 32
+// granules its writer wrote, 1192 times over, in one instance. Each re-read
+// is at distance 31. With stretches of 512 reads, the first 32768 are
+// analyzed whole; then every cycle of 512 skips, warms up on 64 and counts
+// 64 reads as 8 each, the counted ones in the middle eighth of each 512
+// after the whole part. The instance ends half-way into its eleventh
+// cycle, in the middle of its counted stretch: the counts come out exact,
+// as without stretches. Every reuse takes the slow path here (every
+// granule is in the long-reuse sample), so the clock is exact.
+TEST(CommunicationAnalyzer, StretchesOfALongInstanceCountEachReuseAsOftenAsItHappened) {
+  alignas(64) static uint64_t data[32 * 8];
+  const auto at = [](const uint64_t* p) { return reinterpret_cast<uintptr_t>(p); };
+  constexpr uint64_t kPc = 0x200;
+  constexpr uint64_t kReads = 1192 * 32;  // 64 * 512 + 10.5 * 512
+  struct Result {
+    Distances distances;
+    uint64_t skipped = 0;
+  };
+  const auto run = [&](uint64_t stretch_events) {
+    CommunicationConfig config;
+    config.granularity = 64;
+    config.max_threads = 4;
+    CommunicationAnalyzer analyzer(config);
+    CrdConfig crd_config;
+    crd_config.max_threads = config.max_threads;
+    crd_config.max_granules_per_pair = 0;
+    crd_config.segment_sampling = 8;
+    crd_config.stretch_events = stretch_events;
+    CommunicationReuseDistance crd(crd_config);
+    analyzer.connect(&crd, nullptr);
+    auto* writer = analyzer.attach(0);
+    auto* reader = analyzer.attach(1);
+    for (int g = 0; g < 32; ++g) analyzer.write(*writer, 0x100, at(&data[g * 8]), 8);
+    analyzer.sample_crd_segment(*reader, true, 1, 1, 1);
+    for (uint64_t i = 0; i < kReads; ++i) analyzer.read(*reader, kPc, at(&data[i % 32 * 8]), 8);
+    analyzer.close_section(*reader, 0x9000);
+    EXPECT_EQ(analyzer.dropped(), 0u);
+    Result r;
+    crd.for_each_distance([&](const CommunicationReuseDistance::Record& d) {
+      if (!(d.distance & kWordDistance))
+        r.distances[{d.pc, d.reader, d.writer, d.distance}] += d.count;
+    });
+    r.skipped = crd.skipped_stretches();
+    return r;
+  };
+  const Distances expected = {{{kPc, 1, 0, 31}, kReads - 32}};
+  const Result whole = run(0);
+  EXPECT_EQ(whole.distances, expected);
+  EXPECT_EQ(whole.skipped, 0u);
+  const Result stretched = run(512);
+  EXPECT_EQ(stretched.distances, expected);
+  // The first skipped stretch, and one after each of the 10 whole cycles.
+  EXPECT_EQ(stretched.skipped, 11u);
+}
+
+// The schedule itself: where each stretch begins and ends on the reader's
+// clock, its serial (the instance's ordinal, 7, times 4096, plus the
+// stretch), and what its events stand for in an instance counted 8 times.
+TEST(CommunicationReuseDistance, StretchesFollowTheirCycleGrid) {
+  CrdConfig config;
+  config.max_threads = 2;
+  config.segment_sampling = 8;
+  config.stretch_events = 64;
+  CommunicationReuseDistance crd(config);
+  CommunicationReuseDistance::ReaderState* reader = crd.attach(0);
+  ASSERT_NE(reader, nullptr);
+  EXPECT_EQ(crd.sample_segment(*reader, true, 8, 7, 5), 64u * 64);
+  EXPECT_EQ(reader->instance_weight, 8u);
+  EXPECT_EQ(reader->window_from, 5u << 12);
+  bool analyzed = true;
+  struct Step {
+    uint64_t clock;  // where the previous stretch ended
+    bool analyzed;
+    uint64_t weight;
+    uint64_t ends;
+  };
+  // Cycle grid: 4096 + 20 + 64k. A skipped stretch that ran past its end
+  // (4182 against 4180) shortens the next cycle, not the stretches after.
+  const Step steps[] = {
+      {4096, false, 0, 4116}, {4116, true, 0, 4124}, {4124, true, 64, 4132},
+      {4132, false, 0, 4180}, {4182, true, 0, 4190}, {4190, true, 64, 4198},
+      {4198, false, 0, 4244}, {4244, true, 0, 4252}, {4252, true, 64, 4260},
+  };
+  uint32_t stretch = 0;
+  for (const Step& s : steps) {
+    EXPECT_EQ(crd.next_stretch(*reader, s.clock, analyzed), s.ends) << s.clock;
+    EXPECT_EQ(analyzed, s.analyzed) << s.clock;
+    EXPECT_EQ(reader->instance_weight, s.weight) << s.clock;
+    EXPECT_EQ(reader->segment, (uint64_t{7} << 12) + ++stretch) << s.clock;
+  }
+  EXPECT_EQ(crd.skipped_stretches(), 3u);
+  // A skipped stretch makes the next warm-up's serial the traced run's start.
+  EXPECT_EQ(reader->traced_from, (uint64_t{7} << 12) + 8);
+  // An instance without stretches (not analyzed) has none.
+  EXPECT_EQ(crd.sample_segment(*reader, false, 0, 8, 7), CommunicationReuseDistance::kNoStretch);
+}
+
 }  // namespace
 }  // namespace weft

@@ -199,6 +199,12 @@ class CommunicationAnalyzer {
     uint64_t crd_long_limit = 0;
     SectionAttribution::ThreadState* sections = nullptr;  // when connected
     uint64_t footprint_tag = 0;
+    // With CRD, the reader's clock: its communication reads (slow-path
+    // events, the memo's hits) since its section instance began, and where
+    // the instance's open stretch ends on it (next_crd_stretch; kNoStretch:
+    // at the instance's end).
+    uint64_t crd_clock = 0;
+    uint64_t crd_stretch_end = CommunicationReuseDistance::kNoStretch;
   };
 
   explicit CommunicationAnalyzer(const CommunicationConfig& config);
@@ -259,7 +265,9 @@ class CommunicationAnalyzer {
       t.latest_crd_event = {};
       t.distances = distances;
     }
-    distances_->sample_segment(*t.crd_reader, analyzed, weight, serial, window_from);
+    t.crd_stretch_end =
+        distances_->sample_segment(*t.crd_reader, analyzed, weight, serial, window_from);
+    t.crd_clock = 0;
     t.crd_long_limit = CommunicationReuseDistance::long_limit(*t.crd_reader);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     t.busy = 0;
@@ -332,6 +340,7 @@ class CommunicationAnalyzer {
     std::atomic_signal_fence(std::memory_order_seq_cst);
     ReuseMemo& m = t.reuse_memo[i];
     t.crd_alternated = 1;
+    ++t.crd_clock;
     for (uint64_t* c : {m.counters[0], m.counters[1]})
       if (c) ++*c;
     for (uint64_t* c : m.second_counters)  // distances: the instance's weight each
@@ -358,6 +367,7 @@ class CommunicationAnalyzer {
     for (unsigned e = 0; e < live; ++e) {
       ReuseMemo& m = t.reuse_memo[e];
       if (m.pending == 0) continue;
+      t.crd_clock += m.pending;
       for (unsigned i = 0; i < 4; ++i)
         if (uint64_t* c = m.counters[i]) *c += i < 2 ? m.pending : m.pending * weight;
       m.pending = 0;
@@ -541,6 +551,7 @@ class CommunicationAnalyzer {
     std::atomic_signal_fence(std::memory_order_seq_cst);
     ReuseMemo latest = empty_memo_;
     ReuseMemo second = empty_memo_;  // with CRD: the pair's second latest granule
+    t.crd_clock += what != Count::Inval;
     PcPeerCounts* c = t.counts.find_or_insert(PcPeerCounts::make_key(pc, peer));
     if (c) {
       c->count(what);
@@ -592,8 +603,24 @@ class CommunicationAnalyzer {
     // Each entry is whole before its tag makes it visible to read_fast.
     std::atomic_signal_fence(std::memory_order_seq_cst);
     for (unsigned i = 0; i < live; ++i) t.reuse_keys[i].writer_tag = tags[i];
+    if (__builtin_expect(t.crd_clock >= t.crd_stretch_end, 0)) next_crd_stretch(t);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     t.busy = 0;
+  }
+
+  // The reader's clock passed the end of its open stretch (docs/metrics.md,
+  // "Stretches of long instances"): the next one begins, and the thread
+  // counts as with or without CRD as sample_crd_segment would set it. Its
+  // memo settles first, at the weight its hits were counted at. Inside
+  // add(), while busy.
+  void next_crd_stretch(ThreadState& t) {
+    forget_reuses(t);
+    t.crd_front = 0;
+    t.latest_crd_event = {};
+    bool analyzed = true;
+    t.crd_stretch_end = distances_->next_stretch(*t.crd_reader, t.crd_clock, analyzed);
+    t.distances = analyzed ? t.crd_reader : nullptr;
+    t.crd_long_limit = CommunicationReuseDistance::long_limit(*t.crd_reader);
   }
 
   // With CRD, whether this slow-path event should leave memo entries for

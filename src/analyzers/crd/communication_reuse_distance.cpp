@@ -400,14 +400,14 @@ void CommunicationReuseDistance::begin_long_sample(ReaderState& reader) {
     if (!pair) return;
     // The segments' starts come with the granules, so that the first
     // windows know which reads came in them.
-    uint32_t serial = 0;
+    uint64_t serial = 0;
     line->for_each_in_order(
         [&](uint64_t granule) {
           if (!granule_in_long_sample(granule, reader.long_shift)) return;
           pair->enter_segment(serial, serial);
           if (pair->record(granule) == PairReuseTrace::kFirstEvent) ++reader.long_traced;
         },
-        [&](uint32_t start) { serial = start; });
+        [&](uint64_t start) { serial = start; });
     if (reader.long_traced > reader.long_budget) lower_long_rate(reader);
   }
 }
@@ -533,6 +533,60 @@ unsigned CommunicationReuseDistance::max_long_shift() const {
   for (unsigned i = 0; i < config_.max_threads; ++i)
     if (const ReaderState* r = readers_[i].load()) shift = std::max(shift, r->long_shift);
   return shift;
+}
+
+uint64_t CommunicationReuseDistance::next_stretch(ReaderState& reader, uint64_t clock,
+                                                  bool& analyzed) {
+  const uint64_t weight = reader.analyzed_weight;
+  analyzed = true;
+  if (reader.phase == StretchPhase::kNone) return kNoStretch;
+  ++reader.stretch;
+  const uint64_t part = reader.cycle_events / kStretchRate;
+  switch (reader.phase) {
+    case StretchPhase::kWhole:
+    case StretchPhase::kCounted:
+      // A skipped stretch. The first one is 5/16 of a cycle: then an
+      // instance that ends at a random point of a cycle is counted, on
+      // average, as many events as it had (a cycle's counted stretch lies
+      // 7/16 of a cycle before its end). Its end stays on the grid the
+      // first one began, so that a skipped stretch that ran past its end
+      // (it ends at the reader's next slow-path event) shortens the next.
+      if (reader.phase == StretchPhase::kWhole) reader.cycle_end = clock + 5 * part / 2;
+      reader.phase = StretchPhase::kSkipped;
+      analyzed = false;
+      ++reader.skipped_stretches;
+      enter_stretch(reader, false, 0);
+      return std::max(reader.cycle_end, clock + 1);
+    case StretchPhase::kSkipped:
+      // A cycle begins: a warm-up, then a counted stretch. Past the serials
+      // the instance has room for (a cycle takes three), its rest is
+      // analyzed whole.
+      if (reader.stretch + 2 >= kStretchesPerSegment) {
+        reader.phase = StretchPhase::kNone;
+        enter_stretch(reader, true, weight);
+        return kNoStretch;
+      }
+      if (reader.cycles != 0 && reader.cycles % kCyclesPerDoubling == 0) reader.cycle_events *= 2;
+      ++reader.cycles;
+      reader.cycle_end += reader.cycle_events;
+      reader.phase = StretchPhase::kWarmUp;
+      enter_stretch(reader, true, 0);
+      return clock + reader.cycle_events / kStretchRate;
+    case StretchPhase::kWarmUp:
+      reader.phase = StretchPhase::kCounted;
+      enter_stretch(reader, true, weight * kStretchRate);
+      return clock + part;
+    case StretchPhase::kNone:
+      break;
+  }
+  return kNoStretch;
+}
+
+uint64_t CommunicationReuseDistance::skipped_stretches() const {
+  uint64_t n = 0;
+  for (unsigned i = 0; i < config_.max_threads; ++i)
+    if (const ReaderState* r = readers_[i].load()) n += r->skipped_stretches;
+  return n;
 }
 
 uint64_t CommunicationReuseDistance::skipped_segments() const {

@@ -55,6 +55,7 @@
 #include "analyzers/crd/crd_records.h"
 #include "analyzers/crd/reuse_sets.h"
 #include "analyzers/state/paged_hash_table.h"
+#include "common/analyses.h"
 
 namespace weft {
 
@@ -201,7 +202,7 @@ class PairReuseTrace {
   // `recent_from`: the first segment of the current run of traced ones. On
   // the first event of a segment after one before it, the recent granules
   // (which miss the untraced segments between) are emptied.
-  void enter_segment(uint32_t serial, uint32_t from, uint32_t recent_from = 0) {
+  void enter_segment(uint64_t serial, uint64_t from, uint64_t recent_from = 0) {
     if (starts_ != 0 && start_serial_[(starts_ - 1) % kSegmentStarts] == serial) return;
     if (recent_ && (starts_ == 0 || start_serial_[(starts_ - 1) % kSegmentStarts] < recent_from))
       __builtin_memset(recent_->keys, 0, sizeof(recent_->keys));
@@ -244,7 +245,7 @@ class PairReuseTrace {
   // The time of the trace's first event at or after segment `from` began
   // (now when none): the oldest start kept when the segments before it
   // were forgotten, which takes fewer events for the window's.
-  uint64_t start_of(uint32_t from) const {
+  uint64_t start_of(uint64_t from) const {
     for (uint32_t i = starts_ > kSegmentStarts ? starts_ - kSegmentStarts : 0; i < starts_; ++i)
       if (start_serial_[i % kSegmentStarts] >= from) return start_time_[i % kSegmentStarts];
     return now_;
@@ -275,7 +276,7 @@ class PairReuseTrace {
   PagedHashTable<GranuleTime, 2> last_time_;
   // The segments' starts (enter_segment), a ring of the latest ones; the
   // window's start, and the previous time of the latest record()'s granule.
-  uint32_t start_serial_[kSegmentStarts] = {};
+  uint64_t start_serial_[kSegmentStarts] = {};
   uint32_t start_time_[kSegmentStarts] = {};
   uint32_t starts_ = 0;  // starts pushed
   uint64_t window_time_ = 0;
@@ -322,6 +323,10 @@ struct SampledWord {
   }
 };
 
+// Where a reader stands in its open section instance (stretches,
+// CommunicationReuseDistance::next_stretch).
+enum class StretchPhase : uint8_t { kNone, kWhole, kWarmUp, kCounted, kSkipped };
+
 struct CrdConfig {
   unsigned max_threads = 1024;
   uint64_t max_granules_per_pair = uint64_t{1} << 20;  // 0: no cap
@@ -335,6 +340,11 @@ struct CrdConfig {
   // With segment_sampling > 1: granules a reader's long-reuse sample traces
   // (in every instance) before its rate halves; 0: every granule.
   uint64_t long_sample_granules = 0;
+  // With segment_sampling > 1: a reader's long analyzed instance is
+  // sampled in time past its first kWholeCycles cycles of this many
+  // communication reads (docs/metrics.md, "Stretches of long instances");
+  // 0: every analyzed instance whole.
+  uint64_t stretch_events = 0;
 };
 
 class CommunicationReuseDistance {
@@ -393,14 +403,46 @@ class CommunicationReuseDistance {
     // (the same loop's previous execution), the first serial of the
     // current run of traced segments, and the long-reuse sample (rate
     // 2^-long_shift, `long_traced` granules over the long pairs).
+    // Serials number stretches (below): a segment's is its ordinal times
+    // kStretchesPerSegment.
     bool long_sample = false;
-    uint32_t segment = 0;
-    uint32_t window_from = 0;
-    uint32_t traced_from = 0;
+    uint64_t segment = 0;
+    uint64_t window_from = 0;
+    uint64_t traced_from = 0;
     unsigned long_shift = 0;
     uint64_t long_traced = 0;
     uint64_t long_budget = ~uint64_t{0};
+    // Stretches of the open instance (docs/metrics.md, "Stretches of long
+    // instances"), measured on the reader's clock (its communication reads
+    // since the instance began, which the communication analyzer counts):
+    // the phase of the one open, the instance's serial and weight, the
+    // stretches begun in it, and the current cycle's length and planned end.
+    StretchPhase phase = StretchPhase::kWhole;
+    uint64_t instance_serial = 0;
+    uint64_t analyzed_weight = 0;
+    uint32_t stretch = 0;
+    uint32_t cycles = 0;
+    uint64_t cycle_events = 0;
+    uint64_t cycle_end = 0;
+    uint64_t skipped_stretches = 0;  // over the run
   };
+
+  // Stretches: an instance's first kWholeCycles cycles' worth of events are
+  // analyzed whole; then each cycle of `stretch_events` reads is a warm-up
+  // of 1/kStretchRate of it (traced, not counted), a counted stretch of as
+  // many (each event standing for kStretchRate times the instance's
+  // weight), and the rest skipped. The cycle doubles every
+  // kCyclesPerDoubling cycles; past the serials an instance has room for,
+  // the rest of it is analyzed whole.
+  static constexpr uint32_t kStretchRate = 8;
+  // 64: the test programs' longest instances (about 2 million reads per
+  // thread) stay whole, and a mid-run start of the long-reuse sample costs
+  // a long run little (docs/metrics.md, "Stretches of long instances").
+  static constexpr uint32_t kWholeCycles = kCrdWholeStretchCycles;
+  static constexpr uint32_t kCyclesPerDoubling = 256;
+  static constexpr unsigned kStretchSerialBits = 12;
+  static constexpr uint64_t kStretchesPerSegment = uint64_t{1} << kStretchSerialBits;
+  static constexpr uint64_t kNoStretch = ~uint64_t{0};
 
   // A reader's next section instance (CaptureSession::begin_segment): its
   // events stand for `weight` each (0: traced, not counted); `analyzed`
@@ -410,16 +452,27 @@ class CommunicationReuseDistance {
   // same loop's previous execution (the window, docs/metrics.md "Long
   // reuses"). The long-reuse sample begins with the first segment that is
   // not analyzed whole at weight 1.
-  void sample_segment(ReaderState& reader, bool analyzed, uint64_t weight, uint32_t serial,
-                      uint32_t window_from) {
-    reader.instance_weight = analyzed ? weight : 0;
+  // Returns the reader's clock at which the instance's second stretch
+  // begins (next_stretch), kNoStretch when it has none.
+  uint64_t sample_segment(ReaderState& reader, bool analyzed, uint64_t weight, uint32_t serial,
+                          uint32_t window_from) {
     reader.skipped_segments += !analyzed;
-    reader.segment = serial;
-    reader.window_from = std::min(window_from, serial);
-    if (!analyzed) reader.traced_from = serial + 1;
-    if (!reader.long_sample && config_.segment_sampling > 1 && (!analyzed || weight != 1))
-      begin_long_sample(reader);
+    reader.instance_serial = uint64_t{serial} << kStretchSerialBits;
+    reader.window_from = std::min(window_from, serial) * kStretchesPerSegment;
+    reader.analyzed_weight = weight;
+    reader.stretch = 0;
+    reader.cycles = 0;
+    reader.cycle_events = config_.stretch_events;
+    enter_stretch(reader, analyzed, weight);
+    const bool stretched = analyzed && config_.stretch_events != 0 && config_.segment_sampling > 1;
+    reader.phase = stretched ? StretchPhase::kWhole : StretchPhase::kNone;
+    return stretched ? kWholeCycles * config_.stretch_events : kNoStretch;
   }
+  // The reader's clock reached the end of its open stretch (the value
+  // sample_segment or the previous next_stretch returned): the next one
+  // begins. Returns where it ends (kNoStretch: at the instance's end);
+  // `analyzed` says whether the CRD sees its events.
+  uint64_t next_stretch(ReaderState& reader, uint64_t clock, bool& analyzed);
   // What the communication fast path compares a reused granule's long
   // hash with (granule_in_long_sample): 0 (no granule but 0) before the
   // long sample began.
@@ -567,6 +620,8 @@ class CommunicationReuseDistance {
   unsigned max_long_shift() const;
   // Section instances readers did not see (sample_segment), over all readers.
   uint64_t skipped_segments() const;
+  // Stretches of analyzed instances readers skipped (next_stretch).
+  uint64_t skipped_stretches() const;
   // Memory held by all pairs' traces now.
   size_t memory_bytes() const;
 
@@ -666,6 +721,16 @@ class CommunicationReuseDistance {
   // the window (a window that an untraced segment broke).
   void long_event(ReaderState& reader, uint64_t pc, uint32_t writer, uint64_t granule,
                   InstanceCount instance, EventDistances& out);
+  // Stretch `reader.stretch` of the open instance begins: what sample_segment
+  // did for a whole instance, for its part.
+  void enter_stretch(ReaderState& reader, bool analyzed, uint64_t weight) {
+    const uint64_t serial = reader.instance_serial | reader.stretch;
+    reader.instance_weight = analyzed ? weight : 0;
+    reader.segment = serial;
+    if (!analyzed) reader.traced_from = serial + 1;
+    if (!reader.long_sample && config_.segment_sampling > 1 && (!analyzed || weight != 1))
+      begin_long_sample(reader);
+  }
   // The long sample begins: its traces start from the line traces' granules
   // (in their order, with their segments' starts).
   void begin_long_sample(ReaderState& reader);

@@ -16,6 +16,8 @@ bool configure(CaptureConfig& config, const AnalysisSetting& setting, const char
     config.crd.segment_sampling = static_cast<uint32_t>(number);
   else if (setting.key == "crd_long_sample_granules")
     config.crd.long_sample_granules = number;
+  else if (setting.key == "crd_stretch_events")
+    config.crd.stretch_events = number;
   else
     config.crd.max_granules_per_pair = number;
   return true;
@@ -44,6 +46,8 @@ void values(const CaptureAnalyzers& a, ValueLines& out) {
   out.number("crd_skipped_segments", a.distances->skipped_segments());
   out.number("crd_long_sample_granules", a.distances->config().long_sample_granules);
   out.number("crd_long_sample_shift", a.distances->max_long_shift());
+  out.number("crd_stretch_events", a.distances->config().stretch_events);
+  out.number("crd_skipped_stretches", a.distances->skipped_stretches());
 }
 
 void write_sections(CaptureSession& session, RawWriter& out) {
