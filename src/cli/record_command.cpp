@@ -292,9 +292,11 @@ int run_with_runtime(const RecordOptions& options, const AnalysisPlan& plan,
     // (a --cache list, --crd-max-granules), and so would where the
     // program's stack data falls in cache lines (a struct on main's stack
     // across a line or not: docs/commands.md, "The program's environment").
-    // Padded to a multiple of kLayoutAlignment bytes, the same analyses put
-    // the stack at the same offset in a line.
-    constexpr size_t kLayoutAlignment = 64;
+    // Padded to a multiple of kLayoutAlignment bytes (a page: a multiple of
+    // 64 left the block one line longer or shorter from one value to the
+    // next), the same analyses put the stack at the same offset in a page,
+    // so in a line.
+    constexpr size_t kLayoutAlignment = 4096;
     constexpr std::string_view kPad = "WEFT_LAYOUT_PAD";
     const size_t pad_fixed = kPad.size() + 2;
     put(std::string(kPad),
