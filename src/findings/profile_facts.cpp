@@ -25,6 +25,7 @@ ProfileFacts profile_facts(const Profile& profile) {
       std::min<uint64_t>(63, profile.meta_unsigned("crd_long_sample_shift").value_or(0)));
   facts.crd_skipped_stretches = profile.meta_unsigned("crd_skipped_stretches").value_or(0);
   facts.crd_stretch_events = profile.meta_unsigned("crd_stretch_events").value_or(0);
+  if (facts.crd_skipped_stretches != 0) facts.crd_stretch_sample_rate = 1.0 / kCrdStretchRate;
   facts.falseshare_skipped_segments =
       profile.meta_unsigned("falseshare_skipped_segments").value_or(0);
   facts.falseshare_sampling = profile.meta_unsigned("falseshare_sampling").value_or(1);
@@ -68,9 +69,10 @@ std::string crd_sampling_note(const ProfileFacts& facts) {
     if (!which.empty()) which += "; ";
     which += "inside section instances longer than " +
              std::to_string(kCrdWholeStretchCycles * facts.crd_stretch_events) +
-             " communication reads of one thread, the CRD was measured in 1 stretch in 8, each "
-             "event counting 8 (" +
-             std::to_string(facts.crd_skipped_stretches) + " stretches skipped)";
+             " communication reads of one thread, the CRD was measured in 1 stretch in " +
+             std::to_string(kCrdStretchRate) + ", each event counting " +
+             std::to_string(kCrdStretchRate) + " (" + std::to_string(facts.crd_skipped_stretches) +
+             " stretches skipped)";
     if (facts.crd_skipped_segments == 0)
       which +=
           "; a reuse of data last read before the stretch's warm-up was measured in every "

@@ -35,6 +35,9 @@ struct ProfileFacts {
   // (crd_skipped_stretches, crd_stretch_events).
   uint64_t crd_skipped_stretches = 0;
   uint64_t crd_stretch_events = 0;
+  // The share of a long instance's stretches the CRD counted: 1/8 when it
+  // skipped some, else 1.
+  double crd_stretch_sample_rate = 1.0;
   // Section instances the false-sharing analysis and the traces skipped
   // (docs/metrics.md, "Sampled section instances"), and 1 in how many they
   // analyzed past the first; 0 skipped: every instance was analyzed.

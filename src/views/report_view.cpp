@@ -352,6 +352,10 @@ json run_json(const ReportFindings& data) {
       // analyzed (1: every one; docs/metrics.md).
       {"crd_instance_sample_rate",
        instance_sample_rate(data.profile.crd_skipped_segments, data.profile.crd_instance_sampling)},
+      // The share of a long analyzed instance's stretches the CRD counted
+      // past its whole part (docs/metrics.md, "Stretches of long
+      // instances"): 1/8 when it skipped some, else 1.
+      {"crd_stretch_sample_rate", data.profile.crd_stretch_sample_rate},
       // The long-reuse sample's rate (docs/metrics.md, "Long reuses"), when
       // instances were skipped.
       {"crd_long_sample_rate",

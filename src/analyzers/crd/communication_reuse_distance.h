@@ -434,7 +434,7 @@ class CommunicationReuseDistance {
   // weight), and the rest skipped. The cycle doubles every
   // kCyclesPerDoubling cycles; past the serials an instance has room for,
   // the rest of it is analyzed whole.
-  static constexpr uint32_t kStretchRate = 8;
+  static constexpr uint32_t kStretchRate = kCrdStretchRate;
   // 64: the test programs' longest instances (about 2 million reads per
   // thread) stay whole, and a mid-run start of the long-reuse sample costs
   // a long run little (docs/metrics.md, "Stretches of long instances").
