@@ -417,7 +417,7 @@ class CommunicationReuseDistance {
     // since the instance began, which the communication analyzer counts):
     // the phase of the one open, the instance's serial and weight, the
     // stretches begun in it, and the current cycle's length and planned end.
-    StretchPhase phase = StretchPhase::kWhole;
+    StretchPhase phase = StretchPhase::kNone;  // set by sample_segment
     uint64_t instance_serial = 0;
     uint64_t analyzed_weight = 0;
     uint32_t stretch = 0;
@@ -450,8 +450,8 @@ class CommunicationReuseDistance {
   // them from it).
   // `serial`: the reader's count of segments, `window_from` the serial of the
   // same loop's previous execution (the window, docs/metrics.md "Long
-  // reuses"). The long-reuse sample begins with the first segment that is
-  // not analyzed whole at weight 1.
+  // reuses"). The long-reuse sample begins with the first segment, or
+  // stretch (enter_stretch), that is not analyzed whole at weight 1.
   // Returns the reader's clock at which the instance's second stretch
   // begins (next_stretch), kNoStretch when it has none.
   uint64_t sample_segment(ReaderState& reader, bool analyzed, uint64_t weight, uint32_t serial,
