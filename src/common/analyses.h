@@ -94,7 +94,7 @@ inline constexpr uint64_t kBaseRateBlocks = 128;
 // instance is analyzed whole for this many cycles of --crd-stretch-events
 // communication reads before the CRD samples it in time. Shared by the CRD
 // (CommunicationReuseDistance::kWholeCycles), its note and the help.
-inline constexpr uint64_t kCrdWholeStretchCycles = 64;
+inline constexpr uint64_t kCrdWholeStretchCycles = 16;
 // ... and past them counts 1 stretch of the cycle's 1/kCrdStretchRate in
 // each cycle, each event standing for kCrdStretchRate.
 inline constexpr uint32_t kCrdStretchRate = 8;

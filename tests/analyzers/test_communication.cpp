@@ -394,13 +394,12 @@ TEST(CommunicationAnalyzer, SampledCrdAlternationCountedInlineMatchesTheSlowPath
   // A centre whose granule joined the sample would take the slow path at
   // each of its reads: the centres read are among those whose granules
   // stay out of it at every rate (out at 1/2 is out at any lower rate;
-  // which ones they are depends on where the loader put the arrays, and
-  // neighbouring granules' hashes agree in their top bit over runs of about
-  // a hundred: 1024 centres span many runs).
+  // which ones they are depends on where the loader put the arrays: about
+  // a third of the centres).
   std::vector<int> unsampled_centres;
   for (int c = 0; c < 1024; ++c)
-    if (!granule_in_sample(at(&centres[c * 32]) >> 6, 1) &&
-        !granule_in_sample(at(&centres[c * 32 + 16]) >> 6, 1))
+    if (!granule_in_crd_sample(at(&centres[c * 32]) >> 6, 1) &&
+        !granule_in_crd_sample(at(&centres[c * 32 + 16]) >> 6, 1))
       unsampled_centres.push_back(c);
   ASSERT_FALSE(unsampled_centres.empty());
   std::vector<Access> accesses;
@@ -701,7 +700,8 @@ TEST(CommunicationAnalyzer, StretchesOfALongInstanceCountEachReuseAsOftenAsItHap
   alignas(64) static uint64_t data[32 * 8];
   const auto at = [](const uint64_t* p) { return reinterpret_cast<uintptr_t>(p); };
   constexpr uint64_t kPc = 0x200;
-  constexpr uint64_t kReads = 1192 * 32;  // 64 * 512 + 10.5 * 512
+  // The whole part (kCrdWholeStretchCycles cycles of 512) and 10.5 cycles.
+  constexpr uint64_t kReads = kCrdWholeStretchCycles * 512 + 21 * 256;
   struct Result {
     Distances distances;
     uint64_t skipped = 0;
@@ -754,7 +754,9 @@ TEST(CommunicationReuseDistance, StretchesFollowTheirCycleGrid) {
   CommunicationReuseDistance crd(config);
   CommunicationReuseDistance::ReaderState* reader = crd.attach(0);
   ASSERT_NE(reader, nullptr);
-  EXPECT_EQ(crd.sample_segment(*reader, true, 8, 7, 5), 64u * 64);
+  // The whole part: kCrdWholeStretchCycles cycles of 64 reads.
+  const uint64_t kWhole = kCrdWholeStretchCycles * 64;
+  EXPECT_EQ(crd.sample_segment(*reader, true, 8, 7, 5), kWhole);
   EXPECT_EQ(reader->instance_weight, 8u);
   EXPECT_EQ(reader->window_from, 5u << 12);
   bool analyzed = true;
@@ -764,16 +766,16 @@ TEST(CommunicationReuseDistance, StretchesFollowTheirCycleGrid) {
     uint64_t weight;
     uint64_t ends;
   };
-  // Cycle grid: 4096 + 20 + 64k. A skipped stretch that ran past its end
-  // (4182 against 4180) shortens the next cycle, not the stretches after.
+  // Cycle grid: the whole part + 20 + 64k. A skipped stretch that ran past
+  // its end (86 against 84) shortens the next cycle, not the stretches after.
   const Step steps[] = {
-      {4096, false, 0, 4116}, {4116, true, 0, 4124}, {4124, true, 64, 4132},
-      {4132, false, 0, 4180}, {4182, true, 0, 4190}, {4190, true, 64, 4198},
-      {4198, false, 0, 4244}, {4244, true, 0, 4252}, {4252, true, 64, 4260},
+      {0, false, 0, 20},    {20, true, 0, 28},   {28, true, 64, 36},
+      {36, false, 0, 84},   {86, true, 0, 94},   {94, true, 64, 102},
+      {102, false, 0, 148}, {148, true, 0, 156}, {156, true, 64, 164},
   };
   uint32_t stretch = 0;
   for (const Step& s : steps) {
-    EXPECT_EQ(crd.next_stretch(*reader, s.clock, analyzed), s.ends) << s.clock;
+    EXPECT_EQ(crd.next_stretch(*reader, kWhole + s.clock, analyzed), kWhole + s.ends) << s.clock;
     EXPECT_EQ(analyzed, s.analyzed) << s.clock;
     EXPECT_EQ(reader->instance_weight, s.weight) << s.clock;
     EXPECT_EQ(reader->segment, (uint64_t{7} << 12) + ++stretch) << s.clock;

@@ -429,13 +429,67 @@ TEST(SampledCrd, AWindowBrokenByASkippedInstanceIsTheLongSamplesWhole) {
   EXPECT_EQ(crd.max_long_shift(), 0u);
   // The counted instances' 3,200 reads at exactly 199 (the long sample's,
   // every line; a line outside the traces' sample stands in for nothing
-  // there), beside the whole executions 1-7's 1,400 the sampled line
-  // traces estimate before the long sample began.
+  // there), beside the whole executions 1-7's 1,400 reads, which the line
+  // traces estimate before the long sample began: their sampled lines'
+  // reads in those 7 executions, each counted 4 times (51 of the 200 lines
+  // at 1/4, on every build: the sample's hash is a multiply).
+  ASSERT_EQ(reader->sample_shift, 2u);
+  uint64_t sampled_lines = 0;
+  for (uint64_t g = 0; g < 200; ++g) sampled_lines += granule_in_crd_sample(g, 2);
+  EXPECT_EQ(sampled_lines, 51u);
   const std::map<uint64_t, uint64_t> distances = line_distances(crd);
   EXPECT_EQ(distances.at(199), 3200u);
   uint64_t total = 0;
   for (const auto& [distance, count] : distances) total += count;
-  EXPECT_EQ(total, 3200u + 1400u);
+  EXPECT_EQ(total, 3200u + 7 * 4 * sampled_lines);
+}
+
+// Docs/metrics.md, "Stretches of long instances": instances that the CRD
+// cuts into stretches, sampled 1 in 4 past the first 8 as above. Each
+// instance re-reads the same 1,024 lines in order, so every read's
+// previous one is in the loop's previous execution, the window, at
+// distance 1,023. The window's start must survive the previous
+// execution's stretches (about 60 of them here): when only the latest
+// segments' starts were kept, it moved to a late stretch, the skipped
+// instances counted their early reads as long reuses from before the
+// window and the sampled ones counted them once instead of 4 times
+// (17,848 reads of 23,552).
+TEST(SampledCrd, AWindowBeginsAtThePreviousExecutionWhateverItsStretches) {
+  for (const uint64_t stretch_events : {uint64_t{0}, uint64_t{16}}) {
+    CrdConfig config;
+    config.max_threads = 2;
+    config.segment_sampling = 4;
+    config.long_sample_granules = 0;
+    config.stretch_events = stretch_events;
+    CommunicationReuseDistance crd(config);
+    crd.set_granularity_log2(6);
+    CommunicationReuseDistance::ReaderState* reader = crd.attach(1);
+    constexpr uint64_t kLines = 1024;
+    for (uint32_t k = 0; k < 24; ++k) {
+      const bool sampled = k >= 8;
+      const bool analyzed = !sampled || k % 4 >= 2;
+      const uint64_t weight = !sampled ? 1 : k % 4 == 3 ? 4 : 0;
+      // The reader's clock drives the stretches, as the communication
+      // analyzer's does.
+      uint64_t ends = crd.sample_segment(*reader, analyzed, weight, k, k == 0 ? 0 : k - 1);
+      bool traced = analyzed;
+      for (uint64_t line = 0, clock = 0; line < kLines; ++line) {
+        if (traced)
+          crd.on_event(*reader, 0x40, 0, line << 6, false);
+        else
+          crd.on_skipped_event(*reader, 0x40, 0, line << 6);
+        if (++clock >= ends) ends = crd.next_stretch(*reader, clock, traced);
+      }
+      crd.close_section(*reader, 0x5000);
+    }
+    // Instances 1-7 once each, and each of the 4 sampled blocks' counted
+    // instance 4 times: 23 re-reads of every line.
+    EXPECT_EQ(line_distances(crd), (std::map<uint64_t, uint64_t>{{1023, 23 * kLines}}))
+        << stretch_events;
+    if (stretch_events != 0) {
+      EXPECT_GT(crd.skipped_stretches(), 16u * 20);
+    }
+  }
 }
 
 }  // namespace

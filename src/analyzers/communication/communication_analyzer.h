@@ -315,7 +315,7 @@ class CommunicationAnalyzer {
     const uint64_t w = word->load(std::memory_order_relaxed);
     if ((w & kWriterMask) == t.writer_tag || w == t.unwritten_word) return kReadDecided;
     if ((w & (kExtended | kLocked)) || !(w & t.reader_bit)) return kReadNotDecided;
-    if (__builtin_expect(((addr >> g) * kLongSampleHash) <= t.crd_long_limit, 0))
+    if (__builtin_expect(((addr >> g) * kCrdSampleHash) <= t.crd_long_limit, 0))
       return kReadNotDecided;
     for (unsigned i = 0; i < kReuseMemos; ++i) {
       if ((w & kWriterMask) != t.reuse_keys[i].writer_tag || pc != t.reuse_keys[i].pc) continue;
@@ -681,7 +681,7 @@ class CommunicationAnalyzer {
   // change only the pair's recent granules, never its trace).
   static bool outside_crd_sample(const ThreadState& t, uint64_t granule) {
     const unsigned shift = t.distances->sample_shift;
-    return shift != 0 && !granule_in_sample(granule, shift);
+    return shift != 0 && !granule_in_crd_sample(granule, shift);
   }
 
   // Changes whenever an entry a ReuseMemo points at may have moved.

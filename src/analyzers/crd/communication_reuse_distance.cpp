@@ -69,11 +69,15 @@ bool PairReuseTrace::compact() {
   // the run's, move to the first live mark at or after them.
   uint64_t next = 0;
   uint32_t start = starts_ > kSegmentStarts ? starts_ - kSegmentStarts : 0;
+  uint32_t instance = instance_starts_ > kSegmentStarts ? instance_starts_ - kSegmentStarts : 0;
   uint64_t* const asked[] = {&window_time_, &run_time_};
   bool moved[std::size(asked)] = {};
   for (uint64_t time = 0; time < now_; ++time) {
     for (; start < starts_ && start_time_[start % kSegmentStarts] <= time; ++start)
       start_time_[start % kSegmentStarts] = static_cast<uint32_t>(next);
+    for (; instance < instance_starts_ && instance_time_[instance % kSegmentStarts] <= time;
+         ++instance)
+      instance_time_[instance % kSegmentStarts] = static_cast<uint32_t>(next);
     for (size_t i = 0; i < std::size(asked); ++i)
       if (!moved[i] && *asked[i] <= time) {
         *asked[i] = next;
@@ -86,6 +90,8 @@ bool PairReuseTrace::compact() {
   }
   for (; start < starts_; ++start)
     start_time_[start % kSegmentStarts] = static_cast<uint32_t>(next);
+  for (; instance < instance_starts_; ++instance)
+    instance_time_[instance % kSegmentStarts] = static_cast<uint32_t>(next);
   for (size_t i = 0; i < std::size(asked); ++i)
     if (!moved[i]) *asked[i] = next;
   if (in_place) __builtin_memset(granule_at + next, 0, (slots_ - next) * sizeof(uint64_t));
@@ -271,7 +277,7 @@ CommunicationReuseDistance::EventDistances CommunicationReuseDistance::on_sample
   constexpr unsigned kNear = PairReuseTrace::RecentGranules::kSize;
   const unsigned near = pair->visit_recent(granule);
   const unsigned shift = reader.sample_shift;
-  if (!granule_in_sample(granule, shift)) {
+  if (!granule_in_crd_sample(granule, shift)) {
     // A short distance is exact for every granule; a longer one is
     // measured on the sample only, which stands for the rest.
     if (near < kNear) {
@@ -304,7 +310,7 @@ void CommunicationReuseDistance::lower_rate(ReaderState& reader) {
   // The recent granules are filled while the trace still holds them all;
   // a word trace keeps the words of the granules its line trace keeps.
   lower_until_fits(reader, reader.pairs, reader.sample_shift, reader.traced, sample_budget_,
-                   granule_in_sample, [&](uint32_t writer, unsigned shift, const auto& keep) {
+                   granule_in_crd_sample, [&](uint32_t writer, unsigned shift, const auto& keep) {
                      if (PairReuseTrace* pair = reader.pairs[writer]; pair && shift == 1)
                        pair->fill_recent();
                      if (PairReuseTrace* pair = reader.word_pairs[writer]) pair->retain(keep);
@@ -329,7 +335,7 @@ CommunicationReuseDistance::EventDistances CommunicationReuseDistance::on_window
     // the current run of traced segments only.
     const unsigned near = shift != 0 ? pair->visit_recent(granule) : kNear;
     uint64_t traced = PairReuseTrace::kFirstEvent;
-    if (granule_in_sample(granule, shift)) {
+    if (granule_in_crd_sample(granule, shift)) {
       traced = record(reader, *pair, granule);
       after_line_event(reader, writer, pc, true_communication, traced, uint64_t{1} << shift);
     } else {
@@ -368,7 +374,7 @@ CommunicationReuseDistance::EventDistances CommunicationReuseDistance::on_window
 void CommunicationReuseDistance::long_event(ReaderState& reader, uint64_t pc, uint32_t writer,
                                             uint64_t granule, InstanceCount instance,
                                             EventDistances& out) {
-  if (!granule_in_long_sample(granule, reader.long_shift)) return;
+  if (!granule_in_crd_sample(granule, reader.long_shift)) return;
   PairReuseTrace* pair = pair_of(reader, TraceKind::kLong, writer);
   if (!pair) return;
   pair->enter_segment(reader.segment, reader.window_from, reader.traced_from);
@@ -403,7 +409,7 @@ void CommunicationReuseDistance::begin_long_sample(ReaderState& reader) {
     uint64_t serial = 0;
     line->for_each_in_order(
         [&](uint64_t granule) {
-          if (!granule_in_long_sample(granule, reader.long_shift)) return;
+          if (!granule_in_crd_sample(granule, reader.long_shift)) return;
           pair->enter_segment(serial, serial);
           if (pair->record(granule) == PairReuseTrace::kFirstEvent) ++reader.long_traced;
         },
@@ -414,7 +420,7 @@ void CommunicationReuseDistance::begin_long_sample(ReaderState& reader) {
 
 void CommunicationReuseDistance::lower_long_rate(ReaderState& reader) {
   lower_until_fits(reader, reader.long_pairs, reader.long_shift, reader.long_traced,
-                   reader.long_budget, granule_in_long_sample,
+                   reader.long_budget, granule_in_crd_sample,
                    [](uint32_t, unsigned, const auto&) {});
 }
 

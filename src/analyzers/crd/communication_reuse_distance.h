@@ -74,8 +74,8 @@ struct GranuleEpoch {
 };
 
 // Whether a trace sampled at rate 2^-shift holds `granule` (fixed-size
-// SHARDS: the granules whose hash has its top `shift` bits clear), for every
-// sampled trace of granules (the CRD's readers, the reuse analysis' threads).
+// SHARDS: the granules whose hash has its top `shift` bits clear): the reuse
+// analysis' threads (the CRD's samples nest, below).
 // The hash is sample_hash (a full finalizer): the tables' one-round hash_key
 // keeps its top bits alike over runs of tens of neighbouring granules, which
 // would take or leave whole stretches of an array together.
@@ -83,20 +83,29 @@ inline bool granule_in_sample(uint64_t granule, unsigned shift) {
   return shift == 0 || (sample_hash(granule) >> (64 - shift)) == 0;
 }
 
-// The CRD's long-reuse sample (docs/metrics.md, "Long reuses"): granule g
-// is in it at rate 2^-shift when `g * kLongSampleHash <= long_sample_limit
-// (shift)`: one multiply, which the communication fast path pays on a
-// reuse to send the sample's granules to the slow path in every segment. A
+// The CRD's samples of granules: its line traces' (SHARDS, docs/metrics.md
+// "Sampled CRD") and its long-reuse sample ("Long reuses"). Granule g is in
+// one at rate 2^-shift when `g * kCrdSampleHash <= crd_sample_limit(shift)`:
+// one multiply, which the communication fast path pays on a reuse to send
+// the long sample's granules to the slow path in every segment. A
 // multiplicative (Weyl) hash spreads neighbouring granules evenly over the
-// range (no runs of in or out, as a one-round hash had), and is
-// independent of sample_hash's sample.
-inline constexpr uint64_t kLongSampleHash = 0xd6e8feb86659fd93ULL;
-inline constexpr uint64_t long_sample_limit(unsigned shift) {
+// range (no runs of in or out, as a one-round hash had). One hash for both
+// samples nests them: the long sample, at a rate no higher than the line
+// traces' when it begins from them mid-run (begin_long_sample), keeps only
+// granules whose history the line traces hold, so none of its granules'
+// next reads is taken for a first read.
+inline constexpr uint64_t kCrdSampleHash = 0xd6e8feb86659fd93ULL;
+inline constexpr uint64_t crd_sample_limit(unsigned shift) {
   return shift == 0 ? ~uint64_t{0} : (uint64_t{1} << (64 - shift)) - 1;
 }
-inline bool granule_in_long_sample(uint64_t granule, unsigned shift) {
-  return granule * kLongSampleHash <= long_sample_limit(shift);
+inline bool granule_in_crd_sample(uint64_t granule, unsigned shift) {
+  return granule * kCrdSampleHash <= crd_sample_limit(shift);
 }
+
+// A reader's serials number the stretches of its section instances: a
+// segment's serial is its ordinal times 2^kCrdStretchSerialBits plus the
+// stretch (docs/metrics.md, "Stretches of long instances").
+inline constexpr unsigned kCrdStretchSerialBits = 12;
 
 // One pair's trace of granules, with exact distances.
 class PairReuseTrace {
@@ -206,6 +215,12 @@ class PairReuseTrace {
     if (starts_ != 0 && start_serial_[(starts_ - 1) % kSegmentStarts] == serial) return;
     if (recent_ && (starts_ == 0 || start_serial_[(starts_ - 1) % kSegmentStarts] < recent_from))
       __builtin_memset(recent_->keys, 0, sizeof(recent_->keys));
+    if (starts_ == 0 || (start_serial_[(starts_ - 1) % kSegmentStarts] >> kCrdStretchSerialBits) !=
+                            (serial >> kCrdStretchSerialBits)) {
+      instance_serial_[instance_starts_ % kSegmentStarts] = serial;
+      instance_time_[instance_starts_ % kSegmentStarts] = static_cast<uint32_t>(now_);
+      ++instance_starts_;
+    }
     start_serial_[starts_ % kSegmentStarts] = serial;
     start_time_[starts_ % kSegmentStarts] = static_cast<uint32_t>(now_);
     ++starts_;
@@ -244,11 +259,21 @@ class PairReuseTrace {
 
   // The time of the trace's first event at or after segment `from` began
   // (now when none): the oldest start kept when the segments before it
-  // were forgotten, which takes fewer events for the window's.
+  // were forgotten, which takes fewer events for the window's. The
+  // instances' first starts are kept apart from the latest segments': a
+  // window begins at an instance (the loop's previous execution), and an
+  // instance cut into stretches pushed it out of the latest segments' ring
+  // (the window then began at a late stretch of that execution, and its
+  // early reads counted as from before the window).
   uint64_t start_of(uint64_t from) const {
-    for (uint32_t i = starts_ > kSegmentStarts ? starts_ - kSegmentStarts : 0; i < starts_; ++i)
-      if (start_serial_[i % kSegmentStarts] >= from) return start_time_[i % kSegmentStarts];
-    return now_;
+    const auto first_at_or_after = [from](const uint64_t* serials, const uint32_t* times,
+                                          uint32_t pushed, uint64_t none) -> uint64_t {
+      for (uint32_t i = pushed > kSegmentStarts ? pushed - kSegmentStarts : 0; i < pushed; ++i)
+        if (serials[i % kSegmentStarts] >= from) return times[i % kSegmentStarts];
+      return none;
+    };
+    return std::min(first_at_or_after(start_serial_, start_time_, starts_, now_),
+                    first_at_or_after(instance_serial_, instance_time_, instance_starts_, now_));
   }
   // Number of marks at times [0, time].
   uint64_t marks_through(uint64_t time) const;
@@ -279,6 +304,11 @@ class PairReuseTrace {
   uint64_t start_serial_[kSegmentStarts] = {};
   uint32_t start_time_[kSegmentStarts] = {};
   uint32_t starts_ = 0;  // starts pushed
+  // The first start of each of the latest instances (serials that differ
+  // above their stretch bits).
+  uint64_t instance_serial_[kSegmentStarts] = {};
+  uint32_t instance_time_[kSegmentStarts] = {};
+  uint32_t instance_starts_ = 0;
   uint64_t window_time_ = 0;
   uint64_t run_time_ = 0;
   uint64_t previous_time_ = 0;
@@ -435,12 +465,13 @@ class CommunicationReuseDistance {
   // kCyclesPerDoubling cycles; past the serials an instance has room for,
   // the rest of it is analyzed whole.
   static constexpr uint32_t kStretchRate = kCrdStretchRate;
-  // 64: the test programs' longest instances (about 2 million reads per
-  // thread) stay whole, and a mid-run start of the long-reuse sample costs
-  // a long run little (docs/metrics.md, "Stretches of long instances").
+  // 16 (a million reads at the default): the long-reuse sample, which
+  // begins at a reader's first skipped stretch, nests in the line traces'
+  // sample (granule_in_crd_sample), so a mid-run start loses no re-read
+  // (docs/metrics.md, "Stretches of long instances").
   static constexpr uint32_t kWholeCycles = kCrdWholeStretchCycles;
   static constexpr uint32_t kCyclesPerDoubling = 256;
-  static constexpr unsigned kStretchSerialBits = 12;
+  static constexpr unsigned kStretchSerialBits = kCrdStretchSerialBits;
   static constexpr uint64_t kStretchesPerSegment = uint64_t{1} << kStretchSerialBits;
   static constexpr uint64_t kNoStretch = ~uint64_t{0};
 
@@ -474,10 +505,10 @@ class CommunicationReuseDistance {
   // `analyzed` says whether the CRD sees its events.
   uint64_t next_stretch(ReaderState& reader, uint64_t clock, bool& analyzed);
   // What the communication fast path compares a reused granule's long
-  // hash with (granule_in_long_sample): 0 (no granule but 0) before the
+  // hash with (granule_in_crd_sample): 0 (no granule but 0) before the
   // long sample began.
   static uint64_t long_limit(const ReaderState& reader) {
-    return reader.long_sample ? long_sample_limit(reader.long_shift) : 0;
+    return reader.long_sample ? crd_sample_limit(reader.long_shift) : 0;
   }
 
   // One row of the results: `count` events of pair (writer, reader) at `pc`
