@@ -321,46 +321,62 @@ TEST(SampledCrd, AnEpochKeepsTheWeightOfAGrownBlock) {
   EXPECT_EQ(run.code_epochs(), 100u + 1600u + 800u);
 }
 
-// Docs/metrics.md, "Long reuses": instance k reads the 100 lines of
-// group k % 3 (of 300), so each read's previous one on its line is three
-// instances back, at distance 299 (the 299 other lines came between):
-// before the window (the instance
-// before), where the sampled instances' traces cannot measure it (their
-// distance would count only the traced instances between). Instances 0-7
-// are analyzed whole; then, of each 4, the third is the warm-up and the
-// fourth is counted for 4; the other two are skipped.
-struct ThreeGroupInstances {
+// A reader's instances sampled 1 in 4: instances 0-7 are analyzed whole;
+// then, of each 4, the third is the warm-up and the fourth is counted for
+// 4; the other two are skipped. Instance k reads `lines` lines from
+// first_line(k) on; the reader's clock (one tick a read) drives the
+// stretches, as the communication analyzer's does.
+struct OneInFourInstances {
   CrdConfig config;
   CommunicationReuseDistance crd;
   CommunicationReuseDistance::ReaderState* reader = nullptr;
-  explicit ThreeGroupInstances(uint64_t long_sample_granules)
+  OneInFourInstances(uint64_t long_sample_granules, uint64_t stretch_events)
       : config([&] {
           CrdConfig c;
           c.max_threads = 2;
           c.segment_sampling = 4;
           c.long_sample_granules = long_sample_granules;
+          c.stretch_events = stretch_events;
           return c;
         }()),
         crd(config) {
     crd.set_granularity_log2(6);
     reader = crd.attach(1);
   }
-  void run(uint32_t instances) {
+  template <class FirstLine>
+  void run(uint32_t instances, uint64_t lines, FirstLine first_line) {
     for (uint32_t k = 0; k < instances; ++k) {
       const bool sampled = k >= 8;
       const bool analyzed = !sampled || k % 4 >= 2;
       const uint64_t weight = !sampled ? 1 : k % 4 == 3 ? 4 : 0;
-      crd.sample_segment(*reader, analyzed, weight, k, k == 0 ? 0 : k - 1);
-      for (uint64_t g = 100 * (k % 3); g < 100 * (k % 3) + 100; ++g) {
-        if (analyzed)
-          crd.on_event(*reader, 0x40, 0, g << 6, false);
+      uint64_t ends = crd.sample_segment(*reader, analyzed, weight, k, k == 0 ? 0 : k - 1);
+      bool traced = analyzed;
+      const uint64_t first = first_line(k);
+      for (uint64_t line = first, clock = 0; line < first + lines; ++line) {
+        if (traced)
+          crd.on_event(*reader, 0x40, 0, line << 6, false);
         else
-          crd.on_skipped_event(*reader, 0x40, 0, g << 6);
+          crd.on_skipped_event(*reader, 0x40, 0, line << 6);
+        if (++clock >= ends) ends = crd.next_stretch(*reader, clock, traced);
       }
       crd.close_section(*reader, 0x5000);
     }
   }
   std::map<uint64_t, uint64_t> distances() const { return line_distances(crd); }
+};
+
+// Docs/metrics.md, "Long reuses": instance k reads the 100 lines of
+// group k % 3 (of 300), so each read's previous one on its line is three
+// instances back, at distance 299 (the 299 other lines came between):
+// before the window (the instance
+// before), where the sampled instances' traces cannot measure it (their
+// distance would count only the traced instances between).
+struct ThreeGroupInstances : OneInFourInstances {
+  explicit ThreeGroupInstances(uint64_t long_sample_granules)
+      : OneInFourInstances(long_sample_granules, 0) {}
+  void run(uint32_t instances) {
+    OneInFourInstances::run(instances, 100, [](uint32_t k) { return 100 * uint64_t{k % 3}; });
+  }
 };
 
 TEST(SampledCrd, ReusesFromBeforeTheWindowAreMeasuredInEveryInstance) {
@@ -445,50 +461,26 @@ TEST(SampledCrd, AWindowBrokenByASkippedInstanceIsTheLongSamplesWhole) {
 }
 
 // Docs/metrics.md, "Stretches of long instances": instances that the CRD
-// cuts into stretches, sampled 1 in 4 past the first 8 as above. Each
-// instance re-reads the same 1,024 lines in order, so every read's
-// previous one is in the loop's previous execution, the window, at
-// distance 1,023. The window's start must survive the previous
-// execution's stretches (about 60 of them here): when only the latest
-// segments' starts were kept, it moved to a late stretch, the skipped
-// instances counted their early reads as long reuses from before the
-// window and the sampled ones counted them once instead of 4 times
-// (17,848 reads of 23,552).
+// cuts into stretches, sampled 1 in 4 as above. Each instance re-reads the
+// same 1,024 lines in order, so every read's previous one is in the loop's
+// previous execution, the window, at distance 1,023. The window's start
+// must survive the previous execution's stretches (past 256 reads whole,
+// a first skipped stretch and one in each of the 48 cycles of 16 reads
+// that begin before the instance's end: 49 in each of the 16 analyzed
+// instances). When only the latest segments' starts were kept, it moved
+// to a late stretch: the skipped instances counted their early reads as
+// long reuses from before the window, and the sampled ones counted them
+// once instead of 4 times (17,848 reads of 23,552).
 TEST(SampledCrd, AWindowBeginsAtThePreviousExecutionWhateverItsStretches) {
+  constexpr uint64_t kLines = 1024;
   for (const uint64_t stretch_events : {uint64_t{0}, uint64_t{16}}) {
-    CrdConfig config;
-    config.max_threads = 2;
-    config.segment_sampling = 4;
-    config.long_sample_granules = 0;
-    config.stretch_events = stretch_events;
-    CommunicationReuseDistance crd(config);
-    crd.set_granularity_log2(6);
-    CommunicationReuseDistance::ReaderState* reader = crd.attach(1);
-    constexpr uint64_t kLines = 1024;
-    for (uint32_t k = 0; k < 24; ++k) {
-      const bool sampled = k >= 8;
-      const bool analyzed = !sampled || k % 4 >= 2;
-      const uint64_t weight = !sampled ? 1 : k % 4 == 3 ? 4 : 0;
-      // The reader's clock drives the stretches, as the communication
-      // analyzer's does.
-      uint64_t ends = crd.sample_segment(*reader, analyzed, weight, k, k == 0 ? 0 : k - 1);
-      bool traced = analyzed;
-      for (uint64_t line = 0, clock = 0; line < kLines; ++line) {
-        if (traced)
-          crd.on_event(*reader, 0x40, 0, line << 6, false);
-        else
-          crd.on_skipped_event(*reader, 0x40, 0, line << 6);
-        if (++clock >= ends) ends = crd.next_stretch(*reader, clock, traced);
-      }
-      crd.close_section(*reader, 0x5000);
-    }
+    OneInFourInstances run(0, stretch_events);
+    run.run(24, kLines, [](uint32_t) { return uint64_t{0}; });
     // Instances 1-7 once each, and each of the 4 sampled blocks' counted
     // instance 4 times: 23 re-reads of every line.
-    EXPECT_EQ(line_distances(crd), (std::map<uint64_t, uint64_t>{{1023, 23 * kLines}}))
+    EXPECT_EQ(run.distances(), (std::map<uint64_t, uint64_t>{{1023, 23 * kLines}}))
         << stretch_events;
-    if (stretch_events != 0) {
-      EXPECT_GT(crd.skipped_stretches(), 16u * 20);
-    }
+    EXPECT_EQ(run.crd.skipped_stretches(), stretch_events == 0 ? 0u : 16u * 49) << stretch_events;
   }
 }
 
