@@ -1,8 +1,8 @@
-/* memory_patterns_pthreads.c - four access patterns weft's traces reveal
+/* memory_patterns_pthreads.c - the access patterns weft's traces reveal
  * (C + pthreads).
  *
  * Usage: memory_patterns_pthreads [T]      default T=2 (1..8)
- *   Each thread runs, on its own data, four kernels of 65536 accesses or
+ *   Each thread runs, on its own data, five kernels of 65536 accesses or
  *   more, every one on its own marked line:
  *     column-wise     sums a 256 x 256 row-major matrix column by column:
  *                     the inner loop strides 2048 bytes, the outer 8;
@@ -15,7 +15,14 @@
  *                     with b[i] only, and is loaded before it is stored);
  *     reuse           a 16-tap filter over 4096 samples: each tap is loaded
  *                     again for every sample, 16 loads later, and each
- *                     sample for 16 outputs (65536 loads of each array).
+ *                     sample for 16 outputs (65536 loads of each array);
+ *     centres         each of 4096 points {x, y, z, w} to its nearest of
+ *                     16 centres, every 256th point (as streamcluster
+ *                     opens them): the centres' loads stride 8 KiB, but the
+ *                     same 16 centres are read again for every point and
+ *                     stay in the L1 (131072 loads of 32 addresses, beside
+ *                     the point's own 16 times each): a reuse finding, not
+ *                     a large stride.
  *   and one that is no finding (the line marked "bisection"):
  *     bisection       4096 ascending keys each located in a sorted table of
  *                     4096 entries by bisection (a resampling step's
@@ -31,6 +38,11 @@
 
 #define N 256
 #define LEN 65536
+#define CENTRES 16
+
+typedef struct {
+  double x, y, z, w;
+} point_t;
 
 typedef struct {
   double matrix[N][N];
@@ -39,6 +51,8 @@ typedef struct {
   double taps[16];
   double samples[LEN / 16 + 16];
   double table[LEN / 16];
+  point_t points[LEN / 16];
+  double nearest[LEN / 16];
   double result;
 } work_t;
 
@@ -89,6 +103,27 @@ __attribute__((noinline)) static double bisections(work_t *w) {
   return (double)found;
 }
 
+/* The squared distance of each point to its nearest centre, the centres
+ * being every (n / CENTRES)-th point. volatile: every compiler loads the
+ * point in the centres' loop, on their line (clang -O2 would otherwise
+ * hoist it and give the hoisted loads no line). */
+__attribute__((noinline)) static double assign(work_t *w) {
+  const int n = LEN / 16, every = n / CENTRES;
+  const volatile point_t *p = w->points;
+  double total = 0;
+  for (int i = 0; i < n; i++) {
+    double best = -1;
+    for (int c = 0; c < n; c += every) {
+      const double dx = p[i].x - p[c].x, dy = p[i].y - p[c].y; /* weft:centres */
+      const double d = dx * dx + dy * dy;
+      if (best < 0 || d < best) best = d;
+    }
+    w->nearest[i] = best;
+    total += best;
+  }
+  return total;
+}
+
 static void *worker(void *arg) {
   work_t *w = arg;
   for (int i = 0; i < N; i++)
@@ -98,7 +133,8 @@ static void *worker(void *arg) {
   for (int i = 0; i < 16; i++) w->taps[i] = 1.0 / (i + 1);
   for (int i = 0; i < LEN / 16 + 16; i++) w->samples[i] = i % 3;
   for (int i = 0; i < LEN / 16; i++) w->table[i] = 3.0 * i;
-  double s = column_sum(w) + real_parts(w) + reuse(w) + bisections(w);
+  for (int i = 0; i < LEN / 16; i++) w->points[i] = (point_t){i % 61, i % 53, i % 7, 1.0};
+  double s = column_sum(w) + real_parts(w) + reuse(w) + bisections(w) + assign(w);
   shift(w->aliased, w->aliased + 513, LEN - 513);
   w->result = s + w->aliased[LEN];
   return NULL;

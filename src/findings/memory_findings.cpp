@@ -517,29 +517,46 @@ class LineReuse {
     const std::pair<uint32_t, std::string> key{load.thread, line_key(load.pc)};
     auto found = reuse_.find(key);
     if (found != reuse_.end()) return found->second;
+    return reuse_
+        .emplace(key, compute(load.thread,
+                              [&](const TracedInstruction& other) {
+                                return line_key(other.pc) == key.second;
+                              }))
+        .first->second;
+  }
+
+  // The same for the load's own instruction alone, in its nest.
+  NestReuse of_instruction(const TracedInstruction& load) const {
+    return compute(load.thread,
+                   [&](const TracedInstruction& other) { return other.pc == load.pc; });
+  }
+
+ private:
+  // The reuse of the loads of `thread` that `in_group` selects, in the
+  // thread's streams of their loops.
+  template <class InGroup>
+  NestReuse compute(uint32_t thread, InGroup&& in_group_of) const {
     const std::vector<TracedInstruction>& all = traces_.all;
     std::vector<bool> in_group(all.size(), false);
     std::set<int64_t> loops;
     for (size_t i = 0; i < all.size(); ++i) {
       const TracedInstruction& other = all[i];
-      if (other.thread != load.thread || !other.reads || other.writes) continue;
-      if (line_key(other.pc) != key.second) continue;
+      if (other.thread != thread || !other.reads || other.writes) continue;
+      if (!in_group_of(other)) continue;
       in_group[i] = true;
       if (traces_.region_of[i] != 0) loops.insert(traces_.region_of[i]);
     }
     std::vector<const TracedInstruction*> nest;
     std::vector<bool> nest_group;
     for (size_t i = 0; i < all.size(); ++i) {
-      if (all[i].thread != load.thread) continue;
+      if (all[i].thread != thread) continue;
       if (!in_group[i] && !loops.contains(traces_.region_of[i])) continue;
       nest.push_back(&all[i]);
       nest_group.push_back(in_group[i]);
     }
-    return reuse_.emplace(key, nest_reuse(nest, nest_group, line_size_, capacity_lines_))
-        .first->second;
+    return nest_reuse(nest, nest_group, line_size_, capacity_lines_);
   }
 
- private:
   // "file:line", or the pc in decimal without a source line.
   std::string line_key(uint64_t pc) const {
     auto line = line_of_.find(pc);
@@ -590,6 +607,17 @@ std::optional<MemoryHint> reuse_hint(const TracedInstruction& t, const NestReuse
   return hint;
 }
 
+// Whether most loads of an instruction re-read, within one run of their
+// loop nest, an address loaded within the L1's span before. A stride
+// through such data (an inner loop over the same few records in every
+// iteration of an outer one: streamcluster's assignment loop reads its 20
+// centres 10,000 points apart) fetches no new line per access, whatever
+// the stride: the line's finding is its reuse, if any. Not for column-wise
+// walks, whose interchange also serves prefetching and vectorization.
+bool reloads_from_l1(const NestReuse& reuse) {
+  return reuse.loads >= kMinAccesses && 2 * reuse.held >= reuse.loads;
+}
+
 // The column-wise, stride or reuse finding of each instruction with a
 // pattern, in pc order. Stride findings need kMinAccesses in the streams
 // they were read from.
@@ -610,6 +638,9 @@ std::vector<MemoryHint> access_pattern_hints(const DecodedTraces& traces,
     std::optional<MemoryHint> hint;
     if (stride.column_wise)
       hint = column_wise_hint(pattern, t);
+    else if ((stride.kind == StrideClass::NonUnit || stride.kind == StrideClass::Large) &&
+             t.reads && !t.writes && reloads_from_l1(line_reuse.of_instruction(t)))
+      hint = reuse_hint(t, line_reuse.of(t), line_size);
     else if (stride.kind == StrideClass::NonUnit)
       hint = non_unit_stride_hint(pattern, t);
     else if (stride.kind == StrideClass::Large)

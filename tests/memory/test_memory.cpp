@@ -789,6 +789,13 @@ TEST_P(MemoryAnalyses, SampledInstancesKeepTheSchedulesAndTheFalseSharing) {
       << text.out;
 }
 
+// The memory findings of a report as (kind, line) pairs.
+std::multiset<std::pair<std::string, int>> kinds_and_lines(const json& findings) {
+  std::multiset<std::pair<std::string, int>> out;
+  for (const json& f : findings) out.emplace(f["kind"].get<std::string>(), f["line"].get<int>());
+  return out;
+}
+
 // Each kernel of memory_patterns_pthreads is reported as its finding, at
 // its line.
 TEST_P(MemoryAnalyses, TracesRevealAccessPatterns) {
@@ -798,28 +805,32 @@ TEST_P(MemoryAnalyses, TracesRevealAccessPatterns) {
       record(dir, b, "--analyses comm,traces", program("memory_patterns_pthreads", b) + " 2");
   const json report = view(dir, "report --format json " + profile);
   const json& findings = report["memory_findings"];
+  const int centres = marker("memory_patterns_pthreads.c", "weft:centres");
   for (const char* kind : {"column-wise", "non-unit-stride", "4k-aliasing", "reuse"}) {
     const int line = marker("memory_patterns_pthreads.c", std::string("weft:") + kind);
     bool found = false;
     for (const json& f : findings) {
-      if (f["kind"] != kind) continue;
+      if (f["kind"] != kind || f["line"] == centres) continue;
       EXPECT_EQ(f["line"], line) << f.dump();
       EXPECT_EQ(fs::path(f["file"].get<std::string>()).filename(), "memory_patterns_pthreads.c");
       found = true;
     }
     EXPECT_TRUE(found) << kind << " in " << findings.dump();
   }
+  // The centres' loads stride 8 KiB through the points, but reload the
+  // same 32 addresses from the L1 for every point: reuse at their line,
+  // and no large stride anywhere (the column walk is column-wise).
+  EXPECT_EQ(kinds_and_lines(findings).count({"reuse", centres}), 1u) << findings.dump();
+  for (const json& f : findings) {
+    EXPECT_NE(f["kind"], "large-stride") << f.dump();
+    if (f["line"] == centres) {
+      EXPECT_EQ(f["kind"], "reuse") << f.dump();
+    }
+  }
   // The bisections reload table entries (4096 entries, 49152 loads per
   // thread) through data-dependent indices: no finding at that line.
   const int bisection = marker("memory_patterns_pthreads.c", "weft:bisection");
   for (const json& f : findings) EXPECT_NE(f["line"], bisection) << f.dump();
-}
-
-// The memory findings of a report as (kind, line) pairs.
-std::multiset<std::pair<std::string, int>> kinds_and_lines(const json& findings) {
-  std::multiset<std::pair<std::string, int>> out;
-  for (const json& f : findings) out.emplace(f["kind"].get<std::string>(), f["line"].get<int>());
-  return out;
 }
 
 // A Jacobi sweep reads each element 4 times in a sweep (below a reuse
