@@ -20,9 +20,10 @@
  *                     16 centres, every 256th point (as streamcluster
  *                     opens them): the centres' loads stride 8 KiB, but the
  *                     same 16 centres are read again for every point and
- *                     stay in the L1 (131072 loads of 32 addresses, beside
- *                     the point's own 16 times each): a reuse finding, not
- *                     a large stride.
+ *                     stay in the L1 (each point's x and y loaded 16
+ *                     times, the centres' 4096 times more: 262144 loads
+ *                     of 8192 addresses): a reuse finding, not a large
+ *                     stride.
  *   and one that is no finding (the line marked "bisection"):
  *     bisection       4096 ascending keys each located in a sorted table of
  *                     4096 entries by bisection (a resampling step's
