@@ -24,13 +24,23 @@
  *                     times, the centres' 4096 times more: 262144 loads
  *                     of 8192 addresses): a reuse finding, not a large
  *                     stride.
- *   and one that is no finding (the line marked "bisection"):
+ *     half-records    sums the x and y of the 4096 points: each field
+ *                     strides 32 bytes, and the loop uses 16 of each
+ *                     32-byte record (the stride of one field, not 16 as if
+ *                     the two fields were the copies of an unrolled loop);
+ *   and two that are no finding (the lines marked "bisection" and
+ *   "whole-records"):
  *     bisection       4096 ascending keys each located in a sorted table of
  *                     4096 entries by bisection (a resampling step's
  *                     search): successive searches probe the same entries
  *                     (12 probes per key, 49152 loads), but through
  *                     data-dependent indices no register can hold, and
  *                     every reload hits the L1.
+ *     whole-records   moves the 4096 points by their velocities
+ *                     (x += z * dt, y += w * dt): each field strides 32
+ *                     bytes, but the loop reads every field of each record,
+ *                     so the lines it fetches are used whole (streamcluster's
+ *                     gain loop reads a point's four fields on three lines).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -125,6 +135,25 @@ __attribute__((noinline)) static double assign(work_t *w) {
   return total;
 }
 
+/* x and y of every point: two of each record's four fields. volatile: two
+ * loads on the line under every compiler (clang -O2 would vectorize them
+ * into loads of whole records). */
+__attribute__((noinline)) static double half_records(work_t *w) {
+  const volatile point_t *p = w->points;
+  double sx = 0, sy = 0;
+  for (int i = 0; i < LEN / 16; i++) sx += p[i].x, sy += p[i].y; /* weft:half-records */
+  return sx + sy;
+}
+
+/* Every field of every point: x and y move by the velocity z, w. */
+__attribute__((noinline)) static double whole_records(work_t *w, double dt) {
+  for (int i = 0; i < LEN / 16; i++) {
+    point_t *p = &w->points[i];
+    p->x += p->z * dt, p->y += p->w * dt; /* weft:whole-records */
+  }
+  return w->points[0].x;
+}
+
 static void *worker(void *arg) {
   work_t *w = arg;
   for (int i = 0; i < N; i++)
@@ -135,7 +164,8 @@ static void *worker(void *arg) {
   for (int i = 0; i < LEN / 16 + 16; i++) w->samples[i] = i % 3;
   for (int i = 0; i < LEN / 16; i++) w->table[i] = 3.0 * i;
   for (int i = 0; i < LEN / 16; i++) w->points[i] = (point_t){i % 61, i % 53, i % 7, 1.0};
-  double s = column_sum(w) + real_parts(w) + reuse(w) + bisections(w) + assign(w);
+  double s = column_sum(w) + real_parts(w) + reuse(w) + bisections(w) + assign(w) +
+             half_records(w) + whole_records(w, 0.0);
   shift(w->aliased, w->aliased + 513, LEN - 513);
   w->result = s + w->aliased[LEN];
   return NULL;

@@ -399,42 +399,174 @@ struct Pattern {
   // The accesses the pattern was read from: the busiest thread's stream of
   // the instruction, with the streams of its unrolled copies in that thread.
   uint64_t examined = 0;
+  // For a non-unit stride: the bytes of each |stride|-byte record that the
+  // accesses of the instruction's loop in that thread use together (its
+  // record's other fields, read or written on other lines), and how many
+  // instructions those are (record_use).
+  uint64_t record_bytes_used = 0;
+  unsigned record_accesses = 1;
 };
+
+// Where a stream lies: its first address and the span of its addresses (a
+// sample of 64 of them spread over the trace).
+struct StreamExtent {
+  uint64_t first = 0;
+  uint64_t low = 0;
+  uint64_t high = 0;  // the last byte
+};
+
+StreamExtent extent_of(const TracedInstruction& t) {
+  const std::vector<uint64_t> sample = sample_loop_trace(t.trace, 64);
+  if (sample.empty()) return {};
+  const auto [low, high] = std::minmax_element(sample.begin(), sample.end());
+  return {sample.front(), *low, *high + std::max<uint32_t>(t.access_size, 1) - 1};
+}
+
+// The offset of `address` in a record of `record` bytes that starts at `origin`.
+uint64_t offset_in_record(uint64_t address, uint64_t origin, uint64_t record) {
+  return (address - origin) % record;  // unsigned: a lower address wraps to its offset too
+}
 
 bool may_be_unrolled(const Pattern& p) {
   return !p.line.empty() && p.stride.kind != StrideClass::Irregular && !p.stride.column_wise;
 }
 
+// The unrolled copies among the accesses of one line that stride `stride`
+// bytes in one thread: u copies of an access start u-th parts of the
+// stride apart (a[i], a[i + 1] at stride 16 on doubles: 2). Accesses that
+// start elsewhere are other fields of a record (p[c].x and p[c].y, 8 bytes
+// apart in records 8 KiB apart: each field strides 8 KiB), and accesses
+// that start at one offset repeat the same addresses (an enclosing loop
+// the compiler unrolled too): offsets count once. The largest u that
+// splits the offsets into classes of u, each class a field's copies (x, y,
+// x, y of two records per iteration at stride 64: two classes of 2).
+// Returns u (1: no copies), and in `copies` the pcs of `pc`'s class.
+unsigned unrolled_copies(const DecodedTraces& traces, uint32_t thread,
+                         const std::vector<uint64_t>& pcs, int64_t stride, uint64_t pc,
+                         std::vector<uint64_t>& copies) {
+  const auto record = static_cast<uint64_t>(std::llabs(stride));
+  if (record == 0) return 1;
+  std::map<uint64_t, uint64_t> offset_of;  // by pc
+  std::set<uint64_t> offsets;
+  uint64_t origin = 0;
+  for (uint64_t each : pcs) {
+    auto found = traces.index.find({thread, each});
+    if (found == traces.index.end()) return 1;
+    const uint64_t first = extent_of(traces.all[found->second]).first;
+    if (offset_of.empty()) origin = first;
+    offset_of[each] = offset_in_record(first, origin, record);
+    offsets.insert(offset_of[each]);
+  }
+  const auto n = static_cast<uint64_t>(offsets.size());
+  for (uint64_t u = n; u > 1; --u) {
+    if (n % u != 0 || record % u != 0) continue;
+    const uint64_t part = record / u;
+    std::map<uint64_t, uint64_t> class_size;
+    for (uint64_t offset : offsets) ++class_size[offset % part];
+    if (!std::all_of(class_size.begin(), class_size.end(),
+                     [&](const auto& c) { return c.second == u; }))
+      continue;
+    for (uint64_t each : pcs)
+      if (offset_of[each] % part == offset_of[pc] % part) copies.push_back(each);
+    return static_cast<unsigned>(u);
+  }
+  return 1;
+}
+
 // An unrolled loop is several copies of one access on one source line,
-// each striding over the others' elements: n copies with the same stride
-// and size walk memory with stride / n together.
+// each striding over the others' elements: u copies with the same stride
+// and size walk memory with stride / u together.
 void merge_unrolled_copies(std::map<uint64_t, Pattern>& patterns,
                            const std::map<uint64_t, InstructionTotals>& by_pc,
                            const DecodedTraces& traces, unsigned line_size) {
   using CopyKey = std::tuple<std::string, int64_t, uint32_t, bool>;
-  std::map<CopyKey, std::vector<uint64_t>> copies;  // the pcs of each access
+  std::map<CopyKey, std::vector<uint64_t>> same_access;  // the pcs of each access
   for (const auto& [pc, p] : patterns) {
     const TracedInstruction& t = *by_pc.at(pc).busiest;
     if (may_be_unrolled(p))
-      copies[{p.line, p.stride.stride, t.access_size, t.writes}].push_back(pc);
+      same_access[{p.line, p.stride.stride, t.access_size, t.writes}].push_back(pc);
   }
   for (auto& [pc, p] : patterns) {
     const TracedInstruction& t = *by_pc.at(pc).busiest;
     p.examined = t.accesses;
     if (!may_be_unrolled(p)) continue;
     StridePattern& stride = p.stride;
-    const std::vector<uint64_t>& same = copies.at({p.line, stride.stride, t.access_size, t.writes});
-    const int64_t n = static_cast<int64_t>(same.size());
-    if (n > 1 && stride.stride % n == 0) {
-      stride.stride /= n;
+    const std::vector<uint64_t>& same =
+        same_access.at({p.line, stride.stride, t.access_size, t.writes});
+    std::vector<uint64_t> copies;
+    const unsigned u =
+        same.size() > 1 ? unrolled_copies(traces, t.thread, same, stride.stride, pc, copies) : 1;
+    if (u > 1) {
+      stride.stride /= static_cast<int64_t>(u);
       const uint64_t step = static_cast<uint64_t>(std::llabs(stride.stride));
-      stride.kind = step == 0               ? StrideClass::Zero
-                    : step <= t.access_size ? StrideClass::Unit
-                    : step < line_size      ? StrideClass::NonUnit
-                                            : StrideClass::Large;
+      stride.kind = step <= t.access_size ? StrideClass::Unit
+                    : step < line_size    ? StrideClass::NonUnit
+                                          : StrideClass::Large;
       p.examined = 0;
-      for (uint64_t copy : same) p.examined += traces.accesses(t.thread, copy);
+      for (uint64_t copy : copies) p.examined += traces.accesses(t.thread, copy);
     }
+  }
+}
+
+// A non-unit stride through records of which the loop uses other fields
+// too (streamcluster's gain loop reads each point's weight, coordinates'
+// pointer, assignment and cost, on three lines: 24 of each 32 bytes) does
+// not waste the rest of each line: those fields use it. So for each
+// non-unit-stride instruction, the bytes of each record used by every
+// access of its loop (innermost natural loop) in the same thread that
+// strides as far through the same span of memory, reads and writes alike,
+// placed by their offsets in the record (docs/metrics.md, "Memory
+// findings").
+void record_use(std::map<uint64_t, Pattern>& patterns,
+                const std::map<uint64_t, InstructionTotals>& by_pc, const DecodedTraces& traces,
+                unsigned line_size) {
+  // Each stream's own stride (not merged with unrolled copies: four fields
+  // of 8 bytes look like four copies) and extent, by position in traces.all.
+  std::map<size_t, std::pair<int64_t, StreamExtent>> strides;
+  auto stride_of = [&](size_t i) -> const std::pair<int64_t, StreamExtent>& {
+    auto found = strides.find(i);
+    if (found != strides.end()) return found->second;
+    const StridePattern s = stride_pattern(traces.all[i], line_size);
+    const int64_t stride = s.kind == StrideClass::Irregular || s.column_wise ? 0 : s.stride;
+    return strides.emplace(i, std::pair{stride, extent_of(traces.all[i])}).first->second;
+  };
+  for (auto& [pc, p] : patterns) {
+    if (p.stride.kind != StrideClass::NonUnit || p.stride.column_wise) continue;
+    const TracedInstruction& t = *by_pc.at(pc).busiest;
+    const size_t self = traces.index.at({t.thread, t.pc});
+    const int64_t region = traces.region_of[self];
+    const auto record = static_cast<uint64_t>(std::llabs(p.stride.stride));
+    const StreamExtent own = stride_of(self).second;
+    // [begin, end) of each access in the record, from the instruction's own.
+    std::vector<std::pair<uint64_t, uint64_t>> used;
+    unsigned accesses = 0;
+    for (size_t i = 0; i < traces.all.size(); ++i) {
+      const TracedInstruction& other = traces.all[i];
+      if (other.thread != t.thread || (i != self && (region == 0 || traces.region_of[i] != region)))
+        continue;
+      // A stream striding a multiple of the record: an unrolled copy's.
+      const auto& [stride, extent] = stride_of(i);
+      if (stride == 0 || static_cast<uint64_t>(std::llabs(stride)) % record != 0) continue;
+      if (extent.high < own.low || extent.low > own.high) continue;  // another array
+      const uint64_t begin = offset_in_record(extent.first, own.first, record);
+      const uint64_t end = begin + std::min<uint64_t>(other.access_size, record);
+      ++accesses;
+      if (end <= record) {
+        used.emplace_back(begin, end);
+      } else {  // wraps into the next record
+        used.emplace_back(begin, record);
+        used.emplace_back(0, end - record);
+      }
+    }
+    std::sort(used.begin(), used.end());
+    uint64_t bytes = 0, reached = 0;
+    for (const auto& [begin, end] : used) {
+      if (end <= reached) continue;
+      bytes += end - std::max(begin, reached);
+      reached = end;
+    }
+    p.record_bytes_used = bytes;
+    p.record_accesses = accesses;
   }
 }
 
@@ -452,6 +584,7 @@ std::map<uint64_t, Pattern> stride_patterns(const DecodedTraces& traces,
                                  line == lines.line_of.end() ? "" : line->second, 0});
   }
   merge_unrolled_copies(patterns, by_pc, traces, line_size);
+  record_use(patterns, by_pc, traces, line_size);
   return patterns;
 }
 
@@ -469,15 +602,29 @@ MemoryHint column_wise_hint(const Pattern& pattern, const TracedInstruction& t) 
   return hint;
 }
 
+// A non-unit stride is a finding when the loop's accesses use at most half
+// of each record: the loop fetches at least twice the data it uses. Over
+// half (a record whose every field the loop reads, on several lines), a
+// structure of arrays would fetch no less.
+bool wastes_records(const Pattern& pattern) {
+  return 2 * pattern.record_bytes_used <= static_cast<uint64_t>(std::llabs(pattern.stride.stride));
+}
+
 MemoryHint non_unit_stride_hint(const Pattern& pattern, const TracedInstruction& t) {
   const StridePattern& stride = pattern.stride;
+  const auto record = static_cast<uint64_t>(std::llabs(stride.stride));
   MemoryHint hint;
   hint.kind = "non-unit-stride";
   hint.evidence = fmt::format(
-      "stride {} bytes on {}-byte accesses ({:.0f}% of {} accesses of thread {}): {:.0f}% of "
-      "each line fetched is used",
-      stride.stride, t.access_size, 100 * stride.coverage, pattern.examined, t.thread,
-      100.0 * t.access_size / static_cast<double>(std::llabs(stride.stride)));
+      "stride {} bytes on {}-byte accesses ({:.0f}% of {} accesses of "
+      "thread {}): ",
+      stride.stride, t.access_size, 100 * stride.coverage, pattern.examined, t.thread);
+  if (pattern.record_accesses > 1)
+    hint.evidence += fmt::format("the loop's accesses to these records use {} of each {} bytes: ",
+                                 pattern.record_bytes_used, record);
+  hint.evidence += fmt::format(
+      "{:.0f}% of each line fetched is used",
+      100.0 * static_cast<double>(pattern.record_bytes_used) / static_cast<double>(record));
   hint.suggestion =
       "split the interleaved data into separate arrays (structure of arrays) so that the "
       "loop reads consecutive elements";
@@ -641,8 +788,10 @@ std::vector<MemoryHint> access_pattern_hints(const DecodedTraces& traces,
     else if ((stride.kind == StrideClass::NonUnit || stride.kind == StrideClass::Large) &&
              t.reads && !t.writes && reloads_from_l1(line_reuse.of_instruction(t)))
       hint = reuse_hint(t, line_reuse.of(t), line_size);
-    else if (stride.kind == StrideClass::NonUnit)
+    else if (stride.kind == StrideClass::NonUnit && wastes_records(pattern))
       hint = non_unit_stride_hint(pattern, t);
+    else if (stride.kind == StrideClass::NonUnit)
+      continue;  // the loop's other accesses use the rest of each record
     else if (stride.kind == StrideClass::Large)
       hint = large_stride_hint(pattern, t, line_size);
     // Reuse through irregular addresses (a bisection's probes, a gather)

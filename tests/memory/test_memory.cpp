@@ -20,7 +20,8 @@
 //   - schedules_omp: static, static 4, dynamic 16 and guided recognised with
 //     their chunk sizes; the static loop's traces are one loop per thread
 //     whose expansion is exactly the thread's block of the array;
-//   - memory_patterns_pthreads: each kernel is its finding, at its line;
+//   - memory_patterns_pthreads: each kernel is its finding, at its line (a
+//     loop that uses every field of its records none);
 //   - stencil_pthreads, stencil_omp, smoothing_steps_pthreads: reuse across
 //     time steps is no finding, reuse within one is; a stride finding needs
 //     256 accesses in the stream it is read from.
@@ -806,11 +807,12 @@ TEST_P(MemoryAnalyses, TracesRevealAccessPatterns) {
   const json report = view(dir, "report --format json " + profile);
   const json& findings = report["memory_findings"];
   const int centres = marker("memory_patterns_pthreads.c", "weft:centres");
+  const int half_records = marker("memory_patterns_pthreads.c", "weft:half-records");
   for (const char* kind : {"column-wise", "non-unit-stride", "4k-aliasing", "reuse"}) {
     const int line = marker("memory_patterns_pthreads.c", std::string("weft:") + kind);
     bool found = false;
     for (const json& f : findings) {
-      if (f["kind"] != kind || f["line"] == centres) continue;
+      if (f["kind"] != kind || f["line"] == centres || f["line"] == half_records) continue;
       EXPECT_EQ(f["line"], line) << f.dump();
       EXPECT_EQ(fs::path(f["file"].get<std::string>()).filename(), "memory_patterns_pthreads.c");
       found = true;
@@ -838,6 +840,27 @@ TEST_P(MemoryAnalyses, TracesRevealAccessPatterns) {
   // thread) through data-dependent indices: no finding at that line.
   const int bisection = marker("memory_patterns_pthreads.c", "weft:bisection");
   for (const json& f : findings) EXPECT_NE(f["line"], bisection) << f.dump();
+  // Two fields of each 32-byte point: a stride of 32 bytes (not 16, as if
+  // x and y were the copies of an unrolled loop) through records of which
+  // the loop uses 16 bytes. The loop that reads and writes every field of
+  // them strides as far, but wastes nothing: no finding.
+  const int whole_records = marker("memory_patterns_pthreads.c", "weft:whole-records");
+  EXPECT_EQ(kinds_and_lines(findings).count({"non-unit-stride", half_records}), 1u)
+      << findings.dump();
+  for (const json& f : findings) {
+    EXPECT_NE(f["line"], whole_records) << f.dump();
+    if (f["line"] != half_records) continue;
+    EXPECT_EQ(f["kind"], "non-unit-stride") << f.dump();
+    const std::string evidence = f["evidence"];
+    EXPECT_EQ(
+        evidence.rfind("stride 32 bytes on 8-byte accesses (100% of 4096 accesses of thread ", 0),
+        0u)
+        << evidence;
+    EXPECT_NE(evidence.find("the loop's accesses to these records use 16 of each 32 bytes: 50% of "
+                            "each line fetched is used"),
+              std::string::npos)
+        << evidence;
+  }
 }
 
 // A Jacobi sweep reads each element 4 times in a sweep (below a reuse
