@@ -562,6 +562,49 @@ TEST(MemoryTrace, ExhaustedBudgetKeepsAnExactPrefix) {
   EXPECT_EQ(recorder.dropped(), lost);
 }
 
+// Past the budget an access of a recently seen stream only counts: the
+// inline path (access_fast) takes it, instead of a call out of line per
+// access for the rest of the run, and the streams are those access() alone
+// records.
+TEST(MemoryTrace, PastTheBudgetTheInlinePathCountsTheLostAccesses) {
+  MemoryTraceConfig config = small_config();
+  config.max_bytes_per_thread = 6000;
+  std::mt19937_64 rng(7);
+  std::vector<uint64_t> noise;
+  for (int i = 0; i < 20000; ++i) noise.push_back(0x7f0000000000 + 8 * (rng() % (1 << 20)));
+
+  MemoryTraceRecorder inline_first(config), out_of_line(config);
+  MemoryTraceRecorder::ThreadState* t = inline_first.attach(0);
+  MemoryTraceRecorder::ThreadState* u = out_of_line.attach(0);
+  ASSERT_NE(t, nullptr);
+  ASSERT_NE(u, nullptr);
+  uint64_t calls_past_budget = 0, accesses_past_budget = 0;
+  for (size_t i = 0; i < noise.size(); ++i) {
+    const uint64_t pc = i % 2 == 0 ? 0x111 : 0x222;  // two irregular streams in turn
+    const bool exhausted = t->exhausted;
+    accesses_past_budget += exhausted ? 1 : 0;
+    if (!MemoryTraceRecorder::access_fast(*t, pc, noise[i], 8, false)) {
+      calls_past_budget += exhausted ? 1 : 0;
+      inline_first.access(*t, pc, noise[i], 8, false);
+    }
+    out_of_line.access(*u, pc, noise[i], 8, false);
+  }
+  EXPECT_GT(accesses_past_budget, 10000u);
+  EXPECT_EQ(calls_past_budget, 0u);
+  const std::vector<Captured> a = capture(inline_first), b = capture(out_of_line);
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(b.size(), 2u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].header.accesses, 10000u);
+    EXPECT_EQ(a[i].header.accesses, b[i].header.accesses);
+    EXPECT_EQ(a[i].header.lost, b[i].header.lost);
+    EXPECT_GT(a[i].header.lost, 0u);
+    EXPECT_EQ(a[i].header.kinds, b[i].header.kinds);
+    EXPECT_EQ(a[i].bytes, b[i].bytes);
+  }
+  EXPECT_EQ(inline_first.dropped(), out_of_line.dropped());
+}
+
 TEST(MemoryTrace, NoBudgetLosesEverythingAndStillDecodes) {
   MemoryTraceConfig config = small_config();
   config.max_bytes_per_thread = 0;

@@ -322,19 +322,29 @@ class MemoryTraceRecorder {
   }
 
   // access(t, pc, address, size, is_write) when it only continues a
-  // recently seen stream's regular stride short of its next checkpoint
-  // (true); otherwise nothing is changed (false): call access(). For an
-  // inline caller.
+  // recently seen stream's regular stride short of its next checkpoint, or
+  // only counts a lost access once the budget ran out (true); otherwise
+  // nothing is changed (false): call access(). For an inline caller.
   static bool access_fast(ThreadState& t, uint64_t pc, uint64_t address, uint32_t size,
                           bool is_write) {
     if (t.paused) return true;
     memory_trace_detail::Stream* s = t.streams.find_recent(pc);
-    if (__builtin_expect(s == nullptr || s->segment != t.segment || t.exhausted, 0)) return false;
-    if (s->fast_count == nullptr || address != s->predicted || *s->fast_count + 1 == s->next_check)
+    if (__builtin_expect(s == nullptr || s->segment != t.segment, 0)) return false;
+    // Past the budget an access only counts, as in access(): inline, not a
+    // call out of line per access for the rest of the run (an irregular
+    // stream of streamcluster's gain loop spent the budget in its first
+    // traced passes).
+    const bool lost = t.exhausted;
+    if (!lost && (s->fast_count == nullptr || address != s->predicted ||
+                  *s->fast_count + 1 == s->next_check))
       return false;
     ++s->accesses;
     s->kinds |= is_write ? kTraceWrite : kTraceRead;
     if (size > s->access_size) s->access_size = size;
+    if (__builtin_expect(lost, 0)) {
+      ++s->lost;
+      return true;
+    }
     s->predicted += s->stride;
     ++*s->fast_count;
     return true;
