@@ -419,6 +419,9 @@ void MemoryTraceRecorder::push(ThreadState& t, Stream& s, uint64_t address) {
   // The address is in; failing to flush only stops the thread's recording.
   if (stack.elements > config_.stack_length && !flush(t, s, config_.flush_count))
     t.exhausted = true;
+  // Past its share, the stream alone stops.
+  if (s.output_bytes > config_.max_bytes_per_thread / kStreamShare)
+    s.kinds |= memory_trace_detail::kStreamFull;
   update_fast_path(s);
 }
 

@@ -55,7 +55,10 @@
 // the budget is exhausted, all the thread's streams stop recording: each
 // keeps a trace of its first accesses - lost addresses, and counts the rest
 // as lost; a stream that could not keep a segment run says so
-// (kTraceSegmentsLost).
+// (kTraceSegmentsLost). One stream alone stops so at its share of the
+// budget (its output past 1/kStreamShare of it): an irregular stream (a
+// gather through an index array) otherwise spent the whole budget and left
+// every later loop of the thread without a trace.
 //
 // This file is compiled into the in-program runtime: no exceptions, no RTTI,
 // no malloc, no locks, no virtual calls. Each thread updates only its own
@@ -141,6 +144,10 @@ struct SegmentRunChunk {
 };
 static_assert(sizeof(SegmentRunChunk) % alignof(TraceSegmentRun) == 0);
 
+// In Stream::kinds: the stream reached its share of the budget and records
+// no more (the rest of its accesses are lost). Never in a header's kinds.
+inline constexpr uint32_t kStreamFull = 1u << 31;
+
 // One (thread, pc) stream: a PagedHashTable entry, zero when new.
 struct Stream {
   uint64_t key;  // pc
@@ -155,7 +162,7 @@ struct Stream {
   uint64_t accesses;
   uint64_t lost;
   uint32_t access_size;
-  uint32_t kinds;
+  uint32_t kinds;  // kTraceRead | kTraceWrite, and kStreamFull
   Stack* stack;
   OutputChunk* output_head;
   OutputChunk* output_tail;
@@ -230,6 +237,9 @@ void encode_elements(const Stack& stack, uint32_t first, uint32_t last, unsigned
 
 class MemoryTraceRecorder {
  public:
+  // One stream records until its output holds this part of the thread's
+  // budget (memory_trace_detail::kStreamFull).
+  static constexpr size_t kStreamShare = 16;
   // Opaque to callers: pass it back to access().
   struct ThreadState {
     uint32_t tid = 0;
@@ -308,7 +318,7 @@ class MemoryTraceRecorder {
     ++s->accesses;
     s->kinds |= is_write ? kTraceWrite : kTraceRead;
     if (size > s->access_size) s->access_size = size;
-    if (__builtin_expect(t.exhausted, 0)) {
+    if (__builtin_expect(t.exhausted || (s->kinds & memory_trace_detail::kStreamFull), 0)) {
       ++s->lost;
       return;
     }
@@ -334,7 +344,7 @@ class MemoryTraceRecorder {
     // call out of line per access for the rest of the run (an irregular
     // stream of streamcluster's gain loop spent the budget in its first
     // traced passes).
-    const bool lost = t.exhausted;
+    const bool lost = t.exhausted || (s->kinds & memory_trace_detail::kStreamFull);
     if (!lost && (s->fast_count == nullptr || address != s->predicted ||
                   *s->fast_count + 1 == s->next_check))
       return false;
@@ -379,7 +389,8 @@ class MemoryTraceRecorder {
         header.thread = t.tid;
         header.access_size = s.access_size;
         header.pc = s.key;
-        header.kinds = s.kinds | (s.segments_lost ? kTraceSegmentsLost : 0);
+        header.kinds = (s.kinds & ~memory_trace_detail::kStreamFull) |
+                       (s.segments_lost ? kTraceSegmentsLost : 0);
         header.segment_runs = s.segments_lost ? 0 : s.segment_runs;
         header.accesses = s.accesses;
         header.lost = s.lost;
