@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <map>
 #include <queue>
@@ -352,7 +353,11 @@ NestReuse nest_reuse(const std::vector<const TracedInstruction*>& nest,
   const uint64_t line = std::max(line_size, 1u);
   PositionCounts latest(positions);                // 1 at each line's latest position
   std::unordered_map<uint64_t, size_t> line_seen;  // line -> its latest position
-  std::unordered_map<uint64_t, size_t> loaded;     // address -> the group's latest load
+  struct Loaded {
+    size_t latest = 0;  // the group's latest load of the address
+    uint64_t count = 0;
+  };
+  std::unordered_map<uint64_t, Loaded> loaded;  // by address
   for (size_t p = 0; !next.empty(); ++p) {
     const auto [stream, j] = next.top();
     next.pop();
@@ -360,17 +365,18 @@ NestReuse nest_reuse(const std::vector<const TracedInstruction*>& nest,
     const uint64_t address = addresses[stream][j];
     if (measured[stream]) {
       ++out.loads;
-      auto [previous, first] = loaded.try_emplace(address, p);
+      auto [previous, first] = loaded.try_emplace(address, Loaded{p, 0});
+      ++previous->second.count;
       if (!first) {
         ++out.reuses;
-        const size_t q = previous->second;
+        const size_t q = previous->second.latest;
         const uint64_t distance =
             p > q + 1 ? static_cast<uint64_t>(latest.before(p) - latest.before(q + 1)) : 0;
         if (distance < capacity_lines) {
           ++out.held;
           out.span = std::max(out.span, distance);
         }
-        previous->second = p;
+        previous->second.latest = p;
       }
     }
     auto [seen, fresh] = line_seen.try_emplace(address / line, p);
@@ -381,6 +387,16 @@ NestReuse nest_reuse(const std::vector<const TracedInstruction*>& nest,
     latest.add(p, 1);
   }
   out.distinct = loaded.size();
+  // The fewest addresses that take half of the loads.
+  std::vector<uint64_t> counts;
+  counts.reserve(loaded.size());
+  for (const auto& [address, l] : loaded) counts.push_back(l.count);
+  std::sort(counts.begin(), counts.end(), std::greater<>());
+  for (uint64_t c : counts) {
+    if (2 * out.hot_loads >= out.loads) break;
+    ++out.hot_addresses;
+    out.hot_loads += c;
+  }
   if (out.loads > 0)
     out.degree = static_cast<double>(out.loads) / static_cast<double>(out.loads - out.held);
   return out;

@@ -137,7 +137,12 @@ struct NestReuse {
   uint64_t held = 0;        // ... at a distance below capacity_lines
   uint64_t span = 0;        // the largest distance of a held reuse, in lines
   double degree = 0;        // loads / (loads - held); 0 without loads
-  bool truncated = false;   // the execution holds more than `limit` addresses
+  // The fewest addresses that take at least half of the loads, and their
+  // loads: a reuse concentrated on a few (a candidate centre's coordinates
+  // against every point) is the one to keep in registers.
+  uint64_t hot_addresses = 0;
+  uint64_t hot_loads = 0;
+  bool truncated = false;  // the execution holds more than `limit` addresses
 };
 NestReuse nest_reuse(const std::vector<const TracedInstruction*>& nest,
                      const std::vector<bool>& in_group, unsigned line_size, uint64_t capacity_lines,

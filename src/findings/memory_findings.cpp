@@ -743,6 +743,13 @@ std::optional<MemoryHint> reuse_hint(const TracedInstruction& t, const NestReuse
                 "each reload at most {} of the nest's data after the previous one: "
                 "registers or L1 hold that span",
                 bytes_text(reuse.span * line_size));
+  // Concentrated on a few addresses (a quarter of them or fewer take half
+  // of the loads): those are the values to keep, whatever the average.
+  if (reuse.hot_addresses > 0 && 4 * reuse.hot_addresses <= reuse.distinct)
+    hint.evidence += fmt::format(
+        "; {} of the addresses take {:.0f}% of the loads, {:.0f} times each", reuse.hot_addresses,
+        100.0 * static_cast<double>(reuse.hot_loads) / static_cast<double>(reuse.loads),
+        static_cast<double>(reuse.hot_loads) / static_cast<double>(reuse.hot_addresses));
   if (reuse.executions > 1)
     hint.evidence += fmt::format(
         "; the nest runs {} times on the same data (an enclosing time-step loop), which is not "
