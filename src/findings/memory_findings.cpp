@@ -422,6 +422,22 @@ StreamExtent extent_of(const TracedInstruction& t) {
   return {sample.front(), *low, *high + std::max<uint32_t>(t.access_size, 1) - 1};
 }
 
+// Each stream's extent, found once (by position in traces.all): the
+// unrolled copies and the records' use both place streams by it.
+class StreamExtents {
+ public:
+  explicit StreamExtents(const DecodedTraces& traces) : traces_(traces) {}
+  const StreamExtent& of(size_t i) {
+    auto found = extents_.find(i);
+    if (found != extents_.end()) return found->second;
+    return extents_.emplace(i, extent_of(traces_.all[i])).first->second;
+  }
+
+ private:
+  const DecodedTraces& traces_;
+  std::map<size_t, StreamExtent> extents_;
+};
+
 // The offset of `address` in a record of `record` bytes that starts at `origin`.
 uint64_t offset_in_record(uint64_t address, uint64_t origin, uint64_t record) {
   return (address - origin) % record;  // unsigned: a lower address wraps to its offset too
@@ -441,7 +457,7 @@ bool may_be_unrolled(const Pattern& p) {
 // splits the offsets into classes of u, each class a field's copies (x, y,
 // x, y of two records per iteration at stride 64: two classes of 2).
 // Returns u (1: no copies), and in `copies` the pcs of `pc`'s class.
-unsigned unrolled_copies(const DecodedTraces& traces, uint32_t thread,
+unsigned unrolled_copies(const DecodedTraces& traces, StreamExtents& extents, uint32_t thread,
                          const std::vector<uint64_t>& pcs, int64_t stride, uint64_t pc,
                          std::vector<uint64_t>& copies) {
   const auto record = static_cast<uint64_t>(std::llabs(stride));
@@ -452,7 +468,7 @@ unsigned unrolled_copies(const DecodedTraces& traces, uint32_t thread,
   for (uint64_t each : pcs) {
     auto found = traces.index.find({thread, each});
     if (found == traces.index.end()) return 1;
-    const uint64_t first = extent_of(traces.all[found->second]).first;
+    const uint64_t first = extents.of(found->second).first;
     if (offset_of.empty()) origin = first;
     offset_of[each] = offset_in_record(first, origin, record);
     offsets.insert(offset_of[each]);
@@ -478,7 +494,8 @@ unsigned unrolled_copies(const DecodedTraces& traces, uint32_t thread,
 // and size walk memory with stride / u together.
 void merge_unrolled_copies(std::map<uint64_t, Pattern>& patterns,
                            const std::map<uint64_t, InstructionTotals>& by_pc,
-                           const DecodedTraces& traces, unsigned line_size) {
+                           const DecodedTraces& traces, StreamExtents& extents,
+                           unsigned line_size) {
   using CopyKey = std::tuple<std::string, int64_t, uint32_t, bool>;
   std::map<CopyKey, std::vector<uint64_t>> same_access;  // the pcs of each access
   for (const auto& [pc, p] : patterns) {
@@ -494,8 +511,9 @@ void merge_unrolled_copies(std::map<uint64_t, Pattern>& patterns,
     const std::vector<uint64_t>& same =
         same_access.at({p.line, stride.stride, t.access_size, t.writes});
     std::vector<uint64_t> copies;
-    const unsigned u =
-        same.size() > 1 ? unrolled_copies(traces, t.thread, same, stride.stride, pc, copies) : 1;
+    const unsigned u = same.size() > 1 ? unrolled_copies(traces, extents, t.thread, same,
+                                                         stride.stride, pc, copies)
+                                       : 1;
     if (u > 1) {
       stride.stride /= static_cast<int64_t>(u);
       const uint64_t step = static_cast<uint64_t>(std::llabs(stride.stride));
@@ -519,16 +537,17 @@ void merge_unrolled_copies(std::map<uint64_t, Pattern>& patterns,
 // findings").
 void record_use(std::map<uint64_t, Pattern>& patterns,
                 const std::map<uint64_t, InstructionTotals>& by_pc, const DecodedTraces& traces,
-                unsigned line_size) {
+                StreamExtents& extents, unsigned line_size) {
   // Each stream's own stride (not merged with unrolled copies: four fields
-  // of 8 bytes look like four copies) and extent, by position in traces.all.
-  std::map<size_t, std::pair<int64_t, StreamExtent>> strides;
-  auto stride_of = [&](size_t i) -> const std::pair<int64_t, StreamExtent>& {
+  // of 8 bytes look like four copies; 0 when it has none), by position in
+  // traces.all.
+  std::map<size_t, int64_t> strides;
+  auto stride_of = [&](size_t i) {
     auto found = strides.find(i);
     if (found != strides.end()) return found->second;
     const StridePattern s = stride_pattern(traces.all[i], line_size);
-    const int64_t stride = s.kind == StrideClass::Irregular || s.column_wise ? 0 : s.stride;
-    return strides.emplace(i, std::pair{stride, extent_of(traces.all[i])}).first->second;
+    return strides.emplace(i, s.kind == StrideClass::Irregular || s.column_wise ? 0 : s.stride)
+        .first->second;
   };
   for (auto& [pc, p] : patterns) {
     if (p.stride.kind != StrideClass::NonUnit || p.stride.column_wise) continue;
@@ -536,7 +555,7 @@ void record_use(std::map<uint64_t, Pattern>& patterns,
     const size_t self = traces.index.at({t.thread, t.pc});
     const int64_t region = traces.region_of[self];
     const auto record = static_cast<uint64_t>(std::llabs(p.stride.stride));
-    const StreamExtent own = stride_of(self).second;
+    const StreamExtent own = extents.of(self);
     // [begin, end) of each access in the record, from the instruction's own.
     std::vector<std::pair<uint64_t, uint64_t>> used;
     unsigned accesses = 0;
@@ -545,8 +564,9 @@ void record_use(std::map<uint64_t, Pattern>& patterns,
       if (other.thread != t.thread || (i != self && (region == 0 || traces.region_of[i] != region)))
         continue;
       // A stream striding a multiple of the record: an unrolled copy's.
-      const auto& [stride, extent] = stride_of(i);
+      const int64_t stride = stride_of(i);
       if (stride == 0 || static_cast<uint64_t>(std::llabs(stride)) % record != 0) continue;
+      const StreamExtent& extent = extents.of(i);
       if (extent.high < own.low || extent.low > own.high) continue;  // another array
       const uint64_t begin = offset_in_record(extent.first, own.first, record);
       const uint64_t end = begin + std::min<uint64_t>(other.access_size, record);
@@ -583,8 +603,9 @@ std::map<uint64_t, Pattern> stride_patterns(const DecodedTraces& traces,
     patterns.emplace(pc, Pattern{stride_pattern(*totals.busiest, line_size),
                                  line == lines.line_of.end() ? "" : line->second, 0});
   }
-  merge_unrolled_copies(patterns, by_pc, traces, line_size);
-  record_use(patterns, by_pc, traces, line_size);
+  StreamExtents extents(traces);
+  merge_unrolled_copies(patterns, by_pc, traces, extents, line_size);
+  record_use(patterns, by_pc, traces, extents, line_size);
   return patterns;
 }
 
@@ -795,11 +816,10 @@ std::vector<MemoryHint> access_pattern_hints(const DecodedTraces& traces,
     else if ((stride.kind == StrideClass::NonUnit || stride.kind == StrideClass::Large) &&
              t.reads && !t.writes && reloads_from_l1(line_reuse.of_instruction(t)))
       hint = reuse_hint(t, line_reuse.of(t), line_size);
-    else if (stride.kind == StrideClass::NonUnit && wastes_records(pattern))
+    else if (stride.kind == StrideClass::NonUnit) {
+      if (!wastes_records(pattern)) continue;  // the loop's other accesses use the rest
       hint = non_unit_stride_hint(pattern, t);
-    else if (stride.kind == StrideClass::NonUnit)
-      continue;  // the loop's other accesses use the rest of each record
-    else if (stride.kind == StrideClass::Large)
+    } else if (stride.kind == StrideClass::Large)
       hint = large_stride_hint(pattern, t, line_size);
     // Reuse through irregular addresses (a bisection's probes, a gather)
     // is none a register can take: the compiler cannot name the reloaded
