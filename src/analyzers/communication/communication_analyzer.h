@@ -34,6 +34,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "analyzers/communication/communication_records.h"
 #include "analyzers/communication/pc_peer_counters.h"
@@ -97,9 +98,17 @@ class CommunicationAnalyzer {
   // Emptied (writer_tag 0) before anything may move those entries.
   // With CRD, a read of the granule's sampled word is an event of the word
   // trace too, which the memo does not count: it is left to the slow path.
-  // A thread keeps its kReuseMemos latest ones, the latest first: a loop
-  // that reads two arrays of one writer in turn (a distance, a dot product)
-  // alternates two instructions, and one entry would miss on every read.
+  // A thread keeps kReuseMemos of them: a loop that reads two arrays of one
+  // writer in turn (a distance, a dot product) alternates two instructions,
+  // and one entry would miss on every read. Without CRD (place_reuse) the
+  // entries stay in the order of their use, the most used first, where the
+  // fast path's scan begins; a new entry takes an empty one, else one no
+  // read hit for kStaleMemoEvents slow-path events (an earlier loop's),
+  // else the one made last if no read hit it since, else the one idle
+  // longest. A loop body that reads more instructions' worth of other
+  // threads' data than there are entries then keeps most of them: evicting
+  // the oldest, as before, evicted each before its next read
+  // (streamcluster's gain loop, 11 such instructions, missed on all 11).
   // With CRD an entry is one pair's (writer's) latest granule, and the
   // pair's event before it may stay as a second entry: another event of the
   // pair changes the pair's latest granule, and with it every other entry's
@@ -144,6 +153,12 @@ class CommunicationAnalyzer {
     // increment per hit instead of four, added by settle_reuses before
     // anything reads or moves the counters (forget_reuses, settle_all).
     uint64_t pending = 0;
+    // Without CRD, what place_reuse keeps or evicts an entry by: its use
+    // (hits, less an eighth at each slow-path event), the slow-path events
+    // since its last hit, and whether a read hit it since it was made.
+    uint32_t use = 0;
+    uint8_t idle = 0;
+    bool hit = false;
   };
   // A thread's latest communication event that went to the CRD: the pair
   // (writer_tag), instruction and granule, for the slow path to tell which
@@ -186,6 +201,7 @@ class CommunicationAnalyzer {
     LatestCrdEvent latest_crd_event;
     uint64_t reader_bit = 0;  // inline reader bit, 0 if tid >= kInlineReaders
     volatile int busy = 0;
+    uint8_t memo_newest = 0;  // without CRD, the entry made last (in busy's padding)
     uint64_t dropped = 0;
     PcPeerCounters counts;
     // The thread's CRD state when CRD runs (connected), while the open
@@ -544,7 +560,11 @@ class CommunicationAnalyzer {
     const bool keep = !t.distances;
     const unsigned live = keep ? kReuseMemos : kCrdReuseMemos;
     uint64_t tags[kReuseMemos] = {};
-    for (unsigned i = 0; i < live; ++i) tags[i] = t.reuse_keys[i].writer_tag;
+    uint64_t hits[kReuseMemos] = {};  // since the previous slow-path event
+    for (unsigned i = 0; i < live; ++i) {
+      tags[i] = t.reuse_keys[i].writer_tag;
+      hits[i] = tags[i] ? t.reuse_memo[i].pending : 0;
+    }
     const bool remember = keep || crd_memo_pays(t, (tags[0] | tags[1]) != 0);
     const uint64_t generation = table_generation(t);
     forget_reuses(t, live);
@@ -583,22 +603,7 @@ class CommunicationAnalyzer {
       t.reuse_keys[1].pc = second.pc;
       tags[1] = second.writer_tag;
     } else if (latest.writer_tag) {
-      // The latest first; out goes the entry it replaces, else the oldest.
-      unsigned out = kReuseMemos - 1;
-      for (unsigned i = 0; i < kReuseMemos; ++i) {
-        if (tags[i] == latest.writer_tag && t.reuse_keys[i].pc == latest.pc) {
-          out = i;
-          break;
-        }
-      }
-      for (unsigned i = out; i > 0; --i) {
-        t.reuse_memo[i] = t.reuse_memo[i - 1];
-        t.reuse_keys[i].pc = t.reuse_keys[i - 1].pc;
-        tags[i] = tags[i - 1];
-      }
-      tags[0] = latest.writer_tag;
-      t.reuse_keys[0].pc = latest.pc;
-      t.reuse_memo[0] = latest;
+      place_reuse(t, latest, tags, hits);
     }
     // Each entry is whole before its tag makes it visible to read_fast.
     std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -606,6 +611,65 @@ class CommunicationAnalyzer {
     if (__builtin_expect(t.crd_clock >= t.crd_stretch_end, 0)) next_crd_stretch(t);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     t.busy = 0;
+  }
+
+  // Without CRD, at a slow-path event: each entry's use is updated from
+  // `hits` (the reads it decided since the previous event), `latest` goes
+  // in (ReuseMemo) and the entries are put in the order of their use.
+  // `tags`: the entries' tags, changed with them (0: empty).
+  static constexpr uint8_t kStaleMemoEvents = 32;
+  static void place_reuse(ThreadState& t, const ReuseMemo& latest, uint64_t* tags,
+                          const uint64_t* hits) {
+    for (unsigned i = 0; i < kReuseMemos; ++i) {
+      if (!tags[i]) continue;
+      ReuseMemo& m = t.reuse_memo[i];
+      m.use = m.use - (m.use + 7) / 8 + static_cast<uint32_t>(std::min<uint64_t>(hits[i], 1 << 24));
+      if (hits[i]) {
+        m.idle = 0;
+        m.hit = true;
+      } else if (m.idle < 255) {
+        ++m.idle;
+      }
+    }
+    unsigned at = kReuseMemos;
+    for (unsigned i = 0; i < kReuseMemos && at == kReuseMemos; ++i)  // its own entry
+      if (tags[i] == latest.writer_tag && t.reuse_keys[i].pc == latest.pc) at = i;
+    ReuseMemo placed = latest;
+    if (at != kReuseMemos) {  // its counters were found again: its use stays
+      placed.use = t.reuse_memo[at].use;
+      placed.idle = t.reuse_memo[at].idle;
+      placed.hit = t.reuse_memo[at].hit;
+    } else {
+      for (unsigned i = 0; i < kReuseMemos && at == kReuseMemos; ++i)
+        if (tags[i] == 0) at = i;
+      if (at == kReuseMemos) {
+        unsigned idlest = 0;
+        for (unsigned i = 1; i < kReuseMemos; ++i)
+          if (t.reuse_memo[i].idle >= t.reuse_memo[idlest].idle) idlest = i;
+        at = t.reuse_memo[idlest].idle < kStaleMemoEvents && !t.reuse_memo[t.memo_newest].hit
+                 ? t.memo_newest
+                 : idlest;
+      }
+      placed.use = 1;  // before the entries no read used lately
+      placed.idle = 0;
+      placed.hit = false;
+    }
+    tags[at] = latest.writer_tag;
+    t.reuse_keys[at].pc = latest.pc;
+    t.reuse_memo[at] = placed;
+    t.memo_newest = static_cast<uint8_t>(at);
+    // In the order of use, empty entries last (an insertion sort: the order
+    // rarely changes).
+    const auto rank = [&](unsigned i) { return tags[i] ? int64_t{t.reuse_memo[i].use} : -1; };
+    for (unsigned i = 1; i < kReuseMemos; ++i) {
+      for (unsigned j = i; j > 0 && rank(j - 1) < rank(j); --j) {
+        std::swap(tags[j - 1], tags[j]);
+        std::swap(t.reuse_keys[j - 1].pc, t.reuse_keys[j].pc);
+        std::swap(t.reuse_memo[j - 1], t.reuse_memo[j]);
+        if (t.memo_newest == j || t.memo_newest == j - 1)
+          t.memo_newest = static_cast<uint8_t>(t.memo_newest == j ? j - 1 : j);
+      }
+    }
   }
 
   // The reader's clock passed the end of its open stretch (docs/metrics.md,

@@ -36,6 +36,15 @@ namespace weft {
 // mapped on the chunk number's low bits.
 struct ShadowChunkCache {
   static constexpr unsigned kEntries = 8;
+  // A chunk's entry. Not its low bits alone: the main thread's stack
+  // (chunk 0x7fffff) and the first mmap'ed blocks below the libraries
+  // (0x7ffff7, with the address space laid out as `setarch -R` does) have
+  // the same low bits, and a loop that reads a shared variable on the main
+  // thread's stack beside a large array (an OpenMP region's `points->dim`
+  // beside the points) missed here on every read.
+  static unsigned slot(uintptr_t chunk) {
+    return static_cast<unsigned>(chunk + (chunk >> 3)) % kEntries;
+  }
   struct Entry {
     uintptr_t chunk = ~uintptr_t{0};  // chunk number (address >> chunk bits); ~0: empty
     void* base = nullptr;
@@ -88,7 +97,7 @@ class ShadowTable {
   static bool find_cached(const ShadowChunkCache& cache, unsigned granularity_log2, uintptr_t addr,
                           C*& cell) {
     const uintptr_t chunk = addr >> kChunkBits;
-    const ShadowChunkCache::Entry& e = cache.entries[chunk % ShadowChunkCache::kEntries];
+    const ShadowChunkCache::Entry& e = cache.entries[ShadowChunkCache::slot(chunk)];
     if (__builtin_expect(e.chunk != chunk, 0)) return false;
     cell = static_cast<Cell*>(e.base) + ((addr & kChunkMask) >> granularity_log2);
     return true;
@@ -108,7 +117,7 @@ class ShadowTable {
     const uintptr_t chunk = addr >> kChunkBits;
     Cell* base = chunk_base(chunk);
     if (!base) return nullptr;
-    cache.entries[chunk % ShadowChunkCache::kEntries] = {chunk, base};
+    cache.entries[ShadowChunkCache::slot(chunk)] = {chunk, base};
     return base + ((addr & kChunkMask) >> granularity_log2_);
   }
 
