@@ -103,7 +103,7 @@ class CommunicationAnalyzer {
   // and one entry would miss on every read. Without CRD (place_reuse) the
   // entries stay in the order of their use, the most used first, where the
   // fast path's scan begins; a new entry takes an empty one, else one no
-  // read hit for kStaleMemoEvents slow-path events (an earlier loop's),
+  // read hit while kStaleMemoEvents others were made (an earlier loop's),
   // else the one made last if no read hit it since, else the one idle
   // longest. A loop body that reads more instructions' worth of other
   // threads' data than there are entries then keeps most of them: evicting
@@ -154,8 +154,8 @@ class CommunicationAnalyzer {
     // anything reads or moves the counters (forget_reuses, settle_all).
     uint64_t pending = 0;
     // Without CRD, what place_reuse keeps or evicts an entry by: its use
-    // (hits, less an eighth at each slow-path event), the slow-path events
-    // since its last hit, and whether a read hit it since it was made.
+    // (hits, less an eighth each time another entry is made), the entries
+    // made since its last hit, and whether a read hit it since it was made.
     uint32_t use = 0;
     uint8_t idle = 0;
     bool hit = false;
@@ -613,50 +613,61 @@ class CommunicationAnalyzer {
     t.busy = 0;
   }
 
-  // Without CRD, at a slow-path event: each entry's use is updated from
+  // Without CRD, at a slow-path reuse: each entry's use is updated from
   // `hits` (the reads it decided since the previous event), `latest` goes
-  // in (ReuseMemo) and the entries are put in the order of their use.
+  // in (ReuseMemo) and, when it is a new entry, the entries are put in the
+  // order of their use.
   // `tags`: the entries' tags, changed with them (0: empty).
   static constexpr uint8_t kStaleMemoEvents = 32;
   static void place_reuse(ThreadState& t, const ReuseMemo& latest, uint64_t* tags,
                           const uint64_t* hits) {
-    for (unsigned i = 0; i < kReuseMemos; ++i) {
-      if (!tags[i]) continue;
-      ReuseMemo& m = t.reuse_memo[i];
-      m.use = m.use - (m.use + 7) / 8 + static_cast<uint32_t>(std::min<uint64_t>(hits[i], 1 << 24));
-      if (hits[i]) {
-        m.idle = 0;
-        m.hit = true;
-      } else if (m.idle < 255) {
-        ++m.idle;
-      }
-    }
     unsigned at = kReuseMemos;
     for (unsigned i = 0; i < kReuseMemos && at == kReuseMemos; ++i)  // its own entry
       if (tags[i] == latest.writer_tag && t.reuse_keys[i].pc == latest.pc) at = i;
-    ReuseMemo placed = latest;
-    if (at != kReuseMemos) {  // its counters were found again: its use stays
-      placed.use = t.reuse_memo[at].use;
-      placed.idle = t.reuse_memo[at].idle;
-      placed.hit = t.reuse_memo[at].hit;
-    } else {
-      for (unsigned i = 0; i < kReuseMemos && at == kReuseMemos; ++i)
-        if (tags[i] == 0) at = i;
-      if (at == kReuseMemos) {
-        unsigned idlest = 0;
-        for (unsigned i = 1; i < kReuseMemos; ++i)
-          if (t.reuse_memo[i].idle >= t.reuse_memo[idlest].idle) idlest = i;
-        at = t.reuse_memo[idlest].idle < kStaleMemoEvents && !t.reuse_memo[t.memo_newest].hit
-                 ? t.memo_newest
-                 : idlest;
+    // Only a new entry ages the others and reorders them: an event of an
+    // entry's own (a reuse the CRD's long sample sees) is most of them in a
+    // loop whose entries all stay.
+    const bool fresh = at == kReuseMemos;
+    for (unsigned i = 0; i < kReuseMemos; ++i) {
+      if (!tags[i]) continue;
+      ReuseMemo& m = t.reuse_memo[i];
+      if (fresh) m.use -= (m.use + 7) / 8;
+      m.use = static_cast<uint32_t>(std::min<uint64_t>(m.use + hits[i], uint64_t{1} << 31));
+      if (hits[i]) {
+        m.idle = 0;
+        m.hit = true;
+      } else if (fresh && m.idle < 255) {
+        ++m.idle;
       }
-      placed.use = 1;  // before the entries no read used lately
-      placed.idle = 0;
-      placed.hit = false;
+    }
+    if (!fresh) {  // its counters were found again: its use stays
+      ReuseMemo& m = t.reuse_memo[at];
+      const uint32_t use = m.use;
+      const uint8_t idle = m.idle;
+      const bool hit = m.hit;
+      m = latest;
+      m.use = use;
+      m.idle = idle;
+      m.hit = hit;
+      return;
+    }
+    for (unsigned i = 0; i < kReuseMemos && at == kReuseMemos; ++i)
+      if (tags[i] == 0) at = i;
+    if (at == kReuseMemos) {
+      unsigned idlest = 0;
+      for (unsigned i = 1; i < kReuseMemos; ++i)
+        if (t.reuse_memo[i].idle >= t.reuse_memo[idlest].idle) idlest = i;
+      at = t.reuse_memo[idlest].idle < kStaleMemoEvents && !t.reuse_memo[t.memo_newest].hit
+               ? t.memo_newest
+               : idlest;
     }
     tags[at] = latest.writer_tag;
     t.reuse_keys[at].pc = latest.pc;
-    t.reuse_memo[at] = placed;
+    ReuseMemo& placed = t.reuse_memo[at];
+    placed = latest;
+    placed.use = 1;  // before the entries no read used lately
+    placed.idle = 0;
+    placed.hit = false;
     t.memo_newest = static_cast<uint8_t>(at);
     // In the order of use, empty entries last (an insertion sort: the order
     // rarely changes).
