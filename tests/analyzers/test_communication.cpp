@@ -383,6 +383,45 @@ SampledCrdResults run_sampled_crd(const std::vector<Access>& accesses, bool fast
   return r;
 }
 
+// A loop body that reads more instructions' worth of another thread's data
+// than the memo has entries (streamcluster's gain loop: two instructions of
+// the distance 32 times each, nine others once per point). Kept by use, the
+// memo keeps the distance's two entries and five of the nine, and the other
+// four take turns in the last entry: four reads per pass leave the inline
+// path, where evicting the oldest entry evicted each of the eleven before
+// its next read (eleven per pass).
+TEST(CommunicationAnalyzer, ALoopBodyLongerThanTheMemoKeepsMostOfItsEntries) {
+  CommunicationConfig config;
+  config.granularity = 64;
+  config.max_threads = 2;
+  CommunicationAnalyzer analyzer(config);
+  alignas(64) static float record[9 * 16], point[32], centre[32];
+  auto* main_thread = analyzer.attach(0);
+  auto* worker = analyzer.attach(1);
+  const auto at = [](const float* p) { return reinterpret_cast<uintptr_t>(p); };
+  for (const float* data : {+record, +point, +centre})
+    for (int i = 0; i < (data == record ? 9 * 16 : 32); ++i)
+      analyzer.write(*main_thread, 0x10, at(&data[i]), 4);
+  uint64_t slow = 0;
+  const auto read = [&](uint64_t pc, const float* x) {
+    if (CommunicationAnalyzer::read_fast(*worker, pc, at(x), 4)) return;
+    ++slow;
+    analyzer.read_slow(*worker, pc, at(x), 4);
+  };
+  const auto pass = [&] {
+    for (int k = 0; k < 5; ++k) read(0x200 + 4 * k, &record[16 * k]);
+    for (int d = 0; d < 32; ++d) {
+      read(0x100, &point[d]);
+      read(0x104, &centre[d]);
+    }
+    for (int k = 5; k < 9; ++k) read(0x200 + 4 * k, &record[16 * k]);
+  };
+  for (int warm = 0; warm < 4; ++warm) pass();  // first reads, and the memo settles
+  slow = 0;
+  for (int p = 0; p < 100; ++p) pass();
+  EXPECT_EQ(slow, 400u);
+}
+
 // A gain loop as streamcluster's: each worker reads, for each of its
 // points, the point's 32 floats and a centre's in turn (both the main
 // thread's), so one pair alternates two granules. With a sampled CRD the
@@ -571,6 +610,20 @@ TEST(CommunicationAnalyzer, ForgetCleansOnlyTheGranulesEntirelyInside) {
 // The shadow visit behind forget: cells of whole granules only, no chunk
 // allocated for memory never touched, and in a large range only the pages
 // of cells that were populated.
+// The chunk cache's entries: the main thread's stack (chunk 0x7fffff) and
+// the seven chunks below the libraries (0x7ffff1-0x7ffff7, where `setarch
+// -R` maps the first large blocks) take eight different entries; on the
+// chunk's low bits the stack and 0x7ffff7 shared one, and an OpenMP loop
+// reading a shared variable on the stack beside such an array missed the
+// cache on every read.
+TEST(ShadowChunkCache, TheStackAndTheBlocksBelowTheLibrariesTakeDifferentEntries) {
+  std::set<unsigned> entries;
+  entries.insert(ShadowChunkCache::slot(0x7fffff));
+  for (uintptr_t chunk = 0x7ffff1; chunk <= 0x7ffff7; ++chunk)
+    entries.insert(ShadowChunkCache::slot(chunk));
+  EXPECT_EQ(entries.size(), ShadowChunkCache::kEntries);
+}
+
 TEST(ShadowTable, CellsInsideARangeAreVisitedWithoutAllocating) {
   ShadowMemory shadow(6);
   auto chunks = [&] {

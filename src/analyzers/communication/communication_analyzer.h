@@ -156,9 +156,12 @@ class CommunicationAnalyzer {
     // Without CRD, what place_reuse keeps or evicts an entry by: its use
     // (hits, less an eighth each time another entry is made), the entries
     // made since its last hit, and whether a read hit it since it was made.
-    uint32_t use = 0;
-    uint8_t idle = 0;
-    bool hit = false;
+    // The entry's, not its event's: a new event of the same entry keeps it.
+    struct Standing {
+      uint32_t use = 0;
+      uint8_t idle = 0;
+      bool hit = false;
+    } standing;
   };
   // A thread's latest communication event that went to the CRD: the pair
   // (writer_tag), instruction and granule, for the slow path to tell which
@@ -560,10 +563,10 @@ class CommunicationAnalyzer {
     const bool keep = !t.distances;
     const unsigned live = keep ? kReuseMemos : kCrdReuseMemos;
     uint64_t tags[kReuseMemos] = {};
-    uint64_t hits[kReuseMemos] = {};  // since the previous slow-path event
+    uint64_t hits[kReuseMemos] = {};  // without CRD: since the previous slow-path event
     for (unsigned i = 0; i < live; ++i) {
       tags[i] = t.reuse_keys[i].writer_tag;
-      hits[i] = tags[i] ? t.reuse_memo[i].pending : 0;
+      if (keep && tags[i]) hits[i] = t.reuse_memo[i].pending;
     }
     const bool remember = keep || crd_memo_pays(t, (tags[0] | tags[1]) != 0);
     const uint64_t generation = table_generation(t);
@@ -630,48 +633,43 @@ class CommunicationAnalyzer {
     const bool fresh = at == kReuseMemos;
     for (unsigned i = 0; i < kReuseMemos; ++i) {
       if (!tags[i]) continue;
-      ReuseMemo& m = t.reuse_memo[i];
-      if (fresh) m.use -= (m.use + 7) / 8;
-      m.use = static_cast<uint32_t>(std::min<uint64_t>(m.use + hits[i], uint64_t{1} << 31));
+      ReuseMemo::Standing& s = t.reuse_memo[i].standing;
+      if (fresh) s.use -= (s.use + 7) / 8;
+      s.use = static_cast<uint32_t>(std::min<uint64_t>(s.use + hits[i], uint64_t{1} << 31));
       if (hits[i]) {
-        m.idle = 0;
-        m.hit = true;
-      } else if (fresh && m.idle < 255) {
-        ++m.idle;
+        s.idle = 0;
+        s.hit = true;
+      } else if (fresh && s.idle < 255) {
+        ++s.idle;
       }
     }
-    if (!fresh) {  // its counters were found again: its use stays
+    if (!fresh) {  // its counters were found again
       ReuseMemo& m = t.reuse_memo[at];
-      const uint32_t use = m.use;
-      const uint8_t idle = m.idle;
-      const bool hit = m.hit;
+      const ReuseMemo::Standing standing = m.standing;
       m = latest;
-      m.use = use;
-      m.idle = idle;
-      m.hit = hit;
+      m.standing = standing;
       return;
     }
     for (unsigned i = 0; i < kReuseMemos && at == kReuseMemos; ++i)
       if (tags[i] == 0) at = i;
     if (at == kReuseMemos) {
+      const auto standing = [&](unsigned i) { return t.reuse_memo[i].standing; };
       unsigned idlest = 0;
       for (unsigned i = 1; i < kReuseMemos; ++i)
-        if (t.reuse_memo[i].idle >= t.reuse_memo[idlest].idle) idlest = i;
-      at = t.reuse_memo[idlest].idle < kStaleMemoEvents && !t.reuse_memo[t.memo_newest].hit
-               ? t.memo_newest
-               : idlest;
+        if (standing(i).idle >= standing(idlest).idle) idlest = i;
+      at = standing(idlest).idle < kStaleMemoEvents && !standing(t.memo_newest).hit ? t.memo_newest
+                                                                                    : idlest;
     }
     tags[at] = latest.writer_tag;
     t.reuse_keys[at].pc = latest.pc;
-    ReuseMemo& placed = t.reuse_memo[at];
-    placed = latest;
-    placed.use = 1;  // before the entries no read used lately
-    placed.idle = 0;
-    placed.hit = false;
+    t.reuse_memo[at] = latest;
+    t.reuse_memo[at].standing = {1, 0, false};  // before the entries no read used lately
     t.memo_newest = static_cast<uint8_t>(at);
     // In the order of use, empty entries last (an insertion sort: the order
     // rarely changes).
-    const auto rank = [&](unsigned i) { return tags[i] ? int64_t{t.reuse_memo[i].use} : -1; };
+    const auto rank = [&](unsigned i) {
+      return tags[i] ? int64_t{t.reuse_memo[i].standing.use} : -1;
+    };
     for (unsigned i = 1; i < kReuseMemos; ++i) {
       for (unsigned j = i; j > 0 && rank(j - 1) < rank(j); --j) {
         std::swap(tags[j - 1], tags[j]);

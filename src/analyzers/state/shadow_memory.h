@@ -33,7 +33,7 @@
 namespace weft {
 
 // Recently used chunks of one ShadowTable, owned by one thread: direct
-// mapped on the chunk number's low bits.
+// mapped on a hash of the chunk number (slot()).
 struct ShadowChunkCache {
   static constexpr unsigned kEntries = 8;
   // A chunk's entry. Not its low bits alone: the main thread's stack
