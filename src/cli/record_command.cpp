@@ -515,6 +515,18 @@ void warn_without_sections(const RunCapture& capture, const std::string& profile
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
+  // Threads that never lock or wait (a pointer chase, a parallel search)
+  // have nothing to mark: a warning there asked for a barrier the program
+  // does not have.
+  if (ranked.empty()) {
+    fmt::print(stderr,
+               "weft: note: the {} threads synchronize only where they are created and joined "
+               "(no lock, condition variable or barrier): each thread's work is one section; a "
+               "spin barrier weft did not recognise can be marked with <weft/sections.h> "
+               "(docs/metrics.md, \"Parallel section\")\n",
+               capture.threads.size());
+    return;
+  }
   fmt::print(stderr,
              "weft: warning: {} threads but no parallel section other than thread create/join "
              "was found (no barrier weft recognises)\n",

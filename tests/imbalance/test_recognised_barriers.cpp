@@ -184,6 +184,22 @@ INSTANTIATE_TEST_SUITE_P(
       return weft_test::test_name(info.param.first + "_" + info.param.second);
     });
 
+// Threads that never lock or wait (one thread per tile, created and joined
+// in waves) have no barrier to mark: a note that each thread's work is one
+// section, not the warning that names synchronization sites.
+TEST(CreateJoinOnly, NotesOneSectionPerThreadWithoutWarning) {
+  TempDir dir;
+  const auto [profile, rec, view] = record_imbalance(
+      dir, "compile", std::string(WEFT_EXAMPLES_DIR) + "/tile_tasks_pthreads.gcc.O1 2 4 16");
+  ASSERT_EQ(rec.code, 0) << rec.err;
+  EXPECT_EQ(rec.err.find("warning"), std::string::npos) << rec.err;
+  EXPECT_NE(rec.err.find("weft: note: the 5 threads synchronize only where they are created and "
+                         "joined"),
+            std::string::npos)
+      << rec.err;
+  EXPECT_EQ(rec.err.find("WEFT_SECTION_END"), std::string::npos) << rec.err;
+}
+
 // pipeline_pthreads.c steps with a pthread barrier and has no condvar:
 // its sections stay those of the barrier (K + T - 1 = 19 steps by default).
 TEST(CondBarrierPipeline, KeepsOnlyItsPthreadBarrier) {
