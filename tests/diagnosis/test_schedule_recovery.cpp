@@ -658,11 +658,20 @@ TEST(ChunksPerExecution, EachExecutionQualifiesOnItsOwn) {
   EXPECT_TRUE(per[0].has_value());
   EXPECT_TRUE(per[1].has_value());
   EXPECT_FALSE(per[2].has_value());
-  // A stream that lost accesses: every execution it is in.
+  // A stream that lost accesses kept its first ones (the budget, a long
+  // instance's limit): the executions past them fail, those before qualify.
+  // Thread 0 ran 16 accesses per execution; 17 lost cut into execution 1.
   Repeated lost = r;
-  lost.streams[0].lost = 1;
-  for (const auto& e : chunks_per_execution(lost.streams, lost.pieces, 3, 4))
-    EXPECT_FALSE(e.has_value());
+  ASSERT_EQ(lost.streams[0].accesses, 48u);
+  lost.streams[0].lost = 17;
+  per = chunks_per_execution(lost.streams, lost.pieces, 3, 4);
+  EXPECT_EQ(per[0], std::optional<ThreadChunks>(chunks));
+  EXPECT_FALSE(per[1].has_value());
+  EXPECT_FALSE(per[2].has_value());
+  lost.streams[0].lost = 16;  // execution 1 ends where the trace does
+  per = chunks_per_execution(lost.streams, lost.pieces, 3, 4);
+  EXPECT_TRUE(per[1].has_value());
+  EXPECT_FALSE(per[2].has_value());
   // An execution without pieces, and pieces out of range, are ignored.
   std::vector<StreamPiece> pieces = r.pieces;
   pieces.push_back({9, 0, 0, 4});
