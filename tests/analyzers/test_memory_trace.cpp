@@ -362,6 +362,110 @@ TEST(MemoryTrace, TwoDimensionalNests) {
             trace_of({trace_loop(40, {trace_loop(40, {trace_value(0x500000, {8, 320})})})}));
 }
 
+// Once a nest's outer loop holds a finished row, the next row's accesses
+// are only counted until the row completes (the nested fast path); a row
+// that breaks off at any column, a thread that exits mid-row and a budget
+// that runs out mid-row record exactly the addresses read, in order.
+TEST(MemoryTrace, ARowBrokenAtAnyColumnStaysExact) {
+  auto row_address = [](uint64_t i, uint64_t j) { return 0x500000 + 1000 * i - 16 * j; };
+  for (uint64_t k : {0, 1, 2, 3, 5, 28, 29}) {
+    std::vector<uint64_t> addresses;
+    for (uint64_t i = 0; i < 40; ++i)
+      for (uint64_t j = 0; j < 30; ++j) {
+        if (i == 20 && j == k) addresses.push_back(0x900000 + 8 * k);  // one irregular read
+        addresses.push_back(row_address(i, j));
+      }
+    const LoopTrace trace = round_trip(addresses);
+    // Rows 0-19, the broken row's pieces, rows 21-39: a handful of elements.
+    EXPECT_LE(trace.elements.size(), 8u) << k << ": " << format_loop_trace(trace);
+  }
+  // Predicted rows of a nest whose outer stride is 0 and one whose inner
+  // stride is 0 (a column re-read).
+  std::vector<uint64_t> same;
+  for (uint64_t i = 0; i < 12; ++i)
+    for (uint64_t j = 0; j < 16; ++j) same.push_back(0x500000 + 8 * j);
+  same.push_back(0x500000 + 8 * 3);  // a row that ends after 1 access
+  EXPECT_EQ(round_trip(same).elements.size(), 2u);
+  std::vector<uint64_t> column;
+  for (uint64_t i = 0; i < 12; ++i)
+    for (uint64_t j = 0; j < 16; ++j) column.push_back(0x500000 + 64 * i);
+  EXPECT_EQ(round_trip(column),
+            trace_of({trace_loop(12, {trace_loop(16, {trace_value(0x500000, {64, 0})})})}));
+}
+
+// The general step's work on a nest: three pushes for each of its first
+// three rows (a row's loop forms from three values), then none (the rows
+// are predicted). Before the nested fast path, three for every row.
+TEST(MemoryTrace, ANestsRowsAfterTheThirdTakeNoGeneralStep) {
+  MemoryTraceRecorder recorder(small_config());
+  MemoryTraceRecorder::ThreadState* t = recorder.attach(0);
+  ASSERT_NE(t, nullptr);
+  std::vector<uint64_t> addresses;
+  for (uint64_t i = 0; i < 100; ++i)
+    for (uint64_t j = 0; j < 30; ++j) addresses.push_back(0x500000 + 1000 * i - 16 * j);
+  for (uint64_t a : addresses)
+    if (!MemoryTraceRecorder::access_fast(*t, kPc, a, 8, false))
+      recorder.access(*t, kPc, a, 8, false);
+  EXPECT_EQ(t->general_steps, 9u);
+  const std::vector<Captured> streams = capture(recorder);
+  ASSERT_EQ(streams.size(), 1u);
+  EXPECT_EQ(expand_loop_trace(streams[0].decoded()), addresses);
+}
+
+TEST(MemoryTrace, AThreadThatExitsMidRowKeepsTheRowsAccesses) {
+  MemoryTraceRecorder recorder(small_config());
+  MemoryTraceRecorder::ThreadState* t = recorder.attach(0);
+  ASSERT_NE(t, nullptr);
+  std::vector<uint64_t> addresses;
+  for (uint64_t i = 0; i < 10; ++i)
+    for (uint64_t j = 0; j < 24; ++j) addresses.push_back(0x700000 + 512 * i + 8 * j);
+  const size_t exit_at = 5 * 24 + 11;  // row 5, column 11
+  for (size_t n = 0; n < addresses.size(); ++n) {
+    if (n == exit_at) recorder.finish_thread(*t);
+    if (!MemoryTraceRecorder::access_fast(*t, kPc, addresses[n], 8, false))
+      recorder.access(*t, kPc, addresses[n], 8, false);
+  }
+  const std::vector<Captured> streams = capture(recorder);
+  ASSERT_EQ(streams.size(), 1u);
+  EXPECT_EQ(streams[0].header.lost, 0u);
+  EXPECT_EQ(expand_loop_trace(streams[0].decoded()), addresses);
+}
+
+TEST(MemoryTrace, ABudgetThatRunsOutMidRowKeepsAnExactPrefix) {
+  MemoryTraceConfig config = small_config();
+  config.max_bytes_per_thread = 64 << 10;
+  MemoryTraceRecorder recorder(config);
+  MemoryTraceRecorder::ThreadState* t = recorder.attach(0);
+  ASSERT_NE(t, nullptr);
+  std::vector<uint64_t> rows;
+  for (uint64_t i = 0; i < 20; ++i)
+    for (uint64_t j = 0; j < 24; ++j) rows.push_back(0x700000 + 512 * i + 8 * j);
+  auto read = [&](uint64_t pc, uint64_t address) {
+    if (!MemoryTraceRecorder::access_fast(*t, pc, address, 8, false))
+      recorder.access(*t, pc, address, 8, false);
+  };
+  const size_t noise_at = 6 * 24 + 13;  // row 6, column 13: 13 accesses pending
+  for (size_t n = 0; n < noise_at; ++n) read(kPc, rows[n]);
+  // Other instructions' gathers spend the budget (each stops alone at its
+  // share, a 16th of it).
+  uint64_t pc = kPc;
+  for (uint64_t a : random_slots(400000, 1 << 24, 3)) {
+    if (t->exhausted) break;
+    pc = pc == kPc + 40 ? kPc + 1 : pc + 1;
+    read(pc, a);
+  }
+  ASSERT_TRUE(t->exhausted);
+  for (size_t n = noise_at; n < rows.size(); ++n) read(kPc, rows[n]);
+  const std::vector<Captured> streams = capture(recorder);
+  ASSERT_EQ(streams.size(), 41u);
+  const Captured& nest = streams[0];
+  EXPECT_EQ(nest.header.accesses, rows.size());
+  // The pending row's accesses were recorded before the first lost one.
+  EXPECT_EQ(nest.header.lost, rows.size() - noise_at);
+  const std::vector<uint64_t> kept(rows.begin(), rows.begin() + noise_at);
+  EXPECT_EQ(expand_loop_trace(nest.decoded()), kept);
+}
+
 TEST(MemoryTrace, ThreeDimensionalNest) {
   std::vector<uint64_t> addresses;
   for (uint64_t i = 0; i < 6; ++i)

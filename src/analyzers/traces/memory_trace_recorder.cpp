@@ -144,10 +144,11 @@ MemoryTraceRecorder::ThreadState* MemoryTraceRecorder::attach(uint32_t tid) {
   });
 }
 
-void MemoryTraceRecorder::finish_thread(ThreadState& t) const {
+void MemoryTraceRecorder::finish_thread(ThreadState& t) {
   const unsigned stride = config_.max_depth;
   bool moved_all = true;
   t.streams.for_each([&](Stream& s) {
+    if (nested_pending(s)) settle(t, s);  // its accesses go on the stack that moves
     if (Stack* old = s.stack) {
       unsigned size_class = 0;
       while ((uint32_t{1} << size_class) < std::max(old->nodes, old->elements)) ++size_class;
@@ -218,9 +219,13 @@ void MemoryTraceRecorder::finish_thread(ThreadState& t) const {
 
 void MemoryTraceRecorder::finish() {
   if (finished_) return;
-  for_each_thread([&](const ThreadState& t) {
-    // The table's entries are not const (for_each hands out its slots).
-    t.streams.for_each([&](Stream& s) { s.stack_bytes = stack_encoded_bytes(s); });
+  for_each_thread([&](const ThreadState& state) {
+    // Every state is the recorder's own, and no thread records now.
+    auto& t = const_cast<ThreadState&>(state);
+    t.streams.for_each([&](Stream& s) {
+      if (nested_pending(s)) settle(t, s);
+      s.stack_bytes = stack_encoded_bytes(s);
+    });
   });
   finished_ = true;
 }
@@ -393,7 +398,27 @@ void MemoryTraceRecorder::cross_segment(ThreadState& t, Stream& s) const {
   ++s.segment_runs;
 }
 
+void MemoryTraceRecorder::settle(ThreadState& t, Stream& s) {
+  const uint64_t pending = s.stack_bytes;
+  const uint64_t first = s.predicted - pending * s.stride;
+  const uint64_t step = s.stride;
+  s.fast_count = nullptr;
+  s.stack_bytes = 0;
+  // As access() records them: the plain fast path where it applies.
+  for (uint64_t j = 0; j < pending; ++j) {
+    const uint64_t address = first + j * step;
+    if (s.fast_count != nullptr && address == s.predicted) {
+      s.predicted += s.stride;
+      if (++*s.fast_count == s.next_check) checkpoint(s);
+    } else {
+      push(t, s, address);
+    }
+  }
+}
+
 void MemoryTraceRecorder::push(ThreadState& t, Stream& s, uint64_t address) {
+  if (nested_pending(s)) settle(t, s);
+  ++t.general_steps;
   if (!s.stack) {
     s.stack = allocate_stack(t, kInitialSizeClass);
     if (!s.stack) {
@@ -426,6 +451,13 @@ void MemoryTraceRecorder::push(ThreadState& t, Stream& s, uint64_t address) {
 }
 
 void MemoryTraceRecorder::checkpoint(Stream& s) {
+  if (nested_pending(s)) {
+    // The outer loop's next iteration, read whole: what the general step
+    // would have reached by extension (try_extend), without its pushes.
+    Stack& stack = *s.stack;
+    ++stack.node[stack.start[stack.elements - 1]].value;
+    s.stack_bytes = 0;
+  }
   reduce(*s.stack);
   update_fast_path(s);
 }
@@ -546,8 +578,25 @@ void MemoryTraceRecorder::update_fast_path(Stream& s) const {
   if (n == 0) return;
   const uint32_t top = stack.start[n - 1];
   Node& loop = stack.node[top];
-  if (loop.kind != kLoopNode || loop.size != 2) return;
   const unsigned stride = config_.max_depth;
+  if (loop.kind == kLoopNode && loop.size == 3 && loop.children == 1) {
+    // A nest's outer loop over one inner loop over one value (a row loop
+    // whose row is done): the next row's addresses are predicted. Without
+    // this, each row took three general steps before its loop formed again.
+    const Node& inner = stack.node[top + 1];
+    const Node& value = stack.node[top + 2];
+    if (inner.kind != kLoopNode || inner.children != 1 || value.kind != kValueNode ||
+        value.level != 2 || inner.value == 0)
+      return;
+    const int64_t* coefficients = stack.coefficients + size_t{top + 2} * stride;
+    s.stride = static_cast<uint64_t>(coefficients[0]);
+    s.predicted = value.value + loop.value * static_cast<uint64_t>(coefficients[1]);
+    s.next_check = inner.value;
+    s.stack_bytes = 0;
+    s.fast_count = &s.stack_bytes;
+    return;
+  }
+  if (loop.kind != kLoopNode || loop.size != 2) return;
   const int64_t coefficient = stack.coefficients[size_t{top + 1} * stride];
   const uint64_t count = loop.value;
   // A reduction involving the top element needs, k elements below it, an

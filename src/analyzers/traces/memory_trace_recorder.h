@@ -155,6 +155,13 @@ struct Stream {
   // over one value, whose count is *fast_count; `predicted` is the address
   // its next iteration reads, `stride` its coefficient, and `next_check` the
   // count at which it could take part in a reduction (~0: never).
+  // Or (fast_count == &stack_bytes, nested_pending) the top element is a
+  // loop whose body is one such loop (a nest's outer loop, its inner loop
+  // done): the accesses that read its next iteration's addresses are only
+  // counted in stack_bytes, `next_check` being the inner loop's count;
+  // when they complete it the outer loop's count grows by one
+  // (MemoryTraceRecorder::checkpoint), and any other access first pushes
+  // them one by one (settle).
   uint64_t* fast_count;
   uint64_t predicted;
   uint64_t stride;
@@ -169,7 +176,8 @@ struct Stream {
   uint64_t output_bytes;          // bytes in the chunks (the trace header excluded)
   uint64_t output_elements;       // top-level elements in the chunks
   uint64_t output_previous_base;  // delta-coding state after the chunks
-  uint64_t stack_bytes;           // set by finish(): the stack's encoded size
+  uint64_t stack_bytes;           // set by finish(): the stack's encoded size (until then,
+                                  // the nested fast path's count)
   // The thread's segment at the stream's latest access, and where its
   // accesses crossed segments (TraceSegmentRun; the last run is
   // segments_tail's last one).
@@ -248,6 +256,7 @@ class MemoryTraceRecorder {
     bool paused = false;            // the open segment is not traced (trace_segment)
     uint32_t skipped_segments = 0;  // segments begun paused
     uint64_t untracked = 0;         // accesses of no stream (pc 0, or the table out of memory)
+    uint64_t general_steps = 0;     // accesses that took the general step (push): its cost
     PagedHashTable<memory_trace_detail::Stream> streams;
     memory_trace_detail::Arena arena;
   };
@@ -302,7 +311,7 @@ class MemoryTraceRecorder {
   // into packed blocks of their size, the thread's arena blocks are given
   // back, and its streams' table moves into packed memory of its size. A
   // later access grows them again.
-  void finish_thread(ThreadState& t) const;
+  void finish_thread(ThreadState& t);
 
   // Thread t's instruction `pc` accessed [address, address + size). Only the
   // thread owning `t` may call it. pc 0 is not recorded (counted in
@@ -319,6 +328,7 @@ class MemoryTraceRecorder {
     s->kinds |= is_write ? kTraceWrite : kTraceRead;
     if (size > s->access_size) s->access_size = size;
     if (__builtin_expect(t.exhausted || (s->kinds & memory_trace_detail::kStreamFull), 0)) {
+      if (nested_pending(*s)) settle(t, *s);  // the trace keeps a prefix
       ++s->lost;
       return;
     }
@@ -345,8 +355,9 @@ class MemoryTraceRecorder {
     // stream of streamcluster's gain loop spent the budget in its first
     // traced passes).
     const bool lost = t.exhausted || (s->kinds & memory_trace_detail::kStreamFull);
-    if (!lost && (s->fast_count == nullptr || address != s->predicted ||
-                  *s->fast_count + 1 == s->next_check))
+    if (lost ? nested_pending(*s)
+             : (s->fast_count == nullptr || address != s->predicted ||
+                *s->fast_count + 1 == s->next_check))
       return false;
     ++s->accesses;
     s->kinds |= is_write ? kTraceWrite : kTraceRead;
@@ -420,8 +431,15 @@ class MemoryTraceRecorder {
   void cross_segment(ThreadState& t, memory_trace_detail::Stream& s) const;
   // The general step: push `address` on the stack, reduce, flush.
   void push(ThreadState& t, memory_trace_detail::Stream& s, uint64_t address);
-  // The fast path's loop reached next_check: reduce.
+  // The fast path's loop reached next_check: reduce (the nested fast path:
+  // its outer loop gains the iteration, then reduce).
   void checkpoint(memory_trace_detail::Stream& s);
+  static bool nested_pending(const memory_trace_detail::Stream& s) {
+    return s.fast_count == &s.stack_bytes;
+  }
+  // Leaves the nested fast path: the accesses it counted are recorded as
+  // the general step would have, one by one.
+  void settle(ThreadState& t, memory_trace_detail::Stream& s);
   void reduce(memory_trace_detail::Stack& stack) const;
   bool try_extend(memory_trace_detail::Stack& stack, uint32_t k) const;
   bool try_fold(memory_trace_detail::Stack& stack, uint32_t k) const;
