@@ -412,6 +412,29 @@ TEST(MemoryTrace, ANestsRowsAfterTheThirdTakeNoGeneralStep) {
   EXPECT_EQ(expand_loop_trace(streams[0].decoded()), addresses);
 }
 
+// A row pending while the thread's table of streams grows (its entries
+// move): the count lives with the stack, not in the entry.
+TEST(MemoryTrace, ARowPendingWhileTheTableGrowsStaysExact) {
+  MemoryTraceRecorder recorder(small_config());
+  MemoryTraceRecorder::ThreadState* t = recorder.attach(0);
+  ASSERT_NE(t, nullptr);
+  std::vector<uint64_t> rows;
+  for (uint64_t i = 0; i < 8; ++i)
+    for (uint64_t j = 0; j < 16; ++j) rows.push_back(0x700000 + 512 * i + 8 * j);
+  const size_t pause_at = 5 * 16 + 7;  // row 5, column 7: pending
+  auto read = [&](uint64_t pc, uint64_t address) {
+    if (!MemoryTraceRecorder::access_fast(*t, pc, address, 8, false))
+      recorder.access(*t, pc, address, 8, false);
+  };
+  for (size_t n = 0; n < pause_at; ++n) read(kPc, rows[n]);
+  for (uint64_t other = 1; other <= 20000; ++other) read(kPc + other, 0x900000 + 8 * other);
+  for (size_t n = pause_at; n < rows.size(); ++n) read(kPc, rows[n]);
+  const std::vector<Captured> streams = capture(recorder);
+  ASSERT_EQ(streams.size(), 20001u);
+  EXPECT_EQ(streams[0].header.lost, 0u);
+  EXPECT_EQ(expand_loop_trace(streams[0].decoded()), rows);
+}
+
 TEST(MemoryTrace, AThreadThatExitsMidRowKeepsTheRowsAccesses) {
   MemoryTraceRecorder recorder(small_config());
   MemoryTraceRecorder::ThreadState* t = recorder.attach(0);

@@ -169,6 +169,7 @@ void MemoryTraceRecorder::finish_thread(ThreadState& t) {
       stack->nodes = old->nodes;
       stack->elements = old->elements;
       stack->size_class = size_class;
+      stack->pending = 0;  // settled above
       __builtin_memcpy(stack->node, old->node, size_t{old->nodes} * sizeof(Node));
       __builtin_memcpy(stack->coefficients, old->coefficients,
                        size_t{old->nodes} * stride * sizeof(int64_t));
@@ -280,6 +281,7 @@ Stack* MemoryTraceRecorder::allocate_stack(ThreadState& t, unsigned size_class) 
   stack->nodes = 0;
   stack->elements = 0;
   stack->size_class = size_class;
+  stack->pending = 0;
   return stack;
 }
 
@@ -399,11 +401,11 @@ void MemoryTraceRecorder::cross_segment(ThreadState& t, Stream& s) const {
 }
 
 void MemoryTraceRecorder::settle(ThreadState& t, Stream& s) {
-  const uint64_t pending = s.stack_bytes;
+  const uint64_t pending = s.stack->pending;
   const uint64_t first = s.predicted - pending * s.stride;
   const uint64_t step = s.stride;
   s.fast_count = nullptr;
-  s.stack_bytes = 0;
+  s.stack->pending = 0;
   // As access() records them: the plain fast path where it applies.
   for (uint64_t j = 0; j < pending; ++j) {
     const uint64_t address = first + j * step;
@@ -456,7 +458,7 @@ void MemoryTraceRecorder::checkpoint(Stream& s) {
     // would have reached by extension (try_extend), without its pushes.
     Stack& stack = *s.stack;
     ++stack.node[stack.start[stack.elements - 1]].value;
-    s.stack_bytes = 0;
+    stack.pending = 0;
   }
   reduce(*s.stack);
   update_fast_path(s);
@@ -592,8 +594,8 @@ void MemoryTraceRecorder::update_fast_path(Stream& s) const {
     s.stride = static_cast<uint64_t>(coefficients[0]);
     s.predicted = value.value + loop.value * static_cast<uint64_t>(coefficients[1]);
     s.next_check = inner.value;
-    s.stack_bytes = 0;
-    s.fast_count = &s.stack_bytes;
+    s.stack->pending = 0;
+    s.fast_count = &s.stack->pending;
     return;
   }
   if (loop.kind != kLoopNode || loop.size != 2) return;

@@ -30,9 +30,15 @@
 // value and the address the one it predicts, is a compare, an add and an
 // increment (the fast path in access()): the recorder precomputes at which
 // count that loop could take part in a reduction (`next_check`) and only then
-// runs the general step. Any other access runs the general step, which does
-// at most max_body extension and folding attempts per reduction; reductions
-// only remove nodes, so their number is bounded by the pushes.
+// runs the general step. A nest's rows take the same path: once the top
+// element is an outer loop over one finished row (a loop over one value),
+// the next row's addresses are predicted and only counted, and the row's
+// last one extends the outer loop (the nested fast path; any other access
+// first records the counted ones through the general step, so the encoding
+// is the one the general step builds). Any other access runs the general
+// step, which does at most max_body extension and folding attempts per
+// reduction; reductions only remove nodes, so their number is bounded by
+// the pushes.
 //
 // Segments: the capture calls close_segment() at each of the thread's
 // logged section-closing records (the segments of docs/metrics.md, "Parallel
@@ -122,7 +128,12 @@ struct Stack {
   uint32_t nodes;
   uint32_t elements;
   uint32_t size_class;  // capacity = 1 << size_class
+  // The nested fast path's count (Stream::fast_count): here, not in the
+  // stream, whose table entry moves when the table grows. In the header's
+  // padding (the nodes start 16-aligned after it).
+  uint64_t pending;
 };
+static_assert(sizeof(Stack) == 48, "a stack's header stays in its 16-aligned 48 bytes");
 
 // Encoded output, in a list of chunks; `capacity` bytes follow the header.
 struct OutputChunk {
@@ -155,10 +166,10 @@ struct Stream {
   // over one value, whose count is *fast_count; `predicted` is the address
   // its next iteration reads, `stride` its coefficient, and `next_check` the
   // count at which it could take part in a reduction (~0: never).
-  // Or (fast_count == &stack_bytes, nested_pending) the top element is a
+  // Or (fast_count == &stack->pending, nested_pending) the top element is a
   // loop whose body is one such loop (a nest's outer loop, its inner loop
   // done): the accesses that read its next iteration's addresses are only
-  // counted in stack_bytes, `next_check` being the inner loop's count;
+  // counted in stack->pending, `next_check` being the inner loop's count;
   // when they complete it the outer loop's count grows by one
   // (MemoryTraceRecorder::checkpoint), and any other access first pushes
   // them one by one (settle).
@@ -176,8 +187,7 @@ struct Stream {
   uint64_t output_bytes;          // bytes in the chunks (the trace header excluded)
   uint64_t output_elements;       // top-level elements in the chunks
   uint64_t output_previous_base;  // delta-coding state after the chunks
-  uint64_t stack_bytes;           // set by finish(): the stack's encoded size (until then,
-                                  // the nested fast path's count)
+  uint64_t stack_bytes;           // set by finish(): the stack's encoded size
   // The thread's segment at the stream's latest access, and where its
   // accesses crossed segments (TraceSegmentRun; the last run is
   // segments_tail's last one).
@@ -435,7 +445,7 @@ class MemoryTraceRecorder {
   // its outer loop gains the iteration, then reduce).
   void checkpoint(memory_trace_detail::Stream& s);
   static bool nested_pending(const memory_trace_detail::Stream& s) {
-    return s.fast_count == &s.stack_bytes;
+    return s.stack != nullptr && s.fast_count == &s.stack->pending;
   }
   // Leaves the nested fast path: the accesses it counted are recorded as
   // the general step would have, one by one.
