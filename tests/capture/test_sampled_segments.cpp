@@ -237,6 +237,45 @@ TEST(SampledSegments, AnOpenMpBarrierIsKeyedByItsConstruct) {
   EXPECT_EQ(counted[1], 200u);
 }
 
+// gcc gives the master its own copy of a barrier after a `master` block,
+// and each branch of an `if` around barriers its own: in every pass the
+// master enters from one site, the worker from one of two (the branch it
+// took). The sites met in one pass are one construct: the members count
+// one key and decide alike (before, the worker's two keys counted half the
+// master's passes each, and they sampled different passes).
+TEST(SampledSegments, MembersThatCallOneBarrierFromDifferentCopiesAgree) {
+  SampledSegments s(0);
+  s.on_close(0);
+  SampledSegments::ThreadState master, worker;
+  constexpr uint64_t kRegion = 0x401100, kMasterCopy = 0x402000, kBranch[2] = {0x403000, 0x403400};
+  s.begin(master, SyncKind::OmpImplicitTaskBegin, kRegion, 0);
+  s.begin(worker, SyncKind::OmpImplicitTaskBegin, kRegion, 0);
+  uint64_t counted = 0;
+  for (int pass = 0; pass < 400; ++pass) {
+    const uint64_t branch = kBranch[(pass * 7 / 3) % 2];
+    if (pass % 3 == 0) {  // either may enter first
+      s.register_arrival(worker, branch);
+      s.register_arrival(master, kMasterCopy);
+    } else {
+      s.register_arrival(master, kMasterCopy);
+      s.register_arrival(worker, branch);
+    }
+    const SampledSegments::Position pm =
+        s.begin(master, SyncKind::OmpBarrierLeave, 0, 0, kMasterCopy);
+    const SampledSegments::Position pw = s.begin(worker, SyncKind::OmpBarrierLeave, 0, 0, branch);
+    EXPECT_EQ(pm.count, static_cast<uint64_t>(pass));
+    EXPECT_EQ(pw.count, pm.count) << pass;
+    const Decision m = SampledSegments::decide(pm, 8, true);
+    EXPECT_TRUE(m == SampledSegments::decide(pw, 8, true)) << pass;
+    counted += m.weight;
+  }
+  EXPECT_EQ(counted, 400u);  // every pass stood for once
+  // The construct is keyed by the site seen first: the worker's first
+  // copy (it entered first in pass 0).
+  EXPECT_EQ(s.construct_of(kMasterCopy), kBranch[0]);
+  EXPECT_EQ(s.construct_of(kBranch[1]), kBranch[0]);
+}
+
 // A pthread barrier's call site is not the team's: the main thread waits
 // at one call site twice a step, a worker at two. They still agree.
 TEST(SampledSegments, APthreadBarriersCallSiteIsNotPartOfItsKey) {

@@ -243,6 +243,10 @@ void CaptureSession::record_sync(ThreadContext& thread, SyncKind kind, uint64_t 
       samples_segments_ &&
       ((closes_section(kind) && !waits_after_closing(kind)) || resumes_section(kind));
   if (samples_segments_ && closes_section(kind)) sampled_segments_.on_close(thread.basic_blocks);
+  // Before it waits: its team's members leave this pass only after every
+  // one entered it (SampledSegments::register_arrival).
+  if (samples_segments_ && kind == SyncKind::OmpBarrierEnter)
+    sampled_segments_.register_arrival(thread.sampling, pc);
   if (begins_segment) begin_segment(thread, kind, pc, object, arg1);
 
   if (analyzers_.imbalance && thread.tid < max_threads_) {

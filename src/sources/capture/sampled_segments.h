@@ -18,8 +18,12 @@
 // loops made each block of N stand for one loop picked among them (cg's 7
 // loops per iteration: its CRD 2.7 points off), where a key per construct
 // samples each loop's own executions. Every member runs the same outlined
-// code, so the site is the team's; a pthread barrier's call site is not
-// (the main thread waits at its own, or all call one helper), and stays out.
+// code, but not always the same copy of it: gcc gives the master its own
+// copy of a barrier after a `master` block, and each branch of an `if`
+// around barriers its own. The sites the members enter one barrier pass
+// from are one construct (register_arrival), keyed by the first of them.
+// A pthread barrier's call site is not the team's (the main thread waits
+// at its own, or all call one helper), and stays out.
 // Each thread counts the segments it began at each key, and the members of a
 // team pass each barrier, or begin each region, equally often:
 //   - no segment is sampled before some thread has run `after_blocks` basic
@@ -77,6 +81,11 @@ class SampledSegments {
 
   struct ThreadState {
     uint32_t ordinal = 0;  // segments begun
+    // The OpenMP region instance the thread runs (its implicit task's key
+    // and count: the team's) and the barriers it entered in it (the team's
+    // pass number; register_arrival). 0: none known.
+    uint32_t region_passes = 0;
+    uint64_t region = 0;
     uint32_t keys_used = 0;
     uint64_t key[kKeys] = {};
     uint32_t count[kKeys] = {};
@@ -116,7 +125,7 @@ class SampledSegments {
     // And it takes no key.
     if (never_sampled(kind)) return {t.ordinal, ~uint64_t{0}, 0, t.ordinal, t.ordinal, true};
     const bool started = started_.load(std::memory_order_relaxed);
-    if (keyed_by_call_site(kind)) object ^= hash_key(site);
+    if (keyed_by_call_site(kind)) object ^= hash_key(construct_of(site));
     const uint64_t key = hash_key(object ^ (uint64_t{static_cast<uint32_t>(kind)} << 56)) | 1;
     uint32_t i = 0;
     while (i < t.keys_used && t.key[i] != key) ++i;
@@ -126,6 +135,10 @@ class SampledSegments {
       ++t.keys_used;
     }
     const uint32_t count = t.count[i]++;
+    if (kind == SyncKind::OmpImplicitTaskBegin) {  // a region instance begins
+      t.region = (key * 0x9e3779b97f4a7c15ULL + count) | 1;
+      t.region_passes = 0;
+    }
     Position p;
     p.ordinal = t.ordinal;
     p.previous = count == 0 ? t.ordinal : t.last_ordinal[i];
@@ -140,6 +153,42 @@ class SampledSegments {
       t.from[i] = team_start(hash_key(object ^ (p.kind << 56)) | 1, p.count);
     if (t.from[i] != 0) p.sampled_from = t.from[i];
     return p;
+  }
+
+  // The thread enters an OpenMP barrier called from `site` (before it
+  // waits; OmpBarrierEnter). gcc may give the members of a team different
+  // copies of one barrier (the master's after a `#pragma omp master`
+  // block, one per branch of an `if` around barriers): sites that the
+  // members of one pass of a region instance enter from are one construct,
+  // and join one class, whose first site keys it (construct_of). Every
+  // member enters a pass before any leaves it, so the class is whole when
+  // the leaves look it up: the members count one key, alike.
+  void register_arrival(ThreadState& t, uint64_t site) {
+    if (t.region == 0 || site == 0) return;
+    const uint64_t pass = ++t.region_passes;
+    lock();
+    const uint32_t here = site_index(site);
+    Meeting& m = meetings_[(t.region ^ pass * 0xff51afd7ed558ccdULL) % kMeetings];
+    if (m.region == t.region && m.pass == pass) {
+      if (here != kNoSite && m.site != kNoSite) unite(m.site, here);
+    } else {
+      m = Meeting{t.region, pass, here};
+    }
+    unlock();
+  }
+
+  // The site that keys the construct `site` belongs to (register_arrival):
+  // the first of its class, or `site` itself.
+  uint64_t construct_of(uint64_t site) {
+    lock();
+    uint64_t first = site;
+    for (uint32_t i = 0; i < sites_used_; ++i)
+      if (sites_[i] == site) {
+        first = sites_[root(i)];
+        break;
+      }
+    unlock();
+    return first;
   }
 
   // Segments no sample may stand for. A thread's creations and joins are
@@ -248,9 +297,49 @@ class SampledSegments {
     std::atomic<uint64_t> from{0};  // 0 until the first asker stored it
   };
 
+  // Barrier sites and their classes (register_arrival), under lock_: a
+  // few per program, at synchronization records only.
+  static constexpr uint32_t kSites = 256;
+  static constexpr uint32_t kNoSite = ~uint32_t{0};
+  static constexpr uint32_t kMeetings = 256;
+  struct Meeting {
+    uint64_t region = 0;
+    uint64_t pass = 0;
+    uint32_t site = kNoSite;  // the first arrival's, an index into sites_
+  };
+  void lock() {
+    while (lock_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
+  }
+  void unlock() { lock_.clear(std::memory_order_release); }
+  // The index of `site`, added when new (kNoSite: the table is full).
+  uint32_t site_index(uint64_t site) {
+    for (uint32_t i = 0; i < sites_used_; ++i)
+      if (sites_[i] == site) return i;
+    if (sites_used_ == kSites) return kNoSite;
+    sites_[sites_used_] = site;
+    parents_[sites_used_] = sites_used_;
+    return sites_used_++;
+  }
+  uint32_t root(uint32_t i) const {
+    while (parents_[i] != i) i = parents_[i];
+    return i;
+  }
+  // The two sites' classes become one, rooted at the site seen first (the
+  // lower index): a copy met later joins the construct's key without
+  // changing it, so the counts the members kept under it go on.
+  void unite(uint32_t x, uint32_t y) {
+    const uint32_t a = root(x), b = root(y);
+    if (a != b) parents_[std::max(a, b)] = std::min(a, b);
+  }
+
   uint64_t after_blocks_;
   std::atomic<bool> started_{false};
   SharedStart shared_[kSharedKeys];
+  std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
+  uint64_t sites_[kSites] = {};
+  uint32_t parents_[kSites] = {};
+  uint32_t sites_used_ = 0;
+  Meeting meetings_[kMeetings];
 };
 
 }  // namespace weft
