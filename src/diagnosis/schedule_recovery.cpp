@@ -544,8 +544,8 @@ std::vector<std::optional<ThreadChunks>> chunks_per_execution(
       Execution& e = ex[mine[k]->execution];
       e.seen = true;
       if (k > 0 && mine[k]->begin < mine[k - 1]->end) e.bad = true;  // overlapping pieces
-      // A lossy stream recorded its first accesses only (the budget, or a
-      // long instance's limit): its executions past them are unknown.
+      // A lossy stream recorded its first accesses only (its budget, or its
+      // share of it, ran out): its executions past them are unknown.
       if (mine[k]->end > stream.accesses - std::min(stream.lost, stream.accesses) ||
           stream.thread >= thread_count)
         e.bad = true;

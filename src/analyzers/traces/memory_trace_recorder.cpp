@@ -401,21 +401,14 @@ void MemoryTraceRecorder::cross_segment(ThreadState& t, Stream& s) const {
 }
 
 void MemoryTraceRecorder::settle(ThreadState& t, Stream& s) {
+  // The row's addresses, taken before the replay changes the fast path's
+  // prediction and stride.
   const uint64_t pending = s.stack->pending;
-  const uint64_t first = s.predicted - pending * s.stride;
   const uint64_t step = s.stride;
+  const uint64_t first = s.predicted - pending * step;
   s.fast_count = nullptr;
   s.stack->pending = 0;
-  // As access() records them: the plain fast path where it applies.
-  for (uint64_t j = 0; j < pending; ++j) {
-    const uint64_t address = first + j * step;
-    if (s.fast_count != nullptr && address == s.predicted) {
-      s.predicted += s.stride;
-      if (++*s.fast_count == s.next_check) checkpoint(s);
-    } else {
-      push(t, s, address);
-    }
-  }
+  for (uint64_t j = 0; j < pending; ++j) record(t, s, first + j * step);
 }
 
 void MemoryTraceRecorder::push(ThreadState& t, Stream& s, uint64_t address) {
@@ -587,9 +580,9 @@ void MemoryTraceRecorder::update_fast_path(Stream& s) const {
     // this, each row took three general steps before its loop formed again.
     const Node& inner = stack.node[top + 1];
     const Node& value = stack.node[top + 2];
-    if (inner.kind != kLoopNode || inner.children != 1 || value.kind != kValueNode ||
-        value.level != 2 || inner.value == 0)
-      return;
+    // (The outer loop's three nodes and one child: the inner one, a loop
+    // over the value.)
+    if (inner.kind != kLoopNode || value.kind != kValueNode || value.level != 2) return;
     const int64_t* coefficients = stack.coefficients + size_t{top + 2} * stride;
     s.stride = static_cast<uint64_t>(coefficients[0]);
     s.predicted = value.value + loop.value * static_cast<uint64_t>(coefficients[1]);

@@ -342,13 +342,7 @@ class MemoryTraceRecorder {
       ++s->lost;
       return;
     }
-    if (s->fast_count != nullptr && address == s->predicted) {
-      s->predicted += s->stride;
-      if (__builtin_expect(++*s->fast_count != s->next_check, 1)) return;
-      checkpoint(*s);
-      return;
-    }
-    push(t, *s, address);
+    record(t, *s, address);
   }
 
   // access(t, pc, address, size, is_write) when it only continues a
@@ -439,6 +433,17 @@ class MemoryTraceRecorder {
   // The stream's first access in the thread's current segment: notes it in
   // its segment runs.
   void cross_segment(ThreadState& t, memory_trace_detail::Stream& s) const;
+  // `address` goes into the stream: the fast path where it predicts it,
+  // the general step otherwise (access(), and settle's replay).
+  void record(ThreadState& t, memory_trace_detail::Stream& s, uint64_t address) {
+    if (s.fast_count != nullptr && address == s.predicted) {
+      s.predicted += s.stride;
+      if (__builtin_expect(++*s.fast_count != s.next_check, 1)) return;
+      checkpoint(s);
+      return;
+    }
+    push(t, s, address);
+  }
   // The general step: push `address` on the stack, reduce, flush.
   void push(ThreadState& t, memory_trace_detail::Stream& s, uint64_t address);
   // The fast path's loop reached next_check: reduce (the nested fast path:

@@ -181,12 +181,8 @@ class SampledSegments {
   // the first of its class, or `site` itself.
   uint64_t construct_of(uint64_t site) {
     lock();
-    uint64_t first = site;
-    for (uint32_t i = 0; i < sites_used_; ++i)
-      if (sites_[i] == site) {
-        first = sites_[root(i)];
-        break;
-      }
+    const uint32_t i = find_site(site);
+    const uint64_t first = i == kNoSite ? site : sites_[root(i)];
     unlock();
     return first;
   }
@@ -311,10 +307,15 @@ class SampledSegments {
     while (lock_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
   }
   void unlock() { lock_.clear(std::memory_order_release); }
-  // The index of `site`, added when new (kNoSite: the table is full).
-  uint32_t site_index(uint64_t site) {
+  // The index of `site` (kNoSite: not registered).
+  uint32_t find_site(uint64_t site) const {
     for (uint32_t i = 0; i < sites_used_; ++i)
       if (sites_[i] == site) return i;
+    return kNoSite;
+  }
+  // The index of `site`, added when new (kNoSite: the table is full).
+  uint32_t site_index(uint64_t site) {
+    if (const uint32_t i = find_site(site); i != kNoSite) return i;
     if (sites_used_ == kSites) return kNoSite;
     sites_[sites_used_] = site;
     parents_[sites_used_] = sites_used_;
