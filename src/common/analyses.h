@@ -98,6 +98,12 @@ inline constexpr uint64_t kCrdWholeStretchCycles = 16;
 // ... and past them counts 1 stretch of the cycle's 1/kCrdStretchRate in
 // each cycle, each event standing for kCrdStretchRate.
 inline constexpr uint32_t kCrdStretchRate = 8;
+// The imbalance analysis' memory counts likewise, on the thread's basic
+// blocks: whole for this many cycles of 2^18 blocks, then 1 eighth of each
+// cycle counted 8 times (ImbalanceCounts::kWholeCycles, kStretchRate; the
+// sampling note).
+inline constexpr uint64_t kImbalanceWholeStretchCycles = 64;
+inline constexpr uint32_t kImbalanceStretchRate = 8;
 
 namespace analysis_catalog {
 
@@ -150,9 +156,15 @@ inline constexpr AnalysisSetting kImbalanceSettings[] = {
      "instances (fewer past a loop's 128N-th), control flow in all (1: every instance; --exact; "
      "docs/metrics.md)",
      "8", SettingType::Unsigned, 1, 1024, "1"},
+    {"imbalance_stretch_blocks", "--imbalance-stretch-blocks", "WEFT_IMBALANCE_STRETCH_BLOCKS",
+     "with instance sampling: past 64 times this many basic blocks of one thread in one section "
+     "instance, count its memory instructions in one eighth of each cycle of this many blocks, "
+     "after a warm-up of the caches (0: every instance whole; --exact; docs/metrics.md, "
+     "\"Stretches of long instances\")",
+     "262144", SettingType::Unsigned, 0, uint64_t{1} << 40, "0"},
 };
-inline constexpr std::string_view kImbalanceCounters[] = {"imbalance_repeated_segments",
-                                                          "imbalance_unmeasured_segments"};
+inline constexpr std::string_view kImbalanceCounters[] = {
+    "imbalance_repeated_segments", "imbalance_unmeasured_segments", "imbalance_stretched_segments"};
 inline constexpr std::string_view kImbalanceTables[] = {
     "section_instances", "section_instance_threads", "instance_edges", "instance_instructions",
     "control_flow_blocks"};

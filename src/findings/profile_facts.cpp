@@ -35,6 +35,11 @@ ProfileFacts profile_facts(const Profile& profile) {
       profile.meta_unsigned("imbalance_unmeasured_segments").value_or(0);
   facts.imbalance_instance_sampling =
       profile.meta_unsigned("imbalance_instance_sampling").value_or(1);
+  facts.imbalance_stretched_segments =
+      profile.meta_unsigned("imbalance_stretched_segments").value_or(0);
+  facts.imbalance_stretch_blocks = profile.meta_unsigned("imbalance_stretch_blocks").value_or(0);
+  if (facts.imbalance_stretched_segments != 0)
+    facts.imbalance_stretch_sample_rate = 1.0 / kImbalanceStretchRate;
   return facts;
 }
 
@@ -95,7 +100,19 @@ std::string instance_sampling_note(const ProfileFacts& facts) {
   add(facts.trace_skipped_segments, facts.trace_sampling, "traces");
   add(facts.imbalance_unmeasured_segments, facts.imbalance_instance_sampling,
       "the imbalance analysis' memory counts (the other instances' misses are estimated)");
-  if (which.empty()) return "";
+  const std::string stretches =
+      facts.imbalance_stretched_segments == 0
+          ? ""
+          : "; inside " + std::to_string(facts.imbalance_stretched_segments) +
+                " thread segments longer than " +
+                std::to_string(kImbalanceWholeStretchCycles * facts.imbalance_stretch_blocks) +
+                " basic blocks, the imbalance analysis counted memory in 1 stretch in " +
+                std::to_string(kImbalanceStretchRate) + ", each execution and miss " + "counting " +
+                std::to_string(kImbalanceStretchRate);
+  if (which.empty())
+    return stretches.empty() ? ""
+                             : "a long section instance" + stretches +
+                                   " (`weft record --exact` counts every one)";
   return "a long run: past each loop's first executions, section instances analyzed by " + which +
          " (half as many each time a loop's executions double past " +
          std::to_string(kBaseRateBlocks) +

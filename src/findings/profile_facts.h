@@ -48,6 +48,11 @@ struct ProfileFacts {
   // Segments whose memory instructions the imbalance analysis did not count.
   uint64_t imbalance_unmeasured_segments = 0;
   uint64_t imbalance_instance_sampling = 1;
+  // Segments whose memory counts past their first 2^24 blocks were taken in
+  // stretches, 1 in 8 (docs/metrics.md, "Stretches of long instances").
+  uint64_t imbalance_stretched_segments = 0;
+  uint64_t imbalance_stretch_blocks = 0;       // the cycle (0: segments whole)
+  double imbalance_stretch_sample_rate = 1.0;  // 1/8 when a segment reached them, else 1
   // Several threads, and none of their sections closed at a barrier: the
   // program synchronizes in a way weft does not recognise (spin flags, a
   // hand-written barrier), so there is no section to analyze but the

@@ -145,6 +145,8 @@ constexpr MetaRule kMetaRules[] = {
     {"imbalance_cache_sampling", "a whole number", is_count},
     {"imbalance_instance_sampling", "a whole number", is_count},
     {"imbalance_unmeasured_segments", "a whole number", is_count},
+    {"imbalance_stretched_segments", "a whole number", is_count},
+    {"imbalance_stretch_blocks", "a whole number", is_count},
     {"untracked_accesses", "a whole number", is_count},
 };
 

@@ -369,6 +369,10 @@ json run_json(const ReportFindings& data) {
       {"imbalance_memory_sample_rate",
        instance_sample_rate(data.profile.imbalance_unmeasured_segments,
                             data.profile.imbalance_instance_sampling)},
+      // The share of a long segment's blocks whose memory the imbalance
+      // analysis counted past its whole part: 1/8 when a segment reached
+      // its stretches, else 1.
+      {"imbalance_stretch_sample_rate", data.profile.imbalance_stretch_sample_rate},
   };
 }
 

@@ -542,6 +542,63 @@ TEST(ImbalanceCounts, UnmeasuredSegmentsLeaveTheCachesAsTheProgramDoes) {
   EXPECT_EQ(rows_records[1], 1u);
 }
 
+// Stretches of a long segment (ImbalanceConfig::stretch_blocks): with
+// instances sampled, a segment's memory is counted whole for its first
+// kWholeCycles cycles of blocks, then one eighth of each cycle counts 8
+// times, a hashed eighth that is not always the same one. Each iteration
+// below is one block and one read of a new line (a cold miss in every
+// level), by an instruction named after the iteration's eighth of its
+// cycle, so the counts say which eighths were counted. 4,095 iterations
+// are whole (the 4,096th block begins the first eighth), then 10 cycles of
+// 64: executions and misses add up to the iterations exactly, every eighth
+// counted is one of 1..7 (the one before it warms the caches), in whole
+// multiples of 64 (all 8 of its iterations, times 8), and the edges stay
+// exact. Without instance sampling the segment is whole.
+TEST(ImbalanceCounts, ALongSegmentsMemoryIsCountedInHashedStretches) {
+  constexpr uint64_t kCycle = 64, kWhole = ImbalanceCounts::kWholeCycles * kCycle - 1;
+  constexpr uint64_t kIterations = kWhole + 10 * kCycle;
+  for (uint32_t sampling : {8u, 1u}) {
+    ImbalanceConfig config = small_config();
+    config.segment_sampling = sampling;
+    config.stretch_blocks = kCycle;
+    ImbalanceCounts counts(config);
+    ImbalanceCounts::ThreadState* t = counts.attach(0);
+    ASSERT_NE(t, nullptr);
+    for (uint64_t i = 0; i < kIterations; ++i) {
+      if (!ImbalanceCounts::block_fast(*t, 0x10)) counts.block(*t, 0x10, 1);
+      const uint64_t pc = i < kWhole ? 0x100 : 0x200 + (i - kWhole) % kCycle / 8;
+      if (!counts.access_fast(*t, pc, (1000 + i) * 64, 8))
+        counts.access(*t, pc, (1000 + i) * 64, 8);
+    }
+    counts.close_segment(*t);
+    std::map<uint64_t, uint64_t> executions;  // by pc
+    uint64_t total = 0, llc_misses = 0;
+    counts.for_each_instruction([&](const SegmentInstruction& r) {
+      executions[r.pc] += r.executions;
+      total += r.executions;
+      llc_misses += r.llc_misses;
+    });
+    uint64_t edges = 0;
+    counts.for_each_edge([&](const SegmentEdge& e) { edges += e.count; });
+    EXPECT_EQ(edges, kIterations);
+    EXPECT_EQ(total, kIterations);
+    EXPECT_EQ(llc_misses, kIterations);
+    EXPECT_EQ(executions[0x100], kWhole);
+    if (sampling == 1) {
+      EXPECT_EQ(executions.size(), 9u);  // every eighth's instruction, once per cycle each
+      continue;
+    }
+    EXPECT_EQ(executions.count(0x200), 0u);  // the first eighth only warms or skips
+    size_t counted_eighths = 0;
+    for (const auto& [pc, n] : executions)
+      if (pc != 0x100) {
+        EXPECT_EQ(n % kCycle, 0u) << std::hex << pc;
+        ++counted_eighths;
+      }
+    EXPECT_GE(counted_eighths, 3u);  // not one eighth of every cycle
+  }
+}
+
 // Each thread repeats only its own segments.
 TEST(ImbalanceCounts, RepeatsAreWithinAThread) {
   ImbalanceCounts counts(small_config());

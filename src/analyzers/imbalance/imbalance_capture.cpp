@@ -8,7 +8,8 @@ namespace weft {
 
 namespace {
 
-// cache_levels, imbalance_cache_sampling and imbalance_instance_sampling;
+// cache_levels, imbalance_cache_sampling, imbalance_instance_sampling and
+// imbalance_stretch_blocks;
 // miss_penalties is weft record's
 // alone (the runtime ignores it).
 bool configure(CaptureConfig& config, const AnalysisSetting& setting, const char* value,
@@ -18,6 +19,7 @@ bool configure(CaptureConfig& config, const AnalysisSetting& setting, const char
     config.imbalance.cache_sampling = static_cast<uint32_t>(number);
   if (setting.key == "imbalance_instance_sampling")
     config.imbalance.segment_sampling = static_cast<uint32_t>(number);
+  if (setting.key == "imbalance_stretch_blocks") config.imbalance.stretch_blocks = number;
   return true;
 }
 
@@ -49,6 +51,9 @@ void values(const CaptureAnalyzers& a, ValueLines& out) {
   out.number("imbalance_repeated_segments", a.imbalance->repeated_segments());
   out.number("imbalance_instance_sampling", a.imbalance->config().segment_sampling);
   out.number("imbalance_unmeasured_segments", a.imbalance->unmeasured_segments());
+  out.number("imbalance_stretched_segments", a.imbalance->stretched_segments());
+  const ImbalanceConfig& config = a.imbalance->config();
+  out.number("imbalance_stretch_blocks", config.segment_sampling > 1 ? config.stretch_blocks : 0);
 }
 
 void write_sections(CaptureSession& session, RawWriter& out) {

@@ -1,5 +1,7 @@
 #include "analyzers/imbalance/imbalance_counts.h"
 
+#include <algorithm>
+
 #include "analyzers/state/per_thread_slot.h"
 
 namespace weft {
@@ -60,6 +62,8 @@ ImbalanceCounts::ThreadState* ImbalanceCounts::attach(uint32_t tid) {
     t.instruction_log.set_max_chunks(config_.max_log_chunks);
     t.repeat_log.set_max_chunks(config_.max_log_chunks);
     t.weight_log.set_max_chunks(config_.max_log_chunks);
+    if (config_.segment_sampling > 1) t.stretch_blocks = config_.stretch_blocks;
+    begin_whole(t);
     return true;
   });
 }
@@ -80,7 +84,40 @@ void ImbalanceCounts::close_segment(ThreadState& t) {
 
 void ImbalanceCounts::simulate(ThreadState& t, InstructionCount& c, uint64_t line) {
   const unsigned missed = look_up(t, line);
-  for (unsigned level = 0; level < missed; ++level) c.misses[level] += sampling_.rate();
+  for (unsigned level = 0; level < missed; ++level)
+    c.misses[level] += sampling_.rate() * t.memory_increment;
+}
+
+// A cycle is 8 eighths: one that counts, each execution and miss for the
+// cycle's kStretchRate eighths; the one before it, which only warms the
+// caches (they see every access again, so the counted eighth finds the
+// lines the program reuses); the others skipped, the caches too (they keep
+// what the last warm-up left). Which eighth counts is a hash of the cycle's
+// number, the same in every thread: a fixed one falls on the same point of
+// a loop whose period divides the cycle (a tiled loop of 2^18 iterations
+// per tile counted only its tiles' last rows), and threads that run alike
+// code are compared on alike samples.
+void ImbalanceCounts::next_stretch(ThreadState& t) {
+  t.stretched_segments += t.stretch_phase == kWhole;
+  if (t.stretch_phase == kWhole || ++t.stretch_eighth == kStretchRate) {
+    t.stretch_eighth = 0;
+    const uint64_t h = (t.stretch_cycle++ + 1) * 0x9e3779b97f4a7c15ULL;
+    t.counted_eighth = static_cast<uint8_t>(1 + (h >> 32) % (kStretchRate - 1));
+  }
+  if (t.stretch_eighth + 1 == t.counted_eighth) {
+    t.stretch_phase = kWarming;
+    t.memory_increment = 0;
+    t.memory_idle = false;
+  } else if (t.stretch_eighth == t.counted_eighth) {
+    t.stretch_phase = kCounted;
+    t.memory_increment = kStretchRate;
+    t.memory_idle = false;
+  } else {
+    t.stretch_phase = kSkipped;
+    t.memory_increment = 0;
+    t.memory_idle = true;
+  }
+  t.stretch_countdown = std::max<uint64_t>(t.stretch_blocks / kStretchRate, 1);
 }
 
 void ImbalanceCounts::warm(ThreadState& t, uint64_t line) {
@@ -274,6 +311,12 @@ uint64_t ImbalanceCounts::unmeasured_segments() const {
   for_each_thread([&](const ThreadState& t) {
     t.weight_log.for_each([&](const SegmentMemoryWeight& w) { n += w.weight == 0; });
   });
+  return n;
+}
+
+uint64_t ImbalanceCounts::stretched_segments() const {
+  uint64_t n = 0;
+  for_each_thread([&](const ThreadState& t) { n += t.stretched_segments; });
   return n;
 }
 

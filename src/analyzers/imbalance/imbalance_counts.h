@@ -37,6 +37,7 @@
 #include "analyzers/state/paged_hash_table.h"
 #include "analyzers/state/per_thread_slot.h"
 #include "analyzers/state/record_log.h"
+#include "common/analyses.h"
 #include "common/run_capture.h"
 
 namespace weft {
@@ -58,6 +59,14 @@ struct ImbalanceConfig {
   // instance (the default here; `weft record`'s is its
   // imbalance_instance_sampling setting).
   uint32_t segment_sampling = 1;
+  // Where instances are sampled (segment_sampling > 1), a segment whose
+  // memory is counted is counted whole for its first kWholeCycles cycles of
+  // this many basic blocks, then in stretches: of each cycle's eighths, one
+  // counted kStretchRate times, the one before it warming the caches, the
+  // others skipped (ImbalanceCounts::next_stretch; docs/metrics.md,
+  // "Stretches of long instances"). 0: whole (the default here; `weft
+  // record`'s is its imbalance_stretch_blocks setting).
+  uint64_t stretch_blocks = 0;
 };
 
 // Set sampling of the simulated caches (docs/metrics.md, "Simulated
@@ -189,6 +198,21 @@ class ImbalanceCounts {
     // next segment's, once the open one closes.
     uint32_t memory_weight = 1;
     uint32_t next_memory_weight = 1;
+    // What one counted execution adds where the thread stands in its open
+    // segment: 1 (the segment whole), kStretchRate (a counted stretch), 0
+    // (nothing counted: a segment of weight 0, or a stretch that warms the
+    // caches or, with memory_idle, skips them too).
+    uint32_t memory_increment = 1;
+    bool memory_idle = false;
+    uint8_t stretch_phase = 0;        // StretchPhase
+    uint8_t stretch_eighth = 0;       // of the open cycle
+    uint8_t counted_eighth = 0;       // the open cycle's counted one (1..7)
+    uint32_t stretch_cycle = 0;       // cycles begun (over the thread's run)
+    uint64_t stretched_segments = 0;  // segments that reached their stretches
+    // Basic blocks left before the next stretch begins (~0: none), and the
+    // cycle's length (ImbalanceConfig::stretch_blocks; 0: segments whole).
+    uint64_t stretch_countdown = ~uint64_t{0};
+    uint64_t stretch_blocks = 0;
     RecordLog<SegmentMemoryWeight> weight_log;  // the segments of weight != 1
   };
 
@@ -206,6 +230,7 @@ class ImbalanceCounts {
   // Block `pc` starts; `instructions` is its static size when the source
   // knows it (0 otherwise: the profile builder fills it from the binary).
   void block(ThreadState& t, uint64_t pc, uint64_t instructions) {
+    if (__builtin_expect(--t.stretch_countdown == 0, 0)) next_stretch(t);
     EdgeCount* e = __builtin_expect(t.held.active, 0)
                        ? held_edge(t, {t.previous_block, pc})
                        : t.edges.find_or_insert({t.previous_block, pc});
@@ -222,9 +247,10 @@ class ImbalanceCounts {
   // (true); otherwise nothing is changed (false): call block(). For an
   // inline caller (the compile-time source's hooks).
   static bool block_fast(ThreadState& t, uint64_t pc) {
-    if (__builtin_expect(t.held.active, 0)) return false;
+    if (__builtin_expect(t.held.active | (t.stretch_countdown <= 1), 0)) return false;
     EdgeCount* e = t.edges.find_recent({t.previous_block, pc});
     if (__builtin_expect(e == nullptr, 0)) return false;
+    --t.stretch_countdown;
     t.previous_block = pc;
     ++e->count;
     e->to_instructions = 0;
@@ -272,7 +298,8 @@ class ImbalanceCounts {
   // loop's data keeps it only while the loops run between two of its
   // executions are simulated too (docs/metrics.md, "Simulated caches").
   void access(ThreadState& t, uint64_t pc, uint64_t addr, uint64_t size) {
-    if (t.memory_weight == 0) {
+    if (t.memory_increment == 0) {
+      if (t.memory_idle) return;
       for (uint64_t line = addr >> line_shift_, last = last_line_of(addr, size); line <= last;
            ++line)
         if (needs_lookup(t, line) && !warm_hit(t, line)) warm(t, line);
@@ -284,7 +311,7 @@ class ImbalanceCounts {
       ++t.dropped;
       return;
     }
-    ++c->executions;
+    c->executions += t.memory_increment;
     const uint64_t first = addr >> line_shift_;
     const uint64_t last = last_line_of(addr, size);
     // The line this thread accessed last is the most recent of its L1 set:
@@ -300,12 +327,13 @@ class ImbalanceCounts {
   bool access_fast(ThreadState& t, uint64_t pc, uint64_t addr, uint64_t size) const {
     const uint64_t line = addr >> line_shift_;
     if (__builtin_expect(last_line_of(addr, size) != line, 0)) return false;
-    if (needs_lookup(t, line)) return t.memory_weight == 0 && warm_hit(t, line);
-    if (t.memory_weight == 0) return true;
+    if (needs_lookup(t, line))
+      return t.memory_increment == 0 && (t.memory_idle || warm_hit(t, line));
+    if (t.memory_increment == 0) return true;
     if (__builtin_expect(t.held.active, 0)) return false;
     InstructionCount* c = t.instructions.find_recent(pc);
     if (__builtin_expect(c == nullptr, 0)) return false;
-    ++c->executions;
+    c->executions += t.memory_increment;
     return true;
   }
 
@@ -316,8 +344,14 @@ class ImbalanceCounts {
   // The thread resumes after waiting: its next segment begins.
   static void resume_segment(ThreadState& t) {
     t.memory_weight = t.next_memory_weight;
+    begin_whole(t);
     forget_warm_lines(t);  // the lookups since may have evicted them
   }
+
+  // Stretches of a long segment (ImbalanceConfig::stretch_blocks).
+  static constexpr uint64_t kWholeCycles = kImbalanceWholeStretchCycles;
+  static constexpr uint32_t kStretchRate = kImbalanceStretchRate;
+  enum StretchPhase : uint8_t { kWhole, kSkipped, kWarming, kCounted };
 
   // Ends the thread's open segment: its counts go to the logs, in full or
   // as a repeat of an earlier segment (a segment of weight other than 1
@@ -356,6 +390,8 @@ class ImbalanceCounts {
   uint64_t repeated_segments() const;
   // Segments whose memory instructions were not analyzed.
   uint64_t unmeasured_segments() const;
+  // Segments whose memory was counted in stretches past their whole part.
+  uint64_t stretched_segments() const;
   // Misses each simulated miss counts for (1: the exact model).
   uint64_t cache_sampling() const { return sampling_.rate(); }
 
@@ -396,6 +432,19 @@ class ImbalanceCounts {
   static void forget_warm_lines(ThreadState& t) {
     for (uint64_t& line : t.warm_lines) line = ~uint64_t{0};
   }
+
+  // The open segment's memory is counted whole, and its stretches (if it
+  // has any) begin after kWholeCycles cycles.
+  static void begin_whole(ThreadState& t) {
+    t.memory_increment = t.memory_weight != 0 ? 1 : 0;
+    t.memory_idle = false;
+    t.stretch_phase = kWhole;
+    t.stretch_countdown = t.memory_weight != 0 && t.stretch_blocks != 0
+                              ? kWholeCycles * t.stretch_blocks
+                              : ~uint64_t{0};
+  }
+  // The open stretch ran its blocks: the next one begins.
+  static void next_stretch(ThreadState& t);
 
   // Logs the counts of the thread's open segment (not empty).
   void log_counts(ThreadState& t);

@@ -528,9 +528,10 @@ class CaptureSession {
 // longer skips the imbalance analysis' caches; 5: alternate() notes its hit
 // for the CRD's memo pause; 6: a segment run with communication alone; 7:
 // alternate() advances the CRD's clock; 8: the traces' access_fast leaves a
-// lost access out of line while a nest's row is pending), changes without
-// changing these sizes.
-constexpr uint64_t kInlineLayoutVersion = 8;
+// lost access out of line while a nest's row is pending; 9: the imbalance
+// analysis' block_fast counts down to its memory stretches, access_fast adds
+// memory_increment), changes without changing these sizes.
+constexpr uint64_t kInlineLayoutVersion = 9;
 constexpr uint64_t inline_layout_fingerprint() {
   uint64_t h = kInlineLayoutVersion;
   for (uint64_t size :
