@@ -76,6 +76,7 @@ class ReaderSetPool {
 
 class CommunicationAnalyzer {
  public:
+  static constexpr uint64_t kNoGranule = ~uint64_t{0};  // ThreadState::crd_long_latest
   static constexpr unsigned kInlineReaders = 46;
   static constexpr uint64_t kWriterMask = 0xffff;
   static constexpr unsigned kReaderShift = 16;
@@ -216,6 +217,15 @@ class CommunicationAnalyzer {
     // path, in every segment: the CRD's long-reuse sample sees all its
     // events (CommunicationReuseDistance::long_limit; 0: none but 0).
     uint64_t crd_long_limit = 0;
+    // In a stretch or instance the CRD skips, the long sample's latest
+    // granule when the thread's latest slow-path event recorded it there
+    // (kNoGranule otherwise): a repeat of it changes no distance (they
+    // count distinct granules, and none came between), so read_fast lets
+    // the memo decide it. A line read word by word took every word to the
+    // slow path where the long sample holds every granule (a working set
+    // under its budget: `ring_pthreads`' reads, 5 times communication's
+    // own cost).
+    uint64_t crd_long_latest = kNoGranule;
     SectionAttribution::ThreadState* sections = nullptr;  // when connected
     uint64_t footprint_tag = 0;
     // With CRD, the reader's clock: its communication reads (slow-path
@@ -288,6 +298,7 @@ class CommunicationAnalyzer {
         distances_->sample_segment(*t.crd_reader, analyzed, weight, serial, window_from);
     t.crd_clock = 0;
     t.crd_long_limit = CommunicationReuseDistance::long_limit(*t.crd_reader);
+    t.crd_long_latest = kNoGranule;
     std::atomic_signal_fence(std::memory_order_seq_cst);
     t.busy = 0;
   }
@@ -334,7 +345,8 @@ class CommunicationAnalyzer {
     const uint64_t w = word->load(std::memory_order_relaxed);
     if ((w & kWriterMask) == t.writer_tag || w == t.unwritten_word) return kReadDecided;
     if ((w & (kExtended | kLocked)) || !(w & t.reader_bit)) return kReadNotDecided;
-    if (__builtin_expect(((addr >> g) * kCrdSampleHash) <= t.crd_long_limit, 0))
+    if (__builtin_expect(((addr >> g) * kCrdSampleHash) <= t.crd_long_limit, 0) &&
+        (addr >> g) != t.crd_long_latest)
       return kReadNotDecided;
     for (unsigned i = 0; i < kReuseMemos; ++i) {
       if ((w & kWriterMask) != t.reuse_keys[i].writer_tag || pc != t.reuse_keys[i].pc) continue;
@@ -584,6 +596,11 @@ class CommunicationAnalyzer {
       else if (t.crd_long_limit && what != Count::Inval)
         distance = distances_->on_skipped_event(*t.crd_reader, pc, peer, addr);
       if (t.crd_reader) t.crd_long_limit = CommunicationReuseDistance::long_limit(*t.crd_reader);
+      t.crd_long_latest =
+          !t.distances && what != Count::Inval && t.crd_long_limit != 0 &&
+                  ((addr >> t.granularity_log2) * kCrdSampleHash) <= t.crd_long_limit
+              ? addr >> t.granularity_log2
+              : kNoGranule;
       if (t.sections)
         sections_->on_event(*t.sections, peer, what, distance.line, distance.word, distance.weight);
       if (t.distances && what != Count::Inval) {
@@ -694,6 +711,7 @@ class CommunicationAnalyzer {
     t.crd_stretch_end = distances_->next_stretch(*t.crd_reader, t.crd_clock, analyzed);
     t.distances = analyzed ? t.crd_reader : nullptr;
     t.crd_long_limit = CommunicationReuseDistance::long_limit(*t.crd_reader);
+    t.crd_long_latest = kNoGranule;
   }
 
   // With CRD, whether this slow-path event should leave memo entries for

@@ -530,8 +530,9 @@ class CaptureSession {
 // alternate() advances the CRD's clock; 8: the traces' access_fast leaves a
 // lost access out of line while a nest's row is pending; 9: the imbalance
 // analysis' block_fast counts down to its memory stretches, access_fast adds
-// memory_increment), changes without changing these sizes.
-constexpr uint64_t kInlineLayoutVersion = 9;
+// memory_increment; 10: read_fast lets the memo decide a repeat of the
+// CRD long sample's latest granule), changes without changing these sizes.
+constexpr uint64_t kInlineLayoutVersion = 10;
 constexpr uint64_t inline_layout_fingerprint() {
   uint64_t h = kInlineLayoutVersion;
   for (uint64_t size :
