@@ -796,6 +796,68 @@ TEST(CommunicationAnalyzer, StretchesOfALongInstanceCountEachReuseAsOftenAsItHap
   EXPECT_EQ(stretched.skipped, 11u);
 }
 
+// A line read word by word in instances the CRD skips, where the long
+// sample traces every line: only the reads that record something new in
+// it (a line's first word; its second, before the memo holds the line) go
+// to the slow path, the other 6 words of the line are the memo's (a repeat
+// of the long sample's latest granule changes no distance: none came
+// between). 24 instances read the writer's 32 lines, 8 words each, sampled
+// 1 in 4 past the first 8 (warm-up at k % 4 == 2, counted 4 times at 3).
+// The distances are --exact's: 7 of each line's reads at 0 (the word
+// before), its first at 31 in every instance after the first; the first
+// instance's first reads of the lines are true communication.
+TEST(CommunicationAnalyzer, ALineReadWordByWordInASkippedInstanceTakesTwoSlowReads) {
+  alignas(64) static uint64_t data[32 * 8];
+  const auto at = [](const uint64_t* p) { return reinterpret_cast<uintptr_t>(p); };
+  constexpr uint64_t kPc = 0x300;
+  constexpr uint32_t kInstances = 24;
+  CommunicationConfig config;
+  config.granularity = 64;
+  config.max_threads = 4;
+  CommunicationAnalyzer analyzer(config);
+  CrdConfig crd_config;
+  crd_config.max_threads = config.max_threads;
+  crd_config.max_granules_per_pair = 0;
+  crd_config.segment_sampling = 4;
+  CommunicationReuseDistance crd(crd_config);
+  analyzer.connect(&crd, nullptr);
+  auto* writer = analyzer.attach(0);
+  auto* reader = analyzer.attach(1);
+  for (int w = 0; w < 32 * 8; ++w) analyzer.write(*writer, 0x100, at(&data[w]), 8);
+  uint64_t slow_in_skipped = 0, skipped = 0;
+  for (uint32_t k = 0; k < kInstances; ++k) {
+    const bool sampled = k >= 8;
+    const bool analyzed = !sampled || k % 4 >= 2;
+    const uint64_t weight = !sampled ? 1 : k % 4 == 3 ? 4 : 0;
+    analyzer.sample_crd_segment(*reader, analyzed, weight, k, k == 0 ? 0 : k - 1);
+    skipped += !analyzed;
+    for (int w = 0; w < 32 * 8; ++w) {
+      if (CommunicationAnalyzer::read_fast(*reader, kPc, at(&data[w]), 8)) continue;
+      slow_in_skipped += !analyzed;
+      analyzer.read(*reader, kPc, at(&data[w]), 8);
+    }
+    analyzer.close_section(*reader, 0x9000);
+  }
+  analyzer.settle_all();
+  EXPECT_EQ(analyzer.dropped(), 0u);
+  Distances distances;
+  crd.for_each_distance([&](const CommunicationReuseDistance::Record& d) {
+    if (!(d.distance & kWordDistance)) distances[{d.pc, d.reader, d.writer, d.distance}] += d.count;
+  });
+  EXPECT_EQ(distances, (Distances{{{kPc, 1, 0, 0}, kInstances * 32 * 7},
+                                  {{kPc, 1, 0, 31}, (kInstances - 1) * 32}}));
+  uint64_t raw = 0, rar = 0;
+  analyzer.for_each_count([&](const PcCommunication& c) {
+    raw += c.raw;
+    rar += c.rar;
+  });
+  EXPECT_EQ(raw, 32u);
+  EXPECT_EQ(rar, kInstances * 32 * 8 - 32);
+  EXPECT_EQ(skipped, 8u);
+  EXPECT_LE(slow_in_skipped, skipped * 32 * 2);  // every word, 8 per line, before
+  EXPECT_GE(slow_in_skipped, skipped * 32);
+}
+
 // The schedule itself: where each stretch begins and ends on the reader's
 // clock, its serial (the instance's ordinal, 7, times 4096, plus the
 // stretch), and what its events stand for in an instance counted 8 times.
