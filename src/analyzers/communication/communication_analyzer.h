@@ -328,6 +328,13 @@ class CommunicationAnalyzer {
     return decided == kReadDecided || alternate(t, static_cast<unsigned>(decided));
   }
 
+  // Whether the CRD's long-reuse sample holds `granule` (every reuse of it
+  // goes to the slow path; crd_long_limit).
+  __attribute__((always_inline)) static bool in_long_sample(const ThreadState& t,
+                                                            uint64_t granule) {
+    return granule * kCrdSampleHash <= t.crd_long_limit;
+  }
+
   // read_fast without its one call: kReadDecided, kReadNotDecided, or the
   // memo entry whose alternation (alternate(t, entry)) decides the read. An
   // inline caller that goes on after a decided read (the hooks' composed
@@ -345,8 +352,7 @@ class CommunicationAnalyzer {
     const uint64_t w = word->load(std::memory_order_relaxed);
     if ((w & kWriterMask) == t.writer_tag || w == t.unwritten_word) return kReadDecided;
     if ((w & (kExtended | kLocked)) || !(w & t.reader_bit)) return kReadNotDecided;
-    if (__builtin_expect(((addr >> g) * kCrdSampleHash) <= t.crd_long_limit, 0) &&
-        (addr >> g) != t.crd_long_latest)
+    if (__builtin_expect(in_long_sample(t, addr >> g), 0) && (addr >> g) != t.crd_long_latest)
       return kReadNotDecided;
     for (unsigned i = 0; i < kReuseMemos; ++i) {
       if ((w & kWriterMask) != t.reuse_keys[i].writer_tag || pc != t.reuse_keys[i].pc) continue;
@@ -596,11 +602,11 @@ class CommunicationAnalyzer {
       else if (t.crd_long_limit && what != Count::Inval)
         distance = distances_->on_skipped_event(*t.crd_reader, pc, peer, addr);
       if (t.crd_reader) t.crd_long_limit = CommunicationReuseDistance::long_limit(*t.crd_reader);
-      t.crd_long_latest =
-          !t.distances && what != Count::Inval && t.crd_long_limit != 0 &&
-                  ((addr >> t.granularity_log2) * kCrdSampleHash) <= t.crd_long_limit
-              ? addr >> t.granularity_log2
-              : kNoGranule;
+      const uint64_t granule = addr >> t.granularity_log2;
+      t.crd_long_latest = !t.distances && what != Count::Inval && t.crd_long_limit != 0 &&
+                                  in_long_sample(t, granule)
+                              ? granule
+                              : kNoGranule;
       if (t.sections)
         sections_->on_event(*t.sections, peer, what, distance.line, distance.word, distance.weight);
       if (t.distances && what != Count::Inval) {

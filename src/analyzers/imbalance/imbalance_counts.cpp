@@ -98,25 +98,16 @@ void ImbalanceCounts::simulate(ThreadState& t, InstructionCount& c, uint64_t lin
 // per tile counted only its tiles' last rows), and threads that run alike
 // code are compared on alike samples.
 void ImbalanceCounts::next_stretch(ThreadState& t) {
-  t.stretched_segments += t.stretch_phase == kWhole;
-  if (t.stretch_phase == kWhole || ++t.stretch_eighth == kStretchRate) {
+  t.stretched_segments += !t.stretching;
+  if (!t.stretching || ++t.stretch_eighth == kStretchRate) {
+    t.stretching = true;
     t.stretch_eighth = 0;
     const uint64_t h = (t.stretch_cycle++ + 1) * 0x9e3779b97f4a7c15ULL;
     t.counted_eighth = static_cast<uint8_t>(1 + (h >> 32) % (kStretchRate - 1));
   }
-  if (t.stretch_eighth + 1 == t.counted_eighth) {
-    t.stretch_phase = kWarming;
-    t.memory_increment = 0;
-    t.memory_idle = false;
-  } else if (t.stretch_eighth == t.counted_eighth) {
-    t.stretch_phase = kCounted;
-    t.memory_increment = kStretchRate;
-    t.memory_idle = false;
-  } else {
-    t.stretch_phase = kSkipped;
-    t.memory_increment = 0;
-    t.memory_idle = true;
-  }
+  const bool counted = t.stretch_eighth == t.counted_eighth;
+  t.memory_increment = counted ? kStretchRate : 0;
+  t.memory_idle = !counted && t.stretch_eighth + 1 != t.counted_eighth;  // not warming
   t.stretch_countdown = std::max<uint64_t>(t.stretch_blocks / kStretchRate, 1);
 }
 

@@ -204,7 +204,7 @@ class ImbalanceCounts {
     // caches or, with memory_idle, skips them too).
     uint32_t memory_increment = 1;
     bool memory_idle = false;
-    uint8_t stretch_phase = 0;        // StretchPhase
+    bool stretching = false;          // past the segment's whole part
     uint8_t stretch_eighth = 0;       // of the open cycle
     uint8_t counted_eighth = 0;       // the open cycle's counted one (1..7)
     uint32_t stretch_cycle = 0;       // cycles begun (over the thread's run)
@@ -351,7 +351,6 @@ class ImbalanceCounts {
   // Stretches of a long segment (ImbalanceConfig::stretch_blocks).
   static constexpr uint64_t kWholeCycles = kImbalanceWholeStretchCycles;
   static constexpr uint32_t kStretchRate = kImbalanceStretchRate;
-  enum StretchPhase : uint8_t { kWhole, kSkipped, kWarming, kCounted };
 
   // Ends the thread's open segment: its counts go to the logs, in full or
   // as a repeat of an earlier segment (a segment of weight other than 1
@@ -438,7 +437,7 @@ class ImbalanceCounts {
   static void begin_whole(ThreadState& t) {
     t.memory_increment = t.memory_weight != 0 ? 1 : 0;
     t.memory_idle = false;
-    t.stretch_phase = kWhole;
+    t.stretching = false;
     t.stretch_countdown = t.memory_weight != 0 && t.stretch_blocks != 0
                               ? kWholeCycles * t.stretch_blocks
                               : ~uint64_t{0};
